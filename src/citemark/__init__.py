@@ -1,0 +1,37 @@
+"""citemark: find, extract and strip the citation markers of OpenAI model answers.
+
+A drop-in for the guide's `extract_citations` / `strip_citations`, with a compiled
+single-pass kernel and a pure-Python twin that behave identically.
+"""
+
+from ._dropin import DropIn
+from ._grammar import (
+    CITATION_DELIMITER,
+    CITATION_START,
+    CITATION_STOP,
+    LINE_LOCATOR_RE,
+    SOURCE_ID_RE,
+    Citation,
+)
+from ._select import IMPLEMENTATION, scanner
+
+_default = DropIn(scanner)
+extract_citations = _default.extract_citations
+strip_citations = _default.strip_citations
+extract_many = _default.extract_many
+strip_many = _default.strip_many
+
+__all__ = [
+    "CITATION_DELIMITER",
+    "CITATION_START",
+    "CITATION_STOP",
+    "IMPLEMENTATION",
+    "LINE_LOCATOR_RE",
+    "SOURCE_ID_RE",
+    "Citation",
+    "extract_citations",
+    "extract_many",
+    "strip_citations",
+    "strip_many",
+]
+__version__ = "0.1.0"
