@@ -10,7 +10,12 @@ Bounds: every read of `data` is at an index proven < n by the code next to it (t
 comments say how); text lengths and offsets are Py_ssize_t, so sums cannot overflow.
 """
 
+from cpython.dict cimport PyDict_GetItemRef
+from cpython.exc cimport PyErr_Clear, PyErr_Occurred
+from cpython.long cimport PyLong_CheckExact
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc, PyMem_RawRealloc
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_DECREF
 from cpython.unicode cimport PyUnicode_New, PyUnicode_Substring
 from libc.stdint cimport uint32_t
 from libc.string cimport memcpy
@@ -23,11 +28,16 @@ cdef extern from "Python.h":
     Py_UCS4 read_unit "PyUnicode_READ"(int kind, const void* data, Py_ssize_t index) nogil
     bint is_space "Py_UNICODE_ISSPACE"(Py_UCS4 ch) nogil
     bint is_decimal "Py_UNICODE_ISDECIMAL"(Py_UCS4 ch) nogil
+    # Declared without an exception check: read_offset looks at the error itself.
+    Py_ssize_t as_ssize_t "PyLong_AsSsize_t"(object number)
 
 cdef extern from "_simd.h" nogil:
     Py_ssize_t cm_find_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
     Py_ssize_t cm_find_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
     Py_ssize_t cm_find_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+    uint32_t cm_or_ucs1(const Py_UCS1* data, Py_ssize_t a, Py_ssize_t b)
+    uint32_t cm_or_ucs2(const Py_UCS2* data, Py_ssize_t a, Py_ssize_t b)
+    uint32_t cm_or_ucs4(const Py_UCS4* data, Py_ssize_t a, Py_ssize_t b)
 
 ctypedef fused unit_t:
     Py_UCS1
@@ -101,7 +111,7 @@ cdef inline bint is_source_id(const unit_t* data, Py_ssize_t a, Py_ssize_t b) no
 
 
 cdef inline Py_ssize_t skip_decimals(const unit_t* data, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-    while a < b and is_decimal(data[a]):
+    while a < b and ((data[a] >= c'0' and data[a] <= c'9') or (data[a] >= 0x80 and is_decimal(data[a]))):
         a += 1
     return a
 
@@ -243,34 +253,49 @@ cdef int scan(str text, const Family* families, Py_ssize_t n_families, Matches* 
 
 # --- building results (GIL) --------------------------------------------------------------
 
-cdef list source_ids(str text, const unit_t* data, const Match* match):
-    """The first n_ids non-empty stripped parts of the body, as str."""
+cdef str ascii_substring(const unit_t* data, Py_ssize_t a, Py_ssize_t b):
+    """data[a:b] as a str, for a span already checked to be ASCII: no max-char scan."""
+    cdef str part = PyUnicode_New(b - a, 0x7F)
+    copy_units(data + a, PyUnicode_DATA(part), 1, b - a)
+    return part
+
+
+cdef list source_ids(const unit_t* data, const Match* match):
+    """The first n_ids non-empty stripped parts of the body (ASCII, by parse_body)."""
     cdef list ids = []
     cdef Py_ssize_t i = match.body, stop = match.end - 1, a, b, part_end
     while len(ids) < match.n_ids:  # parse_body counted them: the loop ends before stop
         part_end = next_part(data, i, stop, &a, &b)
         if a < b:
-            ids.append(PyUnicode_Substring(text, a, b))
+            ids.append(ascii_substring(data, a, b))
         i = part_end + 1
     return ids
+
+
+cdef extern from "Python.h":
+    dict new_presized_dict "_PyDict_NewPresized"(Py_ssize_t size)
 
 
 cdef dict citation(str text, tuple families, const Match* match):
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef list ids
+    # Sized for six keys up front: a plain {} would be resized on the sixth insert.
+    cdef dict result = new_presized_dict(6)
     if kind == 2:
-        ids = source_ids(text, <const Py_UCS2*>data, match)
+        # raw holds START (>= 0x100) and only 2-byte units: its kind is known.
+        raw = PyUnicode_New(match.end - match.start, 0xFFFF)
+        memcpy(PyUnicode_DATA(raw), <const Py_UCS2*>data + match.start, 2 * (match.end - match.start))
+        ids = source_ids(<const Py_UCS2*>data, match)
     else:
-        ids = source_ids(text, <const Py_UCS4*>data, match)
-    return {
-        "raw": PyUnicode_Substring(text, match.start, match.end),
-        "family": families[match.family],
-        "source_ids": ids,
-        "locator": None if match.locator < 0 else PyUnicode_Substring(text, match.locator, match.locator_end),
-        "start": match.start,
-        "end": match.end,
-    }
+        raw = PyUnicode_Substring(text, match.start, match.end)
+        ids = source_ids(<const Py_UCS4*>data, match)
+    result["raw"] = raw
+    result["family"] = families[match.family]
+    result["source_ids"] = ids
+    result["locator"] = None if match.locator < 0 else PyUnicode_Substring(text, match.locator, match.locator_end)
+    result["start"] = match.start
+    result["end"] = match.end
+    return result
 
 
 cdef class Scan:
@@ -327,10 +352,12 @@ def strip(str text not None, tuple families not None):
 # --- cutting spans out -------------------------------------------------------------------
 
 cdef inline uint32_t or_units(const unit_t* data, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-    cdef uint32_t bits = 0
-    for a in range(a, b):
-        bits |= <uint32_t>data[a]
-    return bits
+    if unit_t is Py_UCS1:
+        return cm_or_ucs1(data, a, b)
+    elif unit_t is Py_UCS2:
+        return cm_or_ucs2(data, a, b)
+    else:
+        return cm_or_ucs4(data, a, b)
 
 
 cdef inline void copy_units(const unit_t* source, void* target, int target_kind, Py_ssize_t count) noexcept nogil:
@@ -428,16 +455,21 @@ cdef object cut_matches(str text, const Matches* matches):
     return result
 
 
-cdef bint read_offset(dict citation, str key, Py_ssize_t* value):
+cdef bint read_offset(dict citation, str key, Py_ssize_t* value) except -1:
     """citation[key] when it is an exact int that fits; False for anything else."""
-    offset = citation.get(key)
-    if type(offset) is not int:
+    cdef PyObject* found
+    cdef bint fits
+    if PyDict_GetItemRef(citation, key, &found) == 0:
         return False
-    try:
-        value[0] = offset
-    except OverflowError:
+    offset = <object>found
+    Py_DECREF(offset)  # `offset` holds its own reference now
+    if not PyLong_CheckExact(offset):
         return False
-    return True
+    value[0] = as_ssize_t(offset)
+    fits = not (value[0] == -1 and PyErr_Occurred())
+    if not fits:
+        PyErr_Clear()  # too large for any text: the general path decides
+    return fits
 
 
 def cut(object text, object citations):

@@ -83,4 +83,24 @@ static inline Py_ssize_t cm_find_ucs4(const Py_UCS4 *data, Py_ssize_t i, Py_ssiz
     return -1;
 }
 
+/* The bitwise OR of data[a:b]: its top bit tells the narrowest kind that holds the span.
+ * Plain loops over the native unit width, which compilers vectorise at -O2/-O3. */
+static inline uint32_t cm_or_ucs1(const Py_UCS1 *data, Py_ssize_t a, Py_ssize_t b) {
+    Py_UCS1 bits = 0;
+    for (; a < b; a++) bits |= data[a];
+    return bits;
+}
+
+static inline uint32_t cm_or_ucs2(const Py_UCS2 *data, Py_ssize_t a, Py_ssize_t b) {
+    Py_UCS2 bits = 0;
+    for (; a < b; a++) bits |= data[a];
+    return bits;
+}
+
+static inline uint32_t cm_or_ucs4(const Py_UCS4 *data, Py_ssize_t a, Py_ssize_t b) {
+    Py_UCS4 bits = 0;
+    for (; a < b; a++) bits |= data[a];
+    return bits;
+}
+
 #endif
