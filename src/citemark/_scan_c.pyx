@@ -32,12 +32,16 @@ cdef extern from "Python.h":
     Py_ssize_t as_ssize_t "PyLong_AsSsize_t"(object number)
 
 cdef extern from "_simd.h" nogil:
+    const char* cm_init()
     Py_ssize_t cm_find_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
     Py_ssize_t cm_find_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
     Py_ssize_t cm_find_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
     uint32_t cm_or_ucs1(const Py_UCS1* data, Py_ssize_t a, Py_ssize_t b)
     uint32_t cm_or_ucs2(const Py_UCS2* data, Py_ssize_t a, Py_ssize_t b)
     uint32_t cm_or_ucs4(const Py_UCS4* data, Py_ssize_t a, Py_ssize_t b)
+
+# The vector path chosen for this CPU ("avx2", "sse2", "neon" or "portable").
+SIMD = cm_init().decode()
 
 ctypedef fused unit_t:
     Py_UCS1

@@ -1,25 +1,40 @@
-/* Find one code unit in a PEP 393 buffer (2- or 4-byte units).
+/* Vector search for one code unit in a PEP 393 buffer, and the OR of a span.
  *
- * CPython's own str.find has no vector path for U+E200 (its low byte is zero, which
- * defeats the memchr trick), so the kernel brings its own.  Every function returns the
- * index of the first unit equal to `ch` in data[i:end], or -1.  Callers pass
- * 0 <= i and end <= length of the buffer; nothing is read outside data[i:end].
+ * CPython's own str.find has no fast path for U+E200 (its low byte is zero, which defeats
+ * the memchr trick it uses), so the kernel brings its own.  On x86-64 the AVX2 path is
+ * chosen at run time (wheels are built for baseline x86-64, so it is never required at
+ * compile time) with SSE2 as the baseline; NEON on arm64; a portable loop elsewhere.
+ * CITEMARK_SIMD=portable|sse2|avx2 caps the choice, so the tests can run every path.
+ *
+ * Every cm_find_* returns the index of the first unit equal to `ch` in data[i:end], or -1.
+ * Callers pass 0 <= i and end <= the buffer's length; vector loops run only while a whole
+ * vector fits before `end`, so nothing outside data[i:end] is read.
  */
 #ifndef CITEMARK_SIMD_H
 #define CITEMARK_SIMD_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include "Python.h"
 
 #if defined(__SSE2__) || defined(_M_X64) || (defined(_M_IX86_FP) && _M_IX86_FP >= 2)
 #define CM_SSE2 1
 #include <emmintrin.h>
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__x86_64__) || defined(__i386__))
+#define CM_AVX2 1
+#include <immintrin.h>
+#endif
 #elif defined(__ARM_NEON) || defined(__aarch64__)
 #define CM_NEON 1
 #include <arm_neon.h>
 #endif
+
+enum { CM_PORTABLE = 0, CM_VECTOR = 1, CM_WIDE_VECTOR = 2 };
+
+/* The path in use: set once by cm_init() when the module is imported, read-only after. */
+static int cm_level = CM_PORTABLE;
 
 static inline int cm_ctz(unsigned int mask) {
 #if defined(_MSC_VER) && !defined(__clang__)
@@ -31,6 +46,65 @@ static inline int cm_ctz(unsigned int mask) {
 #endif
 }
 
+/* Returns the name of the path chosen. */
+static const char *cm_init(void) {
+    const char *cap = getenv("CITEMARK_SIMD");
+    int level = CM_PORTABLE;
+#if defined(CM_SSE2) || defined(CM_NEON)
+    level = CM_VECTOR;
+#endif
+#if defined(CM_AVX2)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) level = CM_WIDE_VECTOR;
+#endif
+    if (cap && strcmp(cap, "portable") == 0) level = CM_PORTABLE;
+    else if (cap && (strcmp(cap, "sse2") == 0 || strcmp(cap, "neon") == 0) && level > CM_VECTOR) level = CM_VECTOR;
+    cm_level = level;
+#if defined(CM_NEON)
+    return level == CM_VECTOR ? "neon" : "portable";
+#else
+    return level == CM_WIDE_VECTOR ? "avx2" : level == CM_VECTOR ? "sse2" : "portable";
+#endif
+}
+
+#if defined(CM_AVX2)
+__attribute__((target("avx2"))) static Py_ssize_t
+cm_find_ucs2_avx2(const Py_UCS2 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS2 unit) {
+    const __m256i needle = _mm256_set1_epi16((short)unit);
+    for (; i + 32 <= end; i += 32) {
+        __m256i a = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)(data + i)), needle);
+        __m256i b = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)(data + i + 16)), needle);
+        if (!_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b))) {
+            unsigned int mask = (unsigned int)_mm256_movemask_epi8(a);
+            if (mask) return i + (cm_ctz(mask) >> 1);
+            return i + 16 + (cm_ctz((unsigned int)_mm256_movemask_epi8(b)) >> 1);
+        }
+    }
+    for (; i < end; i++) {
+        if (data[i] == unit) return i;
+    }
+    return -1;
+}
+
+__attribute__((target("avx2"))) static Py_ssize_t
+cm_find_ucs4_avx2(const Py_UCS4 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
+    const __m256i needle = _mm256_set1_epi32((int)ch);
+    for (; i + 16 <= end; i += 16) {
+        __m256i a = _mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i *)(data + i)), needle);
+        __m256i b = _mm256_cmpeq_epi32(_mm256_loadu_si256((const __m256i *)(data + i + 8)), needle);
+        if (!_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b))) {
+            unsigned int mask = (unsigned int)_mm256_movemask_epi8(a);
+            if (mask) return i + (cm_ctz(mask) >> 2);
+            return i + 8 + (cm_ctz((unsigned int)_mm256_movemask_epi8(b)) >> 2);
+        }
+    }
+    for (; i < end; i++) {
+        if (data[i] == ch) return i;
+    }
+    return -1;
+}
+#endif
+
 static inline Py_ssize_t cm_find_ucs1(const Py_UCS1 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
     if (i >= end || ch > 0xFF) return -1;
     const Py_UCS1 *hit = (const Py_UCS1 *)memchr(data + i, (int)ch, (size_t)(end - i));
@@ -40,19 +114,25 @@ static inline Py_ssize_t cm_find_ucs1(const Py_UCS1 *data, Py_ssize_t i, Py_ssiz
 static inline Py_ssize_t cm_find_ucs2(const Py_UCS2 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
     if (ch > 0xFFFF) return -1;
     const Py_UCS2 unit = (Py_UCS2)ch;
+#if defined(CM_AVX2)
+    if (cm_level == CM_WIDE_VECTOR) return cm_find_ucs2_avx2(data, i, end, unit);
+#endif
 #if defined(CM_SSE2)
-    const __m128i needle = _mm_set1_epi16((short)unit);
-    for (; i + 16 <= end; i += 16) {
-        __m128i a = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(data + i)), needle);
-        __m128i b = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(data + i + 8)), needle);
-        unsigned int mask = (unsigned int)_mm_movemask_epi8(_mm_packs_epi16(a, b));
-        if (mask) return i + cm_ctz(mask);
+    if (cm_level == CM_VECTOR) {
+        const __m128i needle = _mm_set1_epi16((short)unit);
+        for (; i + 16 <= end; i += 16) {
+            __m128i a = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(data + i)), needle);
+            __m128i b = _mm_cmpeq_epi16(_mm_loadu_si128((const __m128i *)(data + i + 8)), needle);
+            unsigned int mask = (unsigned int)_mm_movemask_epi8(_mm_packs_epi16(a, b));
+            if (mask) return i + cm_ctz(mask);
+        }
     }
 #elif defined(CM_NEON)
-    const uint16x8_t needle = vdupq_n_u16(unit);
-    for (; i + 8 <= end; i += 8) {
-        uint16x8_t eq = vceqq_u16(vld1q_u16(data + i), needle);
-        if (vmaxvq_u16(eq)) break; /* the scalar loop below pins the exact unit */
+    if (cm_level == CM_VECTOR) {
+        const uint16x8_t needle = vdupq_n_u16(unit);
+        for (; i + 8 <= end; i += 8) {
+            if (vmaxvq_u16(vceqq_u16(vld1q_u16(data + i), needle))) break; /* pinned below */
+        }
     }
 #endif
     for (; i < end; i++) {
@@ -62,19 +142,25 @@ static inline Py_ssize_t cm_find_ucs2(const Py_UCS2 *data, Py_ssize_t i, Py_ssiz
 }
 
 static inline Py_ssize_t cm_find_ucs4(const Py_UCS4 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
+#if defined(CM_AVX2)
+    if (cm_level == CM_WIDE_VECTOR) return cm_find_ucs4_avx2(data, i, end, ch);
+#endif
 #if defined(CM_SSE2)
-    const __m128i needle = _mm_set1_epi32((int)ch);
-    for (; i + 8 <= end; i += 8) {
-        __m128i a = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(data + i)), needle);
-        __m128i b = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(data + i + 4)), needle);
-        unsigned int mask = (unsigned int)_mm_movemask_epi8(_mm_packs_epi32(a, b));
-        if (mask) return i + (cm_ctz(mask) >> 1);
+    if (cm_level == CM_VECTOR) {
+        const __m128i needle = _mm_set1_epi32((int)ch);
+        for (; i + 8 <= end; i += 8) {
+            __m128i a = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(data + i)), needle);
+            __m128i b = _mm_cmpeq_epi32(_mm_loadu_si128((const __m128i *)(data + i + 4)), needle);
+            unsigned int mask = (unsigned int)_mm_movemask_epi8(_mm_packs_epi32(a, b));
+            if (mask) return i + (cm_ctz(mask) >> 1);
+        }
     }
 #elif defined(CM_NEON)
-    const uint32x4_t needle = vdupq_n_u32(ch);
-    for (; i + 4 <= end; i += 4) {
-        uint32x4_t eq = vceqq_u32(vld1q_u32(data + i), needle);
-        if (vmaxvq_u32(eq)) break;
+    if (cm_level == CM_VECTOR) {
+        const uint32x4_t needle = vdupq_n_u32(ch);
+        for (; i + 4 <= end; i += 4) {
+            if (vmaxvq_u32(vceqq_u32(vld1q_u32(data + i), needle))) break; /* pinned below */
+        }
     }
 #endif
     for (; i < end; i++) {
