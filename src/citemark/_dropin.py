@@ -12,24 +12,49 @@ from operator import itemgetter
 from types import ModuleType
 from typing import Any
 
-from ._grammar import DEFAULT_FAMILIES, Citation, check_families, check_text
+from ._grammar import (
+    CITATION_DELIMITER,
+    CITATION_START,
+    CITATION_STOP,
+    DEFAULT_FAMILIES,
+    Citation,
+    check_families,
+    check_text,
+)
 
 _by_start = itemgetter("start")
+# Grammars for families other than the default, built once each (bounded: a caller that
+# passes ever-new families only costs a rebuild).
+_CACHE_SIZE = 256
 
 
 class DropIn:
     def __init__(self, scanner: ModuleType) -> None:
         self.scanner = scanner
+        self._grammars: dict[tuple[str, ...], Any] = {}
+        self.default_grammar = self.grammar(DEFAULT_FAMILIES)
+
+    def grammar(self, families: tuple[str, ...]) -> Any:
+        """The scanner's Grammar for these (checked) families and the guide's markers."""
+        found = self._grammars.get(families)
+        if found is None:
+            if len(self._grammars) >= _CACHE_SIZE:
+                self._grammars.clear()
+            found = self.scanner.Grammar(families, CITATION_START, CITATION_DELIMITER, CITATION_STOP)
+            self._grammars[families] = found
+        return found
 
     def extract_citations(
         self, text: str, *, families: Iterable[str] = DEFAULT_FAMILIES
     ) -> list[Citation]:
         """The valid citation markers of `text`, in order, as `Citation` dicts."""
-        if not families:
+        if families is DEFAULT_FAMILIES:
+            grammar = self.default_grammar
+        elif not families:
             return []
-        checked = check_families(families)
-        check_text(text)
-        return self.scanner.extract(text, checked)  # type: ignore[no-any-return]
+        else:
+            grammar = self.grammar(check_families(families))
+        return self.scanner.extract(check_text(text), grammar)  # type: ignore[no-any-return]
 
     def strip_citations(self, text: str, citations: Iterable[Citation]) -> str:
         """`text` without the spans of `citations` (as returned by `extract_citations`).
@@ -59,9 +84,9 @@ class DropIn:
         """`[extract_citations(t, families=families) for t in texts]`, families checked once."""
         if not families:
             return [[] for _ in texts]
-        checked = check_families(families)
+        grammar = self.grammar(check_families(families))
         extract = self.scanner.extract
-        return [extract(_checked(text), checked) for text in texts]
+        return [extract(check_text(text), grammar) for text in texts]
 
     def strip_many(
         self, texts: Iterable[str], *, families: Iterable[str] = DEFAULT_FAMILIES
@@ -70,11 +95,12 @@ class DropIn:
         without building the citation dicts."""
         if not families:
             return list(texts)
-        checked = check_families(families)
+        grammar = self.grammar(check_families(families))
         strip = self.scanner.strip
-        return [strip(_checked(text), checked) for text in texts]
-
-
-def _checked(text: Any) -> str:
-    check_text(text)
-    return text  # type: ignore[no-any-return]
+        cleaned = []
+        for text in texts:
+            plain = check_text(text)
+            clean = strip(plain, grammar)
+            # Nothing stripped: the helper hands back the very object it was given.
+            cleaned.append(text if clean is plain else clean)
+        return cleaned

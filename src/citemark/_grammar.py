@@ -36,7 +36,8 @@ def check_families(families: Iterable[str]) -> tuple[str, ...]:
     """Materialise `families` once (a generator is read once, a `str` char by char) and
     check every item, as the guide's helper does when it escapes them.
 
-    A `str` subclass becomes a plain `str`, because the helper reports the family as a
+    Call it only for truthy `families` (empty ones match nothing).  A `str` subclass
+    becomes a plain `str`, because the helper reports the family as a
     slice of the text, which is always a plain `str`.
     """
     if type(families) is tuple and families == DEFAULT_FAMILIES:
@@ -48,9 +49,16 @@ def check_families(families: Iterable[str]) -> tuple[str, ...]:
                 raise TypeError(f"families must hold str items, not {type(family).__name__}")
             family = str.__str__(family)
         checked.append(family)
-    return tuple(checked)
+    # A truthy iterable that yields nothing (an exhausted iterator): the helper joins no
+    # alternatives, and its empty family group matches the family "".
+    return tuple(checked) or ("",)
 
 
-def check_text(text: object) -> None:
+def check_text(text: object) -> str:
+    """`text` as a plain `str`.  A subclass is copied once: the helper reads its characters
+    through `re`, never its (possibly overridden) methods, and returns plain `str` values."""
+    if type(text) is str:
+        return text
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
+    return str.__str__(text)

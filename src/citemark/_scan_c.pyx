@@ -2,20 +2,21 @@
 # cython: cdivision=True, freethreading_compatible=True
 """The compiled kernel: one pass over CPython's own string storage (PEP 393), no copy.
 
-Same functions, names and branch order as the twin in `_scan_py.py`.  The scan itself
-(`scan_units`) touches no Python object, so it runs without the GIL on large texts; the
-results are built afterwards from a small array of matches.
+Same classes, functions, names and branch order as the twin in `_scan_py.py`.  The scan
+itself (`scan_units`) touches no Python object, so it runs without the GIL on large texts;
+results are built afterwards from an array of matches.
 
 Bounds: every read of `data` is at an index proven < n by the code next to it (the
-comments say how); text lengths and offsets are Py_ssize_t, so sums cannot overflow.
+comments say how); lengths and offsets are Py_ssize_t, so their sums cannot overflow.
 """
 
 from cpython.dict cimport PyDict_GetItemRef
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 from cpython.long cimport PyLong_CheckExact
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc, PyMem_RawRealloc
-from cpython.object cimport PyObject
-from cpython.ref cimport Py_DECREF
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_DECREF, Py_INCREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_New, PyUnicode_Substring
 from libc.stdint cimport uint32_t
 from libc.string cimport memcpy
@@ -30,6 +31,9 @@ cdef extern from "Python.h":
     bint is_decimal "Py_UNICODE_ISDECIMAL"(Py_UCS4 ch) nogil
     # Declared without an exception check: read_offset looks at the error itself.
     Py_ssize_t as_ssize_t "PyLong_AsSsize_t"(object number)
+    dict new_presized_dict "_PyDict_NewPresized"(Py_ssize_t size)
+    PyObject* type_alloc "PyType_GenericAlloc"(PyTypeObject* cls, Py_ssize_t items) except NULL
+    const Py_ssize_t PY_SSIZE_T_MAX
 
 cdef extern from "_simd.h" nogil:
     const char* cm_init()
@@ -49,25 +53,39 @@ ctypedef fused unit_t:
     Py_UCS4
 
 cdef enum:
-    START = 0xE200
-    DELIM = 0xE202
-    STOP = 0xE201
     # Below this many code units the GIL is not worth releasing.
     NOGIL_MIN_LENGTH = 1 << 15
-    FAMILIES_ON_STACK = 8
+    # Offsets reported in code points, UTF-16 code units or UTF-8 bytes.
+    UNITS_CODE_POINTS = 0
+    UNITS_UTF16 = 1
+    UNITS_UTF8 = 2
+    # Match.n_ids when the body has not been judged yet (custom rules judge it in Python).
+    UNJUDGED = -2
+    # Match.n_ids of a consumed match that is not a citation.
+    INVALID = -1
 
 
 cdef struct Family:
-    const void* chars  # the family str's own storage; the families tuple keeps it alive
+    const void* chars  # the family str's own storage; Grammar.families keeps it alive
     int kind
     Py_ssize_t length
+
+cdef struct Rules:
+    Py_UCS4 start
+    Py_UCS4 delim
+    Py_UCS4 stop
+    Py_ssize_t max_length  # of a whole marker, START to STOP; PY_SSIZE_T_MAX: no limit
+    bint any_family
+    bint builtin_rules  # ids and locators checked in C (the guide's patterns)
+    Family* families
+    Py_ssize_t n_families
 
 cdef struct Match:
     Py_ssize_t start  # index of START
     Py_ssize_t end  # index after STOP
     Py_ssize_t body  # index after the family's DELIM
-    Py_ssize_t family  # index into the families tuple
-    Py_ssize_t n_ids
+    Py_ssize_t family  # index into the families, or -1: the name is text[start+1:body-1]
+    Py_ssize_t n_ids  # ids before the locator; INVALID or UNJUDGED
     Py_ssize_t locator  # start of the locator part, or -1
     Py_ssize_t locator_end
 
@@ -88,7 +106,14 @@ cdef inline Py_ssize_t find_unit(const unit_t* data, Py_ssize_t i, Py_ssize_t en
         return cm_find_ucs4(data, i, end, ch)
 
 
-cdef inline Py_ssize_t head_end(const unit_t* data, Py_ssize_t n, Py_ssize_t i, const Family* family) noexcept nogil:
+cdef inline bint is_word(Py_UCS4 ch) noexcept nogil:
+    return (
+        (ch >= c'a' and ch <= c'z') or (ch >= c'A' and ch <= c'Z')
+        or (ch >= c'0' and ch <= c'9') or ch == c'_'
+    )
+
+
+cdef inline Py_ssize_t head_end(const unit_t* data, Py_ssize_t n, Py_ssize_t i, const Family* family, Py_UCS4 delim) noexcept nogil:
     """Index after `family` DELIM when the text continues with them at i, else -1."""
     cdef Py_ssize_t j, length = family.length
     if length >= n - i:  # family and DELIM must fit: i + length < n
@@ -96,20 +121,25 @@ cdef inline Py_ssize_t head_end(const unit_t* data, Py_ssize_t n, Py_ssize_t i, 
     for j in range(length):
         if data[i + j] != read_unit(family.kind, family.chars, j):
             return -1
-    if data[i + length] != DELIM:
+    if data[i + length] != delim:
         return -1
     return i + length + 1
 
 
+cdef inline Py_ssize_t any_head_end(const unit_t* data, Py_ssize_t n, Py_ssize_t i, Py_UCS4 delim) noexcept nogil:
+    """Index after a [A-Za-z0-9_]+ name and DELIM at i, else -1."""
+    cdef Py_ssize_t j = i
+    while j < n and is_word(data[j]):
+        j += 1
+    if j == i or j == n or data[j] != delim:
+        return -1
+    return j + 1
+
+
 cdef inline bint is_source_id(const unit_t* data, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
     """[A-Za-z0-9_-]+ over data[a:b] (a < b)."""
-    cdef Py_UCS4 ch
     for a in range(a, b):
-        ch = data[a]
-        if not (
-            (ch >= c'a' and ch <= c'z') or (ch >= c'A' and ch <= c'Z')
-            or (ch >= c'0' and ch <= c'9') or ch == c'_' or ch == c'-'
-        ):
+        if not (is_word(data[a]) or data[a] == c'-'):
             return False
     return True
 
@@ -121,7 +151,7 @@ cdef inline Py_ssize_t skip_decimals(const unit_t* data, Py_ssize_t a, Py_ssize_
 
 
 cdef inline bint is_locator(const unit_t* data, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-    """L\\d+(?:-L\\d+)? over data[a:b], with \\d as str.isdecimal."""
+    """L\\d+(?:-L\\d+)? over data[a:b] (a < b), with \\d as str.isdecimal."""
     cdef Py_ssize_t digits_end
     if data[a] != c'L':
         return False
@@ -130,18 +160,17 @@ cdef inline bint is_locator(const unit_t* data, Py_ssize_t a, Py_ssize_t b) noex
         return False
     if digits_end == b:
         return True
-    # data[digits_end] is '-' and then 'L' and at least one digit, ending at b
+    # then '-', 'L' and at least one digit, ending at b
     if b - digits_end < 3 or data[digits_end] != c'-' or data[digits_end + 1] != c'L':
         return False
-    a = digits_end + 2
-    return skip_decimals(data, a, b) == b
+    return skip_decimals(data, digits_end + 2, b) == b
 
 
-cdef inline Py_ssize_t next_part(const unit_t* data, Py_ssize_t i, Py_ssize_t stop, Py_ssize_t* a, Py_ssize_t* b) noexcept nogil:
+cdef inline Py_ssize_t next_part(const unit_t* data, Py_ssize_t i, Py_ssize_t stop, Py_UCS4 delim, Py_ssize_t* a, Py_ssize_t* b) noexcept nogil:
     """The part starting at i, stripped to data[a:b]; returns the index of its end (a
     DELIM, or stop).  i <= stop < n."""
     cdef Py_ssize_t part_end = i
-    while part_end < stop and data[part_end] != DELIM:
+    while part_end < stop and data[part_end] != delim:
         part_end += 1
     while i < part_end and is_space(data[i]):
         i += 1
@@ -152,15 +181,19 @@ cdef inline Py_ssize_t next_part(const unit_t* data, Py_ssize_t i, Py_ssize_t st
     return part_end
 
 
-cdef bint parse_body(const unit_t* data, Py_ssize_t body, Py_ssize_t stop, Match* match) noexcept nogil:
-    """Is data[body:stop] a citation body?  Fills the ids count and the locator."""
-    cdef Py_ssize_t i = body, part_end, a, b, last_a = 0, last_b = 0, n_parts = 0
+cdef void judge_body(const unit_t* data, Py_ssize_t stop, Py_UCS4 delim, Match* match) noexcept nogil:
+    """Is data[match.body:stop] a citation body under the guide's rules?  Sets n_ids
+    (INVALID if not) and the locator."""
+    cdef Py_ssize_t i = match.body, part_end, a, b, last_a = 0, last_b = 0, n_parts = 0
+    match.n_ids = INVALID
+    match.locator = -1
+    match.locator_end = -1
     while True:
-        part_end = next_part(data, i, stop, &a, &b)
+        part_end = next_part(data, i, stop, delim, &a, &b)
         if a < b:
             # Only the last part may be a locator; every part before it must be an id.
             if n_parts and not is_source_id(data, last_a, last_b):
-                return False
+                return
             n_parts += 1
             last_a = a
             last_b = b
@@ -168,23 +201,17 @@ cdef bint parse_body(const unit_t* data, Py_ssize_t body, Py_ssize_t stop, Match
             break
         i = part_end + 1
     if n_parts == 0:
-        return False
+        return
     if is_locator(data, last_a, last_b):
-        if n_parts == 1:
-            return False
-        match.n_ids = n_parts - 1
-        match.locator = last_a
-        match.locator_end = last_b
+        if n_parts > 1:
+            match.n_ids = n_parts - 1
+            match.locator = last_a
+            match.locator_end = last_b
     elif is_source_id(data, last_a, last_b):
         match.n_ids = n_parts
-        match.locator = -1
-        match.locator_end = -1
-    else:
-        return False
-    return True
 
 
-cdef int push(Matches* matches, Match* match) noexcept nogil:
+cdef int push(Matches* matches, const Match* match) noexcept nogil:
     cdef Py_ssize_t capacity
     cdef Match* grown
     if matches.count == matches.capacity:
@@ -199,158 +226,369 @@ cdef int push(Matches* matches, Match* match) noexcept nogil:
     return 0
 
 
-cdef int scan_units(const unit_t* data, Py_ssize_t n, const Family* families, Py_ssize_t n_families, Matches* out) noexcept nogil:
-    """Every valid citation of data[:n], in order; -1 when out of memory.
+cdef int scan_units(const unit_t* data, Py_ssize_t n, const Rules* rules, bint keep_invalid, Matches* out) noexcept nogil:
+    """Every match of data[:n], in order (the invalid ones only with keep_invalid); -1
+    when out of memory.
 
-    Linear: `no_stop_from` is the leftmost position known to have no STOP at or after it,
-    so a START that is never closed costs its family test, not a search to the end.
+    Linear: (stop_from, stop_at) caches "the first STOP at or after stop_from is stop_at"
+    (-1: none), so a START that is never closed costs its family test, not a search to
+    the end of the text as in the guide's regex.  A query left of stop_from only happens
+    when a family holds a START; it searches at most that family's length.
     """
-    cdef Py_ssize_t pos, resume, body, stop, f, no_stop_from = n
+    cdef Py_ssize_t pos, resume, body, stop, f, stop_from = n, stop_at = -1
     cdef Match match
-    pos = find_unit(data, 0, n, START)
+    pos = find_unit(data, 0, n, rules.start)
     while pos >= 0:  # pos < n
         resume = pos + 1
-        for f in range(n_families):
-            body = head_end(data, n, pos + 1, &families[f])
+        for f in range(-1 if rules.any_family else 0, 0 if rules.any_family else rules.n_families):
+            if f < 0:
+                body = any_head_end(data, n, pos + 1, rules.delim)
+            else:
+                body = head_end(data, n, pos + 1, &rules.families[f], rules.delim)
             if body < 0:
                 continue
-            stop = find_unit(data, body, no_stop_from, STOP) if body < no_stop_from else -1
-            if stop < 0:
-                if body < no_stop_from:
-                    no_stop_from = body
-                continue
-            # A match is consumed whether or not its body is a valid citation.
-            if parse_body(data, body, stop, &match):
-                match.start = pos
-                match.end = stop + 1
-                match.body = body
-                match.family = f
-                if push(out, &match) < 0:
-                    return -1
+            # stop = the first STOP at or after body (body <= n)
+            if body >= stop_from:
+                if stop_at >= 0 and body > stop_at:
+                    stop_at = find_unit(data, body, n, rules.stop)
+                    stop_from = body
+            else:
+                stop = find_unit(data, body, stop_from, rules.stop)
+                if stop >= 0:
+                    stop_at = stop
+                stop_from = body
+            stop = stop_at
+            if stop < 0 or stop - pos >= rules.max_length:
+                continue  # fail open: the START stays text
+            # A match is consumed whether or not its body is a citation.
+            match.start = pos
+            match.end = stop + 1
+            match.body = body
+            match.family = f
+            if rules.builtin_rules:
+                judge_body(data, stop, rules.delim, &match)
+            else:
+                match.n_ids = UNJUDGED
+            if (match.n_ids != INVALID or keep_invalid) and push(out, &match) < 0:
+                return -1
             resume = stop + 1
             break
-        pos = find_unit(data, resume, n, START)
+        pos = find_unit(data, resume, n, rules.start)
     return 0
 
 
-cdef int scan_any(int kind, const void* data, Py_ssize_t n, const Family* families, Py_ssize_t n_families, Matches* out) noexcept nogil:
+cdef int scan_any(int kind, const void* data, Py_ssize_t n, const Rules* rules, bint keep_invalid, Matches* out) noexcept nogil:
+    if kind == 1:
+        return scan_units(<const Py_UCS1*>data, n, rules, keep_invalid, out)
     if kind == 2:
-        return scan_units(<const Py_UCS2*>data, n, families, n_families, out)
-    return scan_units(<const Py_UCS4*>data, n, families, n_families, out)
+        return scan_units(<const Py_UCS2*>data, n, rules, keep_invalid, out)
+    return scan_units(<const Py_UCS4*>data, n, rules, keep_invalid, out)
 
 
-cdef int scan(str text, const Family* families, Py_ssize_t n_families, Matches* out) except -1:
-    cdef int kind = PyUnicode_KIND(text), status
-    cdef const void* data = PyUnicode_DATA(text)
-    cdef Py_ssize_t n = len(text)
-    if kind == 1:  # every unit < 0x100: no START here
+# --- the grammar -------------------------------------------------------------------------
+
+cdef class Grammar:
+    """What a marker looks like, as C structs for the scan.  Built once per Parser."""
+    cdef Rules rules
+    cdef readonly tuple families
+    cdef readonly object source_id  # a compiled pattern, or None for the guide's rule
+    cdef readonly object locator  # likewise
+
+    def __cinit__(self, tuple families not None, str start not None, str delimiter not None,
+                 str stop not None, bint any_family=False, object max_marker_length=None,
+                 object source_id=None, object locator=None):
+        cdef Py_ssize_t f
+        cdef str family
+        self.families = families
+        self.source_id = source_id
+        self.locator = locator
+        self.rules.start = ord(start)
+        self.rules.delim = ord(delimiter)
+        self.rules.stop = ord(stop)
+        self.rules.any_family = any_family
+        self.rules.max_length = PY_SSIZE_T_MAX if max_marker_length is None else max_marker_length
+        self.rules.builtin_rules = source_id is None and locator is None
+        self.rules.n_families = len(families)
+        self.rules.families = <Family*>PyMem_RawMalloc((self.rules.n_families + 1) * sizeof(Family))
+        if self.rules.families == NULL:
+            raise MemoryError()
+        for f in range(self.rules.n_families):
+            family = families[f]
+            self.rules.families[f].chars = PyUnicode_DATA(family)
+            self.rules.families[f].kind = PyUnicode_KIND(family)
+            self.rules.families[f].length = len(family)
+
+    def __dealloc__(self):
+        PyMem_RawFree(self.rules.families)
+
+    cdef bint cannot_match(self, str text):
+        # Every unit of a 1-byte-kind text is < 0x100: a START above that is not there.
+        return PyUnicode_KIND(text) == 1 and self.rules.start > 0xFF
+
+
+cdef class Scan:
+    """The matches of one text; frees them when done."""
+    cdef Matches matches
+
+    def __dealloc__(self):
+        PyMem_RawFree(self.matches.items)
+
+    cdef int run(self, str text, Grammar grammar, bint keep_invalid) except -1:
+        cdef int kind = PyUnicode_KIND(text), status
+        cdef const void* data = PyUnicode_DATA(text)
+        cdef Py_ssize_t n = len(text)
+        if n < NOGIL_MIN_LENGTH:
+            status = scan_any(kind, data, n, &grammar.rules, keep_invalid, &self.matches)
+        else:
+            with nogil:
+                status = scan_any(kind, data, n, &grammar.rules, keep_invalid, &self.matches)
+        if status < 0:
+            raise MemoryError()
+        if not grammar.rules.builtin_rules:
+            judge_with_patterns(text, grammar, &self.matches, keep_invalid)
         return 0
-    if n < NOGIL_MIN_LENGTH:
-        status = scan_any(kind, data, n, families, n_families, out)
-    else:
-        with nogil:
-            status = scan_any(kind, data, n, families, n_families, out)
-    if status < 0:
-        raise MemoryError()
-    return 0
 
 
 # --- building results (GIL) --------------------------------------------------------------
 
+cdef list parts_of(str text, const unit_t* data, const Match* match, Py_UCS4 delim):
+    """The non-empty stripped parts of the body, as str."""
+    cdef list parts = []
+    cdef Py_ssize_t i = match.body, stop = match.end - 1, a, b, part_end
+    while True:
+        part_end = next_part(data, i, stop, delim, &a, &b)
+        if a < b:
+            parts.append(PyUnicode_Substring(text, a, b))
+        if part_end >= stop:
+            return parts
+        i = part_end + 1
+
+
+cdef int judge_with_patterns(str text, Grammar grammar, Matches* matches, bint keep_invalid) except -1:
+    """Judge UNJUDGED matches with the grammar's own patterns (fullmatch), as the twin
+    does; drop the invalid ones unless keep_invalid."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t i, kept = 0
+    cdef Match* match
+    cdef list parts
+    for i in range(matches.count):
+        match = &matches.items[i]
+        if kind == 1:
+            parts = parts_of(text, <const Py_UCS1*>data, match, grammar.rules.delim)
+        elif kind == 2:
+            parts = parts_of(text, <const Py_UCS2*>data, match, grammar.rules.delim)
+        else:
+            parts = parts_of(text, <const Py_UCS4*>data, match, grammar.rules.delim)
+        match.n_ids = INVALID
+        match.locator = -1
+        if parts:
+            # body_fields finds the locator again: the first non-empty part after the ids.
+            if grammar.locator.fullmatch(parts[len(parts) - 1]) is not None:
+                match.locator = 0
+                parts.pop()
+            if parts and all(grammar.source_id.fullmatch(part) is not None for part in parts):
+                match.n_ids = len(parts)
+        if match.n_ids != INVALID or keep_invalid:
+            matches.items[kept] = match[0]
+            kept += 1
+    matches.count = kept
+    return 0
+
+
 cdef str ascii_substring(const unit_t* data, Py_ssize_t a, Py_ssize_t b):
-    """data[a:b] as a str, for a span already checked to be ASCII: no max-char scan."""
+    """data[a:b] as a str, for a span known to be ASCII: no max-char scan."""
     cdef str part = PyUnicode_New(b - a, 0x7F)
     copy_units(data + a, PyUnicode_DATA(part), 1, b - a)
     return part
 
 
-cdef list source_ids(const unit_t* data, const Match* match):
-    """The first n_ids non-empty stripped parts of the body (ASCII, by parse_body)."""
+cdef tuple body_fields(str text, const unit_t* data, const Match* match, Py_UCS4 delim, bint ascii_ids):
+    """(source_ids list, locator or None) of a valid match."""
     cdef list ids = []
-    cdef Py_ssize_t i = match.body, stop = match.end - 1, a, b, part_end
-    while len(ids) < match.n_ids:  # parse_body counted them: the loop ends before stop
-        part_end = next_part(data, i, stop, &a, &b)
+    cdef Py_ssize_t i = match.body, stop = match.end - 1, a = 0, b = 0, part_end
+    while len(ids) < match.n_ids:  # the judge counted them: the loop ends before stop
+        part_end = next_part(data, i, stop, delim, &a, &b)
         if a < b:
-            ids.append(ascii_substring(data, a, b))
+            ids.append(ascii_substring(data, a, b) if ascii_ids else PyUnicode_Substring(text, a, b))
         i = part_end + 1
-    return ids
+    if match.locator < 0:
+        return ids, None
+    # The locator is the next non-empty part after the ids.
+    while True:
+        part_end = next_part(data, i, stop, delim, &a, &b)
+        if a < b:
+            return ids, PyUnicode_Substring(text, a, b)
+        i = part_end + 1
 
 
-cdef extern from "Python.h":
-    dict new_presized_dict "_PyDict_NewPresized"(Py_ssize_t size)
-
-
-cdef dict citation(str text, tuple families, const Match* match):
+cdef tuple fields(str text, Grammar grammar, const Match* match):
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
+    # The guide's id rule admits ASCII only, so its ids need no max-char scan.
+    cdef bint ascii_ids = grammar.rules.builtin_rules
+    if kind == 1:
+        return body_fields(text, <const Py_UCS1*>data, match, grammar.rules.delim, ascii_ids)
+    if kind == 2:
+        return body_fields(text, <const Py_UCS2*>data, match, grammar.rules.delim, ascii_ids)
+    return body_fields(text, <const Py_UCS4*>data, match, grammar.rules.delim, ascii_ids)
+
+
+cdef inline object family_of(str text, Grammar grammar, const Match* match):
+    if match.family < 0:
+        return PyUnicode_Substring(text, match.start + 1, match.body - 1)
+    return grammar.families[match.family]
+
+
+cdef str raw_of(str text, Grammar grammar, const Match* match):
+    if PyUnicode_KIND(text) == 2 and grammar.rules.start > 0xFF:
+        # 2-byte units and a START >= 0x100 in the span: its kind is known, no scan.
+        raw = PyUnicode_New(match.end - match.start, 0xFFFF)
+        memcpy(PyUnicode_DATA(raw), <const Py_UCS2*>PyUnicode_DATA(text) + match.start, 2 * (match.end - match.start))
+        return raw
+    return PyUnicode_Substring(text, match.start, match.end)
+
+
+cdef dict citation(str text, Grammar grammar, const Match* match):
     # Sized for six keys up front: a plain {} would be resized on the sixth insert.
     cdef dict result = new_presized_dict(6)
-    if kind == 2:
-        # raw holds START (>= 0x100) and only 2-byte units: its kind is known.
-        raw = PyUnicode_New(match.end - match.start, 0xFFFF)
-        memcpy(PyUnicode_DATA(raw), <const Py_UCS2*>data + match.start, 2 * (match.end - match.start))
-        ids = source_ids(<const Py_UCS2*>data, match)
-    else:
-        raw = PyUnicode_Substring(text, match.start, match.end)
-        ids = source_ids(<const Py_UCS4*>data, match)
-    result["raw"] = raw
-    result["family"] = families[match.family]
+    ids, locator = fields(text, grammar, match)
+    result["raw"] = raw_of(text, grammar, match)
+    result["family"] = family_of(text, grammar, match)
     result["source_ids"] = ids
-    result["locator"] = None if match.locator < 0 else PyUnicode_Substring(text, match.locator, match.locator_end)
+    result["locator"] = locator
     result["start"] = match.start
     result["end"] = match.end
     return result
 
 
-cdef class Scan:
-    """The families as C structs, and the matches of one text; frees what it holds."""
-    cdef Family stack_families[FAMILIES_ON_STACK]
-    cdef Family* families
-    cdef Py_ssize_t n_families
-    cdef Matches matches
-
-    def __cinit__(self, tuple families):
-        cdef Py_ssize_t f
-        cdef str family
-        self.n_families = len(families)
-        self.families = self.stack_families
-        if self.n_families > FAMILIES_ON_STACK:
-            self.families = <Family*>PyMem_RawMalloc(self.n_families * sizeof(Family))
-            if self.families == NULL:
-                raise MemoryError()
-        for f in range(self.n_families):
-            family = families[f]
-            self.families[f].chars = PyUnicode_DATA(family)
-            self.families[f].kind = PyUnicode_KIND(family)
-            self.families[f].length = len(family)
-
-    def __dealloc__(self):
-        if self.families != self.stack_families:
-            PyMem_RawFree(self.families)
-        PyMem_RawFree(self.matches.items)
-
-    cdef int run(self, str text) except -1:
-        self.matches.count = 0
-        return scan(text, self.families, self.n_families, &self.matches)
-
-
-def extract(str text not None, tuple families not None):
-    cdef Scan state
+def extract(str text not None, Grammar grammar not None):
+    cdef Scan scan
     cdef Py_ssize_t i
-    if PyUnicode_KIND(text) == 1:
+    if grammar.cannot_match(text):
         return []
-    state = Scan(families)
-    state.run(text)
-    return [citation(text, families, &state.matches.items[i]) for i in range(state.matches.count)]
+    scan = Scan()
+    scan.run(text, grammar, False)
+    return [citation(text, grammar, &scan.matches.items[i]) for i in range(scan.matches.count)]
 
 
-def strip(str text not None, tuple families not None):
-    cdef Scan state
-    if PyUnicode_KIND(text) == 1:
+def strip(str text not None, Grammar grammar not None):
+    cdef Scan scan
+    if grammar.cannot_match(text):
         return text
-    state = Scan(families)
-    state.run(text)
-    return cut_matches(text, &state.matches)
+    scan = Scan()
+    scan.run(text, grammar, False)
+    return cut_matches(text, &scan.matches)
+
+
+def spans(str text not None, Grammar grammar not None):
+    """Every consumed match, valid or not: a list of (start, end, is_citation)."""
+    cdef Scan scan
+    cdef Py_ssize_t i
+    cdef Match* match
+    if grammar.cannot_match(text):
+        return []
+    scan = Scan()
+    scan.run(text, grammar, True)
+    result = []
+    for i in range(scan.matches.count):
+        match = &scan.matches.items[i]
+        result.append((match.start, match.end, match.n_ids != INVALID))
+    return result
+
+
+# --- offsets in other units --------------------------------------------------------------
+
+cdef Py_ssize_t extra_units(const unit_t* data, Py_ssize_t a, Py_ssize_t b, int units) noexcept nogil:
+    """How many more UTF-16 units or UTF-8 bytes than code points data[a:b] takes."""
+    cdef Py_ssize_t extra = 0
+    cdef Py_UCS4 ch
+    if units == UNITS_UTF16:
+        if unit_t is Py_UCS4:
+            for a in range(a, b):
+                extra += data[a] >= 0x10000
+        return extra
+    for a in range(a, b):
+        ch = data[a]
+        extra += (ch >= 0x80) + (ch >= 0x800) + (ch >= 0x10000)
+    return extra
+
+
+cdef class Offsets:
+    """Walks a text left to right, turning code point indexes into `units`; each call
+    resumes where the last one ended, so converting all matches is one pass."""
+    cdef str text
+    cdef int kind
+    cdef const void* data
+    cdef int units
+    cdef Py_ssize_t at, extra
+
+    def __cinit__(self, str text, int units):
+        self.text = text
+        self.kind = PyUnicode_KIND(text)
+        self.data = PyUnicode_DATA(text)
+        self.units = units
+        self.at = 0
+        self.extra = 0
+
+    cdef Py_ssize_t convert(self, Py_ssize_t index):
+        """index (>= the previous one) in units."""
+        if self.units == UNITS_CODE_POINTS or (self.units == UNITS_UTF16 and self.kind < 4):
+            return index
+        if self.kind == 1:
+            self.extra += extra_units(<const Py_UCS1*>self.data, self.at, index, self.units)
+        elif self.kind == 2:
+            self.extra += extra_units(<const Py_UCS2*>self.data, self.at, index, self.units)
+        else:
+            self.extra += extra_units(<const Py_UCS4*>self.data, self.at, index, self.units)
+        self.at = index
+        return index + self.extra
+
+
+cdef inline void fill(object record, Py_ssize_t i, object value):
+    Py_INCREF(value)  # PyTuple_SET_ITEM steals a reference
+    PyTuple_SET_ITEM(record, i, value)
+
+
+cdef object new_record(object cls, object family, list ids, object locator, Py_ssize_t start, Py_ssize_t end, Py_ssize_t clean_start):
+    """cls(family, ids, locator, start, end, clean_start) for a tuple subclass cls, filled
+    in place; every field is built before the record exists, so it is never seen half full."""
+    cdef tuple source_ids = tuple(ids)
+    cdef object start_ = start, end_ = end, clean_start_ = clean_start
+    record = <object>type_alloc(<PyTypeObject*>cls, 6)
+    Py_DECREF(record)  # type_alloc's reference now belongs to `record`
+    fill(record, 0, family)
+    fill(record, 1, source_ids)
+    fill(record, 2, locator)
+    fill(record, 3, start_)
+    fill(record, 4, end_)
+    fill(record, 5, clean_start_)
+    return record
+
+
+def records(str text not None, Grammar grammar not None, object cls, int units):
+    """The citations of text as cls records (a tuple subclass of six fields), with
+    offsets in `units`; clean_start is where the citation sits in the stripped text."""
+    cdef Scan scan
+    cdef Offsets offsets
+    cdef Py_ssize_t i, start, end, removed = 0
+    cdef Match* match
+    if not (isinstance(cls, type) and issubclass(cls, tuple)):
+        raise TypeError("cls must be a tuple subclass")
+    if grammar.cannot_match(text):
+        return []
+    scan = Scan()
+    scan.run(text, grammar, False)
+    offsets = Offsets(text, units)
+    result = []
+    for i in range(scan.matches.count):
+        match = &scan.matches.items[i]
+        ids, locator = fields(text, grammar, match)
+        start = offsets.convert(match.start)
+        end = offsets.convert(match.end)
+        result.append(new_record(cls, family_of(text, grammar, match), ids, locator, start, end, start - removed))
+        removed += end - start
+    return result
 
 
 # --- cutting spans out -------------------------------------------------------------------

@@ -1,93 +1,194 @@
 """The pure-Python twin of the kernel in `_scan_c.pyx`.
 
-Same functions, same names, same branch order: reading the two side by side is the parity
-review.  Linear in the worst case, like the kernel (see `scan`).
+Same classes, functions, names and branch order: reading the two side by side is the
+parity review.  Linear in the worst case, like the kernel (see `scan`).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable
+from typing import Any, NamedTuple
 
-from ._grammar import CITATION_DELIMITER as DELIM
-from ._grammar import CITATION_START as START
-from ._grammar import CITATION_STOP as STOP
 from ._grammar import Citation
 
-_is_source_id = re.compile(r"[A-Za-z0-9_-]+").fullmatch
-_is_locator = re.compile(r"L\d+(?:-L\d+)?").fullmatch
+UNITS_CODE_POINTS, UNITS_UTF16, UNITS_UTF8 = 0, 1, 2
 
-# (start, stop, family, body, source_ids, locator); `stop` is the index of STOP.
-Match = tuple[int, int, str, int, list[str], "str | None"]
+_word_family = re.compile(r"[A-Za-z0-9_]+")
+_builtin_source_id = re.compile(r"[A-Za-z0-9_-]+")
+_builtin_locator = re.compile(r"L\d+(?:-L\d+)?")
 
 
-def scan(text: str, families: tuple[str, ...]) -> list[Match]:
-    """Every valid citation of `text`, left to right.
+class Match(NamedTuple):
+    start: int  # index of START
+    end: int  # index after STOP
+    family: str
+    source_ids: list[str] | None  # None: consumed, but not a citation
+    locator: str | None
 
-    Linear: `no_stop_from` remembers the leftmost position known to have no STOP at or
-    after it, so a START that is never closed costs its family test, not a search to the
-    end of the text (the guide's regex searches to the end from every START).
+
+class Grammar:
+    """What a marker looks like.  Built once per Parser."""
+
+    def __init__(
+        self,
+        families: tuple[str, ...],
+        start: str,
+        delimiter: str,
+        stop: str,
+        any_family: bool = False,
+        max_marker_length: int | None = None,
+        source_id: re.Pattern[str] | None = None,
+        locator: re.Pattern[str] | None = None,
+    ) -> None:
+        self.families = families
+        self.start = start
+        self.delimiter = delimiter
+        self.stop = stop
+        self.any_family = any_family
+        self.max_length = max_marker_length
+        self.source_id = source_id
+        self.locator = locator
+        self.heads = [(family, family + delimiter) for family in families]
+        self.is_source_id = (source_id or _builtin_source_id).fullmatch
+        self.is_locator = (locator or _builtin_locator).fullmatch
+
+
+def scan(text: str, grammar: Grammar, keep_invalid: bool) -> list[Match]:
+    """Every match of text, in order (the invalid ones only with keep_invalid).
+
+    Linear: (stop_from, stop_at) caches "the first STOP at or after stop_from is stop_at"
+    (-1: none), so a START that is never closed costs its family test, not a search to
+    the end of the text as in the guide's regex.  A query left of stop_from only happens
+    when a family holds a START; it searches at most that family's length.
     """
     matches: list[Match] = []
     n = len(text)
-    no_stop_from = n
-    heads = [(family, family + DELIM) for family in families]
-    pos = text.find(START)
+    stop_from, stop_at = n, -1
+    start, delimiter, stop_char = grammar.start, grammar.delimiter, grammar.stop
+    max_length = grammar.max_length
+    pos = text.find(start)
     while pos >= 0:
         resume = pos + 1
-        for family, head in heads:
-            if not text.startswith(head, pos + 1):
-                continue
-            body = pos + 1 + len(head)
-            stop = text.find(STOP, body, no_stop_from) if body < no_stop_from else -1
-            if stop < 0:
-                no_stop_from = min(no_stop_from, body)
-                continue
-            # A match is consumed whether or not its body is a valid citation.
-            parsed = parse_body(text[body:stop])
-            if parsed is not None:
-                matches.append((pos, stop, family, body, parsed[0], parsed[1]))
+        for family, body in heads_at(text, pos + 1, grammar):
+            # stop = the first STOP at or after body
+            if body >= stop_from:
+                if stop_at >= 0 and body > stop_at:
+                    stop_at = text.find(stop_char, body)
+                    stop_from = body
+            else:
+                stop = text.find(stop_char, body, stop_from)
+                if stop >= 0:
+                    stop_at = stop
+                stop_from = body
+            stop = stop_at
+            if stop < 0 or (max_length is not None and stop - pos >= max_length):
+                continue  # fail open: the START stays text
+            # A match is consumed whether or not its body is a citation.
+            judged = judge_body(text[body:stop], delimiter, grammar)
+            if judged is not None or keep_invalid:
+                ids, locator = judged or (None, None)
+                matches.append(Match(pos, stop + 1, family, ids, locator))
             resume = stop + 1
             break
-        pos = text.find(START, resume)
+        pos = text.find(start, resume)
     return matches
 
 
-def parse_body(body: str) -> tuple[list[str], str | None] | None:
+def heads_at(text: str, i: int, grammar: Grammar) -> Iterable[tuple[str, int]]:
+    """(family, index after its DELIM) for each family that fits at i, in order."""
+    if grammar.any_family:
+        word = _word_family.match(text, i)
+        if word is not None and text.startswith(grammar.delimiter, word.end()):
+            yield word.group(), word.end() + 1
+        return
+    for family, head in grammar.heads:
+        if text.startswith(head, i):
+            yield family, i + len(head)
+
+
+def judge_body(body: str, delimiter: str, grammar: Grammar) -> tuple[list[str], str | None] | None:
     """The source ids and the locator of a body, or None when it is not a citation."""
-    parts = [part for part in (piece.strip() for piece in body.split(DELIM)) if part]
+    parts = [part for part in (piece.strip() for piece in body.split(delimiter)) if part]
     if not parts:
         return None
-    locator = parts.pop() if _is_locator(parts[-1]) else None
-    if not parts or not all(map(_is_source_id, parts)):
+    locator = parts.pop() if grammar.is_locator(parts[-1]) else None
+    if not parts or not all(map(grammar.is_source_id, parts)):
         return None
     return parts, locator
 
 
-def extract(text: str, families: tuple[str, ...]) -> list[Citation]:
+def extract(text: str, grammar: Grammar) -> list[Citation]:
     return [
         {
-            "raw": text[pos : stop + 1],
-            "family": family,
-            "source_ids": source_ids,
-            "locator": locator,
-            "start": pos,
-            "end": stop + 1,
+            "raw": text[match.start : match.end],
+            "family": match.family,
+            "source_ids": match.source_ids,  # type: ignore[typeddict-item]
+            "locator": match.locator,
+            "start": match.start,
+            "end": match.end,
         }
-        for pos, stop, family, _body, source_ids, locator in scan(text, families)
+        for match in scan(text, grammar, False)
     ]
 
 
-def strip(text: str, families: tuple[str, ...]) -> str:
-    """`text` without its valid citations: extract and cut in one step, no dicts built."""
-    return cut_spans(text, [(pos, stop + 1) for pos, stop, *_ in scan(text, families)])
+def strip(text: str, grammar: Grammar) -> str:
+    """text without its citations: no dicts built."""
+    return cut_spans(text, [(match.start, match.end) for match in scan(text, grammar, False)])
 
 
-def cut(text: Any, citations: Sequence[Any]) -> str | None:
-    """`text` without the spans of `citations`, when they are plain: exact dicts with
-    exact-int `start` and `end`, in order, disjoint and in range.  Otherwise None, and
-    the caller takes the general path, which reproduces the helper's errors too."""
+def spans(text: str, grammar: Grammar) -> list[tuple[int, int, bool]]:
+    """Every consumed match, valid or not: a list of (start, end, is_citation)."""
+    return [
+        (match.start, match.end, match.source_ids is not None)
+        for match in scan(text, grammar, True)
+    ]
+
+
+class Offsets:
+    """Walks a text left to right, turning code point indexes into `units`; each call
+    resumes where the last one ended, so converting all matches is one pass."""
+
+    def __init__(self, text: str, units: int) -> None:
+        self.text = text
+        self.units = units
+        self.at = 0
+        self.extra = 0
+
+    def convert(self, index: int) -> int:
+        """index (>= the previous one) in units."""
+        if self.units == UNITS_CODE_POINTS:
+            return index
+        for ch in self.text[self.at : index]:
+            code = ord(ch)
+            if self.units == UNITS_UTF16:
+                self.extra += code >= 0x10000
+            else:
+                self.extra += (code >= 0x80) + (code >= 0x800) + (code >= 0x10000)
+        self.at = index
+        return index + self.extra
+
+
+def records(text: str, grammar: Grammar, cls: type[tuple[Any, ...]], units: int) -> list[Any]:
+    """The citations of text as cls records (a tuple subclass of six fields), with
+    offsets in `units`; clean_start is where the citation sits in the stripped text."""
+    if not (isinstance(cls, type) and issubclass(cls, tuple)):
+        raise TypeError("cls must be a tuple subclass")
+    offsets = Offsets(text, units)
+    result = []
+    removed = 0
+    for match in scan(text, grammar, False):
+        start = offsets.convert(match.start)
+        end = offsets.convert(match.end)
+        fields = (match.family, tuple(match.source_ids or ()), match.locator, start, end)
+        result.append(tuple.__new__(cls, (*fields, start - removed)))
+        removed += end - start
+    return result
+
+
+def cut(text: Any, citations: Iterable[Any]) -> str | None:
+    """text without the spans of citations when they are plain (exact dicts, exact int
+    offsets, in order, disjoint, in range); None otherwise, for the general path."""
     if type(text) is not str:
         return None
     spans = []
@@ -104,13 +205,13 @@ def cut(text: Any, citations: Sequence[Any]) -> str | None:
 
 def cut_spans(text: str, spans: list[tuple[int, int]]) -> str | None:
     kept = []
-    position = 0
+    kept_from = 0
     for start, end in spans:
-        if not position <= start <= end <= len(text):
+        if not kept_from <= start <= end <= len(text):
             return None
-        kept.append(text[position:start])
-        position = end
-    if sum(end - start for start, end in spans) == 0:
+        kept.append(text[kept_from:start])
+        kept_from = end
+    if all(start == end for start, end in spans):
         return text
-    kept.append(text[position:])
+    kept.append(text[kept_from:])
     return "".join(kept)
