@@ -14,6 +14,7 @@ from ._grammar import (
     Citation,
 )
 from ._select import IMPLEMENTATION, scanner
+from .parser import CitationSpan, Parser
 
 _default = DropIn(scanner)
 extract_citations = _default.extract_citations
@@ -29,6 +30,8 @@ __all__ = [
     "LINE_LOCATOR_RE",
     "SOURCE_ID_RE",
     "Citation",
+    "CitationSpan",
+    "Parser",
     "extract_citations",
     "extract_many",
     "strip_citations",
