@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterator
 from importlib import import_module
 from types import ModuleType
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from ._grammar import (
     CITATION_DELIMITER,
@@ -107,6 +107,18 @@ class Parser:
         offsets: Offsets = "codepoints",
         implementation: Literal["cython", "python"] | None = None,
     ) -> None:
+        self._options = {
+            "families": families,
+            "any_family": any_family,
+            "start": start,
+            "delimiter": delimiter,
+            "stop": stop,
+            "source_id": source_id,
+            "locator": locator,
+            "max_marker_length": max_marker_length,
+            "offsets": offsets,
+            "implementation": implementation,
+        }
         markers = (
             _marker("start", start),
             _marker("delimiter", delimiter),
@@ -147,6 +159,10 @@ class Parser:
             source_id_pattern,
             locator_pattern,
         )
+
+    def replace(self, **changes: Any) -> Parser:
+        """A new Parser with the same options but `changes`."""
+        return Parser(**{**self._options, **changes})
 
     def extract(self, text: str) -> list[Citation]:
         """The citations of `text` as the drop-in's dicts (offsets in code points)."""
