@@ -52,7 +52,9 @@ def extensions():
         depends=["src/citemark/_simd.h"],
         extra_compile_args=flags,
     )
-    return cythonize([kernel], compiler_directives={"language_level": 3}, quiet=True)
+    # citemark.arrow's compiled path: the scan over Arrow's UTF-8 string buffers.
+    arrow = Extension("citemark._arrow_c", ["src/citemark/_arrow_c.pyx"], extra_compile_args=flags)
+    return cythonize([kernel, arrow], compiler_directives={"language_level": 3}, quiet=True)
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})

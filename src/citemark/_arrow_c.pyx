@@ -167,8 +167,8 @@ cdef struct Family:
     Py_ssize_t length
 
 
+# What the nogil code reads: pointers into the held buffers, checked by Layout.open.
 cdef struct Rows:
-    """What the nogil code reads: pointers into the held buffers, checked by Layout.open."""
     const uint8_t* validity  # NULL: no nulls
     const uint8_t* offsets
     const uint8_t* data
@@ -517,11 +517,11 @@ cdef inline Py_ssize_t count_points(const uint8_t* data, Py_ssize_t a, Py_ssize_
     return count
 
 
-cdef int copy_bits(Layout layout, Grow* bits) noexcept nogil:
+cdef int copy_bits(const Rows* rows, Grow* bits) noexcept nogil:
     """The validity bits of rows 0 .. length-1, moved to bit 0."""
     cdef Py_ssize_t row
-    for row in range(layout.length):
-        if put_bit(bits, row, layout.valid(row)) < 0:
+    for row in range(rows.length):
+        if put_bit(bits, row, row_valid(rows, row)) < 0:
             return OUT_OF_MEMORY
     return 0
 
@@ -535,26 +535,25 @@ cdef void raise_status(int status) except *:
 
 # --- strip -------------------------------------------------------------------------------
 
-cdef int strip_rows(Layout layout, Matches* matches, Grow* offsets, Grow* data) noexcept nogil:
+cdef int strip_rows(const Rows* rows, Matches* matches, Grow* offsets, Grow* data) noexcept nogil:
     cdef Py_ssize_t row, i, first, end, kept_from
-    cdef int status
-    status = put_offset(offsets, 0, layout.width)
-    for row in range(layout.length):
+    cdef int status = put_offset(offsets, 0, rows.width)
+    for row in range(rows.length):
         if status < 0:
             return status
-        if layout.valid(row):
-            first = layout.bound(row)
-            end = layout.bound(row + 1)  # 0 <= first <= end <= data size (Layout.open)
-            if scan_row(layout.data, first, end, layout.families, layout.n_families, matches) < 0:
+        if row_valid(rows, row):
+            first = row_bound(rows, row)
+            end = row_bound(rows, row + 1)  # 0 <= first <= end <= data size (Layout.open)
+            if scan_row(rows.data, first, end, rows.families, rows.n_families, matches) < 0:
                 return OUT_OF_MEMORY
             kept_from = first
             for i in range(matches.count):  # first <= start < end <= row end, in order
-                if grow_append(data, layout.data + kept_from, matches.items[i].start - kept_from) < 0:
+                if grow_append(data, rows.data + kept_from, matches.items[i].start - kept_from) < 0:
                     return OUT_OF_MEMORY
                 kept_from = matches.items[i].end
-            if grow_append(data, layout.data + kept_from, end - kept_from) < 0:
+            if grow_append(data, rows.data + kept_from, end - kept_from) < 0:
                 return OUT_OF_MEMORY
-        status = put_offset(offsets, data.size, layout.width)
+        status = put_offset(offsets, data.size, rows.width)
     return status
 
 
@@ -571,10 +570,11 @@ def strip_utf8(object validity, object offsets, object data, Py_ssize_t offset,
     cdef Grow out_offsets, out_data, out_bits
     cdef Py_ssize_t first, end
     cdef int status = 0
+    cdef const Rows* rows = &layout.rows
     layout.open(validity, offsets, data, offset, length, width, families)
-    first = layout.bound(0)
-    end = layout.bound(length)
-    if layout.n_families == 0 or find_mark(layout.data, first, end, START_LAST) < 0:
+    first = row_bound(rows, 0)
+    end = row_bound(rows, length)
+    if rows.n_families == 0 or find_mark(rows.data, first, end, START_LAST) < 0:
         return None
     matches.items = NULL
     matches.count = 0
@@ -589,12 +589,12 @@ def strip_utf8(object validity, object offsets, object data, Py_ssize_t offset,
             if status == 0:
                 status = grow_reserve(&out_offsets, (length + 1) * width)
             if status == 0:
-                status = strip_rows(layout, &matches, &out_offsets, &out_data)
-            if status == 0 and layout.has_validity:
-                status = copy_bits(layout, &out_bits)
+                status = strip_rows(rows, &matches, &out_offsets, &out_data)
+            if status == 0 and rows.validity != NULL:
+                status = copy_bits(rows, &out_bits)
         raise_status(status)
         return (
-            own(&out_bits) if layout.has_validity else None,
+            own(&out_bits) if rows.validity != NULL else None,
             own(&out_offsets),
             own(&out_data),
         )
@@ -673,43 +673,45 @@ cdef int emit(const uint8_t* data, const Match* match, const Family* family, Py_
     return 0
 
 
-cdef int extract_rows(Layout layout, Matches* matches, Columns* out) noexcept nogil:
+cdef int extract_rows(const Rows* rows, Matches* matches, Columns* out) noexcept nogil:
     cdef Py_ssize_t row, i, first, end, cursor, points, start
     cdef const Match* match
-    cdef int status = 0
-    cdef int width = layout.width
-    for status in (
-        put_offset(&out.lists, 0, width),
-        put_offset(&out.raw_offsets, 0, width),
-        put_offset(&out.family_offsets, 0, width),
-        put_offset(&out.ids_lists, 0, width),
-        put_offset(&out.ids_offsets, 0, width),
-        put_offset(&out.locator_offsets, 0, width),
-    ):
-        if status < 0:
-            return status
-    for row in range(layout.length):
-        if layout.valid(row):
-            first = layout.bound(row)
-            end = layout.bound(row + 1)  # 0 <= first <= end <= data size (Layout.open)
-            if scan_row(layout.data, first, end, layout.families, layout.n_families, matches) < 0:
+    cdef int width = rows.width
+    cdef int status = put_offset(&out.lists, 0, width)
+    if status == 0:
+        status = put_offset(&out.raw_offsets, 0, width)
+    if status == 0:
+        status = put_offset(&out.family_offsets, 0, width)
+    if status == 0:
+        status = put_offset(&out.ids_lists, 0, width)
+    if status == 0:
+        status = put_offset(&out.ids_offsets, 0, width)
+    if status == 0:
+        status = put_offset(&out.locator_offsets, 0, width)
+    if status < 0:
+        return status
+    for row in range(rows.length):
+        if row_valid(rows, row):
+            first = row_bound(rows, row)
+            end = row_bound(rows, row + 1)  # 0 <= first <= end <= data size (Layout.open)
+            if scan_row(rows.data, first, end, rows.families, rows.n_families, matches) < 0:
                 return OUT_OF_MEMORY
-            cursor = first  # byte position whose code point offset is `points`
+            cursor = first  # a byte position whose code point offset in the row is `points`
             points = 0
             for i in range(matches.count):  # in order, first <= start < end <= row end
                 match = &matches.items[i]
-                points += count_points(layout.data, cursor, match.start)
+                points += count_points(rows.data, cursor, match.start)
                 start = points
-                points += count_points(layout.data, match.start, match.end)
+                points += count_points(rows.data, match.start, match.end)
                 cursor = match.end
-                status = emit(layout.data, match, &layout.families[match.family], start, points,
+                status = emit(rows.data, match, &rows.families[match.family], start, points,
                               out, width)
                 if status < 0:
                     return status
         status = put_offset(&out.lists, out.n_citations, width)
         if status < 0:
             return status
-        if layout.has_validity and put_bit(&out.list_bits, row, layout.valid(row)) < 0:
+        if rows.validity != NULL and put_bit(&out.list_bits, row, row_valid(rows, row)) < 0:
             return OUT_OF_MEMORY
     return 0
 
@@ -749,6 +751,7 @@ def extract_utf8(object validity, object offsets, object data, Py_ssize_t offset
     cdef Columns out
     cdef Py_ssize_t i
     cdef int status = 0
+    cdef const Rows* rows = &layout.rows
     layout.open(validity, offsets, data, offset, length, width, families)
     matches.items = NULL
     matches.count = 0
@@ -756,11 +759,11 @@ def extract_utf8(object validity, object offsets, object data, Py_ssize_t offset
     memset(&out, 0, sizeof(Columns))
     try:
         with nogil:
-            status = extract_rows(layout, &matches, &out)
+            status = extract_rows(rows, &matches, &out)
         raise_status(status)
         return {
             "lists": own(&out.lists),
-            "list_validity": own(&out.list_bits) if layout.has_validity else None,
+            "list_validity": own(&out.list_bits) if rows.validity != NULL else None,
             "raw_offsets": own(&out.raw_offsets),
             "raw_data": own(&out.raw_data),
             "family_offsets": own(&out.family_offsets),

@@ -1,0 +1,237 @@
+"""Strip or extract the citation markers of a pyarrow string column (`pip install citemark[arrow]`).
+
+    import citemark.arrow
+    clean = citemark.arrow.strip(table["output_text"])        # same type, nulls and length
+    found = citemark.arrow.extract(table["output_text"])      # list<struct<...>>, one list a row
+
+Both take a `pyarrow.Array` or `pyarrow.ChunkedArray` of `string` or `large_string` (a
+`string_view` column is cast to `large_string` first), any slice of one (`array.offset`), with
+nulls, and `families=` as in `extract_citations`.  Each row gets exactly what
+`strip_citations(t, extract_citations(t))` / `extract_citations(t)` give for it; a null row
+stays null.
+
+* `strip` returns an array of the input's type (a chunked array for a chunked one, chunk by
+  chunk; `string_view` in, `string_view` out).
+* `extract` returns a list array with one list of citations per row, each a struct with the
+  keys of a `Citation` dict: `raw`, `family`, `source_ids` (a list of strings), `locator` (null
+  when absent), `start`, `end` (int64 code point offsets into the row, as in Python).  For a
+  `string` input the type is `list<struct<raw: string, ...>>` (`citation_type()`); for a
+  `large_string` or `string_view` input every string and list in it is the large variant
+  (`citation_type(large=True)`).  `.to_pylist()` gives the `Citation` dicts.
+
+Two paths, one behaviour: the compiled one (`_arrow_c`) reads the Arrow buffers directly (UTF-8
+bytes, no Python `str` per row, GIL released) and builds the result buffers; the pure one
+(`_arrow_py`) goes through Python strings row by row.  `IMPLEMENTATION` says which is active;
+`CITEMARK_IMPLEMENTATION=python` forces the pure one, `=cython` demands the compiled one.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+from collections.abc import Callable, Iterable
+from types import ModuleType
+from typing import Any
+
+import pyarrow as pa
+
+from . import _arrow_py
+from ._grammar import DEFAULT_FAMILIES, check_families
+
+_choice = os.environ.get("CITEMARK_IMPLEMENTATION", "").strip().lower()
+if _choice not in ("", "cython", "python"):
+    raise ImportError(f"CITEMARK_IMPLEMENTATION must be 'cython' or 'python', not {_choice!r}")
+
+_kernel: ModuleType
+if _choice == "python" or (not _choice and platform.python_implementation() != "CPython"):
+    _kernel = _arrow_py
+elif _choice == "cython":
+    from . import _arrow_c as _kernel
+else:
+    try:
+        from . import _arrow_c as _kernel
+    except ImportError:
+        _kernel = _arrow_py
+
+IMPLEMENTATION: str = "python" if _kernel is _arrow_py else "cython"
+
+ArrayLike = pa.Array | pa.ChunkedArray
+
+
+def citation_type(*, large: bool = False) -> pa.DataType:
+    """The type of `extract`'s result: a list of Citation structs per row."""
+    text = pa.large_string() if large else pa.string()
+    listing = pa.large_list if large else pa.list_
+    citation = pa.struct(
+        [
+            ("raw", text),
+            ("family", text),
+            ("source_ids", listing(text)),
+            ("locator", text),
+            ("start", pa.int64()),
+            ("end", pa.int64()),
+        ]
+    )
+    return listing(citation)
+
+
+class Arrow:
+    """`strip` and `extract` over one kernel: `_arrow_c` (compiled) or `_arrow_py` (pure).
+
+    The module-level functions are the methods of the instance over the active kernel; the
+    tests build one of each.
+    """
+
+    def __init__(self, kernel: ModuleType) -> None:
+        self.kernel = kernel
+        self.compiled = kernel is not _arrow_py
+
+    def strip(self, array: ArrayLike, *, families: Iterable[str] = DEFAULT_FAMILIES) -> Any:
+        """`array` without the valid citations of its rows; the same type and length."""
+        work_type = _work_type(array)  # rejects what is not a string array
+        if not families:
+            return array
+        checked = check_families(families)
+        encoded = _encode(checked)
+
+        def one(chunk: pa.Array) -> pa.Array:
+            if self.compiled:
+                return _strip_compiled(self.kernel, chunk, encoded)
+            return _arrow_py.strip_chunk(chunk, checked)
+
+        result_type = array.type
+        if work_type != result_type:  # string_view: work on large_string, give a view back
+
+            def viewed(chunk: pa.Array) -> pa.Array:
+                return one(chunk.cast(work_type)).cast(result_type)
+
+            return _each_chunk(array, viewed, result_type)
+        return _each_chunk(array, one, result_type)
+
+    def extract(self, array: ArrayLike, *, families: Iterable[str] = DEFAULT_FAMILIES) -> Any:
+        """The valid citations of each row, as a list array (see the module's doc)."""
+        work_type = _work_type(array)
+        result_type = citation_type(large=pa.types.is_large_string(work_type))
+        checked = check_families(families) if families else ()
+        encoded = _encode(checked)
+
+        def one(chunk: pa.Array) -> pa.Array:
+            if chunk.type != work_type:
+                chunk = chunk.cast(work_type)
+            if self.compiled:
+                return _extract_compiled(self.kernel, chunk, encoded, result_type)
+            return _arrow_py.extract_chunk(chunk, checked, result_type)
+
+        return _each_chunk(array, one, result_type)
+
+
+def _work_type(array: Any) -> pa.DataType:
+    """The type the kernels read: string and large_string as they are, a view as large."""
+    if not isinstance(array, (pa.Array, pa.ChunkedArray)):
+        raise TypeError(
+            f"expected a pyarrow Array or ChunkedArray of strings, not {type(array).__name__}"
+        )
+    kind = array.type
+    if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+        return kind
+    if pa.types.is_string_view(kind):
+        return pa.large_string()
+    raise TypeError(f"expected a string, large_string or string_view array, not {kind}")
+
+
+def _each_chunk(
+    array: ArrayLike, one: Callable[[pa.Array], pa.Array], result_type: pa.DataType
+) -> Any:
+    if isinstance(array, pa.ChunkedArray):
+        return pa.chunked_array([one(chunk) for chunk in array.chunks], type=result_type)
+    return one(array)
+
+
+def _encode(families: tuple[str, ...]) -> tuple[bytes, ...]:
+    # A lone surrogate cannot occur in valid UTF-8 text, so a family holding one never fits,
+    # exactly as it never fits a str decoded from UTF-8.
+    return tuple(family.encode("utf-8", "surrogatepass") for family in families)
+
+
+def _layout(chunk: pa.Array) -> tuple[Any, Any, Any, int, int, int]:
+    validity, offsets, data = chunk.buffers()
+    width = 8 if pa.types.is_large_string(chunk.type) else 4
+    if offsets is None:  # defensive: pyarrow always allocates them, even for length 0
+        offsets = bytes(width)
+    return (
+        validity if chunk.null_count else None,
+        offsets,
+        data,
+        chunk.offset,
+        len(chunk),
+        width,
+    )
+
+
+def _strip_compiled(kernel: ModuleType, chunk: pa.Array, families: tuple[bytes, ...]) -> pa.Array:
+    result = kernel.strip_utf8(*_layout(chunk), families)
+    if result is None:  # no START in any row
+        return chunk
+    validity, offsets, data = result
+    return pa.Array.from_buffers(
+        chunk.type,
+        len(chunk),
+        [_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)],
+        null_count=chunk.null_count,
+    )
+
+
+def _extract_compiled(
+    kernel: ModuleType, chunk: pa.Array, families: tuple[bytes, ...], result_type: pa.DataType
+) -> pa.Array:
+    out = kernel.extract_utf8(*_layout(chunk), families)
+    citation = result_type.value_type
+    text = citation.field("raw").type
+    n = out["n_citations"]
+
+    def strings(offsets: str, data: str, validity: str | None = None, null_count: int = 0) -> Any:
+        bits = _buffer(out[validity]) if validity else None
+        buffers = [bits, pa.py_buffer(out[offsets]), pa.py_buffer(out[data])]
+        return pa.Array.from_buffers(text, n, buffers, null_count=null_count)
+
+    ids = pa.Array.from_buffers(
+        citation.field("source_ids").type,
+        n,
+        [None, pa.py_buffer(out["ids_lists"])],
+        null_count=0,
+        children=[
+            pa.Array.from_buffers(
+                text,
+                out["n_ids"],
+                [None, pa.py_buffer(out["ids_offsets"]), pa.py_buffer(out["ids_data"])],
+                null_count=0,
+            )
+        ],
+    )
+    fields = [
+        strings("raw_offsets", "raw_data"),
+        strings("family_offsets", "family_data"),
+        ids,
+        strings("locator_offsets", "locator_data", "locator_validity", n - out["n_locators"]),
+        pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(out["starts"])], null_count=0),
+        pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(out["ends"])], null_count=0),
+    ]
+    structs = pa.StructArray.from_arrays(fields, fields=list(citation))
+    return pa.Array.from_buffers(
+        result_type,
+        len(chunk),
+        [_buffer(out["list_validity"]), pa.py_buffer(out["lists"])],
+        null_count=chunk.null_count,
+        children=[structs],
+    )
+
+
+def _buffer(owned: Any) -> pa.Buffer | None:
+    return None if owned is None else pa.py_buffer(owned)
+
+
+_default = Arrow(_kernel)
+strip = _default.strip
+extract = _default.extract
+
+__all__ = ["IMPLEMENTATION", "Arrow", "citation_type", "extract", "strip"]

@@ -1,0 +1,372 @@
+"""citemark.arrow: both paths agree with per-row strip_citations / extract_citations.
+
+The `arrow` fixture runs every test on the compiled path (`citemark._arrow_c`, imported
+directly: a missing build fails these cases, it never skips them) and on the pure path
+(`citemark._arrow_py`, Python strings row by row).  The reference is the drop-in API over the
+pure scanner, row by row, so a bug shared by the two Arrow paths still shows.
+
+Run once under valgrind (see README, Development):
+    PYTHONMALLOC=malloc valgrind --error-exitcode=1 python -m pytest tests/test_arrow.py -q
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+import time
+from typing import Any
+
+import pyarrow as pa  # a missing pyarrow fails these tests, it does not skip them
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import citemark._scan_py
+import citemark.arrow
+from citemark._dropin import DropIn
+
+S, D, E = "\ue200", "\ue202", "\ue201"
+reference = DropIn(citemark._scan_py)
+
+PATHS = {"compiled": "citemark._arrow_c", "pure": "citemark._arrow_py"}
+
+
+@pytest.fixture(scope="module", params=sorted(PATHS), ids=sorted(PATHS))
+def arrow(request: pytest.FixtureRequest) -> citemark.arrow.Arrow:
+    return citemark.arrow.Arrow(importlib.import_module(PATHS[request.param]))
+
+
+def expected_strip(values: list[str | None], families: Any = ("cite",)) -> list[str | None]:
+    return [
+        None
+        if value is None
+        else reference.strip_citations(value, reference.extract_citations(value, families=families))
+        for value in values
+    ]
+
+
+def expected_extract(values: list[str | None], families: Any = ("cite",)) -> list[Any]:
+    return [
+        None if value is None else reference.extract_citations(value, families=families)
+        for value in values
+    ]
+
+
+# --- strategies: rows weighted toward markers, whitespace and digits of every width -------
+
+IDS = ["turn0search0", "turn1news2", "turn0file1", "turn2view3", "block5", "a-b_C9"]
+LOCATORS = ["L8-L13", "L8", "L١-L٢", "L１-L２", "L𝟎-L𝟗", "L8-13", "L", "L²", "L-L1"]
+SPACES = [" ", "\t", "\n", "\x1c", "\x1f", "\x85", "\xa0", "\u1680", "\u2003", "\u2028", "\u3000"]
+ODD = ["é", "ÿ", "中", "\U0001f600", "\U00010348", "\x00", "\u200b", "\ue203", "\ue204", "\uee00"]
+ODD += ["\ue288", "-", "_", ".", "https://example.com/a", "\\ue202", "x y"]
+FAMILIES = ["cite", "filecite", "navlist", "", "é", "\U0001f600"]
+
+BODIES = [
+    *IDS,
+    *LOCATORS,
+    *ODD,
+    *SPACES,
+    *(i + D + loc for i in IDS[:3] for loc in LOCATORS),
+    *(a + D + b for a in IDS for b in IDS[:2]),
+    *(space + IDS[0] + space + D + space + "L1" + space for space in SPACES),
+    *(IDS[1] + D + odd for odd in ODD),
+    D + IDS[2] + D + D,
+    D,
+    "",
+    S + "cite" + D + IDS[0],
+]
+
+
+def rows_text(names: list[str]) -> st.SearchStrategy[str]:
+    marker = st.tuples(
+        st.sampled_from(names), st.sampled_from(BODIES), st.sampled_from([E, E, E, ""])
+    ).map(lambda parts: S + parts[0] + D + parts[1] + parts[2])
+    loose = st.sampled_from([S, S, D, D, E, E, E, *IDS, *LOCATORS, *SPACES, *ODD, *names, "pr "])
+    # no lone surrogates: Arrow strings are UTF-8
+    character = st.characters(exclude_categories=("Cs",))
+    return st.lists(st.one_of(marker, loose, character), max_size=10).map("".join)
+
+
+row_lists = st.lists(st.one_of(st.none(), rows_text(["cite", "cite", *FAMILIES])), max_size=8)
+family_lists = st.lists(
+    st.one_of(st.sampled_from(FAMILIES), st.text([*"cite.|()*", S, D, E, " "], max_size=3)),
+    max_size=3,
+).map(tuple)
+
+
+@st.composite
+def sliced(draw: st.DrawFn) -> tuple[list[str | None], int, int]:
+    values = draw(row_lists)
+    offset = draw(st.integers(0, len(values)))
+    length = draw(st.integers(0, len(values) - offset))
+    return values, offset, length
+
+
+TYPES = [pa.string(), pa.large_string()]
+
+
+# --- differential ------------------------------------------------------------------------
+
+
+@given(case=sliced(), large=st.booleans())
+def test_strip_matches_per_row_strip(arrow, case, large) -> None:
+    values, offset, length = case
+    array = pa.array(values, type=TYPES[large]).slice(offset, length)
+    result = arrow.strip(array)
+    assert result.type == array.type
+    assert result.to_pylist() == expected_strip(values[offset : offset + length])
+    result.validate(full=True)
+
+
+@given(case=sliced(), large=st.booleans())
+def test_extract_matches_per_row_extract(arrow, case, large) -> None:
+    values, offset, length = case
+    array = pa.array(values, type=TYPES[large]).slice(offset, length)
+    result = arrow.extract(array)
+    assert result.type == citemark.arrow.citation_type(large=large)
+    assert result.to_pylist() == expected_extract(values[offset : offset + length])
+    result.validate(full=True)
+
+
+@given(values=row_lists, families=family_lists)
+def test_any_families_match_per_row(arrow, values, families) -> None:
+    array = pa.array(values, type=pa.string())
+    assert arrow.strip(array, families=families).to_pylist() == expected_strip(values, families)
+    assert arrow.extract(array, families=families).to_pylist() == expected_extract(values, families)
+
+
+@given(chunks=st.lists(row_lists, max_size=4), large=st.booleans())
+def test_chunked_arrays_chunk_by_chunk(arrow, chunks, large) -> None:
+    array = pa.chunked_array([pa.array(c, type=TYPES[large]) for c in chunks], type=TYPES[large])
+    flat = [value for chunk in chunks for value in chunk]
+    stripped = arrow.strip(array)
+    assert isinstance(stripped, pa.ChunkedArray)
+    assert stripped.type == array.type
+    assert [len(c) for c in stripped.chunks] == [len(c) for c in chunks]
+    assert stripped.to_pylist() == expected_strip(flat)
+    found = arrow.extract(array)
+    assert isinstance(found, pa.ChunkedArray)
+    assert found.to_pylist() == expected_extract(flat)
+
+
+# --- examples ----------------------------------------------------------------------------
+
+FIELD_ROWS = [
+    "Answer content \ue200cit" + "e\ue202turn0search5\ue202turn0search15\ue201 continues here.",
+    "keep\ue200broken prose\ue200cite\ue202turn1search0\ue201after",
+    "The setting is supported. \ue200cite\ue202turn1view0\ue202turn1view1\ue201",
+    "Evidence \U0001f600 \ue200cite\ue202turn0search0\ue202turn0search1\ue201.",
+    "```text\n\ue200cite\ue202turn0search0\ue201\n```\n",
+    "\u200b\ue203Puerto Vallarta offers condo rentals.\ue204 "
+    "\ue200cite\ue202turn0search2\ue201\ue206",
+    "a \ue200cite\ue202turn0file0\ue202L8-L13\ue201 b",
+    "\ue200cite\ue202\u3000turn0file0\xa0\ue202\x85L١-L٢\u2028\ue201",
+    "\ue200cite\ue202turn0file0\ue202L𝟖\ue201 astral digits",
+    "\ue200cite\ue202\ue201 empty body, \ue200cite\ue202turn1search0\ue201",
+    "nested \ue200cite\ue202a\ue200cite\ue202b\ue201 \ue200cite\ue202c\ue201",
+    "no stop \ue200cite\ue202turn0search0 and never closed",
+    "",
+    None,
+]
+
+
+def test_field_examples(arrow) -> None:
+    array = pa.array(FIELD_ROWS)
+    assert arrow.strip(array).to_pylist() == expected_strip(FIELD_ROWS)
+    found = arrow.extract(array).to_pylist()
+    assert found == expected_extract(FIELD_ROWS)
+    assert found[3][0]["start"] == 11  # code points, not UTF-8 bytes nor UTF-16 units
+    assert found[7][0]["source_ids"] == ["turn0file0"]
+    assert found[7][0]["locator"] == "L١-L٢"
+
+
+def test_families_in_order_and_literal(arrow) -> None:
+    rows = ["\ue200a.c\ue202x\ue201 \ue200abc\ue202y\ue201", "\ue200navlist\ue202t\ue202z\ue201"]
+    for families in [("a.c",), ("abc", "a.c"), ("navlist", "cite"), "cite", iter(["abc"]), ()]:
+        listed = list(families) if not isinstance(families, (str, tuple)) else families
+        array = pa.array(rows)
+        assert arrow.extract(array, families=iter(listed)).to_pylist() == expected_extract(
+            rows, listed
+        )
+        assert arrow.strip(array, families=listed).to_pylist() == expected_strip(rows, listed)
+
+
+def test_nulls_kept_and_empty_arrays(arrow) -> None:
+    for kind in TYPES:
+        empty = pa.array([], type=kind)
+        assert arrow.strip(empty).to_pylist() == []
+        assert arrow.extract(empty).to_pylist() == []
+        nulls = pa.array([None, None, None], type=kind)
+        assert arrow.strip(nulls).null_count == 3
+        assert arrow.extract(nulls).to_pylist() == [None, None, None]
+    none = pa.chunked_array([], type=pa.string())
+    assert arrow.strip(none).num_chunks == 0
+    assert arrow.extract(none).type == citemark.arrow.citation_type()
+
+
+def test_null_count_and_validity_of_a_slice(arrow) -> None:
+    values = [None, "\ue200cite\ue202a\ue201x", None, "y", None, "\ue200cite\ue202b\ue201", "z"]
+    values = values * 3  # more than one validity byte, an offset not on a byte boundary
+    for offset in range(0, 9):
+        array = pa.array(values).slice(offset, 11)
+        stripped = arrow.strip(array)
+        stripped.validate(full=True)
+        assert stripped.null_count == array.null_count
+        assert stripped.is_null().to_pylist() == array.is_null().to_pylist()
+        found = arrow.extract(array)
+        found.validate(full=True)
+        assert found.is_null().to_pylist() == array.is_null().to_pylist()
+
+
+def test_string_view_is_cast_and_given_back(arrow) -> None:
+    values = ["x \ue200cite\ue202a\ue201 y", None, "long enough not to be inlined in the view"]
+    view = pa.array(values, type=pa.string_view())
+    stripped = arrow.strip(view)
+    assert stripped.type == pa.string_view()
+    assert stripped.to_pylist() == expected_strip(values)
+    found = arrow.extract(view)
+    assert found.type == citemark.arrow.citation_type(large=True)
+    assert found.to_pylist() == expected_extract(values)
+
+
+def test_no_marker_at_all_gives_the_input_back(arrow) -> None:
+    array = pa.array(["plain", None, "text é"])
+    assert arrow.strip(array).equals(array)
+    assert arrow.strip(array, families=()) is array
+
+
+def test_unclosed_starts_are_linear(arrow) -> None:
+    # The guide's regex rescans to the end from every START: quadratic, minutes on this.
+    row = (S + "cite" + D + "turn0search0 ") * 40_000 + S + "cite" + D + "x" + E
+    row2 = S * 200_000
+    array = pa.array([row, row2])
+    began = time.perf_counter()
+    stripped = arrow.strip(array)
+    found = arrow.extract(array)
+    assert time.perf_counter() - began < 10
+    assert stripped.to_pylist() == expected_strip([row, row2])
+    assert found.to_pylist() == expected_extract([row, row2])
+
+
+def test_rejects_what_is_not_a_string_array(arrow) -> None:
+    for bad in [pa.array([1, 2]), pa.array([b"x"]), ["text"], "text", None]:
+        with pytest.raises(TypeError):
+            arrow.strip(bad)
+        with pytest.raises(TypeError):
+            arrow.extract(bad)
+    with pytest.raises(TypeError):
+        arrow.extract(pa.array(["x"]), families=[1])
+    with pytest.raises(TypeError):
+        arrow.strip(pa.array(["x"]), families=["cite", None])
+
+
+def test_results_outlive_their_inputs(arrow) -> None:
+    import gc
+
+    array = pa.array(["\ue200cite\ue202turn0search0\ue202L1\ue201 ok" * 3] * 50)
+    stripped = arrow.strip(array)
+    found = arrow.extract(array)
+    del array
+    gc.collect()
+    assert stripped.to_pylist() == [" ok" * 3] * 50
+    assert found.to_pylist()[49][2]["source_ids"] == ["turn0search0"]
+
+
+# --- the compiled kernel's own guards ----------------------------------------------------
+
+
+def layout_of(array: pa.Array) -> tuple[Any, ...]:
+    validity, offsets, data = array.buffers()
+    return validity, offsets, data, array.offset, len(array), 4
+
+
+def test_kernel_rejects_inconsistent_buffers() -> None:
+    kernel = importlib.import_module("citemark._arrow_c")
+    array = pa.array(["a\ue200cite\ue202x\ue201", None, "bc"])
+    _, offsets, data, offset, length, width = layout_of(array)
+    families = (b"cite",)
+    for function in (kernel.strip_utf8, kernel.extract_utf8):
+        # more rows than the offsets buffer holds
+        with pytest.raises(ValueError, match="offsets buffer"):
+            function(None, offsets, data, offset, 4, width, families)
+        with pytest.raises(ValueError, match="offsets buffer"):
+            function(None, offsets, data, 2, 2, width, families)
+        # offsets that decrease, start below 0, or point past the data
+        for bad in ([0, 3, 2, 4], [-1, 0, 0, 0], [0, 1, 2, 99]):
+            with pytest.raises(ValueError, match="layout"):
+                function(None, pa.array(bad, pa.int32()).buffers()[1], data, 0, 3, 4, families)
+        # a bitmap too short for the rows
+        with pytest.raises(ValueError, match="validity"):
+            function(b"", offsets, data, offset, length, width, families)
+        with pytest.raises(ValueError, match="width"):
+            function(None, offsets, data, offset, length, 2, families)
+        with pytest.raises(ValueError, match=">= 0"):
+            function(None, offsets, data, -1, length, width, families)
+        with pytest.raises(TypeError):
+            function(None, offsets, data, offset, length, width, ("cite",))
+        with pytest.raises(TypeError):
+            function(None, offsets, data, offset, length, width, [b"cite"])
+
+
+def test_kernel_is_memory_safe_on_invalid_utf8() -> None:
+    # Arrow requires valid UTF-8; bytes that are not must not make the kernel read or write
+    # out of bounds (the valgrind run checks that), whatever the result.
+    kernel = importlib.import_module("citemark._arrow_c")
+    pieces = [
+        b"\xee\x88\x80cite\xee\x88\x82a\xee\x88\x81",
+        b"\xee\x88\x80cite\xee\x88\x82\xf4\x90\x80\x80\xee\x88\x81",
+        b"\xee\x88\x80cite\xee\x88\x82L\xe0\xee\x88\x81",
+        b"\xee\x88\x80cite\xee\x88\x82\xc2",
+        b"\xee\x88\x80cite\xee",
+        b"\xee\x88",
+        b"\xee",
+        b"\xff\xfe\xee\x88\x80cite\xee\x88\x82 x \xe3\x80",
+    ]
+    offsets = [0]
+    for piece in pieces:
+        offsets.append(offsets[-1] + len(piece))
+    data = b"".join(pieces)
+    offsets_buffer = pa.array(offsets, pa.int32()).buffers()[1]
+    for rows in range(len(pieces) + 1):
+        for first in range(len(pieces) - rows + 1):
+            kernel.strip_utf8(None, offsets_buffer, data, first, rows, 4, (b"cite", b""))
+            kernel.extract_utf8(None, offsets_buffer, data, first, rows, 4, (b"cite",))
+    # Cut every row short: each one ends inside a marker or a multi-byte sequence.
+    for end in range(len(data)):
+        cut = pa.array([0, end], pa.int64()).buffers()[1]
+        kernel.strip_utf8(None, cut, data[:end], 0, 1, 8, (b"cite",))
+        kernel.extract_utf8(None, cut, data[:end], 0, 1, 8, (b"cite",))
+
+
+def test_kernel_strip_of_markerless_rows_is_none() -> None:
+    kernel = importlib.import_module("citemark._arrow_c")
+    array = pa.array(["plain", "\ue201 \ue202 only"])
+    assert kernel.strip_utf8(*layout_of(array), (b"cite",)) is None
+
+
+# --- which path is active ----------------------------------------------------------------
+
+
+def implementation_under(value: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CITEMARK_IMPLEMENTATION": value}
+    code = "import citemark, citemark.arrow; print(citemark.arrow.IMPLEMENTATION)"
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+
+
+def test_the_environment_chooses_the_path() -> None:
+    assert implementation_under("python").stdout.strip() == "python"
+    assert implementation_under("cython").stdout.strip() == "cython"
+    bad = implementation_under("rust")
+    assert bad.returncode != 0
+    assert "CITEMARK_IMPLEMENTATION" in bad.stderr
+
+
+def test_the_default_path_is_the_compiled_one() -> None:
+    if os.environ.get("CITEMARK_IMPLEMENTATION", "").strip().lower() == "python":
+        assert citemark.arrow.IMPLEMENTATION == "python"
+    else:
+        assert citemark.arrow.IMPLEMENTATION == "cython"
