@@ -1,0 +1,57 @@
+"""CITEMARK_IMPLEMENTATION picks the scanner, in a fresh interpreter each time.
+
+`=cython` demands the compiled kernel: without a build this test fails, it never skips.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import citemark
+
+# Where the running tests found citemark (src/ or site-packages), for the child too.
+PACKAGE_ROOT = str(Path(citemark.__file__).resolve().parent.parent)
+
+PROBE = """
+try:
+    import citemark
+except ImportError as error:
+    print("ImportError:", error)
+else:
+    print(citemark.IMPLEMENTATION, citemark.extract_citations.__self__.scanner.__name__)
+"""
+
+
+def run_probe(choice: str | None) -> str:
+    env = dict(os.environ)
+    env.pop("CITEMARK_IMPLEMENTATION", None)
+    if choice is not None:
+        env["CITEMARK_IMPLEMENTATION"] = choice
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [PACKAGE_ROOT, env.get("PYTHONPATH")]))
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+def test_python_forces_the_twin() -> None:
+    assert run_probe("python") == "python citemark._scan_py"
+
+
+def test_cython_demands_the_kernel() -> None:
+    assert run_probe("cython") == "cython citemark._scan_c"
+
+
+def test_unset_prefers_the_kernel_on_cpython() -> None:
+    assert run_probe(None) == "cython citemark._scan_c"
+
+
+@pytest.mark.parametrize("choice", ["rust", "pure", "c", "1"])
+def test_an_unknown_choice_fails_the_import(choice) -> None:
+    assert run_probe(choice).startswith("ImportError:")
