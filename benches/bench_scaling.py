@@ -12,6 +12,7 @@ Script mode (measures, fits log(time) = a + k log(size) by least squares, prints
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -100,8 +101,15 @@ def main(argv: list[str] | None = None) -> int:
         sizes = sorted(by_size)
         exponent = fit_exponent(sizes, [by_size[s] for s in sizes])
         span = f"{_label(sizes[0])}..{_label(sizes[-1])}"
-        print(f"{name:<8} {op:<7} {span:<12} exponent {exponent:.2f}")
-    print("\n(1 = linear, 2 = quadratic; least squares of log time on log size)")
+        steps = " ".join(
+            f"{fit_exponent([a, b], [by_size[a], by_size[b]]):.2f}"
+            for a, b in itertools.pairwise(sizes)
+        )
+        print(f"{name:<8} {op:<7} {span:<12} exponent {exponent:.2f}   steps {steps}")
+    print(
+        "\n(1 = linear, 2 = quadratic; least squares of log time on log size; steps: the"
+        " slope between consecutive sizes)"
+    )
     return 0
 
 

@@ -11,6 +11,7 @@ them, the thread and scaling results (bench_threads.py, bench_scaling.py).
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import platform
 import sys
@@ -297,17 +298,23 @@ def scaling_section(data: dict[str, Any]) -> str | None:
     if not found:
         return None
     sizes = sorted({size for points in found.values() for size in points})
-    header = ["impl", "call", *(fmt_size(s, 1) for s in sizes), "exponent"]
+    header = ["impl", "call", *(fmt_size(s, 1) for s in sizes), "exponent", "step slopes"]
     out = []
     for (impl, op), points in sorted(found.items()):
         known = sorted(points)
         exponent = (
             f"{fit_exponent(known, [points[s] for s in known]):.2f}" if len(known) > 1 else "—"
         )
-        out.append([impl, op, *(fmt_time(points.get(s)) for s in sizes), exponent])
+        steps = " ".join(
+            f"{fit_exponent([a, b], [points[a], points[b]]):.2f}"
+            for a, b in itertools.pairwise(known)
+        )
+        out.append([impl, op, *(fmt_time(points.get(s)) for s in sizes), exponent, steps])
     return table(header, out) + (
-        "\n\nexponent: slope of log(time) on log(size), least squares (1 = linear, 2 = "
-        "quadratic), on unterminated STARTs."
+        "\n\nexponent: slope of log(time) on log(size), least squares over all sizes (1 = "
+        "linear, 2 = quadratic), on unterminated STARTs; step slopes: the same between "
+        "consecutive sizes (a rise at the large end can be the text outgrowing the CPU "
+        "caches, or noise)."
     )
 
 
