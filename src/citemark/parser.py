@@ -8,6 +8,7 @@ few calls, so each capability is written once for both implementations.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Callable, Iterator
 from importlib import import_module
 from types import ModuleType
@@ -22,6 +23,7 @@ from ._grammar import (
     check_families,
     check_text,
 )
+from ._markdown import code_spans
 from ._select import scanner as active_scanner
 
 Offsets = Literal["codepoints", "utf16", "utf8"]
@@ -90,7 +92,9 @@ class Parser:
     `max_marker_length=N`: a marker longer than N code points, START to STOP, is not a
     match and its text stays as it is, so an unclosed START cannot swallow what follows.
     `offsets` is the unit of `finditer`'s offsets: code points (Python), "utf16" (what
-    JavaScript indexes by) or "utf8" (bytes).
+    JavaScript indexes by) or "utf8" (bytes).  `skip_code=True` leaves markers inside
+    Markdown code (fenced and indented blocks, inline code) untouched: code is a wall
+    the scanner never looks behind.
     """
 
     def __init__(
@@ -105,6 +109,7 @@ class Parser:
         locator: str | re.Pattern[str] = r"L\d+(?:-L\d+)?",
         max_marker_length: int | None = None,
         offsets: Offsets = "codepoints",
+        skip_code: bool = False,
         implementation: Literal["cython", "python"] | None = None,
     ) -> None:
         self._options = {
@@ -117,6 +122,7 @@ class Parser:
             "locator": locator,
             "max_marker_length": max_marker_length,
             "offsets": offsets,
+            "skip_code": skip_code,
             "implementation": implementation,
         }
         markers = (
@@ -148,6 +154,7 @@ class Parser:
         self.locator = locator_pattern
         self.max_marker_length = max_marker_length
         self.offsets = offsets
+        self.skip_code = skip_code
         self.scanner = _scanner_named(implementation)
         self.implementation = "cython" if self.scanner.__name__.endswith("_c") else "python"
         self._units = _UNITS[offsets]
@@ -166,58 +173,168 @@ class Parser:
 
     def extract(self, text: str) -> list[Citation]:
         """The citations of `text` as the drop-in's dicts (offsets in code points)."""
-        return self.scanner.extract(check_text(text), self._grammar)  # type: ignore[no-any-return]
+        plain = check_text(text)
+        if not self.skip_code:
+            return self.scanner.extract(plain, self._grammar)  # type: ignore[no-any-return]
+        found = []
+        for at, part in self._prose(plain):
+            for citation in self.scanner.extract(part, self._grammar):
+                citation["start"] += at
+                citation["end"] += at
+                found.append(citation)
+        return found
 
     def finditer(self, text: str) -> Iterator[CitationSpan]:
         """The citations of `text` as `CitationSpan`s, offsets in the parser's unit."""
-        return iter(self.scanner.records(check_text(text), self._grammar, CitationSpan, self._units))
+        plain = check_text(text)
+        if not self.skip_code:
+            return iter(self.scanner.records(plain, self._grammar, CitationSpan, self._units))
+        return iter(self._in_units(plain, self._records(plain)))
 
     def strip(self, text: str) -> str:
         """`text` without its citations."""
         plain = check_text(text)
-        clean: str = self.scanner.strip(plain, self._grammar)
-        return text if clean is plain else clean
+        if not self.skip_code:
+            clean: str = self.scanner.strip(plain, self._grammar)
+            return text if clean is plain else clean
+        return "".join(
+            part if at < 0 else self.scanner.strip(part, self._grammar)
+            for at, part in self._pieces(plain)
+        )
 
     def spans(self, text: str) -> list[tuple[int, int, bool]]:
         """Every marker the grammar consumed, citation or not: (start, end, is_citation),
         in code points."""
-        return self.scanner.spans(check_text(text), self._grammar)  # type: ignore[no-any-return]
+        plain = check_text(text)
+        return [
+            (at + start, at + end, valid)
+            for at, part in self._prose(plain)
+            for start, end, valid in self.scanner.spans(part, self._grammar)
+        ]
 
     def sub(self, text: str, repl: Callable[[CitationSpan], str], *, sanitize: bool = False) -> str:
         """`text` with each citation replaced by `repl(citation)` (code point offsets).
 
         `sanitize=True` also removes the markers that were consumed but are not citations
         and every stray marker character (U+E200-U+E206) left in the text; the prose
-        between U+E203 and U+E204 stays, without those two characters.
+        between U+E203 and U+E204 stays, without those two characters.  With skip_code,
+        code is left exactly as it is.
         """
         plain = check_text(text)
         cuts: list[tuple[int, int, CitationSpan | None]] = [
-            (citation.start, citation.end, citation)
-            for citation in self.scanner.records(plain, self._grammar, CitationSpan, 0)
+            (citation.start, citation.end, citation) for citation in self._records(plain)
         ]
         if sanitize:
             invalid = [(s, e, None) for s, e, valid in self.spans(plain) if not valid]
             cuts = sorted(cuts + invalid, key=lambda cut: cut[0])
+        code = self._code(plain)
         pieces: list[str] = []
         kept_from = 0
-        for start, end, citation in cuts:
-            pieces.append(_scrub(plain[kept_from:start]) if sanitize else plain[kept_from:start])
+        for start, end, citation in [*cuts, (len(plain), len(plain), None)]:
+            kept = plain[kept_from:start]
+            pieces.append(self._clean(plain, kept_from, start, code) if sanitize else kept)
             if citation is not None:
                 replacement = repl(citation)
                 if not isinstance(replacement, str):
                     raise TypeError(f"repl must return str, not {type(replacement).__name__}")
                 pieces.append(replacement)
             kept_from = end
-        pieces.append(_scrub(plain[kept_from:]) if sanitize else plain[kept_from:])
         return "".join(pieces)
 
-    def __repr__(self) -> str:
-        families = "any_family=True" if self.any_family else repr(self.families)
-        return f"Parser({families}, implementation={self.implementation!r})"
+    def supports(self, text: str) -> list[tuple[CitationSpan, int, int]]:
+        """The prose each citation supports, where the model marked it: U+E203 prose
+        U+E204, then (after optional white space) the citation.  A list of
+        (citation, start, end) with text[start:end] the prose, in code points."""
+        plain = check_text(text)
+        found = []
+        for citation in self._records(plain):
+            before = plain[: citation.start].rstrip()
+            if before.endswith(SUPPORT_END):
+                opened = before.rfind(SUPPORT_START)
+                if opened >= 0 and SUPPORT_END not in before[opened:-1]:
+                    found.append((citation, opened + 1, len(before) - 1))
+        return found
+
+    # -- skip_code plumbing: code regions are walls the scanner never looks behind --------
+
+    def _code(self, plain: str) -> list[tuple[int, int]]:
+        return code_spans(plain) if self.skip_code else []
+
+    def _pieces(self, plain: str) -> list[tuple[int, str]]:
+        """The text cut at code: (offset, prose) pieces and (-1, code) pieces, in order."""
+        pieces = []
+        kept_from = 0
+        for start, end in self._code(plain):
+            pieces.append((kept_from, plain[kept_from:start]))
+            pieces.append((-1, plain[start:end]))
+            kept_from = end
+        pieces.append((kept_from, plain[kept_from:]))
+        return pieces
+
+    def _prose(self, plain: str) -> list[tuple[int, str]]:
+        if not self.skip_code:
+            return [(0, plain)]
+        return [(at, part) for at, part in self._pieces(plain) if at >= 0 and part]
+
+    def _records(self, plain: str) -> list[CitationSpan]:
+        """Citations in code points, clean_start counted over the whole text."""
+        records = self.scanner.records
+        found = []
+        removed = 0
+        for at, part in self._prose(plain):
+            for citation in records(part, self._grammar, CitationSpan, 0):
+                start, end = at + citation.start, at + citation.end
+                found.append(citation._replace(start=start, end=end, clean_start=start - removed))
+                removed += end - start
+        return found
+
+    def _in_units(self, plain: str, found: list[CitationSpan]) -> list[CitationSpan]:
+        if self._units == 0:
+            return found
+        converted = []
+        at = units = removed = 0
+        for citation in found:
+            units += _length(plain[at : citation.start], self.offsets)
+            start = units
+            units += _length(plain[citation.start : citation.end], self.offsets)
+            converted.append(citation._replace(start=start, end=units, clean_start=start - removed))
+            removed += units - start
+            at = citation.end
+        return converted
+
+    @staticmethod
+    def _clean(plain: str, start: int, end: int, code: list[tuple[int, int]]) -> str:
+        """plain[start:end] without stray marker characters; code (sorted, disjoint
+        spans) untouched."""
+        pieces = []
+        index = bisect_right(code, (start, len(plain) + 1)) - 1  # last code span from <= start
+        for code_start, code_end in code[max(index, 0) :]:
+            if code_start >= end:
+                break
+            if code_end <= start:
+                continue
+            if code_start > start:
+                pieces.append(_scrub(plain[start:code_start]))
+            overlap_end = min(end, code_end)
+            pieces.append(plain[max(start, code_start) : overlap_end])
+            start = overlap_end
+        pieces.append(_scrub(plain[start:end]))
+        return "".join(pieces)
 
 
 _STRAY = re.compile("[\ue200-\ue206]")
+SUPPORT_START = "\ue203"
+SUPPORT_END = "\ue204"
 
 
 def _scrub(text: str) -> str:
     return _STRAY.sub("", text)
+
+
+def _length(text: str, offsets: str) -> int:
+    """len(text) in the offset unit."""
+    if offsets == "utf16":
+        return len(text.encode("utf-16-le", "surrogatepass")) // 2
+    if offsets == "utf8":
+        return len(text.encode("utf-8", "surrogatepass"))
+    return len(text)
