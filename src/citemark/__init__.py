@@ -14,6 +14,7 @@ from ._grammar import (
     Citation,
 )
 from ._select import IMPLEMENTATION, scanner
+from .offsets import OffsetMap
 from .parser import CitationSpan, Parser
 
 _default = DropIn(scanner)
@@ -31,6 +32,7 @@ __all__ = [
     "SOURCE_ID_RE",
     "Citation",
     "CitationSpan",
+    "OffsetMap",
     "Parser",
     "extract_citations",
     "extract_many",

@@ -1,0 +1,148 @@
+"""Citations turned into something a reader can follow: numbered links, footnotes, HTML.
+
+Readers see numbers, not ids: each source gets one number, by first appearance, so a source
+cited twice points to the same note and every source of a multi-source marker is shown
+(front ends that kept only the first id lost the others).
+
+Only `http://` and `https://` URLs ever become links, in every style: a source list comes
+from tools and web pages, and a `javascript:` or `data:` URL in it must not become a
+clickable link.  Other URLs (and missing ones) render as the bare number.
+
+The text around the citations is the caller's and is copied as it is: the "html" style
+escapes what it inserts (numbers, titles, URLs, labels), not the answer, which is usually
+Markdown on its way to a renderer that does its own escaping.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from .parser import CitationSpan, Parser
+
+__all__ = ["numbering", "render"]
+
+Style = Literal["markdown", "footnotes", "html", "plain"]
+Unknown = Literal["label", "drop", "raise"]
+Sources = Mapping[str, Mapping[str, Any]]
+
+STYLES = ("markdown", "footnotes", "html", "plain")
+UNKNOWN = ("label", "drop", "raise")
+
+# A scheme we trust and no white space or control character (which browsers drop from
+# URLs, so "java\tscript:" would otherwise get through).
+_LINKABLE = re.compile(r"https?://[^\x00-\x20\x7f]+\Z", re.IGNORECASE)
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>~|])")
+
+
+def numbering(
+    text: str, parser: Parser | None = None, *, sources: Mapping[str, object] | None = None
+) -> dict[str, int]:
+    """Source id -> the number `render` gives it (1, 2, ... by first appearance).
+
+    With `sources`, ids missing from it get no number, as in `render`.
+    """
+    parser = Parser() if parser is None else parser
+    numbers: dict[str, int] = {}
+    for citation in parser.finditer(text):
+        for source_id in citation.source_ids:
+            if sources is None or source_id in sources:
+                numbers.setdefault(source_id, len(numbers) + 1)
+    return numbers
+
+
+def render(
+    text: str,
+    sources: Sources,
+    *,
+    style: Style = "markdown",
+    parser: Parser | None = None,
+    unknown: Unknown = "label",
+    sanitize: bool = False,
+) -> str:
+    """`text` with each citation replaced by numbered references to its sources.
+
+    `sources` maps a source id to `{"url": ..., "title": ...}` (both optional).  Styles:
+    "markdown" `[1](url)`; "footnotes" `[^1]` with `[^1]: [title](url)` lines appended;
+    "html" `<sup><a href="url" title="title">1</a></sup>`; "plain" `[1]`.  A marker with
+    several sources gives one reference per source, side by side; an id repeated inside a
+    marker is shown once.
+
+    An id missing from `sources` (`unknown=`): "label" shows the id in brackets,
+    `[turn0search9]`, so the gap is visible and the reader can still tell citations apart;
+    "drop" leaves it out (and the whole marker when no source is left, the surrounding
+    white space staying as it is); "raise" raises KeyError with the id.
+
+    `parser` sets the grammar (families, `skip_code=True` to keep markers in Markdown code
+    literal, ...); `sanitize=True` also removes broken markers and stray marker characters
+    (see `Parser.sub`).
+    """
+    if style not in STYLES:
+        raise ValueError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
+    if unknown not in UNKNOWN:
+        raise ValueError(f"unknown must be one of {', '.join(UNKNOWN)}, not {unknown!r}")
+    parser = Parser() if parser is None else parser
+    numbers: dict[str, int] = {}
+
+    def references(citation: CitationSpan) -> str:
+        pieces = []
+        for source_id in dict.fromkeys(citation.source_ids):
+            if source_id in sources:
+                number = numbers.setdefault(source_id, len(numbers) + 1)
+                pieces.append(_reference(style, number, sources[source_id]))
+            elif unknown == "raise":
+                raise KeyError(source_id)
+            elif unknown == "label":
+                pieces.append(_label(style, source_id))
+        return "".join(pieces)
+
+    body = parser.sub(text, references, sanitize=sanitize)
+    if style != "footnotes" or not numbers:
+        return body
+    notes = "\n".join(
+        f"[^{n}]: {_footnote(source_id, sources[source_id])}" for source_id, n in numbers.items()
+    )
+    separator = "" if not body else "\n" if body.endswith("\n") else "\n\n"
+    return f"{body}{separator}{notes}\n"
+
+
+def _reference(style: str, number: int, source: Mapping[str, Any]) -> str:
+    if style == "footnotes":
+        return f"[^{number}]"
+    url = _linkable(source.get("url"))
+    if style == "plain" or url is None:
+        return f"<sup>{number}</sup>" if style == "html" else f"[{number}]"
+    if style == "markdown":
+        return f"[{number}]({_markdown_url(url)})"
+    title = source.get("title")
+    title_attribute = f' title="{html.escape(str(title))}"' if title else ""
+    return f'<sup><a href="{html.escape(url)}"{title_attribute}>{number}</a></sup>'
+
+
+def _label(style: str, source_id: str) -> str:
+    if style == "html":
+        return f"<sup>[{html.escape(source_id)}]</sup>"
+    if style == "plain":
+        return f"[{source_id}]"
+    return f"[{_markdown_text(source_id)}]"
+
+
+def _footnote(source_id: str, source: Mapping[str, Any]) -> str:
+    url = _linkable(source.get("url"))
+    title = source.get("title") or source.get("url") or source_id
+    text = _markdown_text(" ".join(str(title).split()))
+    return f"[{text}]({_markdown_url(url)})" if url else text
+
+
+def _linkable(url: object) -> str | None:
+    return url if isinstance(url, str) and _LINKABLE.match(url) else None
+
+
+def _markdown_url(url: str) -> str:
+    return re.sub(r"([\\()])", r"\\\1", url)
+
+
+def _markdown_text(text: str) -> str:
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
