@@ -1,0 +1,495 @@
+"""The batch engine behind `citemark strip|extract|stats`: rows in, rows out, in order.
+
+Inputs are read as a stream of *tasks* (a text file; a chunk of JSONL lines; a Parquet record
+batch), each processed by `process(job, task)` in this process (-j 1, or a single task) or in
+a pool of worker processes (threads for the Arrow path, whose kernel releases the GIL).  At most
+`2 * jobs` tasks are in flight and results are written in input order as they come back, so
+memory stays bounded by a few chunks whatever the size of the input.
+
+Bad rows (JSONL: not UTF-8, not JSON, no string at the field path) stop the run, naming the
+file and line, or with `skip_bad` are left out and reported, one by one; no row is ever lost
+without a report: rows out = rows in - rows reported as skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import sys
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from contextlib import closing
+from dataclasses import dataclass, field
+from itertools import chain
+from typing import Any, BinaryIO
+
+from . import extract_many, strip_many
+from ._jsonl import BadRow, locate, splice
+from ._progress import Progress
+from ._stats import Stats
+
+CHUNK_ROWS = 4096
+CHUNK_BYTES = 8 << 20
+
+
+@dataclass(frozen=True)
+class Job:
+    """What to do with every row; sent along with each task to the workers."""
+
+    command: str  # "strip", "extract" or "stats"
+    input_format: str  # "text", "jsonl" or "parquet"
+    output_format: str  # "text", "jsonl", "parquet", or "stats"
+    families: tuple[str, ...]
+    field_path: tuple[str, ...] = ()  # JSONL
+    column: str = ""  # Parquet
+    skip_bad: bool = False
+
+
+@dataclass
+class Task:
+    file: str
+    first_row: int  # 0-based index of the first row in its file (JSONL: line number - 1)
+    payload: Any  # str (text), list[bytes] (JSONL lines), pyarrow.RecordBatch (Parquet)
+    nbytes: int  # input bytes it stands for (for the progress bar)
+
+
+@dataclass
+class Result:
+    rows: int = 0  # rows read
+    nbytes: int = 0
+    output: Any = None  # bytes, or a pyarrow.RecordBatch
+    skips: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, why)
+    error: tuple[str, int, str] | None = None  # the bad row that stops the run
+    stats: Stats | None = None
+
+
+# --- the work on one task (in a worker) --------------------------------------------------
+
+
+def process(job: Job, task: Task) -> Result:
+    result = Result(nbytes=task.nbytes)
+    if job.command == "stats":
+        result.stats = Stats()
+    if job.input_format == "jsonl":
+        _jsonl(job, task, result)
+    elif job.input_format == "parquet":
+        _parquet(job, task, result)
+    else:
+        _text(job, task, result)
+    return result
+
+
+def _text(job: Job, task: Task, result: Result) -> None:
+    text: str = task.payload
+    result.rows = 1
+    if job.command == "stats":
+        assert result.stats is not None
+        result.stats.add_texts([text], job.families)
+    elif job.command == "strip":
+        result.output = strip_many([text], families=job.families)[0].encode("utf-8")
+    elif job.output_format == "parquet":
+        result.output = _citation_batch(task.file, [0], extract_many([text], families=job.families))
+    else:
+        citations = extract_many([text], families=job.families)[0]
+        result.output = _json_line({"file": task.file, "citations": citations})
+
+
+def _jsonl(job: Job, task: Task, result: Result) -> None:
+    lines: list[bytes] = task.payload
+    dotted = ".".join(job.field_path)
+    kept: list[tuple[int, str, Any, int, int]] = []  # (row, line, value, start, end)
+    for index, raw in enumerate(lines):
+        row = task.first_row + index
+        result.rows += 1
+        try:
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise BadRow(f"not UTF-8 ({error.reason} at byte {error.start})") from None
+            value, start, end = locate(line, job.field_path)
+            if value is not None and not isinstance(value, str):
+                kind = "a list" if isinstance(value, list) else f"a {type(value).__name__}"
+                kind = "an object" if isinstance(value, dict) else kind
+                raise BadRow(f"field {dotted!r} is {kind}, not a string")
+        except BadRow as bad:
+            problem = (task.file, row + 1, str(bad))
+            if job.skip_bad:
+                result.skips.append(problem)
+                continue
+            result.rows -= 1  # not read: the run stops at it
+            result.error = problem
+            break
+        kept.append((row, line, value, start, end))
+    texts = [value for _, _, value, _, _ in kept if value is not None]
+    if job.command == "stats":
+        assert result.stats is not None
+        result.stats.add_texts((value for _, _, value, _, _ in kept), job.families)
+        result.stats.skipped = len(result.skips)
+    elif job.command == "strip":
+        cleaned = iter(strip_many(texts, families=job.families))
+        out = []
+        for _, line, value, start, end in kept:
+            if value is not None:
+                new = next(cleaned)
+                if new != value:
+                    line = splice(line, start, end, new)
+            out.append(_encode_line(line))
+        result.output = b"".join(out)
+    else:
+        found = iter(extract_many(texts, families=job.families))
+        rows = [row for row, *_ in kept]
+        citations = [None if value is None else next(found) for _, _, value, _, _ in kept]
+        if job.output_format == "parquet":
+            result.output = _citation_batch(task.file, rows, citations)
+        else:
+            result.output = b"".join(
+                _json_line({"file": task.file, "row": row, "citations": found_here})
+                for row, found_here in zip(rows, citations, strict=True)
+            )
+
+
+def _encode_line(line: str) -> bytes:
+    try:
+        return line.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        # A "\ud800"-style escape decoded to a lone surrogate and was written back raw:
+        # write the line again in pure ASCII JSON.
+        return json.dumps(json.loads(line), ensure_ascii=True).encode("ascii") + b"\n"
+
+
+def _json_line(value: Any) -> bytes:
+    try:
+        return json.dumps(value, ensure_ascii=False).encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        return json.dumps(value, ensure_ascii=True).encode("ascii") + b"\n"
+
+
+def _citation_batch(file: str, rows: list[int], citations: list[Any]) -> Any:
+    import pyarrow as pa
+
+    from .arrow import citation_type
+
+    return pa.RecordBatch.from_arrays(
+        [
+            pa.array([file] * len(rows), pa.string()),
+            pa.array(rows, pa.int64()),
+            pa.array(citations, citation_type()),
+        ],
+        schema=citation_schema(),
+    )
+
+
+def citation_schema() -> Any:
+    """The table that `extract` writes to Parquet: file, row, citations."""
+    import pyarrow as pa
+
+    from .arrow import citation_type
+
+    return pa.schema([("file", pa.string()), ("row", pa.int64()), ("citations", citation_type())])
+
+
+def _parquet(job: Job, task: Task, result: Result) -> None:
+    import pyarrow as pa
+
+    from . import arrow
+
+    batch = task.payload
+    result.rows = batch.num_rows
+    index = batch.schema.get_field_index(job.column)
+    column = batch.column(index)
+    if job.command == "stats":
+        assert result.stats is not None
+        result.stats.add_texts(column.to_pylist(), job.families)
+    elif job.command == "strip":
+        batch = batch.set_column(
+            index, batch.schema.field(index), arrow.strip(column, families=job.families)
+        )
+        if job.output_format == "parquet":
+            result.output = batch
+        else:
+            result.output = b"".join(_json_line(row) for row in _json_rows(batch))
+    else:
+        found = arrow.extract(column, families=job.families)
+        if pa.types.is_large_list(found.type):  # large_string or string_view column
+            found = found.cast(arrow.citation_type())
+        rows = list(range(task.first_row, task.first_row + batch.num_rows))
+        if job.output_format == "parquet":
+            result.output = pa.RecordBatch.from_arrays(
+                [pa.array([task.file] * len(rows), pa.string()), pa.array(rows, pa.int64()), found],
+                schema=citation_schema(),
+            )
+        else:
+            result.output = b"".join(
+                _json_line({"file": task.file, "row": row, "citations": citations})
+                for row, citations in zip(rows, found.to_pylist(), strict=True)
+            )
+
+
+def _json_rows(batch: Any) -> Iterator[dict[str, Any]]:
+    for row in batch.to_pylist():
+        yield {key: _jsonable(value) for key, value in row.items()}
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "replace")
+    return str(value)  # dates, decimals, ...
+
+
+# --- reading tasks (in the main process) -------------------------------------------------
+
+
+class Inputs:
+    """The tasks of every input file, in order; unreadable files are reported and skipped
+    (`problems` counts them), as the command has always done."""
+
+    def __init__(self, job: Job, files: list[str], chunk_rows: int, report: Callable[[str], None]):
+        self.job = job
+        self.files = files
+        self.chunk_rows = max(1, chunk_rows)
+        self.report = report
+        self.problems = 0
+
+    def total_bytes(self) -> int | None:
+        if "-" in self.files:
+            return None
+        try:
+            return sum(os.path.getsize(file) for file in self.files)
+        except OSError:
+            return None
+
+    def __iter__(self) -> Iterator[Task]:
+        for file in self.files:
+            try:
+                if self.job.input_format == "jsonl":
+                    yield from self._jsonl(file)
+                elif self.job.input_format == "parquet":
+                    yield from self._parquet(file)
+                else:
+                    yield self._text(file)
+            except InputError as error:
+                self.report(f"citemark: {error}")
+                self.problems += 1
+            except (OSError, UnicodeDecodeError) as error:
+                self.report(f"citemark: cannot read {file}: {error}")
+                self.problems += 1
+
+    def _text(self, file: str) -> Task:
+        if file == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(file, "rb") as handle:
+                data = handle.read()
+        return Task(file, 0, data.decode("utf-8"), len(data))
+
+    def _jsonl(self, file: str) -> Iterator[Task]:
+        handle: BinaryIO = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
+        try:
+            lines: list[bytes] = []
+            size = 0
+            first = 0
+            for number, raw in enumerate(handle):
+                if number == 0 and raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
+                    raw = raw[3:]
+                lines.append(raw[:-1] if raw.endswith(b"\n") else raw)
+                size += len(raw)
+                if len(lines) >= self.chunk_rows or size >= CHUNK_BYTES:
+                    yield Task(file, first, lines, size)
+                    first = number + 1
+                    lines, size = [], 0
+            if lines:
+                yield Task(file, first, lines, size)
+        finally:
+            if handle is not sys.stdin.buffer:
+                handle.close()
+
+    def _parquet(self, file: str) -> Iterator[Task]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if file == "-":
+            raise InputError("Parquet input must be a file, not standard input")
+        try:
+            reader = pq.ParquetFile(file)
+        except (pa.ArrowException, OSError) as error:
+            raise InputError(f"cannot read {file}: {error}") from None
+        schema = reader.schema_arrow
+        if self.job.column not in schema.names:
+            raise InputError(
+                f"{file}: no column {self.job.column!r} (columns: {', '.join(schema.names)})"
+            )
+        kind = schema.field(self.job.column).type
+        if not (
+            pa.types.is_string(kind)
+            or pa.types.is_large_string(kind)
+            or pa.types.is_string_view(kind)
+        ):
+            raise InputError(f"{file}: column {self.job.column!r} is {kind}, not a string column")
+        # strip rewrites whole rows; extract and stats need the text column only
+        columns = None if self.job.command == "strip" else [self.job.column]
+        total_rows = max(1, reader.metadata.num_rows)
+        size = os.path.getsize(file)
+        first = 0
+        for batch in reader.iter_batches(batch_size=self.chunk_rows, columns=columns):
+            yield Task(file, first, batch, size * batch.num_rows // total_rows)
+            first += batch.num_rows
+
+
+class InputError(Exception):
+    pass
+
+
+# --- running the tasks, in order ---------------------------------------------------------
+
+
+def ordered_results(job: Job, tasks: Iterator[Task], jobs: int, threads: bool) -> Iterator[Result]:
+    """process(job, task) for each task, in order, at most 2 * jobs in flight."""
+    tasks = iter(tasks)
+    first = next(tasks, None)
+    if first is None:
+        return
+    second = next(tasks, None)
+    if jobs <= 1 or second is None:
+        for task in chain([first], [second] if second is not None else [], tasks):
+            yield process(job, task)
+        return
+    pool: Executor
+    if threads:
+        pool = ThreadPoolExecutor(max_workers=jobs)
+    else:
+        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context())
+    window: deque[Future[Result]] = deque()
+    try:
+        for task in chain([first, second], tasks):
+            window.append(pool.submit(process, job, task))
+            if len(window) >= 2 * jobs:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
+    finally:
+        for future in window:
+            future.cancel()
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _context() -> Any:
+    # forkserver: workers start from a clean process (no threads, no open output files);
+    # spawn where there is no forkserver.
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+# --- writing results ---------------------------------------------------------------------
+
+
+class Output:
+    """Bytes to a file or standard output, or record batches to a Parquet file."""
+
+    def __init__(self, path: str | None, output_format: str, schema: Any = None) -> None:
+        self.path = path
+        self.format = output_format
+        self.schema = schema
+        self._handle: BinaryIO | None = None
+        self._writer: Any = None
+        self._own = False
+
+    def open(self) -> None:
+        if self.path in (None, "-"):
+            self._handle = sys.stdout.buffer
+        else:
+            self._handle = open(self.path, "wb")  # noqa: SIM115 - closed in close()
+            self._own = True
+        if self.format == "parquet":
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            sink = self._handle if self._own else pa.PythonFile(self._handle, mode="w")
+            self._writer = pq.ParquetWriter(sink, self.schema)
+
+    def write(self, output: Any) -> None:
+        if output is None:
+            return
+        if self._writer is not None:
+            if output.num_rows:
+                if output.schema != self.schema:
+                    output = output.cast(self.schema)
+                self._writer.write_batch(output)
+        else:
+            assert self._handle is not None
+            self._handle.write(output)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self._writer = None
+        if self._handle is not None:
+            if self._own:
+                self._handle.close()
+            else:
+                self._handle.flush()
+            self._handle = None
+
+
+@dataclass
+class Outcome:
+    rows: int = 0
+    skipped: int = 0
+    unreadable: int = 0
+    stopped: bool = False
+    stats: Stats | None = None
+
+
+def run(
+    job: Job,
+    inputs: Inputs,
+    output: Output,
+    *,
+    jobs: int,
+    progress: Progress,
+    report: Callable[[str], None],
+) -> Outcome:
+    outcome = Outcome(stats=Stats() if job.command == "stats" else None)
+    threads = job.input_format == "parquet" and job.command != "stats" and _arrow_releases_gil()
+    output.open()
+    try:
+        with progress, closing(ordered_results(job, iter(inputs), jobs, threads)) as results:
+            for result in results:
+                output.write(result.output)
+                for file, line, why in result.skips:
+                    report(f"citemark: skipped {file}:{line}: {why}")
+                outcome.rows += result.rows
+                outcome.skipped += len(result.skips)
+                if outcome.stats is not None and result.stats is not None:
+                    outcome.stats.merge(result.stats)
+                progress.advance(result.rows, result.nbytes)
+                if result.error is not None:
+                    file, line, why = result.error
+                    report(f"citemark: {file}:{line}: {why}")
+                    report("citemark: stopped (use --skip-bad to skip and report bad lines)")
+                    outcome.stopped = True
+                    break
+    finally:
+        output.close()
+    outcome.unreadable = inputs.problems
+    return outcome
+
+
+def _arrow_releases_gil() -> bool:
+    from . import arrow
+
+    return arrow.IMPLEMENTATION == "cython"

@@ -1,0 +1,481 @@
+"""The `citemark` command on texts, JSONL and Parquet logs: rows, order, bad input, stats,
+progress bar, exit codes.  The command runs in a subprocess, as a user runs it."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import select
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from citemark import _batch, extract_citations, strip_citations
+from citemark._jsonl import BadRow, locate, parse_path, splice
+
+S, D, E = "\ue200", "\ue202", "\ue201"
+
+
+def citemark(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> Any:
+    result = subprocess.run(
+        [sys.executable, "-m", "citemark", *args],
+        input=stdin if stdin is not None else b"",
+        capture_output=True,
+        cwd=cwd,
+        check=False,
+        timeout=120,
+    )
+    result.err = result.stderr.decode("utf-8")
+    return result
+
+
+def text_of(i: int) -> str:
+    """Row i of the generated log: valid, multi-source, located, malformed and foreign
+    markers, non-ASCII text, and a row without markers."""
+    kinds = ["search", "file", "news", "view"]
+    text = f"Row {i}: é {S}cite{D}turn{i % 3}{kinds[i % 4]}{i % 5}{E}"
+    if i % 2:
+        text += f" more{S}cite{D}turn0search1{D} turn1news2 {D}L3-L4{E}."
+    if i % 5 == 0:
+        text += f" {S}cite{D}not an id{E}"
+    if i % 7 == 0:
+        text += f" {S}navlist{D}Title{D}turn0search0{E}"
+    if i % 11 == 0:
+        text = f"plain row {i} \U0001f600"
+    return text
+
+
+def write_log(path: Path, rows: int, *, ascii_json: bool = True) -> list[dict[str, Any]]:
+    records = []
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(rows):
+            record = {"id": i, "response": {"output_text": text_of(i), "score": 1.5}, "tags": []}
+            records.append(record)
+            handle.write(json.dumps(record, ensure_ascii=ascii_json) + "\n")
+    return records
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[dict[str, Any]]]:
+    path = tmp_path_factory.mktemp("log") / "log.jsonl"
+    return path, write_log(path, 1200)
+
+
+# --- text files (the original command) ---------------------------------------------------
+
+
+def test_text_files_extract_and_strip(tmp_path: Path) -> None:
+    text = f"a {S}cite{D}turn0file0{D}L8-L13{E} b {S}cite{D}x y{E}"
+    (tmp_path / "answer.txt").write_text(text, encoding="utf-8")
+    found = citemark("extract", "answer.txt", cwd=tmp_path)
+    assert found.returncode == 0, found.err
+    assert json.loads(found.stdout) == {"file": "answer.txt", "citations": extract_citations(text)}
+    stripped = citemark("strip", "answer.txt", cwd=tmp_path)
+    assert stripped.stdout.decode("utf-8") == strip_citations(text, extract_citations(text))
+    piped = citemark("strip", stdin=text.encode("utf-8"))
+    assert piped.stdout == stripped.stdout
+
+
+def test_unreadable_text_file_is_named_and_others_still_done(tmp_path: Path) -> None:
+    (tmp_path / "ok.txt").write_text(f"x{S}cite{D}a{E}", encoding="utf-8")
+    result = citemark("strip", "missing.txt", "ok.txt", cwd=tmp_path)
+    assert result.returncode == 2
+    assert "missing.txt" in result.err
+    assert result.stdout == b"x"
+
+
+# --- JSONL -------------------------------------------------------------------------------
+
+
+def test_jsonl_strip_cleans_the_field_and_keeps_every_other_byte(log, tmp_path: Path) -> None:
+    path, records = log
+    result = citemark("strip", str(path), "--field", "response.output_text", "-q", "-j", "2")
+    assert result.returncode == 0, result.err
+    lines_in = path.read_bytes().splitlines()
+    lines_out = result.stdout.splitlines()
+    assert len(lines_out) == len(records)
+    for line_in, line_out, record in zip(lines_in, lines_out, records, strict=True):
+        text = record["response"]["output_text"]
+        clean = strip_citations(text, extract_citations(text))
+        if clean == text:
+            assert line_out == line_in
+        else:
+            expected = json.dumps(text)  # the log was written ASCII-escaped: kept so
+            assert line_out == line_in.replace(expected.encode(), json.dumps(clean).encode())
+        assert json.loads(line_out)["response"]["output_text"] == clean
+
+
+def test_jsonl_extract_gives_row_numbers_and_citations(log) -> None:
+    path, records = log
+    result = citemark("extract", str(path), "--field", "response.output_text", "-j", "2")
+    assert result.returncode == 0, result.err
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [row["row"] for row in rows] == list(range(len(records)))
+    assert {row["file"] for row in rows} == {str(path)}
+    for row, record in zip(rows, records, strict=True):
+        assert row["citations"] == extract_citations(record["response"]["output_text"])
+
+
+def test_order_and_results_do_not_depend_on_jobs_or_chunks(log) -> None:
+    path, _ = log
+    args = ["strip", str(path), "--field", "response.output_text", "-q"]
+    one = citemark(*args, "-j", "1")
+    two = citemark(*args, "-j", "2", "--chunk-rows", "37")
+    assert one.returncode == two.returncode == 0
+    assert one.stdout == two.stdout
+    args[0] = "extract"
+    assert (
+        citemark(*args, "-j", "1").stdout == citemark(*args, "-j", "2", "--chunk-rows", "7").stdout
+    )
+
+
+def test_utf8_json_stays_utf8_and_stdin_works(tmp_path: Path) -> None:
+    path = tmp_path / "utf8.jsonl"
+    records = write_log(path, 30, ascii_json=False)
+    result = citemark("strip", "-", "--field", "response.output_text", stdin=path.read_bytes())
+    assert result.returncode == 0, result.err
+    for line, record in zip(result.stdout.decode("utf-8").splitlines(), records, strict=True):
+        text = record["response"]["output_text"]
+        assert "\\u" not in line  # non-ASCII written as it came, not escaped
+        assert json.loads(line)["response"]["output_text"] == strip_citations(
+            text, extract_citations(text)
+        )
+
+
+def test_odd_but_valid_json_is_untouched_outside_the_field(tmp_path: Path) -> None:
+    lines = [
+        '{ "a" :1.0e5,"t":"x\\ue200cite\\ue202turn0search0\\ue201y" , "b":[ 1,2 ] }',
+        '{"t": "x\ue200cite\ue202turn0search0\ue201y", "t2": "\\u00e9"}',
+        '{"t": "first", "t": "dup \ue200cite\ue202a\ue201 last wins"}',
+        '{"t": null, "n": NaN}',
+        '{"t": "\\ud800 lone surrogate \ue200cite\ue202a\ue201"}',
+        '  {"nested": {"t": 1}, "t": "z"}  \r',
+    ]
+    path = tmp_path / "odd.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")  # and no final newline
+    result = citemark("strip", str(path), "--field", "t")
+    assert result.returncode == 0, result.err
+    out = result.stdout.decode("utf-8").split("\n")
+    assert out[-1] == ""
+    out = out[:-1]
+    assert out[0] == '{ "a" :1.0e5,"t":"xy" , "b":[ 1,2 ] }'
+    assert out[1] == '{"t": "xy", "t2": "\\u00e9"}'
+    assert out[2] == '{"t": "first", "t": "dup  last wins"}'
+    assert out[3] == lines[3]
+    assert json.loads(out[4]) == {"t": "\ud800 lone surrogate "}
+    assert out[5] == lines[5]
+    found = citemark("extract", str(path), "--field", "t")
+    rows = [json.loads(line) for line in found.stdout.splitlines()]
+    assert rows[3]["citations"] is None  # a null text has no citations
+    assert [c["source_ids"] for c in rows[2]["citations"]] == [["a"]]
+
+
+BAD_LINES = [
+    ("not json", "invalid JSON"),
+    ('{"response": {"output_text": 3}}', "is a int, not a string"),
+    ('{"response": {}}', "no field 'response.output_text'"),
+    ('{"response": "flat"}', "no field"),
+    ("[1, 2]", "no field"),
+    ("", "invalid JSON"),
+    ('{"response": {"output_text": "x"}} trailing', "invalid JSON"),
+]
+
+
+@pytest.mark.parametrize(("line", "why"), BAD_LINES)
+def test_a_bad_line_stops_the_run_naming_file_and_line(tmp_path: Path, line, why) -> None:
+    path = tmp_path / "bad.jsonl"
+    good = json.dumps({"response": {"output_text": f"a{S}cite{D}x{E}"}})
+    path.write_text(f"{good}\n{good}\n{line}\n{good}\n", encoding="utf-8")
+    result = citemark("strip", str(path), "--field", "response.output_text")
+    assert result.returncode == 2
+    assert f"{path}:3:" in result.err
+    assert why in result.err
+    assert len(result.stdout.splitlines()) == 2  # the rows before it were written
+
+
+def test_skip_bad_reports_each_line_and_loses_no_other_row(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    good = [json.dumps({"response": {"output_text": f"row {i} {S}cite{D}x{E}"}}) for i in range(9)]
+    lines = [good[0], BAD_LINES[0][0], good[1], good[2], BAD_LINES[2][0], *good[3:]]
+    data = "\n".join(lines).encode("utf-8") + b"\n" + b'{"bad utf8": "\xff"}\n'
+    path.write_bytes(data)
+    for jobs in ("1", "2"):
+        args = ["--field", "response.output_text", "--skip-bad", "-j", jobs, "--chunk-rows", "2"]
+        result = citemark("strip", str(path), *args)
+        assert result.returncode == 1, result.err
+        skipped = [
+            line for line in result.err.splitlines() if line.startswith("citemark: skipped ")
+        ]
+        assert [line.split(":")[2] for line in skipped] == ["2", "5", "12"]
+        assert "not UTF-8" in skipped[2]
+        out = result.stdout.splitlines()
+        assert len(out) == len(lines) + 1 - 3
+        assert [json.loads(line)["response"]["output_text"] for line in out] == [
+            f"row {i} " for i in range(9)
+        ]
+        found = citemark("extract", str(path), *args)
+        assert [json.loads(line)["row"] for line in found.stdout.splitlines()] == [
+            0,
+            2,
+            3,
+            *range(5, 11),
+        ]
+
+
+# --- Parquet -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def parquet_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str | None]]:
+    path = tmp_path_factory.mktemp("parquet") / "log.parquet"
+    texts: list[str | None] = [None if i % 13 == 0 else text_of(i) for i in range(700)]
+    table = pa.table(
+        {"id": pa.array(range(700), pa.int64()), "text": pa.array(texts, pa.large_string())}
+    )
+    pq.write_table(table, path, row_group_size=200)
+    return path, texts
+
+
+def test_parquet_strip_writes_parquet_with_the_column_cleaned(parquet_log, tmp_path) -> None:
+    path, texts = parquet_log
+    out = tmp_path / "clean.parquet"
+    result = citemark("strip", str(path), "--column", "text", "-o", str(out), "-j", "2")
+    assert result.returncode == 0, result.err
+    table = pq.read_table(out)
+    assert table.schema == pq.read_schema(path)
+    assert table.column("id").to_pylist() == list(range(700))
+    assert table.column("text").to_pylist() == [
+        None if t is None else strip_citations(t, extract_citations(t)) for t in texts
+    ]
+    as_json = citemark("strip", str(path), "--column", "text", "--format", "jsonl")
+    rows = [json.loads(line) for line in as_json.stdout.splitlines()]
+    assert rows == table.to_pylist()
+
+
+def test_parquet_extract_to_parquet_and_to_jsonl(parquet_log, tmp_path) -> None:
+    path, texts = parquet_log
+    out = tmp_path / "citations.parquet"
+    result = citemark(
+        "extract", str(path), "--column", "text", "-o", str(out), "--chunk-rows", "64"
+    )
+    assert result.returncode == 0, result.err
+    table = pq.read_table(out)
+    assert table.column_names == ["file", "row", "citations"]
+    assert table.column("row").to_pylist() == list(range(700))
+    expected = [None if t is None else extract_citations(t) for t in texts]
+    assert table.column("citations").to_pylist() == expected
+    lines = citemark("extract", str(path), "--column", "text").stdout.splitlines()
+    assert [json.loads(line)["citations"] for line in lines] == expected
+
+
+def test_jsonl_extract_to_parquet(log, tmp_path) -> None:
+    path, records = log
+    out = tmp_path / "found.parquet"
+    result = citemark("extract", str(path), "--field", "response.output_text", "-o", str(out))
+    assert result.returncode == 0, result.err
+    table = pq.read_table(out)
+    assert table.column("citations").to_pylist() == [
+        extract_citations(r["response"]["output_text"]) for r in records
+    ]
+
+
+def test_parquet_input_errors(parquet_log, tmp_path) -> None:
+    path, _ = parquet_log
+    missing = citemark("stats", str(path), "--column", "nope")
+    assert missing.returncode == 2
+    assert "no column 'nope'" in missing.err
+    numbers = citemark("stats", str(path), "--column", "id")
+    assert numbers.returncode == 2
+    assert "not a string column" in numbers.err
+    (tmp_path / "junk.parquet").write_bytes(b"not parquet")
+    junk = citemark("extract", str(tmp_path / "junk.parquet"), "--column", "text")
+    assert junk.returncode == 2
+    assert "junk.parquet" in junk.err
+
+
+# --- stats -------------------------------------------------------------------------------
+
+
+def test_stats_counts(tmp_path: Path) -> None:
+    rows = [
+        f"{S}cite{D}turn0search0{D}turn1file2{E} {S}cite{D}bad id{E}",
+        f"{S}cite{D}turn3news1{D}L1-L2{E} {S}cite{D}unclosed {S}navlist{D}t{D}turn0view0{E}",
+        "nothing here",
+        f"{S}cite{D}block5{E}{S}cite{D}turn2view3{E}{S}cite{D}turn0search1{E}",
+        None,
+    ]
+    path = tmp_path / "s.jsonl"
+    path.write_text("\n".join(json.dumps({"t": row}) for row in rows) + "\n", encoding="utf-8")
+    result = citemark("stats", str(path), "--field", "t", "--json")
+    assert result.returncode == 0, result.err
+    stats = json.loads(result.stdout)
+    assert stats["rows"] == 5
+    assert stats["null_rows"] == 1
+    assert stats["rows_with_citations"] == 3
+    assert stats["citations"] == 1 + 1 + 3
+    assert stats["citations_per_row"]["histogram"] == {"0": 1, "1": 2, "3": 1}
+    assert stats["citations_per_row"]["max"] == 3
+    # "bad id", and the unclosed START that swallows the navlist marker
+    assert stats["families"]["cite"] == {"markers": 7, "citations": 5, "malformed": 2}
+    assert stats["malformed_markers"] == 2
+    assert stats["other_families"] == {"navlist": 1}
+    assert stats["id_kinds"] == {"search": 2, "file": 1, "news": 1, "view": 1, "other": 1}
+    table = citemark("stats", str(path), "--field", "t", "--family", "cite", "--family", "navlist")
+    assert table.returncode == 0, table.err
+    text = table.stdout.decode("utf-8")
+    for word in ("rows", "citations", "malformed markers", "navlist", "id kind", "search"):
+        assert word in text
+    parquet_stats = citemark(
+        "stats", "--json", str(tmp_path / "s.jsonl"), "--field", "t", "-j", "2"
+    )
+    assert json.loads(parquet_stats.stdout) == stats
+
+
+def test_stats_on_parquet_equal_stats_on_jsonl(parquet_log, tmp_path) -> None:
+    path, texts = parquet_log
+    jsonl = tmp_path / "same.jsonl"
+    jsonl.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
+    from_parquet = citemark("stats", str(path), "--column", "text", "--json")
+    from_jsonl = citemark("stats", str(jsonl), "--field", "text", "--json", "-j", "2")
+    assert from_parquet.returncode == from_jsonl.returncode == 0
+    assert json.loads(from_parquet.stdout) == json.loads(from_jsonl.stdout)
+
+
+# --- usage, help, progress ---------------------------------------------------------------
+
+
+def test_help_documents_the_exit_codes() -> None:
+    result = citemark("--help")
+    assert result.returncode == 0
+    text = result.stdout.decode()
+    for code in ("0 ", "1 ", "2 ", "130"):
+        assert f"\n  {code}" in text
+    assert "--skip-bad" in text
+    assert "--jobs" in text
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["strip", "x.jsonl", "--field", "a", "--column", "b"],
+        ["strip", "x.jsonl", "--field", "a", "--format", "parquet", "-o", "x.parquet"],
+        ["strip", "x.txt", "--format", "jsonl"],
+        ["stats", "x.txt", "--format", "jsonl"],
+        ["extract", "x.txt", "--json"],
+        ["extract", "x.jsonl", "--field", "a..b"],
+        ["strip", "-j", "0"],
+    ],
+)
+def test_usage_errors_exit_2(args) -> None:
+    result = citemark(*args)
+    assert result.returncode == 2
+    assert "usage:" in result.err
+
+
+def run_on_a_terminal(args: list[str], tmp_path: Path) -> str:
+    """stderr of the command when stderr is a terminal (a pty) and stdout a file."""
+    leader, follower = pty.openpty()
+    with (tmp_path / "stdout").open("wb") as stdout:
+        env = {**os.environ, "TERM": "xterm", "COLUMNS": "120"}
+        process = subprocess.Popen(
+            [sys.executable, "-m", "citemark", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=follower,
+            env=env,
+        )
+        os.close(follower)
+        chunks = []
+        while True:
+            ready, _, _ = select.select([leader], [], [], 60)
+            if not ready:
+                break
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the pty closed
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        assert process.wait(timeout=60) == 0
+    os.close(leader)
+    return b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_progress_bar_on_a_terminal_only(log, tmp_path: Path) -> None:
+    path, _ = log
+    args = ["strip", str(path), "--field", "response.output_text", "-o", str(tmp_path / "o.jsonl")]
+    shown = run_on_a_terminal(args, tmp_path)
+    assert "1,200 rows" in shown
+    assert "MB/s" in shown
+    assert "ETA 0:00:00" in shown
+    assert "100%" in shown
+    assert run_on_a_terminal([*args, "--quiet"], tmp_path) == ""
+    piped = citemark(*args)  # stderr is a pipe here
+    assert piped.returncode == 0
+    assert piped.err == ""
+
+
+def test_plain_progress_line_without_rich(monkeypatch) -> None:
+    import io
+
+    from citemark._progress import Progress
+
+    monkeypatch.setitem(sys.modules, "rich.progress", None)  # as if rich were not installed
+    stream = io.StringIO()
+    with Progress(2_000_000, enabled=True, stream=stream) as progress:
+        progress.advance(10, 1_000_000)
+        progress.advance(10, 1_000_000)
+    shown = stream.getvalue()
+    assert "20 rows" in shown
+    assert "MB/s" in shown
+    assert "100.0%  ETA 0:00:00" in shown
+    quiet = io.StringIO()
+    with Progress(10, enabled=False, stream=quiet) as progress:
+        progress.advance(1, 10)
+    assert quiet.getvalue() == ""
+
+
+# --- the pieces --------------------------------------------------------------------------
+
+
+def test_locate_and_splice() -> None:
+    line = '{"a": {"b": "x\\u00e9", "c": 1}, "d": [1]}'
+    value, start, end = locate(line, parse_path("a.b"))
+    assert value == "xé"
+    assert line[start:end] == '"x\\u00e9"'
+    assert splice(line, start, end, "é!") == '{"a": {"b": "\\u00e9!", "c": 1}, "d": [1]}'
+    assert splice('{"a": "é"}', 6, 9, "ü") == '{"a": "ü"}'
+    for bad in ['{"a": 1', '{"a" 1}', "{'a': 1}", '{"a": {"b": 1,}}', "", "{} {}"]:
+        with pytest.raises(BadRow, match="invalid JSON"):
+            locate(bad, ("a",))
+    with pytest.raises(BadRow, match=r"no field 'a\.b' \(a is a list\)"):
+        locate('{"a": []}', ("a", "b"))
+    with pytest.raises(ValueError, match="dotted"):
+        parse_path("a.")
+
+
+def test_workers_are_fed_a_bounded_window(tmp_path: Path) -> None:
+    """Memory stays bounded: tasks are read at most 2 * jobs ahead of the results."""
+    job = _batch.Job("stats", "text", "stats", ("cite",))
+    pulled = 0
+
+    def tasks():
+        nonlocal pulled
+        for i in range(40):
+            pulled += 1
+            yield _batch.Task(f"t{i}", 0, f"x {S}cite{D}a{E}", 10)
+
+    seen = 0
+    for result in _batch.ordered_results(job, tasks(), jobs=2, threads=True):
+        seen += 1
+        assert result.stats is not None
+        assert result.stats.citations == 1
+        assert pulled - seen <= 2 * 2
+    assert seen == 40
