@@ -89,10 +89,15 @@ cdef struct Match:
     Py_ssize_t locator  # start of the locator part, or -1
     Py_ssize_t locator_end
 
+cdef enum:
+    # A typical answer's matches fit here, so scanning it allocates nothing.
+    INLINE_MATCHES = 16
+
 cdef struct Matches:
-    Match* items
+    Match* items  # `inline` until it outgrows it, then the heap
     Py_ssize_t count
     Py_ssize_t capacity
+    Match inline[INLINE_MATCHES]
 
 
 # --- the scan (no GIL) -------------------------------------------------------------------
@@ -211,12 +216,27 @@ cdef void judge_body(const unit_t* data, Py_ssize_t stop, Py_UCS4 delim, Match* 
         match.n_ids = n_parts
 
 
+cdef inline void init_matches(Matches* matches) noexcept nogil:
+    matches.items = matches.inline
+    matches.count = 0
+    matches.capacity = INLINE_MATCHES
+
+
+cdef inline void free_matches(Matches* matches) noexcept nogil:
+    if matches.items != matches.inline:
+        PyMem_RawFree(matches.items)
+
+
 cdef int push(Matches* matches, const Match* match) noexcept nogil:
-    cdef Py_ssize_t capacity
+    cdef Py_ssize_t capacity = 2 * matches.capacity
     cdef Match* grown
     if matches.count == matches.capacity:
-        capacity = 2 * matches.capacity + 16
-        grown = <Match*>PyMem_RawRealloc(matches.items, capacity * sizeof(Match))
+        if matches.items == matches.inline:
+            grown = <Match*>PyMem_RawMalloc(capacity * sizeof(Match))
+            if grown != NULL:
+                memcpy(grown, matches.inline, matches.count * sizeof(Match))
+        else:
+            grown = <Match*>PyMem_RawRealloc(matches.items, capacity * sizeof(Match))
         if grown == NULL:
             return -1
         matches.items = grown
@@ -326,27 +346,21 @@ cdef class Grammar:
         return PyUnicode_KIND(text) == 1 and self.rules.start > 0xFF
 
 
-cdef class Scan:
-    """The matches of one text; frees them when done."""
-    cdef Matches matches
-
-    def __dealloc__(self):
-        PyMem_RawFree(self.matches.items)
-
-    cdef int run(self, str text, Grammar grammar, bint keep_invalid) except -1:
-        cdef int kind = PyUnicode_KIND(text), status
-        cdef const void* data = PyUnicode_DATA(text)
-        cdef Py_ssize_t n = len(text)
-        if n < NOGIL_MIN_LENGTH:
-            status = scan_any(kind, data, n, &grammar.rules, keep_invalid, &self.matches)
-        else:
-            with nogil:
-                status = scan_any(kind, data, n, &grammar.rules, keep_invalid, &self.matches)
-        if status < 0:
-            raise MemoryError()
-        if not grammar.rules.builtin_rules:
-            judge_with_patterns(text, grammar, &self.matches, keep_invalid)
-        return 0
+cdef int scan(str text, Grammar grammar, bint keep_invalid, Matches* matches) except -1:
+    """Fill matches (initialised by the caller, who frees them) with the matches of text."""
+    cdef int kind = PyUnicode_KIND(text), status
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = len(text)
+    if n < NOGIL_MIN_LENGTH:
+        status = scan_any(kind, data, n, &grammar.rules, keep_invalid, matches)
+    else:
+        with nogil:
+            status = scan_any(kind, data, n, &grammar.rules, keep_invalid, matches)
+    if status < 0:
+        raise MemoryError()
+    if not grammar.rules.builtin_rules:
+        judge_with_patterns(text, grammar, matches, keep_invalid)
+    return 0
 
 
 # --- building results (GIL) --------------------------------------------------------------
@@ -403,8 +417,9 @@ cdef str ascii_substring(const unit_t* data, Py_ssize_t a, Py_ssize_t b):
     return part
 
 
-cdef tuple body_fields(str text, const unit_t* data, const Match* match, Py_UCS4 delim, bint ascii_ids):
-    """(source_ids list, locator or None) of a valid match."""
+cdef list body_fields(str text, const unit_t* data, const Match* match, Py_UCS4 delim, bint ascii_ids):
+    """The source ids of a valid match, then its locator if it has one (the caller pops
+    it: one list instead of a tuple of two per citation)."""
     cdef list ids = []
     cdef Py_ssize_t i = match.body, stop = match.end - 1, a = 0, b = 0, part_end
     while len(ids) < match.n_ids:  # the judge counted them: the loop ends before stop
@@ -413,16 +428,17 @@ cdef tuple body_fields(str text, const unit_t* data, const Match* match, Py_UCS4
             ids.append(ascii_substring(data, a, b) if ascii_ids else PyUnicode_Substring(text, a, b))
         i = part_end + 1
     if match.locator < 0:
-        return ids, None
+        return ids
     # The locator is the next non-empty part after the ids.
     while True:
         part_end = next_part(data, i, stop, delim, &a, &b)
         if a < b:
-            return ids, PyUnicode_Substring(text, a, b)
+            ids.append(PyUnicode_Substring(text, a, b))
+            return ids
         i = part_end + 1
 
 
-cdef tuple fields(str text, Grammar grammar, const Match* match):
+cdef list fields(str text, Grammar grammar, const Match* match):
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     # The guide's id rule admits ASCII only, so its ids need no max-char scan.
@@ -452,7 +468,8 @@ cdef str raw_of(str text, Grammar grammar, const Match* match):
 cdef dict citation(str text, Grammar grammar, const Match* match):
     # Sized for six keys up front: a plain {} would be resized on the sixth insert.
     cdef dict result = new_presized_dict(6)
-    ids, locator = fields(text, grammar, match)
+    cdef list ids = fields(text, grammar, match)
+    locator = ids.pop() if match.locator >= 0 else None
     result["raw"] = raw_of(text, grammar, match)
     result["family"] = family_of(text, grammar, match)
     result["source_ids"] = ids
@@ -463,38 +480,47 @@ cdef dict citation(str text, Grammar grammar, const Match* match):
 
 
 def extract(str text not None, Grammar grammar not None):
-    cdef Scan scan
+    cdef Matches matches
     cdef Py_ssize_t i
     if grammar.cannot_match(text):
         return []
-    scan = Scan()
-    scan.run(text, grammar, False)
-    return [citation(text, grammar, &scan.matches.items[i]) for i in range(scan.matches.count)]
+    init_matches(&matches)
+    try:
+        scan(text, grammar, False, &matches)
+        return [citation(text, grammar, &matches.items[i]) for i in range(matches.count)]
+    finally:
+        free_matches(&matches)
 
 
 def strip(str text not None, Grammar grammar not None):
-    cdef Scan scan
+    cdef Matches matches
     if grammar.cannot_match(text):
         return text
-    scan = Scan()
-    scan.run(text, grammar, False)
-    return cut_matches(text, &scan.matches)
+    init_matches(&matches)
+    try:
+        scan(text, grammar, False, &matches)
+        return cut_matches(text, &matches)
+    finally:
+        free_matches(&matches)
 
 
 def spans(str text not None, Grammar grammar not None):
     """Every consumed match, valid or not: a list of (start, end, is_citation)."""
-    cdef Scan scan
+    cdef Matches matches
     cdef Py_ssize_t i
     cdef Match* match
     if grammar.cannot_match(text):
         return []
-    scan = Scan()
-    scan.run(text, grammar, True)
-    result = []
-    for i in range(scan.matches.count):
-        match = &scan.matches.items[i]
-        result.append((match.start, match.end, match.n_ids != INVALID))
-    return result
+    init_matches(&matches)
+    try:
+        scan(text, grammar, True, &matches)
+        result = []
+        for i in range(matches.count):
+            match = &matches.items[i]
+            result.append((match.start, match.end, match.n_ids != INVALID))
+        return result
+    finally:
+        free_matches(&matches)
 
 
 # --- offsets in other units --------------------------------------------------------------
@@ -569,26 +595,31 @@ cdef object new_record(object cls, object family, list ids, object locator, Py_s
 def records(str text not None, Grammar grammar not None, object cls, int units):
     """The citations of text as cls records (a tuple subclass of six fields), with
     offsets in `units`; clean_start is where the citation sits in the stripped text."""
-    cdef Scan scan
+    cdef Matches matches
     cdef Offsets offsets
     cdef Py_ssize_t i, start, end, removed = 0
     cdef Match* match
+    cdef list ids
     if not (isinstance(cls, type) and issubclass(cls, tuple)):
         raise TypeError("cls must be a tuple subclass")
     if grammar.cannot_match(text):
         return []
-    scan = Scan()
-    scan.run(text, grammar, False)
-    offsets = Offsets(text, units)
-    result = []
-    for i in range(scan.matches.count):
-        match = &scan.matches.items[i]
-        ids, locator = fields(text, grammar, match)
-        start = offsets.convert(match.start)
-        end = offsets.convert(match.end)
-        result.append(new_record(cls, family_of(text, grammar, match), ids, locator, start, end, start - removed))
-        removed += end - start
-    return result
+    init_matches(&matches)
+    try:
+        scan(text, grammar, False, &matches)
+        offsets = Offsets(text, units)
+        result = []
+        for i in range(matches.count):
+            match = &matches.items[i]
+            ids = fields(text, grammar, match)
+            locator = ids.pop() if match.locator >= 0 else None
+            start = offsets.convert(match.start)
+            end = offsets.convert(match.end)
+            result.append(new_record(cls, family_of(text, grammar, match), ids, locator, start, end, start - removed))
+            removed += end - start
+        return result
+    finally:
+        free_matches(&matches)
 
 
 # --- cutting spans out -------------------------------------------------------------------
@@ -723,9 +754,7 @@ def cut(object text, object citations):
     if type(text) is not str:
         return None
     n = len(<str>text)
-    matches.items = NULL
-    matches.count = 0
-    matches.capacity = 0
+    init_matches(&matches)
     try:
         for item in citations:
             if type(item) is not dict:
@@ -739,4 +768,4 @@ def cut(object text, object citations):
             kept_from = match.end
         return cut_matches(<str>text, &matches)
     finally:
-        PyMem_RawFree(matches.items)
+        free_matches(&matches)
