@@ -132,6 +132,9 @@ class Parser:
         )
         if len(set(markers)) != 3:
             raise ValueError("start, delimiter and stop must be three different characters")
+        if any_family and re.fullmatch(r"[A-Za-z0-9_]", markers[1]):
+            # The name is the longest run of [A-Za-z0-9_]: it would swallow every DELIM.
+            raise ValueError("any_family needs a delimiter outside [A-Za-z0-9_]")
         if max_marker_length is not None and (
             type(max_marker_length) is not int or max_marker_length < 1
         ):
