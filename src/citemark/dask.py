@@ -1,0 +1,122 @@
+"""Strip or extract the citation markers of a Dask DataFrame column (`pip install citemark[dask]`).
+
+    import dask.dataframe as dd
+    import citemark.dask
+
+    logs = dd.read_json("logs/*.jsonl", lines=True, blocksize="64MB")
+    clean = citemark.dask.strip(logs, "output_text")                  # the column cleaned
+    found = citemark.dask.extract(logs, "output_text", into="citations")
+    clean.to_parquet("clean/")
+
+Each partition goes through `citemark.arrow` on the worker that holds it: the column becomes an
+Arrow array (zero-copy for pyarrow-backed strings, Dask's default), the compiled kernel strips
+or extracts without a Python `str` per row, and the result goes back into the partition.  Run
+it on a `distributed` cluster of several machines as it is; `citemark.arrow.IMPLEMENTATION` on
+the workers says which path they run (`client.run(lambda: citemark.arrow.IMPLEMENTATION)`).
+
+* `strip(df, column)`: the same frame, `column` cleaned (or written to a new column `into`),
+  with the column's dtype kept; missing values stay missing.
+* `extract(df, column, into="citations")`: a new column of lists of citation structs (pandas
+  `ArrowDtype(citemark.arrow.citation_type(large=True))`; `.tolist()` on a row gives the
+  `Citation` dicts), a missing text giving a missing list.
+* Both also take a Dask Series (no `column`), and return a Series.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import dask.dataframe as dd
+import pandas as pd
+import pyarrow as pa
+
+from . import arrow
+from ._grammar import DEFAULT_FAMILIES, check_families
+
+__all__ = ["extract", "extract_partition", "strip", "strip_partition"]
+
+
+def strip(
+    frame: Any,
+    column: str | None = None,
+    *,
+    families: Iterable[str] = DEFAULT_FAMILIES,
+    into: str | None = None,
+) -> Any:
+    """`frame` with the valid citations of `column` stripped (see the module's doc)."""
+    checked = check_families(families) if families else ()
+    if isinstance(frame, dd.Series):
+        return frame.map_partitions(_strip_series, checked, meta=frame._meta)
+    _check_column(frame, column)
+    assert column is not None
+    target = into or column
+    meta = frame._meta.assign(**{target: frame._meta[column]})
+    return frame.map_partitions(strip_partition, column, checked, target, meta=meta)
+
+
+def extract(
+    frame: Any,
+    column: str | None = None,
+    *,
+    families: Iterable[str] = DEFAULT_FAMILIES,
+    into: str = "citations",
+) -> Any:
+    """`frame` with a new column `into` of the citations of `column` (see the module's doc)."""
+    checked = check_families(families) if families else ()
+    kind = pd.ArrowDtype(arrow.citation_type(large=True))
+    if isinstance(frame, dd.Series):
+        meta = pd.Series([], dtype=kind, name=frame._meta.name)
+        return frame.map_partitions(_extract_series, checked, meta=meta)
+    _check_column(frame, column)
+    meta = frame._meta.assign(**{into: pd.Series([], dtype=kind)})
+    return frame.map_partitions(extract_partition, column, checked, into, meta=meta)
+
+
+def strip_partition(
+    part: pd.DataFrame, column: str, families: tuple[str, ...], into: str
+) -> pd.DataFrame:
+    """One pandas partition with `column` stripped into `into` (what `strip` maps)."""
+    return part.assign(**{into: _strip_series(part[column], families)})
+
+
+def extract_partition(
+    part: pd.DataFrame, column: str, families: tuple[str, ...], into: str
+) -> pd.DataFrame:
+    """One pandas partition with the citations of `column` in `into` (what `extract` maps)."""
+    return part.assign(**{into: _extract_series(part[column], families)})
+
+
+def _strip_series(series: pd.Series, families: tuple[str, ...]) -> pd.Series:
+    cleaned = arrow.strip(_to_arrow(series), families=families)
+    if isinstance(series.dtype, (pd.StringDtype, pd.ArrowDtype)):
+        values: Any = pd.array(cleaned, dtype=series.dtype)
+    else:  # object: str values, None for nulls
+        values = cleaned.to_pandas().to_numpy(dtype=object)
+    return pd.Series(values, index=series.index, name=series.name)
+
+
+def _extract_series(series: pd.Series, families: tuple[str, ...]) -> pd.Series:
+    found = arrow.extract(_to_arrow(series), families=families)
+    large = arrow.citation_type(large=True)
+    if found.type != large:
+        found = found.cast(large)
+    return pd.Series(pd.arrays.ArrowExtensionArray(found), index=series.index, name=series.name)
+
+
+def _to_arrow(series: pd.Series) -> Any:
+    """The column as a pyarrow string array; zero-copy when pandas keeps it in Arrow."""
+    try:
+        values = pa.array(series, from_pandas=True)
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
+        raise TypeError(f"column {series.name!r} does not hold strings: {error}") from None
+    if pa.types.is_null(values.type):  # all missing (or empty): no type to infer
+        values = pa.array([None] * len(series), pa.large_string())
+    return values
+
+
+def _check_column(frame: Any, column: str | None) -> None:
+    if not isinstance(frame, dd.DataFrame):
+        raise TypeError(f"expected a dask DataFrame or Series, not {type(frame).__name__}")
+    if column is None or column not in frame.columns:
+        raise KeyError(f"no column {column!r} (columns: {', '.join(map(str, frame.columns))})")

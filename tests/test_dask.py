@@ -1,0 +1,110 @@
+"""citemark.dask on a real distributed cluster: two worker processes on the loopback, started
+here.  A generated JSONL log is read, a column cleaned and written as Parquet, and every row
+compared with the single-process result; the workers must have run the compiled kernel."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import dask.dataframe as dd  # a missing dask fails these tests, it does not skip them
+import distributed
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import citemark.arrow
+import citemark.dask
+from citemark import extract_citations, strip_citations
+
+S, D, E = "\ue200", "\ue202", "\ue201"
+ROWS = 3000
+
+
+def text_of(i: int) -> str | None:
+    if i % 97 == 0:
+        return None
+    kinds = ["search", "file", "news", "view"]
+    text = f"Answer {i} é: claim {S}cite{D}turn{i % 4}{kinds[i % 4]}{i % 9}{E} and more"
+    if i % 3 == 0:
+        text += f" {S}cite{D}turn0search1{D} turn2news0 {D}L{i}-L{i + 2}{E}."
+    if i % 10 == 0:
+        text += f" broken {S}cite{D}no good{E} {S}cite{D}turn9search9"  # unclosed at the end
+    if i % 29 == 0:
+        text = f"\U0001f600 {S}cit" + f"e{D}turn0search5{D}turn0search15{E} split, then prose"
+    return text
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("dask") / "log.jsonl"
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(ROWS):
+            handle.write(json.dumps({"id": i, "output_text": text_of(i), "n": i * 0.5}) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def client() -> Any:
+    cluster = distributed.LocalCluster(
+        n_workers=2,
+        threads_per_worker=1,
+        processes=True,
+        host="127.0.0.1",
+        dashboard_address=None,
+    )
+    with cluster, distributed.Client(cluster) as session:
+        yield session
+
+
+def expected_strip(text: str | None) -> str | None:
+    return None if text is None else strip_citations(text, extract_citations(text))
+
+
+def test_workers_run_the_compiled_kernel(client) -> None:
+    found = client.run(lambda: citemark.arrow.IMPLEMENTATION)
+    assert len(found) == 2
+    wanted = "python" if os.environ.get("CITEMARK_IMPLEMENTATION") == "python" else "cython"
+    assert set(found.values()) == {wanted}
+
+
+def test_strip_a_jsonl_log_to_parquet_on_the_cluster(client, log: Path, tmp_path: Path) -> None:
+    frame = dd.read_json(str(log), lines=True, blocksize=64_000)
+    assert frame.npartitions > 2  # the work really is spread
+    cleaned = citemark.dask.strip(frame, "output_text")
+    out = tmp_path / "clean"
+    cleaned.to_parquet(str(out), write_index=False)
+    table = pq.read_table(out).sort_by("id")
+    assert table.num_rows == ROWS
+    assert table.column("id").to_pylist() == list(range(ROWS))
+    assert table.column("n").to_pylist() == [i * 0.5 for i in range(ROWS)]
+    assert table.column("output_text").to_pylist() == [
+        expected_strip(text_of(i)) for i in range(ROWS)
+    ]
+
+
+def test_extract_on_the_cluster(client, log: Path) -> None:
+    frame = dd.read_json(str(log), lines=True, blocksize=64_000)
+    found = citemark.dask.extract(frame, "output_text", into="citations").compute()
+    found = found.sort_values("id")
+    assert list(found.columns) == ["id", "output_text", "n", "citations"]
+    got = [None if value is pd.NA else value for value in found["citations"].tolist()]
+    assert got == [None if t is None else extract_citations(t) for t in map(text_of, range(ROWS))]
+    series = citemark.dask.strip(frame["output_text"]).compute()
+    assert series.dropna().tolist() == [
+        expected_strip(text_of(i)) for i in range(ROWS) if text_of(i) is not None
+    ]
+
+
+def test_bad_arguments() -> None:
+    frame = dd.from_pandas(pd.DataFrame({"t": ["x", None], "k": [1, 2]}), npartitions=1)
+    with pytest.raises(KeyError, match="no column 'missing'"):
+        citemark.dask.strip(frame, "missing")
+    with pytest.raises(TypeError, match="dask DataFrame"):
+        citemark.dask.extract(pd.DataFrame({"t": ["x"]}), "t")
+    with pytest.raises(TypeError, match="expected a string"):
+        citemark.dask.strip(frame, "k").compute(scheduler="sync")
+    empty = dd.from_pandas(pd.DataFrame({"t": pd.Series([None, None], dtype=object)}), 1)
+    assert citemark.dask.extract(empty, "t").compute(scheduler="sync")["citations"].isna().all()
