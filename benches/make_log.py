@@ -26,13 +26,14 @@ from typing import Any
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 
-WORDS = (
+_VOCABULARY = (
     "the a of to and in is that for it as with was on be by this are from or at an which "
     "solar panel output warranty year degradation average climate rain dust cleaning "
     "efficiency module inverter battery storage grid tariff installation roof angle shade "
     "report study data source measured estimate percent typical range manufacturer test "
     "temperature coefficient loss gain performance annual lifetime cost price market"
-).split()
+)
+WORDS = _VOCABULARY.split(" ")
 ACCENTED = ["café", "naïve", "Zürich", "São Paulo", "déjà vu", "Ærø", "coöperate", "façade"]
 OTHER = ["—", "…", "“quoted”", "€12", "°C", "±2%", "→", "😀", "中文", "日本語"]
 KINDS = ["search", "search", "search", "file", "news", "view"]
