@@ -461,6 +461,29 @@ def test_locate_and_splice() -> None:
         parse_path("a.")
 
 
+@pytest.mark.parametrize("final_newline", [True, False])
+def test_jsonl_blocks_keep_whole_lines_and_count_rows(tmp_path, monkeypatch, final_newline) -> None:
+    """Lines longer than a read block, a byte order mark, no final newline: every line ends up
+    whole in exactly one task, numbered right, at most chunk_rows lines a task."""
+    monkeypatch.setattr(_batch, "CHUNK_BYTES", 7)
+    lines = [json.dumps({"t": "x" * (i * 5 % 23)}).encode() for i in range(40)]
+    data = b"\n".join(lines) + (b"\n" if final_newline else b"")
+    path = tmp_path / "blocks.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + data)
+    job = _batch.Job("strip", "jsonl", "jsonl", ("cite",), ("t",))
+    tasks = list(_batch.Inputs(job, [str(path)], 3, print))
+    assert b"".join(task.payload for task in tasks) == data
+    expected_first = 0
+    for task in tasks:
+        assert task.first_row == expected_first
+        count = len(task.payload.split(b"\n")) - task.payload.endswith(b"\n")
+        assert 1 <= count <= 3
+        expected_first += count
+    assert expected_first == 40
+    results = [_batch.process(job, task) for task in tasks]
+    assert b"".join(result.output for result in results) == data + (b"" if final_newline else b"\n")
+
+
 def test_workers_are_fed_a_bounded_window(tmp_path: Path) -> None:
     """Memory stays bounded: tasks are read at most 2 * jobs ahead of the results."""
     job = _batch.Job("stats", "text", "stats", ("cite",))

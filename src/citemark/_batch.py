@@ -26,7 +26,7 @@ from itertools import chain
 from typing import Any, BinaryIO
 
 from . import extract_many, strip_many
-from ._jsonl import BadRow, locate, splice
+from ._jsonl import BadRow, locate, may_hold_start, splice, value_at
 from ._progress import Progress
 from ._stats import Stats
 
@@ -51,7 +51,7 @@ class Job:
 class Task:
     file: str
     first_row: int  # 0-based index of the first row in its file (JSONL: line number - 1)
-    payload: Any  # str (text), list[bytes] (JSONL lines), pyarrow.RecordBatch (Parquet)
+    payload: Any  # str (text), bytes (whole JSONL lines), pyarrow.RecordBatch (Parquet)
     nbytes: int  # input bytes it stands for (for the progress bar)
 
 
@@ -97,18 +97,33 @@ def _text(job: Job, task: Task, result: Result) -> None:
 
 
 def _jsonl(job: Job, task: Task, result: Result) -> None:
-    lines: list[bytes] = task.payload
+    data: bytes = task.payload
+    lines: list[Any]
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:  # find the bad line(s) one by one
+        lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines.pop()
     dotted = ".".join(job.field_path)
+    # strip splices the cleaned text into the line: it needs the value's span, where the
+    # line can hold a START at all; elsewhere json.loads gives the value, faster.
+    spans = job.command == "strip"
     kept: list[tuple[int, str, Any, int, int]] = []  # (row, line, value, start, end)
-    for index, raw in enumerate(lines):
+    for index, line in enumerate(lines):
         row = task.first_row + index
         result.rows += 1
+        start = end = 0
         try:
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise BadRow(f"not UTF-8 ({error.reason} at byte {error.start})") from None
-            value, start, end = locate(line, job.field_path)
+            if type(line) is bytes:
+                try:
+                    line = line.decode("utf-8")
+                except UnicodeDecodeError as error:
+                    raise BadRow(f"not UTF-8 ({error.reason} at byte {error.start})") from None
+            if spans and may_hold_start(line):
+                value, start, end = locate(line, job.field_path)
+            else:
+                value = value_at(line, job.field_path)
             if value is not None and not isinstance(value, str):
                 kind = "a list" if isinstance(value, list) else f"a {type(value).__name__}"
                 kind = "an object" if isinstance(value, dict) else kind
@@ -135,8 +150,8 @@ def _jsonl(job: Job, task: Task, result: Result) -> None:
                 new = next(cleaned)
                 if new != value:
                     line = splice(line, start, end, new)
-            out.append(_encode_line(line))
-        result.output = b"".join(out)
+            out.append(line)
+        result.output = _encode_lines(out)
     else:
         found = iter(extract_many(texts, families=job.families))
         rows = [row for row, *_ in kept]
@@ -148,6 +163,15 @@ def _jsonl(job: Job, task: Task, result: Result) -> None:
                 _json_line({"file": task.file, "row": row, "citations": found_here})
                 for row, found_here in zip(rows, citations, strict=True)
             )
+
+
+def _encode_lines(lines: list[str]) -> bytes:
+    if not lines:
+        return b""
+    try:
+        return ("\n".join(lines) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        return b"".join(map(_encode_line, lines))
 
 
 def _encode_line(line: str) -> bytes:
@@ -291,25 +315,54 @@ class Inputs:
         return Task(file, 0, data.decode("utf-8"), len(data))
 
     def _jsonl(self, file: str) -> Iterator[Task]:
+        """Blocks of whole lines, at most chunk_rows lines and about CHUNK_BYTES each: the
+        lines are split in the workers, so this loop does no work per line."""
         handle: BinaryIO = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
         try:
-            lines: list[bytes] = []
-            size = 0
-            first = 0
-            for number, raw in enumerate(handle):
-                if number == 0 and raw.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
-                    raw = raw[3:]
-                lines.append(raw[:-1] if raw.endswith(b"\n") else raw)
-                size += len(raw)
-                if len(lines) >= self.chunk_rows or size >= CHUNK_BYTES:
-                    yield Task(file, first, lines, size)
-                    first = number + 1
-                    lines, size = [], 0
-            if lines:
-                yield Task(file, first, lines, size)
+            first = 0  # index of the first line not yet handed out
+            parts: list[bytes] = []  # the start of a line that continues in the next block
+            at_start = True
+            while True:
+                block = handle.read(CHUNK_BYTES)
+                if at_start and block:
+                    at_start = False
+                    if block.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
+                        block = block[3:]
+                if not block:  # end of input: the last line may have no newline
+                    data = b"".join(parts)
+                    if data:
+                        yield from self._lines(file, first, data)
+                    return
+                cut = block.rfind(b"\n") + 1
+                if cut == 0:  # a line longer than a block: read on
+                    parts.append(block)
+                    continue
+                data = b"".join([*parts, block[:cut]]) if parts else block[:cut]
+                parts = [block[cut:]] if cut < len(block) else []
+                for task in self._lines(file, first, data):
+                    first += task.payload.count(b"\n") + (not task.payload.endswith(b"\n"))
+                    yield task
         finally:
             if handle is not sys.stdin.buffer:
                 handle.close()
+
+    def _lines(self, file: str, first: int, data: bytes) -> Iterator[Task]:
+        """`data` (whole lines) cut into tasks of at most chunk_rows lines."""
+        position = 0
+        while position < len(data):
+            end = position
+            for _ in range(self.chunk_rows):
+                newline = data.find(b"\n", end)
+                if newline < 0:
+                    end = len(data)
+                    break
+                end = newline + 1
+                if end == len(data):
+                    break
+            payload = data[position:end]
+            yield Task(file, first, payload, len(payload))
+            first += payload.count(b"\n") + (not payload.endswith(b"\n"))
+            position = end
 
     def _parquet(self, file: str) -> Iterator[Task]:
         import pyarrow as pa

@@ -1,10 +1,11 @@
-"""One JSONL line: find the value at a dotted path, and its exact span in the line.
+"""One JSONL line: the value at a dotted path, and (for `strip`) its exact span in the line.
 
-`locate` walks the objects along the path with the standard library's own (C) JSON scanner:
-every member is decoded (so a line that `json.loads` rejects is rejected here too), and the
-span of the value at the path is kept, so that `splice` can replace that value and nothing
-else: every other byte of the line (key order, spacing, number spelling, escapes) stays
-as it was.  Duplicate keys behave as in `json.loads`: the last one wins.
+`value_at` parses the line with `json.loads` and follows the path.  `locate` walks the objects
+along the path with the standard library's own (C) JSON scanner: every member is decoded (so
+a line that `json.loads` rejects is rejected here too) and the span of the value at the path is
+kept, so that `splice` replaces that value and nothing else: every other byte of the line (key
+order, spacing, number spelling, escapes) stays as it was.  Both agree with `json.loads` on
+duplicate keys (the last one wins) and report a missing field the same way.
 """
 
 from __future__ import annotations
@@ -13,20 +14,24 @@ import json
 import re
 from typing import Any
 
+from ._grammar import CITATION_START
+
 _decoder = json.JSONDecoder()
 _scan_value = _decoder.scan_once
 _scan_string = json.decoder.scanstring  # type: ignore[attr-defined]
+_encode_ascii = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_encode_utf8 = json.encoder.encode_basestring  # type: ignore[attr-defined]
 _skip_space = re.compile(r"[ \t\n\r]*").match
+# A member's key without escapes, and the colon: the common case, in one match.
+_plain_member = re.compile(r'[ \t\n\r]*"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*').match
+_empty_object = re.compile(r"[ \t\n\r]*}").match
+_after_member = re.compile(r"[ \t\n\r]*([,}])").match
+# How a START can be spelled inside a JSON string: itself, or a \u escape (hex in any case).
+_START_SPELLINGS = (CITATION_START, "\\ue200", "\\uE200")
 
 
 class BadRow(ValueError):
     """A line that is not JSON, or has no usable text at the path."""
-
-
-class _Missing:
-    def __init__(self, depth: int, found: str) -> None:
-        self.depth = depth  # how many keys of the path matched
-        self.found = found  # what stood there instead ("nothing", "a list", ...)
 
 
 def parse_path(path: str) -> tuple[str, ...]:
@@ -35,6 +40,24 @@ def parse_path(path: str) -> tuple[str, ...]:
     if not path or not all(keys):
         raise ValueError(f"not a dotted field path: {path!r}")
     return keys
+
+
+def may_hold_start(line: str) -> bool:
+    """False when no string of the JSON line can hold a START (so nothing there can change)."""
+    return any(spelling in line for spelling in _START_SPELLINGS)
+
+
+def value_at(line: str, path: tuple[str, ...]) -> Any:
+    """The value at `path` in the JSON object `line`; BadRow when there is none."""
+    try:
+        value = json.loads(line)
+    except ValueError as error:
+        raise BadRow(f"invalid JSON: {error}") from None
+    for depth, key in enumerate(path):
+        if not isinstance(value, dict) or key not in value:
+            raise _missing(path, depth, _kind(value))
+        value = value[key]
+    return value
 
 
 def locate(line: str, path: tuple[str, ...]) -> tuple[Any, int, int]:
@@ -60,14 +83,30 @@ def locate(line: str, path: tuple[str, ...]) -> tuple[Any, int, int]:
             raise BadRow(f"invalid JSON: {error}") from None
         raise  # the walker refused what json accepts: a bug, not bad input
     if isinstance(found, _Missing):
-        where = ".".join(path[: found.depth]) or "the line"
-        missing = ".".join(path)
-        raise BadRow(f"no field {missing!r} ({where} is {found.found})")
-    return found
+        raise _missing(path, found.depth, found.found)
+    return found  # type: ignore[no-any-return]
+
+
+def splice(line: str, start: int, end: int, text: str) -> str:
+    """`line` with the JSON string value at [start, end) replaced by `text`, in the same
+    escaping style: ASCII-only (\\uXXXX escapes) when the original was, UTF-8 otherwise."""
+    encode = _encode_ascii if line[start:end].isascii() else _encode_utf8
+    return line[:start] + encode(text) + line[end:]
+
+
+class _Missing:
+    def __init__(self, depth: int, found: str) -> None:
+        self.depth = depth  # how many keys of the path matched
+        self.found = found  # what stood there instead ("an object without it", "a list", ...)
 
 
 class _Invalid(Exception):
     pass
+
+
+def _missing(path: tuple[str, ...], depth: int, found: str) -> BadRow:
+    where = ".".join(path[:depth]) or "the line"
+    return BadRow(f"no field {'.'.join(path)!r} ({where} is {found})")
 
 
 def _kind(value: Any) -> str:
@@ -85,17 +124,24 @@ def _kind(value: Any) -> str:
 def _walk(line: str, index: int, path: tuple[str, ...]) -> tuple[Any, int]:
     """line[index] is '{': walk the object to its end; (found, index after '}')."""
     found: Any = _Missing(0, "an object without it")
-    index = _skip_space(line, index + 1).end()
-    if line[index] == "}":
-        return found, index + 1
+    empty = _empty_object(line, index + 1)
+    if empty:
+        return found, empty.end()
+    index += 1
     while True:
-        if line[index] != '"':
-            raise _Invalid
-        key, index = _scan_string(line, index + 1, True)
-        index = _skip_space(line, index).end()
-        if line[index] != ":":
-            raise _Invalid
-        index = _skip_space(line, index + 1).end()
+        member = _plain_member(line, index)
+        if member:
+            key = member.group(1)
+            index = member.end()
+        else:  # a key with escapes, or not JSON
+            index = _skip_space(line, index).end()
+            if line[index] != '"':
+                raise _Invalid
+            key, index = _scan_string(line, index + 1, True)
+            index = _skip_space(line, index).end()
+            if line[index] != ":":
+                raise _Invalid
+            index = _skip_space(line, index + 1).end()
         if key != path[0]:
             _, end = _scan_value(line, index)
         elif len(path) == 1:
@@ -109,17 +155,9 @@ def _walk(line: str, index: int, path: tuple[str, ...]) -> tuple[Any, int]:
         else:
             value, end = _scan_value(line, index)
             found = _Missing(1, _kind(value))
-        index = _skip_space(line, end).end()
-        if line[index] == ",":
-            index = _skip_space(line, index + 1).end()
-            continue
-        if line[index] == "}":
-            return found, index + 1
-        raise _Invalid
-
-
-def splice(line: str, start: int, end: int, text: str) -> str:
-    """`line` with the JSON string value at [start, end) replaced by `text`, in the same
-    escaping style: ASCII-only (\\uXXXX escapes) when the original was, UTF-8 otherwise."""
-    ascii_only = line[start:end].isascii()
-    return line[:start] + json.dumps(text, ensure_ascii=ascii_only) + line[end:]
+        after = _after_member(line, end)
+        if not after:
+            raise _Invalid
+        if after.group(1) == "}":
+            return found, after.end()
+        index = after.end()
