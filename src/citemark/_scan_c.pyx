@@ -16,6 +16,7 @@ from cpython.long cimport PyLong_CheckExact
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc, PyMem_RawRealloc
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_DECREF, Py_INCREF
+from cpython.list cimport PyList_New, PyList_SET_ITEM
 from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_New, PyUnicode_Substring
 from libc.stdint cimport uint32_t
@@ -33,6 +34,7 @@ cdef extern from "Python.h":
     Py_ssize_t as_ssize_t "PyLong_AsSsize_t"(object number)
     dict new_presized_dict "_PyDict_NewPresized"(Py_ssize_t size)
     PyObject* type_alloc "PyType_GenericAlloc"(PyTypeObject* cls, Py_ssize_t items) except NULL
+    void gc_untrack "PyObject_GC_UnTrack"(object op)
     const Py_ssize_t PY_SSIZE_T_MAX
 
 cdef extern from "_simd.h" nogil:
@@ -80,6 +82,11 @@ cdef struct Rules:
     Family* families
     Py_ssize_t n_families
 
+cdef enum:
+    # The judge remembers where this many parts of a body are, so building the citation
+    # reads them back instead of splitting the body again.
+    PART_SLOTS = 6
+
 cdef struct Match:
     Py_ssize_t start  # index of START
     Py_ssize_t end  # index after STOP
@@ -88,6 +95,8 @@ cdef struct Match:
     Py_ssize_t n_ids  # ids before the locator; INVALID or UNJUDGED
     Py_ssize_t locator  # start of the locator part, or -1
     Py_ssize_t locator_end
+    Py_ssize_t n_parts  # non-empty parts; more than PART_SLOTS: split the body again
+    Py_ssize_t parts[2 * PART_SLOTS]  # [start, end) of each stripped part
 
 cdef enum:
     # A typical answer's matches fit here, so scanning it allocates nothing.
@@ -109,6 +118,20 @@ cdef inline Py_ssize_t find_unit(const unit_t* data, Py_ssize_t i, Py_ssize_t en
         return cm_find_ucs2(data, i, end, ch)
     else:
         return cm_find_ucs4(data, i, end, ch)
+
+
+cdef enum:
+    IS_SPACE = 1  # str.isspace()
+    IS_ID = 2  # [A-Za-z0-9_-]
+
+# The classes of the ASCII characters, for the per-character loop of judge_body.
+cdef unsigned char ASCII_CLASS[128]
+
+
+cdef void init_ascii_class() noexcept:
+    cdef int ch
+    for ch in range(128):
+        ASCII_CLASS[ch] = (IS_SPACE if is_space(ch) else 0) | (IS_ID if is_word(ch) or ch == c'-' else 0)
 
 
 cdef inline bint is_word(Py_UCS4 ch) noexcept nogil:
@@ -139,14 +162,6 @@ cdef inline Py_ssize_t any_head_end(const unit_t* data, Py_ssize_t n, Py_ssize_t
     if j == i or j == n or data[j] != delim:
         return -1
     return j + 1
-
-
-cdef inline bint is_source_id(const unit_t* data, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-    """[A-Za-z0-9_-]+ over data[a:b] (a < b)."""
-    for a in range(a, b):
-        if not (is_word(data[a]) or data[a] == c'-'):
-            return False
-    return True
 
 
 cdef inline Py_ssize_t skip_decimals(const unit_t* data, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
@@ -188,23 +203,45 @@ cdef inline Py_ssize_t next_part(const unit_t* data, Py_ssize_t i, Py_ssize_t st
 
 cdef void judge_body(const unit_t* data, Py_ssize_t stop, Py_UCS4 delim, Match* match) noexcept nogil:
     """Is data[match.body:stop] a citation body under the guide's rules?  Sets n_ids
-    (INVALID if not) and the locator."""
-    cdef Py_ssize_t i = match.body, part_end, a, b, last_a = 0, last_b = 0, n_parts = 0
+    (INVALID if not), the locator and the parts, in one pass over the body."""
+    cdef Py_ssize_t i = match.body, a, end, first_bad, n_parts = 0, last_a = 0, last_b = 0
+    cdef bint last_is_id = False
+    cdef Py_UCS4 ch
+    cdef unsigned char char_class
     match.n_ids = INVALID
     match.locator = -1
     match.locator_end = -1
     while True:
-        part_end = next_part(data, i, stop, delim, &a, &b)
-        if a < b:
+        # One part: data[i:] up to the next DELIM (or stop), stripped to data[a:end].
+        while i < stop and data[i] != delim and is_space(data[i]):
+            i += 1
+        a = end = i
+        first_bad = stop  # the first character at or after a that an id may not hold
+        while i < stop:
+            ch = data[i]
+            if ch == delim:
+                break
+            char_class = ASCII_CLASS[ch] if ch < 128 else (IS_SPACE if is_space(ch) else 0)
+            if not (char_class & IS_SPACE):
+                end = i + 1
+            if not (char_class & IS_ID) and first_bad == stop:
+                first_bad = i
+            i += 1
+        if a < end:
             # Only the last part may be a locator; every part before it must be an id.
-            if n_parts and not is_source_id(data, last_a, last_b):
+            if n_parts and not last_is_id:
                 return
+            if n_parts < PART_SLOTS:
+                match.parts[2 * n_parts] = a
+                match.parts[2 * n_parts + 1] = end
             n_parts += 1
             last_a = a
-            last_b = b
-        if part_end >= stop:
+            last_b = end
+            last_is_id = first_bad >= end
+        if i >= stop:
             break
-        i = part_end + 1
+        i += 1  # past the DELIM
+    match.n_parts = n_parts
     if n_parts == 0:
         return
     if is_locator(data, last_a, last_b):
@@ -212,7 +249,7 @@ cdef void judge_body(const unit_t* data, Py_ssize_t stop, Py_UCS4 delim, Match* 
             match.n_ids = n_parts - 1
             match.locator = last_a
             match.locator_end = last_b
-    elif is_source_id(data, last_a, last_b):
+    elif last_is_id:
         match.n_ids = n_parts
 
 
@@ -305,6 +342,9 @@ cdef int scan_any(int kind, const void* data, Py_ssize_t n, const Rules* rules, 
     return scan_units(<const Py_UCS4*>data, n, rules, keep_invalid, out)
 
 
+init_ascii_class()
+
+
 # --- the grammar -------------------------------------------------------------------------
 
 cdef class Grammar:
@@ -326,7 +366,11 @@ cdef class Grammar:
         self.rules.delim = ord(delimiter)
         self.rules.stop = ord(stop)
         self.rules.any_family = any_family
-        self.rules.max_length = PY_SSIZE_T_MAX if max_marker_length is None else max_marker_length
+        # No text is longer than PY_SSIZE_T_MAX: a larger bound is no bound.
+        if max_marker_length is None or max_marker_length >= PY_SSIZE_T_MAX:
+            self.rules.max_length = PY_SSIZE_T_MAX
+        else:
+            self.rules.max_length = max_marker_length
         self.rules.builtin_rules = source_id is None and locator is None
         self.rules.n_families = len(families)
         self.rules.families = <Family*>PyMem_RawMalloc((self.rules.n_families + 1) * sizeof(Family))
@@ -365,15 +409,23 @@ cdef int scan(str text, Grammar grammar, bint keep_invalid, Matches* matches) ex
 
 # --- building results (GIL) --------------------------------------------------------------
 
-cdef list parts_of(str text, const unit_t* data, const Match* match, Py_UCS4 delim):
-    """The non-empty stripped parts of the body, as str."""
+cdef list parts_of(str text, const unit_t* data, Match* match, Py_UCS4 delim):
+    """The non-empty stripped parts of the body, as str; records their spans in the
+    match as judge_body does, and the last one's as the locator's."""
     cdef list parts = []
-    cdef Py_ssize_t i = match.body, stop = match.end - 1, a, b, part_end
+    cdef Py_ssize_t i = match.body, stop = match.end - 1, a, b, part_end, n_parts = 0
     while True:
         part_end = next_part(data, i, stop, delim, &a, &b)
         if a < b:
             parts.append(PyUnicode_Substring(text, a, b))
+            if n_parts < PART_SLOTS:
+                match.parts[2 * n_parts] = a
+                match.parts[2 * n_parts + 1] = b
+            n_parts += 1
+            match.locator = a
+            match.locator_end = b
         if part_end >= stop:
+            match.n_parts = n_parts
             return parts
         i = part_end + 1
 
@@ -395,12 +447,11 @@ cdef int judge_with_patterns(str text, Grammar grammar, Matches* matches, bint k
         else:
             parts = parts_of(text, <const Py_UCS4*>data, match, grammar.rules.delim)
         match.n_ids = INVALID
-        match.locator = -1
         if parts:
-            # body_fields finds the locator again: the first non-empty part after the ids.
             if grammar.locator.fullmatch(parts[len(parts) - 1]) is not None:
-                match.locator = 0
                 parts.pop()
+            else:
+                match.locator = -1
             if parts and all(grammar.source_id.fullmatch(part) is not None for part in parts):
                 match.n_ids = len(parts)
         if match.n_ids != INVALID or keep_invalid:
@@ -417,37 +468,46 @@ cdef str ascii_substring(const unit_t* data, Py_ssize_t a, Py_ssize_t b):
     return part
 
 
-cdef list body_fields(str text, const unit_t* data, const Match* match, Py_UCS4 delim, bint ascii_ids):
-    """The source ids of a valid match, then its locator if it has one (the caller pops
-    it: one list instead of a tuple of two per citation)."""
-    cdef list ids = []
-    cdef Py_ssize_t i = match.body, stop = match.end - 1, a = 0, b = 0, part_end
-    while len(ids) < match.n_ids:  # the judge counted them: the loop ends before stop
-        part_end = next_part(data, i, stop, delim, &a, &b)
-        if a < b:
-            ids.append(ascii_substring(data, a, b) if ascii_ids else PyUnicode_Substring(text, a, b))
-        i = part_end + 1
-    if match.locator < 0:
-        return ids
-    # The locator is the next non-empty part after the ids.
-    while True:
-        part_end = next_part(data, i, stop, delim, &a, &b)
-        if a < b:
-            ids.append(PyUnicode_Substring(text, a, b))
-            return ids
-        i = part_end + 1
+cdef object source_ids(str text, const unit_t* data, const Match* match, Py_UCS4 delim, bint ascii_ids, bint as_tuple):
+    """The source ids of a valid match, as a list (the drop-in dict) or a tuple (a record)."""
+    cdef Py_ssize_t i = match.body, stop = match.end - 1, a = 0, b = 0, part_end, k = 0
+    ids = PyTuple_New(match.n_ids) if as_tuple else PyList_New(match.n_ids)
+    while k < match.n_ids:
+        if match.n_parts <= PART_SLOTS:  # the judge recorded every part
+            a = match.parts[2 * k]
+            b = match.parts[2 * k + 1]
+        else:  # split the body again; the judge counted the ids, so this ends before stop
+            part_end = next_part(data, i, stop, delim, &a, &b)
+            i = part_end + 1
+            if a == b:
+                continue
+        part = ascii_substring(data, a, b) if ascii_ids else PyUnicode_Substring(text, a, b)
+        Py_INCREF(part)  # the SET_ITEMs steal a reference
+        if as_tuple:
+            PyTuple_SET_ITEM(ids, k, part)
+        else:
+            PyList_SET_ITEM(ids, k, part)
+        k += 1
+    return ids
 
 
-cdef list fields(str text, Grammar grammar, const Match* match):
+cdef object fields(str text, Grammar grammar, const Match* match, bint as_tuple):
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     # The guide's id rule admits ASCII only, so its ids need no max-char scan.
     cdef bint ascii_ids = grammar.rules.builtin_rules
+    cdef Py_UCS4 delim = grammar.rules.delim
     if kind == 1:
-        return body_fields(text, <const Py_UCS1*>data, match, grammar.rules.delim, ascii_ids)
+        return source_ids(text, <const Py_UCS1*>data, match, delim, ascii_ids, as_tuple)
     if kind == 2:
-        return body_fields(text, <const Py_UCS2*>data, match, grammar.rules.delim, ascii_ids)
-    return body_fields(text, <const Py_UCS4*>data, match, grammar.rules.delim, ascii_ids)
+        return source_ids(text, <const Py_UCS2*>data, match, delim, ascii_ids, as_tuple)
+    return source_ids(text, <const Py_UCS4*>data, match, delim, ascii_ids, as_tuple)
+
+
+cdef inline object locator_of(str text, const Match* match):
+    if match.locator < 0:
+        return None
+    return PyUnicode_Substring(text, match.locator, match.locator_end)
 
 
 cdef inline object family_of(str text, Grammar grammar, const Match* match):
@@ -468,12 +528,10 @@ cdef str raw_of(str text, Grammar grammar, const Match* match):
 cdef dict citation(str text, Grammar grammar, const Match* match):
     # Sized for six keys up front: a plain {} would be resized on the sixth insert.
     cdef dict result = new_presized_dict(6)
-    cdef list ids = fields(text, grammar, match)
-    locator = ids.pop() if match.locator >= 0 else None
     result["raw"] = raw_of(text, grammar, match)
     result["family"] = family_of(text, grammar, match)
-    result["source_ids"] = ids
-    result["locator"] = locator
+    result["source_ids"] = fields(text, grammar, match, False)
+    result["locator"] = locator_of(text, match)
     result["start"] = match.start
     result["end"] = match.end
     return result
@@ -576,10 +634,15 @@ cdef inline void fill(object record, Py_ssize_t i, object value):
     PyTuple_SET_ITEM(record, i, value)
 
 
-cdef object new_record(object cls, object family, list ids, object locator, Py_ssize_t start, Py_ssize_t end, Py_ssize_t clean_start):
+cdef object new_record(object cls, bint untrack, object family, tuple source_ids, object locator, Py_ssize_t start, Py_ssize_t end, Py_ssize_t clean_start):
     """cls(family, ids, locator, start, end, clean_start) for a tuple subclass cls, filled
-    in place; every field is built before the record exists, so it is never seen half full."""
-    cdef tuple source_ids = tuple(ids)
+    in place; every field is built before the record exists, so it is never seen half full.
+
+    A tuple of str cannot be part of a reference cycle, and CPython's collector untracks
+    such tuples itself on its next pass; doing it now spares that pass, which is a quarter
+    of the cost of a dense text.  The record too, when its class has no __dict__ (all its
+    fields are then immutable and atomic)."""
+    gc_untrack(source_ids)
     cdef object start_ = start, end_ = end, clean_start_ = clean_start
     record = <object>type_alloc(<PyTypeObject*>cls, 6)
     Py_DECREF(record)  # type_alloc's reference now belongs to `record`
@@ -589,6 +652,8 @@ cdef object new_record(object cls, object family, list ids, object locator, Py_s
     fill(record, 3, start_)
     fill(record, 4, end_)
     fill(record, 5, clean_start_)
+    if untrack:
+        gc_untrack(record)
     return record
 
 
@@ -599,9 +664,10 @@ def records(str text not None, Grammar grammar not None, object cls, int units):
     cdef Offsets offsets
     cdef Py_ssize_t i, start, end, removed = 0
     cdef Match* match
-    cdef list ids
+    cdef bint untrack
     if not (isinstance(cls, type) and issubclass(cls, tuple)):
         raise TypeError("cls must be a tuple subclass")
+    untrack = (<PyTypeObject*>cls).tp_dictoffset == 0
     if grammar.cannot_match(text):
         return []
     init_matches(&matches)
@@ -611,11 +677,9 @@ def records(str text not None, Grammar grammar not None, object cls, int units):
         result = []
         for i in range(matches.count):
             match = &matches.items[i]
-            ids = fields(text, grammar, match)
-            locator = ids.pop() if match.locator >= 0 else None
             start = offsets.convert(match.start)
             end = offsets.convert(match.end)
-            result.append(new_record(cls, family_of(text, grammar, match), ids, locator, start, end, start - removed))
+            result.append(new_record(cls, untrack, family_of(text, grammar, match), fields(text, grammar, match, True), locator_of(text, match), start, end, start - removed))
             removed += end - start
         return result
     finally:

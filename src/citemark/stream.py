@@ -48,6 +48,13 @@ class StreamParser:
         if self._closed:
             raise ValueError("feed() after close()")
         data = self._held + chunk
+        if self.parser.start not in data:
+            # The common chunk: no marker can start in it, so it all goes out as it is.
+            self._held = ""
+            length = _length(data, self.parser.offsets)
+            self._raw_units += length
+            self._clean_units += length
+            return StreamUpdate(data, [])
         return self._release(data, self._undecided_from(data))
 
     def close(self) -> StreamUpdate:
