@@ -11,7 +11,7 @@ import sys
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
-REQUIRE = os.environ.get("CIBUILDWHEEL") == "1" or os.environ.get("CITEMARK_REQUIRE_EXTENSION") == "1"
+REQUIRE = "1" in (os.environ.get("CIBUILDWHEEL"), os.environ.get("CITEMARK_REQUIRE_EXTENSION"))
 PURE = os.environ.get("CITEMARK_NO_EXTENSION") == "1" and not REQUIRE
 
 
@@ -19,13 +19,13 @@ class OptionalBuildExt(build_ext):
     def run(self):
         try:
             super().run()
-        except Exception as error:  # noqa: BLE001 - any failure means "no compiler here"
+        except Exception as error:
             self._fallback(error)
 
     def build_extension(self, ext):
         try:
             super().build_extension(ext)
-        except Exception as error:  # noqa: BLE001
+        except Exception as error:
             self._fallback(error)
 
     def _fallback(self, error):

@@ -11,15 +11,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+
 from _common import ensure_citemark_importable
 
 ensure_citemark_importable()
 
 import baseline  # noqa: E402
-from corpus import dense, typical_answer  # noqa: E402
-
 from citemark import Parser  # noqa: E402
 from citemark.stream import StreamParser  # noqa: E402
+from corpus import dense, typical_answer  # noqa: E402
 
 IMPLEMENTATIONS = {"kernel": "cython", "twin": "python"}
 CHUNK = 16

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -25,12 +27,12 @@ def run(stream: StreamParser, chunks: list[str]) -> tuple[str, list]:
         text.append(update.text)
         citations += update.citations
     update = stream.close()
-    return "".join(text + [update.text]), citations + update.citations
+    return "".join([*text, update.text]), citations + update.citations
 
 
 def chunked(text: str, cuts: list[int]) -> list[str]:
     bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
-    return [text[a:b] for a, b in zip(bounds, bounds[1:])]
+    return [text[a:b] for a, b in pairwise(bounds)]
 
 
 grammars = st.sampled_from(

@@ -40,7 +40,9 @@ class DropIn:
         if found is None:
             if len(self._grammars) >= _CACHE_SIZE:
                 self._grammars.clear()
-            found = self.scanner.Grammar(families, CITATION_START, CITATION_DELIMITER, CITATION_STOP)
+            found = self.scanner.Grammar(
+                families, CITATION_START, CITATION_DELIMITER, CITATION_STOP
+            )
             self._grammars[families] = found
         return found
 

@@ -68,9 +68,7 @@ def _marker(name: str, value: object) -> str:
     return str.__str__(value)
 
 
-def _pattern(
-    name: str, value: str | re.Pattern[str], builtin: set[str]
-) -> re.Pattern[str] | None:
+def _pattern(name: str, value: str | re.Pattern[str], builtin: set[str]) -> re.Pattern[str] | None:
     """A compiled pattern, or None for the guide's own rule (the kernel checks it in C)."""
     if isinstance(value, str):
         pattern = re.compile(value)
@@ -151,6 +149,7 @@ class Parser:
             locator_pattern = locator_pattern or re.compile(r"L\d+(?:-L\d+)?")
 
         self.families = () if any_family else check_families(families)
+        self._options["families"] = self.families or DEFAULT_FAMILIES  # read once, kept
         self.any_family = any_family
         self.start, self.delimiter, self.stop = markers
         self.source_id = source_id_pattern
