@@ -651,6 +651,8 @@ cdef int emit(const uint8_t* data, const Match* match, const Family* family, Py_
             if put_offset(&out.ids_offsets, out.ids_data.size, width) < 0:
                 return TOO_LARGE
             n_ids += 1
+        if part_end >= stop:  # cannot happen (parse_body counted the parts); never loop on
+            break
         i = part_end + MARK
     out.n_ids += n_ids
     if put_offset(&out.ids_lists, out.n_ids, width) < 0:
