@@ -16,6 +16,11 @@ from ._grammar import (
 from ._select import IMPLEMENTATION, scanner
 from .offsets import OffsetMap
 from .parser import CitationSpan, Parser
+from .prompt import citation_instructions
+from .sources import Registry, Source, format_context, format_tool_output
+
+# `validate`/`resolve` stay in citemark.validate: a function of that name here would shadow
+# the module (`import citemark.validate as v` would give the function).
 
 _default = DropIn(scanner)
 extract_citations = _default.extract_citations
@@ -34,8 +39,13 @@ __all__ = [
     "CitationSpan",
     "OffsetMap",
     "Parser",
+    "Registry",
+    "Source",
+    "citation_instructions",
     "extract_citations",
     "extract_many",
+    "format_context",
+    "format_tool_output",
     "strip_citations",
     "strip_many",
 ]

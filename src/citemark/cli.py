@@ -4,6 +4,8 @@
     citemark strip [FILE ...]     each input without its citation markers
     citemark stats [FILE ...]     counts: citations per family and per row, malformed markers,
                                   id kinds; a table, or --json
+    citemark lint [FILE ...]      check answers against their sources and the citation rules
+                                  (`citemark lint --help`; see citemark.lint)
 
 FILE defaults to standard input ("-").  A FILE is one text, unless --field PATH (JSONL: one JSON
 object a line, the text at a dotted PATH in each) or --column NAME (Parquet) says it holds rows.
@@ -137,6 +139,11 @@ def _formats(args: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["lint"]:  # a command with options of its own
+        from .lint import main as lint
+
+        return lint(argv[1:])
     parser = _parser()
     # intermixed: options may come between the file names (`stats --json log.jsonl`)
     args = parser.parse_intermixed_args(argv)

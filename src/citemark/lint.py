@@ -1,0 +1,293 @@
+"""`citemark lint`: the checks of `citemark.validate` from the command line.
+
+    citemark lint ANSWER.txt --sources SOURCES.json [--style tool-lines]
+    citemark lint LOG.jsonl --field response.text --sources-field response.sources
+
+A FILE is one answer; with --field PATH it is JSONL, one answer a line at the dotted PATH.
+Sources are a JSON object mapping ids to source objects (`Registry.to_json`), or a list of
+objects with an "id": from --sources FILE for every answer, or per row from the JSONL field
+--sources-field PATH.  Without sources, the checks that need them are skipped.
+
+Diagnostics are printed one a line (`FILE:LINE:COLUMN: severity code: message`; JSONL:
+`FILE:ROW_LINE (answer LINE:COLUMN): ...`), then a table of counts; --json prints one
+JSON object instead.  Exit codes: 0 nothing at or above --fail-on (default: error); 1
+something was; 2 bad usage or unreadable input (a file, a sources file or a JSONL row that
+cannot be read is named, with its line, on standard error; the other inputs are still
+checked).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from ._jsonl import BadRow, parse_path, value_at
+from .parser import Parser
+from .prompt import STYLES
+from .sources import Registry
+from .validate import CODES, Diagnostic, validate
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_FOUND = 1
+EXIT_BAD_INPUT = 2
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+class Unreadable(Exception):
+    """An input that cannot be checked: the message names the file and, where it can, the
+    line."""
+
+
+@dataclass
+class Report:
+    answers: int = 0
+    citations: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+
+
+def _arguments() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="citemark lint",
+        description="Check model answers: citations against their sources, marker syntax, "
+        "and where citations are placed.",
+        epilog=__doc__.split("\n\n", 2)[2] if __doc__ else None,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("files", nargs="*", default=["-"], metavar="FILE")
+    parser.add_argument("--sources", metavar="FILE", help="JSON: id -> source object")
+    parser.add_argument("--field", metavar="PATH", help="JSONL input: dotted path to the answer")
+    parser.add_argument(
+        "--sources-field", metavar="PATH", help="JSONL input: dotted path to the row's sources"
+    )
+    parser.add_argument(
+        "--style", choices=STYLES, help="the prompt's citation style (default: none)"
+    )
+    parser.add_argument(
+        "--family",
+        action="append",
+        dest="families",
+        metavar="NAME",
+        help="marker family to accept (repeatable; default: cite)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=("error", "warning"),
+        default="error",
+        help="lowest severity that makes the exit code 1 (default: error)",
+    )
+    parser.add_argument("--json", action="store_true", help="one JSON object on standard output")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    arguments = _arguments()
+    args = arguments.parse_intermixed_args(argv)
+    if args.sources_field and not args.field:
+        arguments.error("--sources-field reads JSONL rows: give --field too")
+    if args.sources and args.sources_field:
+        arguments.error("give --sources or --sources-field, not both")
+    try:
+        field_path = parse_path(args.field) if args.field else ()
+        sources_path = parse_path(args.sources_field) if args.sources_field else ()
+    except ValueError as error:
+        arguments.error(str(error))
+    parser = Parser(tuple(args.families or ("cite",)))
+    report = Report()
+    shared: Registry | None = None
+    if args.sources:
+        try:
+            shared = _load_sources(args.sources)
+        except Unreadable as error:
+            _complain(str(error))
+            return EXIT_BAD_INPUT
+    for file in args.files:
+        try:
+            if field_path:
+                _lint_jsonl(file, field_path, sources_path, shared, parser, args, report)
+            else:
+                text = _read(file).decode("utf-8")
+                _lint(text, shared, parser, args, report, file=file)
+        except UnicodeDecodeError as error:
+            report.unreadable.append(f"{file}: not UTF-8 (byte {error.start})")
+            _complain(report.unreadable[-1])
+        except Unreadable as error:
+            report.unreadable.append(str(error))
+            _complain(str(error))
+    out = sys.stdout
+    if args.json:
+        _write_json(report, out)
+    else:
+        _write_table(report, out)
+    out.flush()
+    if report.unreadable:
+        return EXIT_BAD_INPUT
+    failing = ("error",) if args.fail_on == "error" else ("error", "warning")
+    found = any(CODES[code] in failing for code in report.counts)
+    return EXIT_FOUND if found else EXIT_OK
+
+
+def _complain(message: str) -> None:
+    print(f"citemark lint: {message}", file=sys.stderr, flush=True)
+
+
+def _read(file: str) -> bytes:
+    try:
+        if file == "-":
+            return sys.stdin.buffer.read()
+        with open(file, "rb") as handle:
+            return handle.read()
+    except OSError as error:
+        raise Unreadable(f"{file}: {error.strerror or error}") from None
+
+
+def _load_sources(file: str) -> Registry:
+    try:
+        data = json.loads(_read(file).decode("utf-8"))
+    except UnicodeDecodeError as error:
+        raise Unreadable(f"{file}: not UTF-8 (byte {error.start})") from None
+    except json.JSONDecodeError as error:
+        raise Unreadable(f"{file}:{error.lineno}: invalid JSON: {error.msg}") from None
+    try:
+        return Registry.from_json(data)
+    except (TypeError, ValueError) as error:
+        raise Unreadable(f"{file}: bad sources: {error}") from None
+
+
+def _rows(file: str) -> Iterator[tuple[int, str | None, str]]:
+    """(line number, the line or None when it is not UTF-8, why) for each non-blank line."""
+    for number, raw in enumerate(_read(file).split(b"\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            yield number, raw.decode("utf-8"), ""
+        except UnicodeDecodeError as error:
+            yield number, None, f"not UTF-8 (byte {error.start})"
+
+
+def _lint_jsonl(
+    file: str,
+    field_path: tuple[str, ...],
+    sources_path: tuple[str, ...],
+    shared: Registry | None,
+    parser: Parser,
+    args: argparse.Namespace,
+    report: Report,
+) -> None:
+    for number, line, why in _rows(file):
+        try:
+            if line is None:
+                raise BadRow(why)
+            text = value_at(line, field_path)
+            if not isinstance(text, str):
+                raise BadRow(f"field {'.'.join(field_path)!r} is not a string")
+            sources = shared
+            if sources_path:
+                try:
+                    sources = Registry.from_json(value_at(line, sources_path))
+                except (TypeError, ValueError) as error:
+                    if isinstance(error, BadRow):
+                        raise
+                    raise BadRow(f"bad sources: {error}") from None
+        except BadRow as bad:
+            report.unreadable.append(f"{file}:{number}: {bad}")
+            _complain(report.unreadable[-1])
+            continue
+        _lint(text, sources, parser, args, report, file=file, row_line=number)
+
+
+def _lint(
+    text: str,
+    sources: Registry | None,
+    parser: Parser,
+    args: argparse.Namespace,
+    report: Report,
+    *,
+    file: str,
+    row_line: int | None = None,
+) -> None:
+    report.answers += 1
+    report.citations += sum(1 for _ in parser.finditer(text))
+    diagnostics = validate(text, sources, parser=parser, style=args.style)
+    breaks = [m.end() for m in _NEWLINE.finditer(text)]
+    for diagnostic in diagnostics:
+        report.counts[diagnostic.code] += 1
+        line, column = _position(breaks, diagnostic.start)
+        row: dict[str, Any] = {"file": file}
+        if row_line is not None:
+            row["row_line"] = row_line
+        row.update(line=line, column=column, **diagnostic.to_json())
+        report.rows.append(row)
+        if not args.json:
+            sys.stdout.write(_one_line(row, diagnostic) + "\n")
+
+
+def _position(breaks: list[int], offset: int) -> tuple[int, int]:
+    """1-based line and column (code points) of `offset`."""
+    index = bisect_right(breaks, offset)
+    return index + 1, offset - (breaks[index - 1] if index else 0) + 1
+
+
+def _one_line(row: dict[str, Any], diagnostic: Diagnostic) -> str:
+    if "row_line" in row:
+        where = f"{row['file']}:{row['row_line']} (answer {row['line']}:{row['column']})"
+    else:
+        where = f"{row['file']}:{row['line']}:{row['column']}"
+    return f"{where}: {diagnostic.severity} {diagnostic.code}: {diagnostic.message}"
+
+
+def _totals(report: Report) -> tuple[int, int]:
+    errors = sum(n for code, n in report.counts.items() if CODES[code] == "error")
+    return errors, sum(report.counts.values()) - errors
+
+
+def _write_table(report: Report, out: TextIO) -> None:
+    errors, warnings = _totals(report)
+    if report.counts:
+        width = max(len("code"), *map(len, report.counts))
+        out.write(f"\n{'code':<{width}}  severity  count\n")
+        ordered = sorted(report.counts.items(), key=lambda item: (CODES[item[0]], item[0]))
+        for code, count in ordered:
+            out.write(f"{code:<{width}}  {CODES[code]:<8}  {count:>5}\n")
+        out.write("\n")
+    out.write(
+        f"{_plural(report.answers, 'answer')}, {_plural(report.citations, 'citation')}: "
+        f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
+        + (f"; {_plural(len(report.unreadable), 'unreadable input')}" if report.unreadable else "")
+        + "\n"
+    )
+
+
+def _write_json(report: Report, out: TextIO) -> None:
+    errors, warnings = _totals(report)
+    document = {
+        "diagnostics": report.rows,
+        "summary": {
+            "answers": report.answers,
+            "citations": report.citations,
+            "errors": errors,
+            "warnings": warnings,
+            "codes": dict(sorted(report.counts.items())),
+        },
+        "unreadable": report.unreadable,
+    }
+    out.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+
+
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'' if count == 1 else 's'}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,719 @@
+"""Check a model answer against its sources and the rules its prompt gave.
+
+`resolve(text, sources)` ties each citation to its sources and, for a line locator, to
+the lines it quotes.  `validate(text, sources, style=...)` returns `Diagnostic`s: what a
+reader would see go wrong (a marker that leaks, a citation that points nowhere) and what
+breaks the placement rules of the prompt (`citemark.prompt`).  `citemark lint` runs it
+from the command line.
+
+Offsets are code points into `text`, whatever the parser's `offsets`; the whole text is
+checked, code included, whatever its `skip_code` (a citation in code is itself a finding).
+`sources` maps ids to `Source`s (a `Registry`) or to source objects as `Source.from_json`
+reads them; with `sources=None` the checks that need sources are skipped.  `style` is
+the prompt's ("tool", "tool-lines", "context"), or None: locators allowed on line
+sources, never required.
+
+Diagnostic codes (stable; new ones may be added):
+
+| code                          | severity | when                                                  |
+|-------------------------------|----------|-------------------------------------------------------|
+| `unknown-source`              | error    | a cited id is not among the sources                   |
+| `locator-out-of-range`        | error    | a line locator goes past the source's last line       |
+| `locator-reversed`            | error    | a range that ends before it starts (`L9-L3`)          |
+| `locator-zero`                | error    | a line 0 (`L0`, `L0-L4`): lines count from 1          |
+| `locator-missing`             | error    | style "tool-lines": a line source cited without lines |
+| `locator-unexpected`          | warning  | a locator on a block or document source, or in a      |
+|                               |          | style that cites ids only ("tool", "context")         |
+| `locator-ambiguous`           | warning  | a locator in a marker that names several sources      |
+| `invalid-marker`              | error    | a closed marker that is not a citation: a bad id, an  |
+|                               |          | empty body, a family the parser does not accept       |
+| `unterminated-marker`         | error    | a START that no STOP closes                           |
+| `stray-stop`                  | error    | a STOP outside any marker                             |
+| `stray-delimiter`             | error    | a DELIMITER outside any marker                        |
+| `bare-reference`              | error    | a reference id in the text outside a marker           |
+|                               |          | (`turn0search3`, the degraded `citeturn0search0`)     |
+| `escaped-marker`              | error    | a marker character written as an escape (`\\ue200`)   |
+| `citation-in-code`            | error    | a citation inside a code block or inline code         |
+| `citation-on-fence-line`      | error    | a citation on the line of a code fence                |
+| `citation-in-emphasis`        | error    | a citation inside bold or italics                     |
+| `citation-before-punctuation` | warning  | punctuation right after a citation (`claim[c].`)      |
+| `citation-alone`              | warning  | a line that holds citations and nothing else          |
+| `citations-grouped-at-end`    | warning  | every citation sits in one run at the end of an       |
+|                               |          | answer of several paragraphs                          |
+
+How the heuristics decide:
+
+- bare references: outside code and markers, `turn<N><kind><M>` (optionally glued to a
+  family name, further ids and a line locator, as when the marker characters are lost in
+  a copy) and every id of `sources` that holds a digit, as a whole word.
+- emphasis: `*`/`_` delimiter runs matched with CommonMark's flanking rules inside one
+  paragraph (split at blank lines, headings, list items and code blocks); the length of
+  the runs is not matched.
+- punctuation: `. , ; : ! ? …` and their CJK forms, right after a citation or a run of
+  citations (spaces and tabs between them allowed).
+- alone: the line without its markers, list bullet and quote signs holds nothing but
+  white space and punctuation.
+- grouped at the end: at least two sources are cited, every citation is in the final run
+  of citations (separated by white space and punctuation only, with nothing after it),
+  and the text before that run has at least two blocks (paragraphs or list items).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from bisect import bisect_right
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ._grammar import check_text
+from ._markdown import code_spans
+from .parser import CitationSpan, Parser
+from .prompt import STYLES, Style
+from .sources import Line, Registry, Source
+
+__all__ = ["CODES", "Diagnostic", "Resolved", "Target", "parse_locator", "resolve", "validate"]
+
+Severity = Literal["error", "warning"]
+
+CODES: dict[str, Severity] = {
+    "unknown-source": "error",
+    "locator-out-of-range": "error",
+    "locator-reversed": "error",
+    "locator-zero": "error",
+    "locator-missing": "error",
+    "locator-unexpected": "warning",
+    "locator-ambiguous": "warning",
+    "invalid-marker": "error",
+    "unterminated-marker": "error",
+    "stray-stop": "error",
+    "stray-delimiter": "error",
+    "bare-reference": "error",
+    "escaped-marker": "error",
+    "citation-in-code": "error",
+    "citation-on-fence-line": "error",
+    "citation-in-emphasis": "error",
+    "citation-before-punctuation": "warning",
+    "citation-alone": "warning",
+    "citations-grouped-at-end": "warning",
+}
+
+_LINE_LOCATOR = re.compile(r"L(\d+)(?:-L(\d+))?")
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+_FENCE_LINE = re.compile(r" {0,3}(?:`{3,}|~{3,}).*", re.DOTALL)
+_LIST_OR_QUOTE = re.compile(r"[ \t]*(?:>[ \t]*)*(?:(?:[-+*]|\d{1,9}[.)])(?:[ \t]+|$))?")
+_LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
+_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
+_DELIMITER_RUN = re.compile(r"\*+|_+")
+_PUNCTUATION = frozenset(".,;:!?…。，、；：！？")
+_TURN_ID = r"turn\d+[A-Za-z]+\d+"
+_LOCATOR = r"L\d+(?:-L\d+)?"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding: a stable `code`, its `severity`, a message, and where (code points)."""
+
+    code: str
+    severity: Severity
+    message: str
+    start: int
+    end: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "start": self.start,
+            "end": self.end,
+        }
+
+
+@dataclass(frozen=True)
+class Target:
+    """One source of a citation: its id, the `Source` (None when unknown) and the lines
+    the locator quotes (empty without a locator, or when it does not resolve)."""
+
+    id: str
+    source: Source | None
+    lines: tuple[Line, ...] = ()
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A citation with its targets, one per distinct id, in the marker's order."""
+
+    citation: CitationSpan
+    targets: tuple[Target, ...]
+
+    @property
+    def quote(self) -> str:
+        """The quoted lines of every target, one per line ("" without a locator)."""
+        return "\n".join(line.text for target in self.targets for line in target.lines)
+
+
+def parse_locator(locator: str | None) -> tuple[int, int] | None:
+    """`"L8-L13"` -> (8, 13), `"L4"` -> (4, 4); None for anything else (no check)."""
+    if locator is None:
+        return None
+    found = _LINE_LOCATOR.fullmatch(locator)
+    if found is None:
+        return None
+    first = int(found[1])
+    return first, int(found[2]) if found[2] is not None else first
+
+
+def resolve(
+    text: str, sources: Mapping[str, Any], *, parser: Parser | None = None
+) -> list[Resolved]:
+    """Each citation of `text` (code points) with its sources and quoted lines."""
+    plain = check_text(text)
+    scanner = _full_parser(parser)
+    known = _as_sources(sources)
+    assert known is not None
+    resolved = []
+    for citation in scanner.finditer(plain):
+        lines = parse_locator(citation.locator)
+        targets = []
+        for source_id in dict.fromkeys(citation.source_ids):
+            source = known.get(source_id)
+            quoted: tuple[Line, ...] = ()
+            if source is not None and lines is not None and source.unit == "line":
+                first, last = lines
+                if 1 <= first <= last <= len(source.lines):
+                    quoted = source.quote(first, last)
+            targets.append(Target(source_id, source, quoted))
+        resolved.append(Resolved(citation, tuple(targets)))
+    return resolved
+
+
+def validate(
+    text: str,
+    sources: Mapping[str, Any] | None,
+    *,
+    parser: Parser | None = None,
+    style: Style | None = None,
+) -> list[Diagnostic]:
+    """The diagnostics of `text`, sorted by place (see the module docstring)."""
+    if style is not None and style not in STYLES:
+        raise ValueError(f"style must be one of {', '.join(STYLES)} or None, not {style!r}")
+    plain = check_text(text)
+    scanner = _full_parser(parser)
+    return _Check(plain, scanner, _as_sources(sources), style).run()
+
+
+def _full_parser(parser: Parser | None) -> Parser:
+    """The parser in code points, looking into code too."""
+    parser = Parser() if parser is None else parser
+    if parser.skip_code or parser.offsets != "codepoints":
+        parser = parser.replace(skip_code=False, offsets="codepoints")
+    return parser
+
+
+def _as_sources(sources: Mapping[str, Any] | None) -> Mapping[str, Source] | None:
+    if sources is None or isinstance(sources, Registry):
+        return sources
+    if not isinstance(sources, Mapping):
+        raise TypeError(f"sources must be a mapping or None, not {type(sources).__name__}")
+    return {
+        key: value if isinstance(value, Source) else Source.from_json(key, value)
+        for key, value in sources.items()
+    }
+
+
+def _is_punctuation(char: str) -> bool:
+    return unicodedata.category(char)[0] in "PS"
+
+
+class _Check:
+    def __init__(
+        self, text: str, parser: Parser, sources: Mapping[str, Source] | None, style: str | None
+    ) -> None:
+        self.text = text
+        self.parser = parser
+        self.sources = sources
+        self.style = style
+        self.found: list[Diagnostic] = []
+        self.citations = list(parser.finditer(text))
+        self.consumed = parser.spans(text)  # (start, end, is_citation)
+        self.lines = _line_spans(text)
+        self.head = re.compile(rf"[^\s{re.escape(parser.start + parser.stop)}]*")
+
+    def add(self, code: str, start: int, end: int, message: str) -> None:
+        self.found.append(Diagnostic(code, CODES[code], message, start, end))
+
+    def run(self) -> list[Diagnostic]:
+        foreign = self.markers()
+        for citation in self.citations:
+            self.locate(citation)
+        fence_cited = self.fence_lines()
+        code = code_spans(self.masked_for_code(fence_cited))
+        self.placement(code, fence_cited)
+        walls = _merge([*code, *((s, e) for s, e, _ in self.consumed), *foreign])
+        self.references(walls)
+        return sorted(self.found, key=lambda d: (d.start, d.end, d.code))
+
+    # -- markers that are not citations -------------------------------------------------
+
+    def markers(self) -> list[tuple[int, int]]:
+        """invalid-marker, unterminated-marker, stray-stop, stray-delimiter; returns the
+        spans of the markers the grammar did not consume (foreign families, unterminated
+        STARTs with the word glued to them), which the id checks then skip."""
+        text, parser = self.text, self.parser
+        for start, end, valid in self.consumed:
+            if valid:
+                continue
+            inner = text.rfind(parser.start, start + 1, end)
+            if inner > start:
+                # A START left open: the grammar read on to a later marker's STOP.
+                self.add(
+                    "unterminated-marker",
+                    start,
+                    start + 1,
+                    "a START that no STOP closes before the next marker (the text up to "
+                    "that marker's STOP is read as one broken marker)",
+                )
+                if any(valid for _, _, valid in parser.spans(text[inner:end])):
+                    continue
+                start = inner
+            self.add(
+                "invalid-marker",
+                start,
+                end,
+                f"not a citation (empty, or an id the id rule refuses): {_show(text[start:end])}",
+            )
+        chars = re.escape(parser.start + parser.delimiter + parser.stop)
+        consumed = iter(self.consumed)
+        span = next(consumed, None)
+        opened: int | None = None
+        foreign = []
+        for char in re.finditer(f"[{chars}]", text):
+            at = char.start()
+            while span is not None and span[1] <= at:
+                span = next(consumed, None)
+            if span is not None and span[0] <= at < span[1]:
+                if opened is not None:  # a consumed marker after an unclosed START
+                    foreign.append(self.unterminated(opened))
+                    opened = None
+                continue
+            if char.group() == parser.start:
+                if opened is not None:
+                    foreign.append(self.unterminated(opened))
+                opened = at
+            elif char.group() == parser.stop:
+                if opened is None:
+                    self.add("stray-stop", at, at + 1, "a STOP character outside any marker")
+                else:
+                    foreign.append((opened, at + 1))
+                    self.add(
+                        "invalid-marker",
+                        opened,
+                        at + 1,
+                        self.refused(opened, at + 1),
+                    )
+                    opened = None
+            elif opened is None:
+                self.add("stray-delimiter", at, at + 1, "a DELIMITER character outside any marker")
+        if opened is not None:
+            foreign.append(self.unterminated(opened))
+        return foreign
+
+    def unterminated(self, at: int) -> tuple[int, int]:
+        """Report a START that nothing closes; returns the span of the START and the word
+        glued to it (its family and ids, reported with it rather than as bare ids)."""
+        self.add("unterminated-marker", at, at + 1, "a START character that no STOP closes")
+        return at, self.head.match(self.text, at + 1).end()  # type: ignore[union-attr]
+
+    def refused(self, start: int, end: int) -> str:
+        body = self.text[start + 1 : end - 1]
+        family = re.match(r"[A-Za-z0-9_]*", body)
+        name = family.group() if family else ""
+        accepted = self.parser.any_family or name in self.parser.families
+        if accepted and body[len(name) : len(name) + 1] == self.parser.delimiter:
+            return f"a marker longer than max_marker_length: {_show(self.text[start:end])}"
+        return f"a marker whose family is not accepted ({name or 'none'!r})"
+
+    # -- sources and locators ------------------------------------------------------------
+
+    def locate(self, citation: CitationSpan) -> None:
+        start, end = citation.start, citation.end
+        ids = list(dict.fromkeys(citation.source_ids))
+        known: list[Source] = []
+        for source_id in ids:
+            source = None if self.sources is None else self.sources.get(source_id)
+            if self.sources is not None and source is None:
+                self.add("unknown-source", start, end, f"{source_id!r} is not a known source")
+            elif source is not None:
+                known.append(source)
+        locator = citation.locator
+        if locator is None:
+            needs_lines = self.sources is None or any(s.unit == "line" for s in known)
+            if self.style == "tool-lines" and needs_lines:
+                self.add("locator-missing", start, end, "this style cites line ranges (L8-L13)")
+            return
+        if len(ids) > 1:
+            self.add(
+                "locator-ambiguous", start, end, f"{locator} follows {len(ids)} sources: which one?"
+            )
+        if self.style in ("tool", "context"):
+            self.add("locator-unexpected", start, end, f"this style cites ids only, not {locator}")
+        else:
+            for source in known:
+                if source.unit != "line":
+                    self.add(
+                        "locator-unexpected",
+                        start,
+                        end,
+                        f"{source.id!r} is a {source.unit}: it is cited by id alone",
+                    )
+        lines = parse_locator(locator)
+        if lines is None:
+            return
+        first, last = lines
+        if first == 0 or last == 0:
+            self.add("locator-zero", start, end, f"{locator}: lines are numbered from L1")
+        elif last < first:
+            self.add("locator-reversed", start, end, f"{locator} ends before it starts")
+        else:
+            for source in known:
+                if source.unit == "line" and last > len(source.lines):
+                    shown = f"L1-L{len(source.lines)}" if source.lines else "no lines"
+                    self.add(
+                        "locator-out-of-range",
+                        start,
+                        end,
+                        f"{locator} is past the end of {source.id!r} ({shown})",
+                    )
+
+    # -- placement -------------------------------------------------------------------------
+
+    def fence_lines(self) -> set[int]:
+        """Indexes of citations on the line of a code fence (reported here)."""
+        cited = set()
+        by_line: dict[int, list[int]] = {}
+        starts = [start for start, _ in self.lines]
+        for index, citation in enumerate(self.citations):
+            by_line.setdefault(bisect_right(starts, citation.start) - 1, []).append(index)
+        for line, indexes in by_line.items():
+            line_start, line_end = self.lines[line]
+            bare = _without(self.text, line_start, line_end, self.consumed)
+            before = _without(
+                self.text, line_start, self.citations[indexes[0]].start, self.consumed
+            )
+            if _FENCE_LINE.fullmatch(bare) and _FENCE_LINE.match(before):
+                for index in indexes:
+                    cited.add(index)
+                    citation = self.citations[index]
+                    self.add(
+                        "citation-on-fence-line",
+                        citation.start,
+                        citation.end,
+                        "a citation on the line of a code fence (it breaks the fence)",
+                    )
+        return cited
+
+    def masked_for_code(self, fence_cited: set[int]) -> str:
+        """The text with the markers of fence lines blanked, so the fences are read as
+        the model meant them and the rest of the answer is not taken for code."""
+        if not fence_cited:
+            return self.text
+        chars = list(self.text)
+        for index in fence_cited:
+            citation = self.citations[index]
+            chars[citation.start : citation.end] = " " * (citation.end - citation.start)
+        return "".join(chars)
+
+    def placement(self, code: list[tuple[int, int]], fence_cited: set[int]) -> None:
+        outside = []
+        for index, citation in enumerate(self.citations):
+            if index in fence_cited:
+                continue
+            if _inside(code, citation.start, citation.end):
+                self.add(
+                    "citation-in-code",
+                    citation.start,
+                    citation.end,
+                    "a citation inside code is shown as text, not as a citation",
+                )
+            else:
+                outside.append(citation)
+        emphasis = _emphasis(self.text, code, self.consumed)
+        for citation in outside:
+            if _inside(emphasis, citation.start, citation.end):
+                self.add(
+                    "citation-in-emphasis",
+                    citation.start,
+                    citation.end,
+                    "a citation inside bold or italics: put it after the closing delimiter",
+                )
+        self.punctuation(outside)
+        self.alone(outside)
+        self.grouped(outside)
+
+    def punctuation(self, citations: list[CitationSpan]) -> None:
+        text = self.text
+        index = 0
+        while index < len(citations):
+            first = citations[index]
+            last = first
+            while index + 1 < len(citations):
+                between = text[last.end : citations[index + 1].start]
+                if between.strip(" \t"):
+                    break
+                index += 1
+                last = citations[index]
+            after = last.end
+            while after < len(text) and text[after] in " \t":
+                after += 1
+            if after < len(text) and text[after] in _PUNCTUATION:
+                self.add(
+                    "citation-before-punctuation",
+                    first.start,
+                    last.end,
+                    f"put the citation after the {text[after]!r}, not before it",
+                )
+            index += 1
+
+    def alone(self, citations: list[CitationSpan]) -> None:
+        starts = [start for start, _ in self.lines]
+        by_line: dict[int, list[CitationSpan]] = {}
+        for citation in citations:
+            by_line.setdefault(bisect_right(starts, citation.start) - 1, []).append(citation)
+        for line, found in by_line.items():
+            line_start, line_end = self.lines[line]
+            rest = _without(self.text, line_start, line_end, self.consumed)
+            rest = rest[_LIST_OR_QUOTE.match(rest).end() :]  # type: ignore[union-attr]
+            if all(char.isspace() or _is_punctuation(char) for char in rest):
+                self.add(
+                    "citation-alone",
+                    found[0].start,
+                    found[-1].end,
+                    "citations on a line of their own: put them after the text they support",
+                )
+
+    def grouped(self, citations: list[CitationSpan]) -> None:
+        if not citations:
+            return
+        text = self.text
+        if not _filler(text[citations[-1].end :]):
+            return
+        run = len(citations) - 1
+        while run > 0 and _filler(text[citations[run - 1].end : citations[run].start]):
+            run -= 1
+        if run != 0 or len({i for c in citations for i in c.source_ids}) < 2:
+            return
+        if _blocks(text[: citations[0].start]) >= 2:
+            self.add(
+                "citations-grouped-at-end",
+                citations[0].start,
+                citations[-1].end,
+                "every citation is at the end: cite each statement where it is made",
+            )
+
+    # -- ids and escapes written as text ---------------------------------------------------
+
+    def references(self, walls: list[tuple[int, int]]) -> None:
+        families = {"cite", "filecite", *self.parser.families}
+        family = "|".join(re.escape(f) for f in sorted(families, key=len, reverse=True) if f)
+        extra = sorted(
+            (
+                source_id
+                for source_id in (self.sources or {})
+                if re.search(r"\d", source_id)
+                and re.search(r"[A-Za-z]", source_id)
+                and not re.fullmatch(_TURN_ID, source_id)
+            ),
+            key=len,
+            reverse=True,
+        )
+        ids = _TURN_ID
+        if extra:
+            ids += "|(?:" + "|".join(map(re.escape, extra)) + ")(?![A-Za-z0-9_-])"
+        pattern = re.compile(rf"(?:(?:{family})|(?<![A-Za-z0-9_-]))(?:{ids})(?:{ids}|{_LOCATOR})*")
+        for found in pattern.finditer(self.text):
+            if _overlaps(walls, found.start(), found.end()):
+                continue
+            written = found.group()
+            message = (
+                f"the reference id {written!r} is written outside a citation marker"
+                if re.fullmatch(f"(?:{ids})", written)
+                else f"{written!r} looks like a citation that lost its marker characters"
+            )
+            self.add("bare-reference", found.start(), found.end(), message)
+        characters = {*map(chr, range(0xE200, 0xE207)), self.parser.start}
+        characters |= {self.parser.delimiter, self.parser.stop}
+        escapes = "|".join(f"{ord(c):04x}" for c in sorted(characters))
+        for found in re.finditer(rf"\\u(?:{escapes})", self.text, re.IGNORECASE):
+            if not _overlaps(walls, found.start(), found.end()):
+                self.add(
+                    "escaped-marker",
+                    found.start(),
+                    found.end(),
+                    f"{found.group()} is an escape, not the marker character it names",
+                )
+
+
+# -- helpers ----------------------------------------------------------------------------------
+
+
+def _show(raw: str) -> str:
+    return repr(raw if len(raw) <= 60 else raw[:57] + "...")
+
+
+def _line_spans(text: str) -> list[tuple[int, int]]:
+    spans = []
+    start = 0
+    for newline in _NEWLINE.finditer(text):
+        spans.append((start, newline.start()))
+        start = newline.end()
+    spans.append((start, len(text)))
+    return spans
+
+
+def _without(text: str, start: int, end: int, spans: list[tuple[int, int, bool]]) -> str:
+    """text[start:end] without the consumed markers in it."""
+    pieces = []
+    at = start
+    index = bisect_right(spans, (start, -1, False))
+    while index < len(spans) and spans[index][0] < end:
+        span_start, span_end, _ = spans[index]
+        pieces.append(text[at:span_start])
+        at = min(span_end, end)
+        index += 1
+    pieces.append(text[at:end])
+    return "".join(pieces)
+
+
+def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether [start, end) lies within one of the sorted, disjoint spans."""
+    index = bisect_right(spans, (start, sys.maxsize)) - 1
+    return index >= 0 and spans[index][0] <= start and end <= spans[index][1]
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The union of spans, as sorted disjoint spans."""
+    merged: list[tuple[int, int]] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _overlaps(merged: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether [start, end) overlaps one of the sorted, disjoint spans."""
+    index = bisect_right(merged, (start, sys.maxsize)) - 1
+    if index >= 0 and merged[index][1] > start:
+        return True
+    return index + 1 < len(merged) and merged[index + 1][0] < end
+
+
+def _filler(text: str) -> bool:
+    """Only white space and punctuation."""
+    return all(char.isspace() or _is_punctuation(char) for char in text)
+
+
+def _blocks(text: str) -> int:
+    """Paragraphs (split at blank lines) and list items in text."""
+    count = 0
+    after_blank = True
+    for start, end in _line_spans(text):
+        line = text[start:end]
+        if not line.strip():
+            after_blank = True
+            continue
+        if after_blank or _LIST_ITEM.match(line) or _HEADING.match(line):
+            count += 1
+        after_blank = False
+    return count
+
+
+def _paragraphs(text: str, code: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """Stretches of prose where emphasis can run: split at blank lines, headings, list
+    items and code blocks."""
+    start = None
+    end = 0
+    for line_start, line_end in _line_spans(text):
+        line = text[line_start:line_end]
+        block_code = line_end > line_start and _inside(code, line_start, line_end)
+        new_block = _LIST_ITEM.match(line) or _HEADING.match(line)
+        if not line.strip() or block_code or new_block:
+            if start is not None:
+                yield start, end
+            start = None
+            if not line.strip() or block_code:
+                continue
+        if start is None:
+            start = line_start
+        end = line_end
+        if _HEADING.match(line):
+            yield start, end
+            start = None
+    if start is not None:
+        yield start, end
+
+
+def _emphasis(
+    text: str, code: list[tuple[int, int]], consumed: list[tuple[int, int, bool]]
+) -> list[tuple[int, int]]:
+    """The inner spans of bold and italics, sorted (they may nest)."""
+    chars = list(text)
+    for start, end in code:
+        for at in range(start, end):
+            if chars[at] not in "\r\n":
+                chars[at] = "x"
+    for start, end, _ in consumed:
+        chars[start:end] = "x" * (end - start)
+    masked = "".join(chars)
+    spans: list[tuple[int, int]] = []
+    for start, end in _paragraphs(text, code):
+        spans.extend(_emphasis_in(masked, start, end))
+    spans.sort()
+    return _outermost(spans)
+
+
+def _emphasis_in(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    stacks: dict[str, list[tuple[int, int]]] = {"*": [], "_": []}  # (sequence, run end)
+    spans = []
+    for sequence, run in enumerate(_DELIMITER_RUN.finditer(text, start, end)):
+        run_start, run_end = run.span()
+        char = text[run_start]
+        before = text[run_start - 1] if run_start > start else " "
+        after = text[run_end] if run_end < end else " "
+        left = not after.isspace() and (
+            not _is_punctuation(after) or before.isspace() or _is_punctuation(before)
+        )
+        right = not before.isspace() and (
+            not _is_punctuation(before) or after.isspace() or _is_punctuation(after)
+        )
+        if char == "_":
+            can_open = left and (not right or _is_punctuation(before))
+            can_close = right and (not left or _is_punctuation(after))
+        else:
+            can_open, can_close = left, right
+        stack = stacks[char]
+        if can_close and stack:
+            opened, opener_end = stack.pop()
+            spans.append((opener_end, run_start))
+            other = stacks["_" if char == "*" else "*"]
+            while other and other[-1][0] > opened:
+                other.pop()
+        elif can_open:
+            stack.append((sequence, run_end))
+    return spans
+
+
+def _outermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted spans without those nested in another: disjoint, for `_inside`."""
+    kept: list[tuple[int, int]] = []
+    for start, end in spans:
+        if kept and start < kept[-1][1]:
+            if end > kept[-1][1]:
+                kept[-1] = (kept[-1][0], end)
+            continue
+        kept.append((start, end))
+    return kept
