@@ -25,9 +25,9 @@ Line numbering (what `L<n>` means)
     long lines are the line numbers an editor shows.  A line longer than `wrap` code points
     (`DEFAULT_WRAP`; None: never) is cut into pieces that show at most `wrap` code points,
     each cut made after the last white space that fits (or at exactly `wrap` code points
-    when none does), and every piece gets its own number: `L<n>` is always the n-th line the model
-    was shown.  Trailing white space is not shown.  `Line.start`/`Line.end` give each
-    numbered line's place in `Source.text` (code points), for highlighting.
+    when none does), and every piece gets its own number: `L<n>` is always the n-th line
+    the model was shown.  Trailing white space is not shown.  `Line.start`/`Line.end` give
+    each numbered line's place in `Source.text` (code points), for highlighting.
 
 Neutralising
     Source text comes from documents and web pages, not from us: a page holding the
