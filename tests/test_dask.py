@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import dask
 import dask.dataframe as dd  # a missing dask fails these tests, it does not skip them
 import distributed
 import pandas as pd
@@ -48,15 +49,23 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def client() -> Any:
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=True,
-        host="127.0.0.1",
-        dashboard_address=None,
-    )
-    with cluster, distributed.Client(cluster) as session:
-        yield session
+    # Generous timeouts: on a loaded 2-core machine the workers may take a while to come up.
+    timeouts = {
+        "distributed.comm.timeouts.connect": "120s",
+        "distributed.comm.timeouts.tcp": "120s",
+    }
+    with dask.config.set(timeouts):
+        cluster = distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address=None,
+            death_timeout=120,
+        )
+        with cluster, distributed.Client(cluster, timeout=120) as session:
+            session.wait_for_workers(2, timeout=120)
+            yield session
 
 
 def expected_strip(text: str | None) -> str | None:
