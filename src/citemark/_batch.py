@@ -98,11 +98,9 @@ def _text(job: Job, task: Task, result: Result) -> None:
 
 def _jsonl(job: Job, task: Task, result: Result) -> None:
     data: bytes = task.payload
-    lines: list[Any]
-    try:
-        lines = data.decode("utf-8").split("\n")
-    except UnicodeDecodeError:  # find the bad line(s) one by one
-        lines = data.split(b"\n")
+    # Split, then decode line by line: each line gets its own (narrowest) str kind, and a line
+    # that is not UTF-8 is found where it is.
+    lines = data.split(b"\n")
     if data.endswith(b"\n"):
         lines.pop()
     dotted = ".".join(job.field_path)
@@ -110,16 +108,15 @@ def _jsonl(job: Job, task: Task, result: Result) -> None:
     # line can hold a START at all; elsewhere json.loads gives the value, faster.
     spans = job.command == "strip"
     kept: list[tuple[int, str, Any, int, int]] = []  # (row, line, value, start, end)
-    for index, line in enumerate(lines):
+    for index, raw in enumerate(lines):
         row = task.first_row + index
         result.rows += 1
         start = end = 0
         try:
-            if type(line) is bytes:
-                try:
-                    line = line.decode("utf-8")
-                except UnicodeDecodeError as error:
-                    raise BadRow(f"not UTF-8 ({error.reason} at byte {error.start})") from None
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise BadRow(f"not UTF-8 ({error.reason} at byte {error.start})") from None
             if spans and may_hold_start(line):
                 value, start, end = locate(line, job.field_path)
             else:
@@ -166,12 +163,8 @@ def _jsonl(job: Job, task: Task, result: Result) -> None:
 
 
 def _encode_lines(lines: list[str]) -> bytes:
-    if not lines:
-        return b""
-    try:
-        return ("\n".join(lines) + "\n").encode("utf-8")
-    except UnicodeEncodeError:
-        return b"".join(map(_encode_line, lines))
+    # Line by line: one giant str would take the widest kind of any line.
+    return b"".join(map(_encode_line, lines))
 
 
 def _encode_line(line: str) -> bytes:
