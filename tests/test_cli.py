@@ -7,6 +7,7 @@ import json
 import os
 import pty
 import select
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -376,6 +377,22 @@ def test_usage_errors_exit_2(args) -> None:
     result = citemark(*args)
     assert result.returncode == 2
     assert "usage:" in result.err
+
+
+def test_output_may_not_overwrite_an_input(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"t": "x"}\n', encoding="utf-8")
+    result = citemark("strip", str(path), "--field", "t", "-o", str(path))
+    assert result.returncode == 2
+    assert "is also an input" in result.err
+    assert path.read_text(encoding="utf-8") == '{"t": "x"}\n'
+
+
+def test_console_script_is_installed() -> None:
+    script = shutil.which("citemark") or str(Path(sys.executable).parent / "citemark")
+    result = subprocess.run([script, "--version"], capture_output=True, text=True, check=False)
+    assert result.returncode == 0
+    assert result.stdout.startswith("citemark ")
 
 
 def run_on_a_terminal(args: list[str], tmp_path: Path) -> str:

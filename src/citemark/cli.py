@@ -151,6 +151,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     input_format, output_format = _formats(args, parser)
     if args.json and args.command != "stats":
         parser.error("--json is for stats")
+    if args.output not in (None, "-") and os.path.exists(args.output):
+        for file in args.files:
+            if file != "-" and os.path.exists(file) and os.path.samefile(file, args.output):
+                parser.error(f"--output {args.output} is also an input: it would be truncated")
     if "parquet" in (input_format, output_format):
         try:
             import pyarrow  # noqa: F401
