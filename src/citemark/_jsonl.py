@@ -123,15 +123,20 @@ def _kind(value: Any) -> str:
 
 def _walk(line: str, index: int, path: tuple[str, ...]) -> tuple[Any, int]:
     """line[index] is '{': walk the object to its end; (found, index after '}')."""
-    found: Any = _Missing(0, "an object without it")
+    found: Any = _NOT_IN_OBJECT
     empty = _empty_object(line, index + 1)
     if empty:
         return found, empty.end()
     index += 1
+    wanted = path[0]
+    last = len(path) == 1
+    scan_value = _scan_value
+    plain_member = _plain_member
+    after_member = _after_member
     while True:
-        member = _plain_member(line, index)
+        member = plain_member(line, index)
         if member:
-            key = member.group(1)
+            key = member[1]
             index = member.end()
         else:  # a key with escapes, or not JSON
             index = _skip_space(line, index).end()
@@ -142,10 +147,10 @@ def _walk(line: str, index: int, path: tuple[str, ...]) -> tuple[Any, int]:
             if line[index] != ":":
                 raise _Invalid
             index = _skip_space(line, index + 1).end()
-        if key != path[0]:
-            _, end = _scan_value(line, index)
-        elif len(path) == 1:
-            value, end = _scan_value(line, index)
+        if key != wanted:
+            end = scan_value(line, index)[1]
+        elif last:
+            value, end = scan_value(line, index)
             found = (value, index, end)
         elif line[index] == "{":
             inner, end = _walk(line, index, path[1:])
@@ -153,11 +158,14 @@ def _walk(line: str, index: int, path: tuple[str, ...]) -> tuple[Any, int]:
                 inner = _Missing(inner.depth + 1, inner.found)
             found = inner
         else:
-            value, end = _scan_value(line, index)
+            value, end = scan_value(line, index)
             found = _Missing(1, _kind(value))
-        after = _after_member(line, end)
+        after = after_member(line, end)
         if not after:
             raise _Invalid
-        if after.group(1) == "}":
+        if after[1] == "}":
             return found, after.end()
         index = after.end()
+
+
+_NOT_IN_OBJECT = _Missing(0, "an object without it")
