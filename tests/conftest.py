@@ -14,6 +14,7 @@ import warnings
 import pytest
 from hypothesis import HealthCheck, settings
 
+from citemark import Parser
 from citemark._dropin import DropIn
 
 settings.register_profile(
@@ -39,3 +40,18 @@ SCANNERS = {"cython": "citemark._scan_c", "python": "citemark._scan_py"}
 def api(request: pytest.FixtureRequest) -> DropIn:
     """A `DropIn` over one scanner; the raw scanner module is `api.scanner`."""
     return DropIn(importlib.import_module(SCANNERS[request.param]))
+
+
+@pytest.fixture(scope="session", params=sorted(SCANNERS), ids=sorted(SCANNERS))
+def implementation(request: pytest.FixtureRequest) -> str:
+    """ "cython" or "python"; the scanner is imported here, so a missing kernel fails."""
+    importlib.import_module(SCANNERS[request.param])
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def parser(implementation: str) -> Parser:
+    """A default Parser on one implementation."""
+    made = Parser(implementation=implementation)  # type: ignore[arg-type]
+    assert made.implementation == implementation
+    return made

@@ -5,12 +5,9 @@ implementations, both of the guide's patterns (tool results with lines, injected
 
 from __future__ import annotations
 
-import importlib
 import json
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from citemark import Parser, Registry, citation_instructions, format_context, format_tool_output
 from citemark.render import render
@@ -18,16 +15,6 @@ from citemark.validate import resolve, validate
 
 FIXTURES = Path(__file__).parent / "fixtures"
 S, D, E = "\ue200", "\ue202", "\ue201"
-IMPLEMENTATIONS = {"cython": "citemark._scan_c", "python": "citemark._scan_py"}
-
-
-@pytest.fixture(scope="session", params=sorted(IMPLEMENTATIONS), ids=sorted(IMPLEMENTATIONS))
-def parser(request: pytest.FixtureRequest) -> Parser:
-    """A default Parser on one implementation; a missing kernel fails the cython cases."""
-    importlib.import_module(IMPLEMENTATIONS[request.param])
-    made = Parser(implementation=request.param)
-    assert made.implementation == request.param
-    return made
 
 
 def load(name: str) -> Any:

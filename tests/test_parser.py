@@ -34,12 +34,10 @@ UNITS = ("codepoints", "utf16", "utf8")
 half_budget = settings(max_examples=max(10, settings.default.max_examples // 2))
 
 
-@pytest.fixture(scope="session", params=sorted(IMPLEMENTATIONS), ids=sorted(IMPLEMENTATIONS))
-def impl(request: pytest.FixtureRequest) -> str:
-    """The implementation, "cython" or "python".  The scanner is imported here, so a
-    missing or broken kernel makes the `cython` cases fail (ImportError): never skip."""
-    importlib.import_module(IMPLEMENTATIONS[request.param])
-    return str(request.param)
+@pytest.fixture(scope="session")
+def impl(implementation: str) -> str:
+    """The implementation under test (conftest's `implementation`)."""
+    return implementation
 
 
 def parser(impl: str, *args: Any, **options: Any) -> Parser:

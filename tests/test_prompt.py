@@ -3,7 +3,6 @@ the markers written in it are the parser's (and parse back with it)."""
 
 from __future__ import annotations
 
-import importlib
 import re
 
 import pytest
@@ -12,16 +11,6 @@ from citemark import Parser
 from citemark.prompt import SECTIONS, STYLES, citation_instructions
 
 S, D, E = "\ue200", "\ue202", "\ue201"
-IMPLEMENTATIONS = {"cython": "citemark._scan_c", "python": "citemark._scan_py"}
-
-
-@pytest.fixture(scope="session", params=sorted(IMPLEMENTATIONS), ids=sorted(IMPLEMENTATIONS))
-def parser(request: pytest.FixtureRequest) -> Parser:
-    """A default Parser on one implementation; a missing kernel fails the cython cases."""
-    importlib.import_module(IMPLEMENTATIONS[request.param])
-    made = Parser(implementation=request.param)
-    assert made.implementation == request.param
-    return made
 
 
 def sections(text: str) -> dict[str, str]:

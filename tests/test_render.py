@@ -27,11 +27,6 @@ TEXT = (
 )
 
 
-@pytest.fixture(params=["cython", "python"])
-def parser(request: pytest.FixtureRequest) -> Parser:
-    return Parser(implementation=request.param)
-
-
 def test_markdown(parser: Parser) -> None:
     assert render(TEXT, SOURCES, parser=parser) == (
         "First[1](https://b.example/page). Both[2](https://a.example/)[1](https://b.example/page)."

@@ -4,7 +4,6 @@ used."""
 
 from __future__ import annotations
 
-import importlib
 import json
 from datetime import datetime, timezone
 from pathlib import Path
@@ -27,16 +26,6 @@ from citemark.sources import (
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 FIXTURES = Path(__file__).parent / "fixtures"
-IMPLEMENTATIONS = {"cython": "citemark._scan_c", "python": "citemark._scan_py"}
-
-
-@pytest.fixture(scope="session", params=sorted(IMPLEMENTATIONS), ids=sorted(IMPLEMENTATIONS))
-def parser(request: pytest.FixtureRequest) -> Parser:
-    """A default Parser on one implementation; a missing kernel fails the cython cases."""
-    importlib.import_module(IMPLEMENTATIONS[request.param])
-    made = Parser(implementation=request.param)
-    assert made.implementation == request.param
-    return made
 
 
 def documents() -> list[dict[str, str]]:

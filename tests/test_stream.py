@@ -15,11 +15,6 @@ S, D, E = "\ue200", "\ue202", "\ue201"
 PIECES = [S, D, E, "cite", "ci", "te", "turn0search1", "L1-L2", " ", "x", "\n", "😀", "é", "中"]
 
 
-@pytest.fixture(scope="session", params=["cython", "python"])
-def implementation(request: pytest.FixtureRequest) -> str:
-    return request.param
-
-
 def run(stream: StreamParser, chunks: list[str]) -> tuple[str, list]:
     text, citations = [], []
     for chunk in chunks:

@@ -4,7 +4,6 @@ both implementations."""
 
 from __future__ import annotations
 
-import importlib
 import re
 import time
 from typing import Any
@@ -17,16 +16,6 @@ from citemark.sources import Registry, Source
 from citemark.validate import CODES, Diagnostic, parse_locator, resolve, validate
 
 S, D, E = "\ue200", "\ue202", "\ue201"
-IMPLEMENTATIONS = {"cython": "citemark._scan_c", "python": "citemark._scan_py"}
-
-
-@pytest.fixture(scope="session", params=sorted(IMPLEMENTATIONS), ids=sorted(IMPLEMENTATIONS))
-def parser(request: pytest.FixtureRequest) -> Parser:
-    """A default Parser on one implementation; a missing kernel fails the cython cases."""
-    importlib.import_module(IMPLEMENTATIONS[request.param])
-    made = Parser(implementation=request.param)
-    assert made.implementation == request.param
-    return made
 
 
 def c(*parts: str, family: str = "cite") -> str:

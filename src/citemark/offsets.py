@@ -16,7 +16,7 @@ import re
 from bisect import bisect_right
 from typing import Literal
 
-__all__ = ["OffsetMap", "Unit", "convert"]
+__all__ = ["OffsetMap", "Unit", "convert", "length"]
 
 Unit = Literal["codepoints", "utf16", "utf8"]
 UNITS: tuple[Unit, ...] = ("codepoints", "utf16", "utf8")
@@ -115,6 +115,16 @@ class OffsetMap:
 
     def __repr__(self) -> str:
         return f"OffsetMap(<text of {len(self.text)} code points>)"
+
+
+def length(text: str, unit: Unit = "codepoints") -> int:
+    """len(text) in `unit`: the codec counts, without building a table."""
+    if unit == "utf16":
+        return len(text.encode("utf-16-le", "surrogatepass")) // 2
+    if unit == "utf8":
+        return len(text.encode("utf-8", "surrogatepass"))
+    _check_unit("unit", unit)
+    return len(text)
 
 
 def convert(text: str, index: int, *, source: Unit = "codepoints", target: Unit = "utf16") -> int:

@@ -25,6 +25,7 @@ from ._grammar import (
 )
 from ._markdown import code_spans
 from ._select import scanner as active_scanner
+from .offsets import length as units_length
 
 Offsets = Literal["codepoints", "utf16", "utf8"]
 _UNITS = {"codepoints": 0, "utf16": 1, "utf8": 2}
@@ -296,9 +297,9 @@ class Parser:
         converted = []
         at = units = removed = 0
         for citation in found:
-            units += _length(plain[at : citation.start], self.offsets)
+            units += units_length(plain[at : citation.start], self.offsets)
             start = units
-            units += _length(plain[citation.start : citation.end], self.offsets)
+            units += units_length(plain[citation.start : citation.end], self.offsets)
             converted.append(citation._replace(start=start, end=units, clean_start=start - removed))
             removed += units - start
             at = citation.end
@@ -331,12 +332,3 @@ SUPPORT_END = "\ue204"
 
 def _scrub(text: str) -> str:
     return _STRAY.sub("", text)
-
-
-def _length(text: str, offsets: str) -> int:
-    """len(text) in the offset unit."""
-    if offsets == "utf16":
-        return len(text.encode("utf-16-le", "surrogatepass")) // 2
-    if offsets == "utf8":
-        return len(text.encode("utf-8", "surrogatepass"))
-    return len(text)

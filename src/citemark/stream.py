@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from .offsets import length as units_length
 from .parser import CitationSpan, Parser
 
 DEFAULT_MAX_MARKER_LENGTH = 4096
@@ -51,7 +52,7 @@ class StreamParser:
         if self.parser.start not in data:
             # The common chunk: no marker can start in it, so it all goes out as it is.
             self._held = ""
-            length = _length(data, self.parser.offsets)
+            length = units_length(data, self.parser.offsets)
             self._raw_units += length
             self._clean_units += length
             return StreamUpdate(data, [])
@@ -81,8 +82,8 @@ class StreamParser:
             for citation in parser.finditer(ready)
         ]
         clean = parser.strip(ready)
-        self._raw_units += _length(ready, parser.offsets)
-        self._clean_units += _length(clean, parser.offsets)
+        self._raw_units += units_length(ready, parser.offsets)
+        self._clean_units += units_length(clean, parser.offsets)
         return StreamUpdate(clean, citations)
 
     def _undecided_from(self, data: str) -> int:
@@ -149,11 +150,3 @@ class StreamParser:
 
 def _is_word(char: str) -> bool:
     return char.isascii() and (char.isalnum() or char == "_")
-
-
-def _length(text: str, offsets: str) -> int:
-    if offsets == "utf16":
-        return len(text.encode("utf-16-le", "surrogatepass")) // 2
-    if offsets == "utf8":
-        return len(text.encode("utf-8", "surrogatepass"))
-    return len(text)
