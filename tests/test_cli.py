@@ -489,11 +489,13 @@ def test_jsonl_blocks_keep_whole_lines_and_count_rows(tmp_path, monkeypatch, fin
     path.write_bytes(b"\xef\xbb\xbf" + data)
     job = _batch.Job("strip", "jsonl", "jsonl", ("cite",), ("t",))
     tasks = list(_batch.Inputs(job, [str(path)], 3, print))
-    assert b"".join(task.payload for task in tasks) == data
+    assert all(isinstance(task.payload, _batch.FileSlice) for task in tasks)  # read by workers
+    payloads = [task.payload.read() for task in tasks]
+    assert b"".join(payloads) == data
     expected_first = 0
-    for task in tasks:
+    for task, payload in zip(tasks, payloads, strict=True):
         assert task.first_row == expected_first
-        count = len(task.payload.split(b"\n")) - task.payload.endswith(b"\n")
+        count = len(payload.split(b"\n")) - payload.endswith(b"\n")
         assert 1 <= count <= 3
         expected_first += count
     assert expected_first == 40

@@ -23,7 +23,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPool
 from contextlib import closing
 from dataclasses import dataclass, field
 from itertools import chain
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from . import extract_many, strip_many
 from ._jsonl import BadRow, locate, may_hold_start, splice, value_at
@@ -51,7 +51,7 @@ class Job:
 class Task:
     file: str
     first_row: int  # 0-based index of the first row in its file (JSONL: line number - 1)
-    payload: Any  # str (text), bytes (whole JSONL lines), pyarrow.RecordBatch (Parquet)
+    payload: Any  # str (text); bytes or FileSlice (whole JSONL lines); RecordBatch (Parquet)
     nbytes: int  # input bytes it stands for (for the progress bar)
 
 
@@ -68,7 +68,26 @@ class Result:
 # --- the work on one task (in a worker) --------------------------------------------------
 
 
+class FileSlice(NamedTuple):
+    """Bytes of a regular file, read by the worker that processes them (no trip through a
+    pipe)."""
+
+    path: str
+    offset: int
+    length: int
+
+    def read(self) -> bytes:
+        with open(self.path, "rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read(self.length)
+        if len(data) != self.length:
+            raise OSError(f"{self.path} changed while it was being read")
+        return data
+
+
 def process(job: Job, task: Task) -> Result:
+    if isinstance(task.payload, FileSlice):
+        task = Task(task.file, task.first_row, task.payload.read(), task.nbytes)
     result = Result(nbytes=task.nbytes)
     if job.command == "stats":
         result.stats = Stats()
@@ -309,10 +328,14 @@ class Inputs:
 
     def _jsonl(self, file: str) -> Iterator[Task]:
         """Blocks of whole lines, at most chunk_rows lines and about CHUNK_BYTES each: the
-        lines are split in the workers, so this loop does no work per line."""
+        lines are split in the workers, so this loop does no work per line.  From a regular
+        file a task names its bytes (FileSlice) and the worker reads them itself; from a pipe
+        the task carries them."""
         handle: BinaryIO = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
         try:
+            seekable = file != "-" and handle.seekable()
             first = 0  # index of the first line not yet handed out
+            offset = 0  # file offset of the first byte not yet handed out
             parts: list[bytes] = []  # the start of a line that continues in the next block
             at_start = True
             while True:
@@ -321,10 +344,11 @@ class Inputs:
                     at_start = False
                     if block.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
                         block = block[3:]
+                        offset = 3
                 if not block:  # end of input: the last line may have no newline
                     data = b"".join(parts)
                     if data:
-                        yield from self._lines(file, first, data)
+                        yield from self._lines(file, first, data, offset if seekable else None)[0]
                     return
                 cut = block.rfind(b"\n") + 1
                 if cut == 0:  # a line longer than a block: read on
@@ -332,15 +356,19 @@ class Inputs:
                     continue
                 data = b"".join([*parts, block[:cut]]) if parts else block[:cut]
                 parts = [block[cut:]] if cut < len(block) else []
-                for task in self._lines(file, first, data):
-                    first += task.payload.count(b"\n") + (not task.payload.endswith(b"\n"))
-                    yield task
+                tasks, first = self._lines(file, first, data, offset if seekable else None)
+                offset += len(data)
+                yield from tasks
         finally:
             if handle is not sys.stdin.buffer:
                 handle.close()
 
-    def _lines(self, file: str, first: int, data: bytes) -> Iterator[Task]:
-        """`data` (whole lines) cut into tasks of at most chunk_rows lines."""
+    def _lines(
+        self, file: str, first: int, data: bytes, base: int | None
+    ) -> tuple[list[Task], int]:
+        """`data` (whole lines, at file offset `base` when it is a regular file) cut into tasks
+        of at most chunk_rows lines; and the index of the line after them."""
+        tasks = []
         position = 0
         while position < len(data):
             end = position
@@ -352,10 +380,15 @@ class Inputs:
                 end = newline + 1
                 if end == len(data):
                     break
-            payload = data[position:end]
-            yield Task(file, first, payload, len(payload))
-            first += payload.count(b"\n") + (not payload.endswith(b"\n"))
+            payload: Any = (
+                data[position:end]
+                if base is None
+                else FileSlice(file, base + position, end - position)
+            )
+            tasks.append(Task(file, first, payload, end - position))
+            first += data.count(b"\n", position, end) + (data[end - 1 : end] != b"\n")
             position = end
+        return tasks, first
 
     def _parquet(self, file: str) -> Iterator[Task]:
         import pyarrow as pa
