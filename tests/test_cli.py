@@ -139,7 +139,8 @@ def test_order_and_results_do_not_depend_on_jobs_or_chunks(log) -> None:
 def test_utf8_json_stays_utf8_and_stdin_works(tmp_path: Path) -> None:
     path = tmp_path / "utf8.jsonl"
     records = write_log(path, 30, ascii_json=False)
-    result = citemark("strip", "-", "--field", "response.output_text", stdin=path.read_bytes())
+    args = ["--field", "response.output_text", "-j", "2", "--chunk-rows", "4"]  # a pool
+    result = citemark("strip", "-", *args, stdin=path.read_bytes())
     assert result.returncode == 0, result.err
     for line, record in zip(result.stdout.decode("utf-8").splitlines(), records, strict=True):
         text = record["response"]["output_text"]
