@@ -60,7 +60,7 @@ def client() -> Any:
             threads_per_worker=1,
             processes=True,
             host="127.0.0.1",
-            dashboard_address=None,
+            dashboard_address=":0",  # any free port: never collide with another cluster
             death_timeout=120,
         )
         with cluster, distributed.Client(cluster, timeout=120) as session:
