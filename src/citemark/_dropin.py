@@ -56,7 +56,9 @@ class DropIn:
             return []
         else:
             grammar = self.grammar(check_families(families))
-        return self.scanner.extract(check_text(text), grammar)  # type: ignore[no-any-return]
+        if type(text) is not str:
+            text = check_text(text)
+        return self.scanner.extract(text, grammar)  # type: ignore[no-any-return]
 
     def strip_citations(self, text: str, citations: Iterable[Citation]) -> str:
         """`text` without the spans of `citations` (as returned by `extract_citations`).
@@ -64,13 +66,13 @@ class DropIn:
         Plain input (sorted, disjoint, in range) is cut in one pass.  Anything else gets
         exactly what the helper's sequence of slices gives, errors included.
         """
+        cut = self.scanner.cut
+        clean: str | None = cut(text, citations)  # a plain list or tuple: one pass
+        if clean is not None:
+            return clean
         items = citations if type(citations) in (list, tuple) else list(citations)
         if not items:
             return text
-        cut = self.scanner.cut
-        clean: str | None = cut(text, items)
-        if clean is not None:
-            return clean
         # The helper's order: by start, last first, ties in their given order.
         ordered = sorted(items, key=_by_start, reverse=True)
         clean = cut(text, ordered[::-1])

@@ -95,6 +95,7 @@ cdef struct Match:
     Py_ssize_t n_ids  # ids before the locator; INVALID or UNJUDGED
     Py_ssize_t locator  # start of the locator part, or -1
     Py_ssize_t locator_end
+    bint locator_ascii  # known to be ASCII: built without a max-char scan
     Py_ssize_t n_parts  # non-empty parts; more than PART_SLOTS: split the body again
     Py_ssize_t parts[2 * PART_SLOTS]  # [start, end) of each stripped part
 
@@ -211,6 +212,7 @@ cdef void judge_body(const unit_t* data, Py_ssize_t stop, Py_UCS4 delim, Match* 
     match.n_ids = INVALID
     match.locator = -1
     match.locator_end = -1
+    match.locator_ascii = False
     while True:
         # One part: data[i:] up to the next DELIM (or stop), stripped to data[a:end].
         while i < stop and data[i] != delim and is_space(data[i]):
@@ -249,6 +251,7 @@ cdef void judge_body(const unit_t* data, Py_ssize_t stop, Py_UCS4 delim, Match* 
             match.n_ids = n_parts - 1
             match.locator = last_a
             match.locator_end = last_b
+            match.locator_ascii = last_is_id  # id characters are ASCII
     elif last_is_id:
         match.n_ids = n_parts
 
@@ -447,6 +450,7 @@ cdef int judge_with_patterns(str text, Grammar grammar, Matches* matches, bint k
         else:
             parts = parts_of(text, <const Py_UCS4*>data, match, grammar.rules.delim)
         match.n_ids = INVALID
+        match.locator_ascii = False
         if parts:
             if grammar.locator.fullmatch(parts[len(parts) - 1]) is not None:
                 parts.pop()
@@ -505,9 +509,17 @@ cdef object fields(str text, Grammar grammar, const Match* match, bint as_tuple)
 
 
 cdef inline object locator_of(str text, const Match* match):
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
     if match.locator < 0:
         return None
-    return PyUnicode_Substring(text, match.locator, match.locator_end)
+    if not match.locator_ascii:
+        return PyUnicode_Substring(text, match.locator, match.locator_end)
+    if kind == 1:
+        return ascii_substring(<const Py_UCS1*>data, match.locator, match.locator_end)
+    if kind == 2:
+        return ascii_substring(<const Py_UCS2*>data, match.locator, match.locator_end)
+    return ascii_substring(<const Py_UCS4*>data, match.locator, match.locator_end)
 
 
 cdef inline object family_of(str text, Grammar grammar, const Match* match):
@@ -810,13 +822,14 @@ cdef bint read_offset(dict citation, str key, Py_ssize_t* value) except -1:
 
 
 def cut(object text, object citations):
-    """text without the spans of citations when they are plain (exact dicts, exact int
-    offsets, in order, disjoint, in range); None otherwise, for the general path."""
+    """text without the spans of citations when they are plain (a list or tuple of exact
+    dicts with exact int offsets, in order, disjoint, in range); None otherwise, for the
+    general path."""
     cdef Matches matches
     cdef Match match
     cdef Py_ssize_t n, kept_from = 0
-    if type(text) is not str:
-        return None
+    if type(text) is not str or (type(citations) is not list and type(citations) is not tuple):
+        return None  # an iterator would be used up here: the general path reads it once
     n = len(<str>text)
     init_matches(&matches)
     try:

@@ -187,10 +187,11 @@ def records(text: str, grammar: Grammar, cls: type[tuple[Any, ...]], units: int)
 
 
 def cut(text: Any, citations: Iterable[Any]) -> str | None:
-    """text without the spans of citations when they are plain (exact dicts, exact int
-    offsets, in order, disjoint, in range); None otherwise, for the general path."""
-    if type(text) is not str:
-        return None
+    """text without the spans of citations when they are plain (a list or tuple of exact
+    dicts with exact int offsets, in order, disjoint, in range); None otherwise, for the
+    general path."""
+    if type(text) is not str or type(citations) not in (list, tuple):
+        return None  # an iterator would be used up here: the general path reads it once
     spans = []
     for citation in citations:
         if type(citation) is not dict:
