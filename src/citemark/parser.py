@@ -134,10 +134,16 @@ class Parser:
         if any_family and re.fullmatch(r"[A-Za-z0-9_]", markers[1]):
             # The name is the longest run of [A-Za-z0-9_]: it would swallow every DELIM.
             raise ValueError("any_family needs a delimiter outside [A-Za-z0-9_]")
-        if max_marker_length is not None and (
-            type(max_marker_length) is not int or max_marker_length < 1
-        ):
-            raise ValueError("max_marker_length must be a positive int or None")
+        if max_marker_length is not None:
+            if type(max_marker_length) is not int:  # bool is an int, but not a length
+                raise TypeError(
+                    f"max_marker_length must be an int or None, "
+                    f"not {type(max_marker_length).__name__}"
+                )
+            if max_marker_length < 1:
+                raise ValueError(f"max_marker_length must be positive, not {max_marker_length}")
+        if type(skip_code) is not bool or type(any_family) is not bool:
+            raise TypeError("any_family and skip_code must be bool")
         if offsets not in _UNITS:
             raise ValueError(f"offsets must be one of {sorted(_UNITS)}, not {offsets!r}")
         if not any_family and not families:
