@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 import importlib
 import math
+import platform
 import statistics
 import sys
 import time
@@ -129,3 +130,16 @@ def median_time(function: Callable[..., Any], *args: Any, budget: float = 1.0) -
     finally:
         gc.unfreeze()
     return statistics.median(samples)
+
+
+def cpu_model() -> str:
+    """The CPU's model name, for the record of a benchmark run."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+            for line in cpuinfo:
+                key, _, value = line.partition(":")
+                if key.strip() in ("model name", "Hardware", "Processor"):
+                    return value.strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from _common import ensure_citemark_importable, load_implementations
+from _common import cpu_model, ensure_citemark_importable, load_implementations
 
 ensure_citemark_importable()
 
@@ -29,18 +29,6 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Mod
     ):
         return pytest.Module.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
     return None
-
-
-def cpu_model() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
-            for line in cpuinfo:
-                key, _, value = line.partition(":")
-                if key.strip() in ("model name", "Hardware", "Processor"):
-                    return value.strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def usable_cores() -> int:

@@ -13,12 +13,13 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
-import platform
 import sys
 from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+from _common import cpu_model
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -88,18 +89,6 @@ def load(path: str) -> dict[str, Any]:
         return json.load(handle)  # type: ignore[no-any-return]
 
 
-def cpu_model_here() -> str:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
-            for line in cpuinfo:
-                key, _, value = line.partition(":")
-                if key.strip() in ("model name", "Hardware", "Processor"):
-                    return value.strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def machine_section(data: dict[str, Any]) -> str:
     info = data.get("machine_info", {})
     ours = info.get("citemark")
@@ -108,7 +97,7 @@ def machine_section(data: dict[str, Any]) -> str:
         kernel = ours.get("kernel", "?")
         source = "recorded by benches/conftest.py during the run"
     else:  # a JSON written without our conftest: fall back to what pytest-benchmark saw
-        cpu = info.get("cpu", {}).get("brand_raw") or cpu_model_here()
+        cpu = info.get("cpu", {}).get("brand_raw") or cpu_model()
         cores = info.get("cpu", {}).get("count", "?")
         python = info.get("python_version", "?")
         kernel = "?"
