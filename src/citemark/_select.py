@@ -1,26 +1,80 @@
-"""Choose the scanner: the compiled kernel when it loads, else the pure-Python twin.
+"""Choose every compiled/pure pair: the scanner (`_scan_c` / `_scan_py`) and the Arrow kernel
+(`_arrow_c` / `_arrow_py`).  This is the only module that knows there are two implementations.
 
-CITEMARK_IMPLEMENTATION=python forces the twin; =cython demands the kernel and lets its
-ImportError through.  This is the only module that knows there are two.
+CITEMARK_IMPLEMENTATION=python forces the pure modules; =cython demands the compiled ones (an
+ImportError that says how to build them when they are missing); unset picks the compiled ones
+when the scanner loads.  Non-CPython interpreters get the pure modules.
 """
 
 from __future__ import annotations
 
 import os
 import platform
+from importlib import import_module
+from types import ModuleType
+from typing import Literal
 
-_choice = os.environ.get("CITEMARK_IMPLEMENTATION", "").strip().lower()
-if _choice not in ("", "cython", "python"):
-    raise ImportError(f"CITEMARK_IMPLEMENTATION must be 'cython' or 'python', not {_choice!r}")
+Implementation = Literal["cython", "python"]
 
-if _choice == "python" or (not _choice and platform.python_implementation() != "CPython"):
-    from . import _scan_py as scanner
-elif _choice == "cython":
-    from . import _scan_c as scanner  # type: ignore[no-redef]
-else:
+# implementation -> module suffix of each pair
+_SUFFIX: dict[Implementation, str] = {"cython": "_c", "python": "_py"}
+
+
+def _requested() -> Implementation | None:
+    choice = os.environ.get("CITEMARK_IMPLEMENTATION", "").strip().lower()
+    if choice not in ("", "cython", "python"):
+        raise ImportError(
+            f"CITEMARK_IMPLEMENTATION must be 'cython' or 'python' (or unset), not {choice!r}"
+        )
+    if not choice and platform.python_implementation() != "CPython":
+        return "python"
+    return choice or None  # type: ignore[return-value]
+
+
+def load(pair: str, implementation: Implementation) -> ModuleType:
+    """`citemark.<pair>_c` or `citemark.<pair>_py`; a missing compiled module says what to do."""
+    if implementation not in _SUFFIX:
+        raise ValueError(
+            f"implementation must be 'cython', 'python' or None, not {implementation!r}"
+        )
+    name = f"citemark.{pair}{_SUFFIX[implementation]}"
     try:
-        from . import _scan_c as scanner  # type: ignore[no-redef]
-    except ImportError:
-        from . import _scan_py as scanner  # type: ignore[no-redef]
+        return import_module(name)
+    except ImportError as error:
+        if implementation != "cython" or error.name not in (name, None):
+            raise
+        raise ImportError(
+            f"{name} (the compiled kernel) is not built in this install: reinstall citemark "
+            "with a C compiler (`pip install --force-reinstall --no-binary citemark citemark` "
+            "or `pip install .` from a checkout), or set CITEMARK_IMPLEMENTATION=python",
+            name=name,
+        ) from error
 
-IMPLEMENTATION: str = "cython" if scanner.__name__.endswith("_scan_c") else "python"
+
+def _choose() -> Implementation:
+    requested = _requested()
+    if requested is not None:
+        load("_scan", requested)
+        return requested
+    try:
+        load("_scan", "cython")
+    except ImportError:
+        return "python"
+    return "cython"
+
+
+IMPLEMENTATION: Implementation = _choose()
+"""The implementation every default object uses: "cython" or "python"."""
+
+scanner: ModuleType = load("_scan", IMPLEMENTATION)
+
+
+def scanner_for(implementation: Implementation | None) -> ModuleType:
+    """The scanner of `implementation` (None: the active one)."""
+    return load("_scan", IMPLEMENTATION if implementation is None else implementation)
+
+
+def arrow_kernel(implementation: Implementation | None = None) -> ModuleType:
+    """The Arrow kernel of `implementation` (None: the active one).  Imported on first use:
+    pyarrow is an optional dependency."""
+    return load("_arrow", IMPLEMENTATION if implementation is None else implementation)

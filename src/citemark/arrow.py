@@ -27,8 +27,6 @@ bytes, no Python `str` per row, GIL released) and builds the result buffers; the
 
 from __future__ import annotations
 
-import os
-import platform
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
@@ -37,22 +35,9 @@ import pyarrow as pa
 
 from . import _arrow_py
 from ._grammar import DEFAULT_FAMILIES, check_families
+from ._select import arrow_kernel
 
-_choice = os.environ.get("CITEMARK_IMPLEMENTATION", "").strip().lower()
-if _choice not in ("", "cython", "python"):
-    raise ImportError(f"CITEMARK_IMPLEMENTATION must be 'cython' or 'python', not {_choice!r}")
-
-_kernel: ModuleType
-if _choice == "python" or (not _choice and platform.python_implementation() != "CPython"):
-    _kernel = _arrow_py
-elif _choice == "cython":
-    from . import _arrow_c as _kernel
-else:
-    try:
-        from . import _arrow_c as _kernel
-    except ImportError:
-        _kernel = _arrow_py
-
+_kernel = arrow_kernel()
 IMPLEMENTATION: str = "python" if _kernel is _arrow_py else "cython"
 
 ArrayLike = pa.Array | pa.ChunkedArray

@@ -10,8 +10,6 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
-from importlib import import_module
-from types import ModuleType
 from typing import Any, Literal, NamedTuple
 
 from ._grammar import (
@@ -24,7 +22,7 @@ from ._grammar import (
     check_text,
 )
 from ._markdown import code_spans
-from ._select import scanner as active_scanner
+from ._select import IMPLEMENTATION, scanner_for
 from .offsets import length as units_length
 
 Offsets = Literal["codepoints", "utf16", "utf8"]
@@ -49,16 +47,6 @@ class CitationSpan(NamedTuple):
     start: int
     end: int
     clean_start: int
-
-
-def _scanner_named(implementation: str | None) -> ModuleType:
-    if implementation is None:
-        return active_scanner
-    if implementation == "cython":
-        return import_module("citemark._scan_c")
-    if implementation == "python":
-        return import_module("citemark._scan_py")
-    raise ValueError(f"implementation must be 'cython', 'python' or None, not {implementation!r}")
 
 
 def _marker(name: str, value: object) -> str:
@@ -164,8 +152,8 @@ class Parser:
         self.max_marker_length = max_marker_length
         self.offsets = offsets
         self.skip_code = skip_code
-        self.scanner = _scanner_named(implementation)
-        self.implementation = "cython" if self.scanner.__name__.endswith("_c") else "python"
+        self.implementation = IMPLEMENTATION if implementation is None else implementation
+        self.scanner = scanner_for(implementation)
         self._units = _UNITS[offsets]
         self._grammar = self.scanner.Grammar(
             self.families,
