@@ -55,3 +55,14 @@ def test_unset_prefers_the_kernel_on_cpython() -> None:
 @pytest.mark.parametrize("choice", ["rust", "pure", "c", "1"])
 def test_an_unknown_choice_fails_the_import(choice) -> None:
     assert run_probe(choice).startswith("ImportError:")
+
+
+@pytest.mark.parametrize("implementation", ["cython", "python"])
+def test_both_scanners_are_scanners(implementation) -> None:
+    from citemark._select import scanner_for
+    from citemark._types import Scanner
+
+    module = scanner_for(implementation)
+    assert isinstance(module, Scanner)
+    for name in ("Grammar", "extract", "strip", "spans", "records", "cut"):
+        assert callable(getattr(module, name)), name

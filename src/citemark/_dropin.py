@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from operator import itemgetter
-from types import ModuleType
 from typing import Any
 
 from ._grammar import (
@@ -21,6 +20,7 @@ from ._grammar import (
     check_families,
     check_text,
 )
+from ._types import Scanner
 
 _by_start = itemgetter("start")
 # Grammars for families other than the default, built once each (bounded: a caller that
@@ -29,7 +29,7 @@ _CACHE_SIZE = 256
 
 
 class DropIn:
-    def __init__(self, scanner: ModuleType) -> None:
+    def __init__(self, scanner: Scanner) -> None:
         self.scanner = scanner
         self._grammars: dict[tuple[str, ...], Any] = {}
         self.default_grammar = self.grammar(DEFAULT_FAMILIES)
@@ -58,7 +58,7 @@ class DropIn:
             grammar = self.grammar(check_families(families))
         if type(text) is not str:
             text = check_text(text)
-        return self.scanner.extract(text, grammar)  # type: ignore[no-any-return]
+        return self.scanner.extract(text, grammar)
 
     def strip_citations(self, text: str, citations: Iterable[Citation]) -> str:
         """`text` without the spans of `citations` (as returned by `extract_citations`).

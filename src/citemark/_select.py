@@ -9,10 +9,19 @@ when the scanner loads.  Non-CPython interpreters get the pure modules.
 from __future__ import annotations
 
 import os
-import platform
+import sys
 from importlib import import_module
 from types import ModuleType
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, cast
+
+from ._types import Scanner
+
+if TYPE_CHECKING:
+    # Type checkers see the twin: this proves that `_scan_py` satisfies `Scanner` (the
+    # compiled module is checked against the same names at run time, in test_select).
+    from . import _scan_py
+
+    _twin: Scanner = _scan_py
 
 Implementation = Literal["cython", "python"]
 
@@ -26,7 +35,7 @@ def _requested() -> Implementation | None:
         raise ImportError(
             f"CITEMARK_IMPLEMENTATION must be 'cython' or 'python' (or unset), not {choice!r}"
         )
-    if not choice and platform.python_implementation() != "CPython":
+    if not choice and sys.implementation.name != "cpython":
         return "python"
     return choice or None  # type: ignore[return-value]
 
@@ -66,12 +75,13 @@ def _choose() -> Implementation:
 IMPLEMENTATION: Implementation = _choose()
 """The implementation every default object uses: "cython" or "python"."""
 
-scanner: ModuleType = load("_scan", IMPLEMENTATION)
+scanner: Scanner = cast(Scanner, load("_scan", IMPLEMENTATION))
 
 
-def scanner_for(implementation: Implementation | None) -> ModuleType:
+def scanner_for(implementation: Implementation | None) -> Scanner:
     """The scanner of `implementation` (None: the active one)."""
-    return load("_scan", IMPLEMENTATION if implementation is None else implementation)
+    chosen = IMPLEMENTATION if implementation is None else implementation
+    return cast(Scanner, load("_scan", chosen))
 
 
 def arrow_kernel(implementation: Implementation | None = None) -> ModuleType:

@@ -1,0 +1,51 @@
+"""`Scanner`: what the package calls on a scanner, the compiled `_scan_c` or its twin `_scan_py`.
+
+`_select` hands out the chosen module as a `Scanner`; under TYPE_CHECKING it assigns the twin
+to one, so mypy proves that `_scan_py` satisfies the Protocol, and tests/test_select.py checks
+at run time that both modules carry every name.  A grammar is opaque to the callers: they build
+it with `Grammar(...)` and hand it back to the same scanner.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+from ._grammar import Citation
+
+_Record = TypeVar("_Record", bound=tuple[Any, ...])
+
+
+@runtime_checkable
+class Scanner(Protocol):
+    """The scanner module's functions, as `Parser` and `DropIn` call them."""
+
+    def Grammar(
+        self,
+        families: tuple[str, ...],
+        start: str,
+        delimiter: str,
+        stop: str,
+        any_family: bool = ...,
+        max_marker_length: int | None = ...,
+        source_id: re.Pattern[str] | None = ...,
+        locator: re.Pattern[str] | None = ...,
+        /,
+    ) -> Any:
+        """The grammar that the other calls take: built once, reused for every text."""
+
+    def extract(self, text: str, grammar: Any, /) -> list[Citation]:
+        """The citations of text as the drop-in's dicts."""
+
+    def strip(self, text: str, grammar: Any, /) -> str:
+        """text without its citations (the same object when there are none)."""
+
+    def spans(self, text: str, grammar: Any, /) -> list[tuple[int, int, bool]]:
+        """Every consumed marker: (start, end, is_citation)."""
+
+    def records(self, text: str, grammar: Any, cls: type[_Record], units: int, /) -> list[_Record]:
+        """The citations as `cls` records (six fields), offsets in `units`."""
+
+    def cut(self, text: Any, citations: Iterable[Any], /) -> str | None:
+        """text without the spans of plain citation dicts, or None for the general path."""
