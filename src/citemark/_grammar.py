@@ -1,5 +1,6 @@
-"""Shared facts of the marker grammar: the marker characters, the guide's id and locator
-rules, the result type, and the argument checks that both scanners rely on.
+"""The grammar's facts, each written once: the marker characters, the guide's id, locator
+and family rules, line breaks, turn ids, offset units, the result type, and the argument
+checks that both scanners rely on.  Every other module imports these; none spells them again.
 
 Nothing here scans text; the kernel (`_scan_c`) and its twin (`_scan_py`) do that.
 """
@@ -8,19 +9,71 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TypedDict
+from typing import Literal, TypedDict
 
 CITATION_START = "\ue200"
 CITATION_DELIMITER = "\ue202"
 CITATION_STOP = "\ue201"
+# The prose a citation supports, where the model marks it: START' prose STOP' citation.
+SUPPORT_START = "\ue203"
+SUPPORT_END = "\ue204"
+# Every character the marker protocol reserves, U+E200 to U+E206: a regex class body, and
+# the characters themselves.
+MARKER_RANGE = "\ue200-\ue206"
+MARKER_CHARS = "".join(map(chr, range(0xE200, 0xE207)))
 
-# The guide's own rules, exported for drop-in users.  The scanners implement them with
-# per-character predicates (ASCII id characters; `str.isdecimal` digits, which is what
-# `\d` means for a `str` pattern) and the differential tests hold them to these patterns.
-SOURCE_ID_RE = re.compile(r"^[A-Za-z0-9_-]+$")
-LINE_LOCATOR_RE = re.compile(r"^L\d+(?:-L\d+)?$")
+# The guide's own rules as pattern bodies (`fullmatch` them: no anchors), and anchored as
+# the guide exports them for drop-in users.  The scanners implement them with per-character
+# predicates (ASCII id characters; `str.isdecimal` digits, which is what `\d` means for a
+# `str` pattern) and the differential tests hold them to these patterns.
+SOURCE_ID_CHAR = r"[A-Za-z0-9_-]"
+SOURCE_ID = SOURCE_ID_CHAR + "+"
+LOCATOR = r"L\d+(?:-L\d+)?"
+SOURCE_ID_RE = re.compile(rf"^{SOURCE_ID}$")
+LINE_LOCATOR_RE = re.compile(rf"^{LOCATOR}$")
 
-DEFAULT_FAMILIES: tuple[str, ...] = ("cite",)
+# A family name under `any_family=True`: the longest run of these characters after START.
+FAMILY_WORD = r"[A-Za-z0-9_]+"
+FAMILY_WORD_RE = re.compile(FAMILY_WORD)
+
+DEFAULT_FAMILY = "cite"
+DEFAULT_FAMILIES: tuple[str, ...] = (DEFAULT_FAMILY,)
+
+# A line ends at \r\n, \r or \n (what `L<n>` counts, and what Markdown splits at).
+LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
+
+# The id a tool result gets: `turn<N><kind><M>` (N: the tool call, M: the result's number
+# among those of its kind); the group is the kind.
+TURN_KIND = r"[A-Za-z]+"
+TURN_ID_RE = re.compile(rf"turn\d+({TURN_KIND})\d+")
+
+
+def turn_id(turn: int, kind: str, number: int) -> str:
+    """The id of result `number` of `kind` in tool call `turn`."""
+    return f"turn{turn}{kind}{number}"
+
+
+# Offset units, by name; a scanner takes the index in this tuple (0, 1, 2).
+OffsetUnit = Literal["codepoints", "utf16", "utf8"]
+OFFSET_UNITS: tuple[OffsetUnit, ...] = ("codepoints", "utf16", "utf8")
+UNITS_CODE_POINTS, UNITS_UTF16, UNITS_UTF8 = range(len(OFFSET_UNITS))
+
+
+def heads_at(
+    text: str, i: int, families: tuple[str, ...], delimiter: str, any_family: bool
+) -> list[tuple[str, int]]:
+    """The family rule: (family, index after its DELIM) for each family that starts a
+    marker at i (just after a START), in the order they are tried."""
+    if any_family:
+        word = FAMILY_WORD_RE.match(text, i)
+        if word is not None and text.startswith(delimiter, word.end()):
+            return [(word.group(), word.end() + len(delimiter))]
+        return []
+    return [
+        (family, i + len(family) + len(delimiter))
+        for family in families
+        if text.startswith(family, i) and text.startswith(delimiter, i + len(family))
+    ]
 
 
 class Citation(TypedDict):

@@ -25,16 +25,33 @@ backticks, thousands of unmatched runs) costs time proportional to its length.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterator
 
-__all__ = ["code_spans"]
+from ._grammar import LINE_BREAK_RE
+from ._spans import inside, outermost
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
+__all__ = [
+    "FENCE_LINE",
+    "LIST_OR_QUOTE",
+    "blocks",
+    "code_spans",
+    "emphasis",
+    "is_punctuation",
+    "line_spans",
+    "paragraphs",
+]
+
 _OPEN_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)")
 _CLOSE_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*$")
 _LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _BACKTICKS = re.compile(r"`+")
+_DELIMITER_RUN = re.compile(r"\*+|_+")
+# A line that opens or closes a fence, whatever follows the fence characters.
+FENCE_LINE = re.compile(r" {0,3}(?:`{3,}|~{3,}).*", re.DOTALL)
+# What may precede a line's text: indentation, quote signs, one list bullet.
+LIST_OR_QUOTE = re.compile(r"[ \t]*(?:>[ \t]*)*(?:(?:[-+*]|\d{1,9}[.)])(?:[ \t]+|$))?")
 
 
 def code_spans(text: str) -> list[tuple[int, int]]:
@@ -111,14 +128,12 @@ def code_spans(text: str) -> list[tuple[int, int]]:
     return spans
 
 
-def _lines(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of each line's content, line breaks excluded."""
-    start = 0
-    for newline in _NEWLINE.finditer(text):
-        yield start, newline.start()
-        start = newline.end()
-    if start < len(text):
-        yield start, len(text)
+def _lines(text: str) -> list[tuple[int, int]]:
+    """`line_spans` without the empty line after a final line break (or of an empty text)."""
+    lines = line_spans(text)
+    if lines[-1][0] == len(text):
+        lines.pop()
+    return lines
 
 
 def _indent(text: str, start: int, end: int) -> tuple[int, int]:
@@ -174,3 +189,112 @@ def _escaped(text: str, index: int, floor: int) -> bool:
     while index - count > floor and text[index - count - 1] == "\\":
         count += 1
     return count % 2 == 1
+
+
+# -- the block and inline structure that validate reads ---------------------------------
+
+
+def line_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every line's content, line breaks excluded; the last line is empty
+    when the text ends with a line break (and the only one of an empty text)."""
+    spans = []
+    start = 0
+    for newline in LINE_BREAK_RE.finditer(text):
+        spans.append((start, newline.start()))
+        start = newline.end()
+    spans.append((start, len(text)))
+    return spans
+
+
+def blocks(text: str) -> int:
+    """Paragraphs (split at blank lines) and list items in text."""
+    count = 0
+    after_blank = True
+    for start, end in line_spans(text):
+        line = text[start:end]
+        if not line.strip():
+            after_blank = True
+            continue
+        if after_blank or _LIST_ITEM.match(line) or _HEADING.match(line):
+            count += 1
+        after_blank = False
+    return count
+
+
+def paragraphs(text: str, code: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """Stretches of prose where emphasis can run: split at blank lines, headings, list
+    items and code blocks."""
+    start = None
+    end = 0
+    for line_start, line_end in line_spans(text):
+        line = text[line_start:line_end]
+        block_code = line_end > line_start and inside(code, line_start, line_end)
+        new_block = _LIST_ITEM.match(line) or _HEADING.match(line)
+        if not line.strip() or block_code or new_block:
+            if start is not None:
+                yield start, end
+            start = None
+            if not line.strip() or block_code:
+                continue
+        if start is None:
+            start = line_start
+        end = line_end
+        if _HEADING.match(line):
+            yield start, end
+            start = None
+    if start is not None:
+        yield start, end
+
+
+def emphasis(
+    text: str, code: list[tuple[int, int]], consumed: list[tuple[int, int, bool]]
+) -> list[tuple[int, int]]:
+    """The inner spans of bold and italics, sorted (they may nest)."""
+    chars = list(text)
+    for start, end in code:
+        for at in range(start, end):
+            if chars[at] not in "\r\n":
+                chars[at] = "x"
+    for start, end, _ in consumed:
+        chars[start:end] = "x" * (end - start)
+    masked = "".join(chars)
+    spans: list[tuple[int, int]] = []
+    for start, end in paragraphs(text, code):
+        spans.extend(_emphasis_in(masked, start, end))
+    spans.sort()
+    return outermost(spans)
+
+
+def _emphasis_in(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    stacks: dict[str, list[tuple[int, int]]] = {"*": [], "_": []}  # (sequence, run end)
+    spans = []
+    for sequence, run in enumerate(_DELIMITER_RUN.finditer(text, start, end)):
+        run_start, run_end = run.span()
+        char = text[run_start]
+        before = text[run_start - 1] if run_start > start else " "
+        after = text[run_end] if run_end < end else " "
+        left = not after.isspace() and (
+            not is_punctuation(after) or before.isspace() or is_punctuation(before)
+        )
+        right = not before.isspace() and (
+            not is_punctuation(before) or after.isspace() or is_punctuation(after)
+        )
+        if char == "_":
+            can_open = left and (not right or is_punctuation(before))
+            can_close = right and (not left or is_punctuation(after))
+        else:
+            can_open, can_close = left, right
+        stack = stacks[char]
+        if can_close and stack:
+            opened, opener_end = stack.pop()
+            spans.append((opener_end, run_start))
+            other = stacks["_" if char == "*" else "*"]
+            while other and other[-1][0] > opened:
+                other.pop()
+        elif can_open:
+            stack.append((sequence, run_end))
+    return spans
+
+
+def is_punctuation(char: str) -> bool:
+    return unicodedata.category(char)[0] in "PS"

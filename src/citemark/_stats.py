@@ -74,8 +74,8 @@ class Stats:
         self.citations += other.citations
         self.max_per_row = max(self.max_per_row, other.max_per_row)
         self.skipped += other.skipped
+        self.per_row.update(other.per_row)
         for mine, theirs in (
-            (self.per_row, other.per_row),
             (self.citations_by_family, other.citations_by_family),
             (self.markers_by_family, other.markers_by_family),
             (self.other_families, other.other_families),

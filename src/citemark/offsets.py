@@ -14,20 +14,17 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from typing import Literal
 
-__all__ = ["OffsetMap", "Unit", "convert", "length"]
+from ._grammar import OFFSET_UNITS, OffsetUnit
 
-Unit = Literal["codepoints", "utf16", "utf8"]
-UNITS: tuple[Unit, ...] = ("codepoints", "utf16", "utf8")
+__all__ = ["OFFSET_UNITS", "OffsetMap", "OffsetUnit", "convert", "length"]
 
 # Runs of characters of one width; group i of a pattern is width i.  A character class with
-# `+` scans linearly, and a text is usually a few long runs (all ASCII, or all CJK).
-_RUNS: dict[str, re.Pattern[str]] = {
-    "utf16": re.compile("([\x00-\uffff]+)|([\U00010000-\U0010ffff]+)"),
-    "utf8": re.compile(
-        "([\x00-\x7f]+)|([\x80-\u07ff]+)|([\u0800-\uffff]+)|([\U00010000-\U0010ffff]+)"
-    ),
+# `+` scans linearly, and a text is usually a few long runs (all ASCII, or all CJK).  Compiled
+# on the first table of each unit: most users of this module only call `length`.
+_RUNS = {
+    "utf16": "([\x00-\uffff]+)|([\U00010000-\U0010ffff]+)",
+    "utf8": "([\x00-\x7f]+)|([\x80-\u07ff]+)|([\u0800-\uffff]+)|([\U00010000-\U0010ffff]+)",
 }
 _WHAT_SPLITS = {"utf16": "a surrogate pair", "utf8": "a multi-byte UTF-8 sequence"}
 
@@ -39,7 +36,7 @@ class _Table:
     def __init__(self, text: str, unit: str) -> None:
         self.unit = unit
         chars, units, widths = [0], [0], [1]
-        for run in _RUNS[unit].finditer(text):
+        for run in re.finditer(_RUNS[unit], text):
             units.append(units[-1] + (run.start() - chars[-1]) * widths[-1])
             chars.append(run.start())
             widths.append(run.lastindex or 1)
@@ -75,12 +72,14 @@ class OffsetMap:
         self.text = text
         self._tables: dict[str, _Table] = {}
 
-    def length(self, unit: Unit = "codepoints") -> int:
+    def length(self, unit: OffsetUnit = "codepoints") -> int:
         """The text's length in `unit` (the largest valid position)."""
         _check_unit("unit", unit)
         return len(self.text) if unit == "codepoints" else self._table(unit).length
 
-    def convert(self, index: int, *, source: Unit = "codepoints", target: Unit = "utf16") -> int:
+    def convert(
+        self, index: int, *, source: OffsetUnit = "codepoints", target: OffsetUnit = "utf16"
+    ) -> int:
         """Position `index` (in `source` units) in `target` units.
 
         IndexError outside 0..length; ValueError for a position that splits a character.
@@ -102,7 +101,7 @@ class OffsetMap:
         )
 
     def convert_all(
-        self, indexes: list[int], *, source: Unit = "codepoints", target: Unit = "utf16"
+        self, indexes: list[int], *, source: OffsetUnit = "codepoints", target: OffsetUnit = "utf16"
     ) -> list[int]:
         """`convert` for each of `indexes`, in order."""
         return [self.convert(index, source=source, target=target) for index in indexes]
@@ -117,7 +116,7 @@ class OffsetMap:
         return f"OffsetMap(<text of {len(self.text)} code points>)"
 
 
-def length(text: str, unit: Unit = "codepoints") -> int:
+def length(text: str, unit: OffsetUnit = "codepoints") -> int:
     """len(text) in `unit`: the codec counts, without building a table."""
     if unit == "utf16":
         return len(text.encode("utf-16-le", "surrogatepass")) // 2
@@ -127,12 +126,14 @@ def length(text: str, unit: Unit = "codepoints") -> int:
     return len(text)
 
 
-def convert(text: str, index: int, *, source: Unit = "codepoints", target: Unit = "utf16") -> int:
+def convert(
+    text: str, index: int, *, source: OffsetUnit = "codepoints", target: OffsetUnit = "utf16"
+) -> int:
     """One position of `text` from `source` units to `target` units (see `OffsetMap`,
     which is what to build when there are many positions to convert)."""
     return OffsetMap(text).convert(index, source=source, target=target)
 
 
 def _check_unit(name: str, unit: object) -> None:
-    if unit not in UNITS:
-        raise ValueError(f"{name} must be one of {', '.join(UNITS)}, not {unit!r}")
+    if unit not in OFFSET_UNITS:
+        raise ValueError(f"{name} must be one of {', '.join(OFFSET_UNITS)}, not {unit!r}")

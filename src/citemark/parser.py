@@ -10,28 +10,36 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterator
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
 from ._grammar import (
     CITATION_DELIMITER,
     CITATION_START,
     CITATION_STOP,
     DEFAULT_FAMILIES,
+    FAMILY_WORD_RE,
+    LINE_LOCATOR_RE,
+    LOCATOR,
+    MARKER_RANGE,
+    OFFSET_UNITS,
+    SOURCE_ID,
+    SOURCE_ID_RE,
+    SUPPORT_END,
+    SUPPORT_START,
     Citation,
+    OffsetUnit,
     check_families,
     check_text,
 )
 from ._markdown import code_spans
-from ._select import IMPLEMENTATION, scanner_for
+from ._select import IMPLEMENTATION, Implementation, scanner_for
+from ._spans import cut_at
 from .offsets import length as units_length
-
-Offsets = Literal["codepoints", "utf16", "utf8"]
-_UNITS = {"codepoints": 0, "utf16": 1, "utf8": 2}
 
 # The guide's rules in the spellings a caller may hand back to us (with and without its
 # anchors, which fullmatch makes redundant); these keep the kernel's built-in fast path.
-_BUILTIN_SOURCE_IDS = {r"^[A-Za-z0-9_-]+$", r"[A-Za-z0-9_-]+"}
-_BUILTIN_LOCATORS = {r"^L\d+(?:-L\d+)?$", r"L\d+(?:-L\d+)?"}
+_BUILTIN_SOURCE_IDS = {SOURCE_ID_RE.pattern, SOURCE_ID}
+_BUILTIN_LOCATORS = {LINE_LOCATOR_RE.pattern, LOCATOR}
 
 
 class CitationSpan(NamedTuple):
@@ -92,12 +100,12 @@ class Parser:
         start: str = CITATION_START,
         delimiter: str = CITATION_DELIMITER,
         stop: str = CITATION_STOP,
-        source_id: str | re.Pattern[str] = r"[A-Za-z0-9_-]+",
-        locator: str | re.Pattern[str] = r"L\d+(?:-L\d+)?",
+        source_id: str | re.Pattern[str] = SOURCE_ID,
+        locator: str | re.Pattern[str] = LOCATOR,
         max_marker_length: int | None = None,
-        offsets: Offsets = "codepoints",
+        offsets: OffsetUnit = "codepoints",
         skip_code: bool = False,
-        implementation: Literal["cython", "python"] | None = None,
+        implementation: Implementation | None = None,
     ) -> None:
         self._options = {
             "families": families,
@@ -119,7 +127,7 @@ class Parser:
         )
         if len(set(markers)) != 3:
             raise ValueError("start, delimiter and stop must be three different characters")
-        if any_family and re.fullmatch(r"[A-Za-z0-9_]", markers[1]):
+        if any_family and FAMILY_WORD_RE.fullmatch(markers[1]):
             # The name is the longest run of [A-Za-z0-9_]: it would swallow every DELIM.
             raise ValueError("any_family needs a delimiter outside [A-Za-z0-9_]")
         if max_marker_length is not None:
@@ -132,16 +140,16 @@ class Parser:
                 raise ValueError(f"max_marker_length must be positive, not {max_marker_length}")
         if type(skip_code) is not bool or type(any_family) is not bool:
             raise TypeError("any_family and skip_code must be bool")
-        if offsets not in _UNITS:
-            raise ValueError(f"offsets must be one of {sorted(_UNITS)}, not {offsets!r}")
+        if offsets not in OFFSET_UNITS:
+            raise ValueError(f"offsets must be one of {sorted(OFFSET_UNITS)}, not {offsets!r}")
         if not any_family and not families:
             raise ValueError("give at least one family, or any_family=True")
         source_id_pattern = _pattern("source_id", source_id, _BUILTIN_SOURCE_IDS)
         locator_pattern = _pattern("locator", locator, _BUILTIN_LOCATORS)
         if source_id_pattern is not None or locator_pattern is not None:
             # Either rule custom: both go through `re`, the default one compiled here.
-            source_id_pattern = source_id_pattern or re.compile(r"[A-Za-z0-9_-]+")
-            locator_pattern = locator_pattern or re.compile(r"L\d+(?:-L\d+)?")
+            source_id_pattern = source_id_pattern or re.compile(SOURCE_ID)
+            locator_pattern = locator_pattern or re.compile(LOCATOR)
 
         self.families = () if any_family else check_families(families)
         self._options["families"] = self.families or DEFAULT_FAMILIES  # read once, kept
@@ -154,7 +162,7 @@ class Parser:
         self.skip_code = skip_code
         self.implementation = IMPLEMENTATION if implementation is None else implementation
         self.scanner = scanner_for(implementation)
-        self._units = _UNITS[offsets]
+        self._units = OFFSET_UNITS.index(offsets)
         self._grammar = self.scanner.Grammar(
             self.families,
             *markers,
@@ -172,7 +180,7 @@ class Parser:
         """The citations of `text` as the drop-in's dicts (offsets in code points)."""
         plain = check_text(text)
         if not self.skip_code:
-            return self.scanner.extract(plain, self._grammar)  # type: ignore[no-any-return]
+            return self.scanner.extract(plain, self._grammar)
         found = []
         for at, part in self._prose(plain):
             for citation in self.scanner.extract(part, self._grammar):
@@ -222,8 +230,8 @@ class Parser:
             (citation.start, citation.end, citation) for citation in self._records(plain)
         ]
         if sanitize:
-            invalid = [(s, e, None) for s, e, valid in self.spans(plain) if not valid]
-            cuts = sorted(cuts + invalid, key=lambda cut: cut[0])
+            cuts += [(s, e, None) for s, e, valid in self.spans(plain) if not valid]
+            cuts.sort(key=lambda cut: cut[0])
         code = self._code(plain)
         pieces: list[str] = []
         kept_from = 0
@@ -259,14 +267,7 @@ class Parser:
 
     def _pieces(self, plain: str) -> list[tuple[int, str]]:
         """The text cut at code: (offset, prose) pieces and (-1, code) pieces, in order."""
-        pieces = []
-        kept_from = 0
-        for start, end in self._code(plain):
-            pieces.append((kept_from, plain[kept_from:start]))
-            pieces.append((-1, plain[start:end]))
-            kept_from = end
-        pieces.append((kept_from, plain[kept_from:]))
-        return pieces
+        return cut_at(plain, self._code(plain))
 
     def _prose(self, plain: str) -> list[tuple[int, str]]:
         if not self.skip_code:
@@ -319,9 +320,7 @@ class Parser:
         return "".join(pieces)
 
 
-_STRAY = re.compile("[\ue200-\ue206]")
-SUPPORT_START = "\ue203"
-SUPPORT_END = "\ue204"
+_STRAY = re.compile(f"[{MARKER_RANGE}]")
 
 
 def _scrub(text: str) -> str:

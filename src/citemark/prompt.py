@@ -25,12 +25,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from ._grammar import DEFAULT_FAMILY
 from .parser import Parser
 
-__all__ = ["SECTIONS", "STYLES", "citation_instructions"]
+__all__ = ["SECTIONS", "STYLES", "PromptStyle", "citation_instructions"]
 
-Style = Literal["tool", "tool-lines", "context"]
-STYLES: tuple[str, ...] = ("tool", "tool-lines", "context")
+PromptStyle = Literal["tool", "tool-lines", "context"]
+STYLES: tuple[PromptStyle, ...] = ("tool", "tool-lines", "context")
 
 # The headings of the section, in order; the last one only with strict=True.
 SECTIONS: dict[str, str] = {
@@ -45,7 +46,7 @@ SECTIONS: dict[str, str] = {
 
 
 def citation_instructions(
-    style: Style = "tool",
+    style: PromptStyle = "tool",
     *,
     parser: Parser | None = None,
     tool: str | None = None,
@@ -69,7 +70,7 @@ def citation_instructions(
     if isinstance(example_ids, str) or len(example_ids) != 2:
         raise ValueError("example_ids must hold exactly two ids")
     first, second = example_ids
-    family = parser.families[0] if parser.families else "cite"
+    family = parser.families[0] if parser.families else DEFAULT_FAMILY
     start, delim, stop = parser.start, parser.delimiter, parser.stop
 
     def marker(*parts: str) -> str:

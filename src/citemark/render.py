@@ -24,7 +24,7 @@ from .parser import CitationSpan, Parser
 
 __all__ = ["numbering", "render"]
 
-Style = Literal["markdown", "footnotes", "html", "plain"]
+RenderStyle = Literal["markdown", "footnotes", "html", "plain"]
 Unknown = Literal["label", "drop", "raise"]
 Sources = Mapping[str, Mapping[str, Any]]
 
@@ -57,7 +57,7 @@ def render(
     text: str,
     sources: Sources,
     *,
-    style: Style = "markdown",
+    style: RenderStyle = "markdown",
     parser: Parser | None = None,
     unknown: Unknown = "label",
     sanitize: bool = False,

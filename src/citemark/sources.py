@@ -50,14 +50,24 @@ from datetime import date, datetime
 from functools import cached_property
 from typing import Any, Literal
 
+from ._grammar import (
+    DEFAULT_FAMILY,
+    LINE_BREAK_RE,
+    MARKER_RANGE,
+    SOURCE_ID_RE,
+    TURN_KIND,
+    turn_id,
+)
 from .parser import Parser
 
 __all__ = [
     "DEFAULT_WRAP",
     "PLACEHOLDER",
+    "SOURCE_UNITS",
     "Line",
     "Registry",
     "Source",
+    "SourceUnit",
     "format_context",
     "format_source",
     "format_tool_output",
@@ -65,16 +75,13 @@ __all__ = [
     "split_lines",
 ]
 
-Unit = Literal["document", "block", "line"]
-UNITS: tuple[str, ...] = ("document", "block", "line")
+SourceUnit = Literal["document", "block", "line"]
+SOURCE_UNITS: tuple[SourceUnit, ...] = ("document", "block", "line")
 DEFAULT_WRAP = 200
 PLACEHOLDER = "\ufffd"
 
-_ID = re.compile(r"[A-Za-z0-9_-]+")
-_KIND = re.compile(r"[A-Za-z]+")
-_MARKER_CHARS = "\ue200-\ue206"
+_KIND = re.compile(TURN_KIND)
 _SEPARATORS = re.compile("[\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _BLOCK_TAG = re.compile(r"<(?=/?BLOCK\b)", re.IGNORECASE)
 _FIELDS = ("text", "title", "url", "timestamp", "metadata", "unit", "kind", "wrap", "id")
 
@@ -109,16 +116,18 @@ class Source:
     url: str | None = None
     timestamp: str | None = None
     metadata: Mapping[str, str] = field(default_factory=dict, hash=False)
-    unit: Unit = "line"
+    unit: SourceUnit = "line"
     wrap: int | None = DEFAULT_WRAP
 
     def __post_init__(self) -> None:
-        if not isinstance(self.id, str) or not _ID.fullmatch(self.id):
+        if not isinstance(self.id, str) or not SOURCE_ID_RE.fullmatch(self.id):
             raise ValueError(f"a source id is letters, digits, '_' and '-', not {self.id!r}")
         if not isinstance(self.text, str):
             raise TypeError(f"{self.id}: text must be str, not {type(self.text).__name__}")
-        if self.unit not in UNITS:
-            raise ValueError(f"{self.id}: unit must be one of {', '.join(UNITS)}: {self.unit!r}")
+        if self.unit not in SOURCE_UNITS:
+            raise ValueError(
+                f"{self.id}: unit must be one of {', '.join(SOURCE_UNITS)}: {self.unit!r}"
+            )
         if self.wrap is not None and (type(self.wrap) is not int or self.wrap < 1):
             raise ValueError(f"{self.id}: wrap must be a positive int or None, not {self.wrap!r}")
         if isinstance(self.timestamp, (datetime, date)):
@@ -186,7 +195,7 @@ class Source:
 def neutralise(text: str, parser: Parser | None = None) -> str:
     """`text` with every marker character shown as U+FFFD and the vertical separators
     other than line breaks as spaces; one character for one, so offsets are kept."""
-    chars = _MARKER_CHARS
+    chars = MARKER_RANGE
     if parser is not None:
         chars += re.escape(parser.start + parser.delimiter + parser.stop)
     text = re.sub(f"[{chars}]", PLACEHOLDER, text)
@@ -200,7 +209,7 @@ def split_lines(text: str, wrap: int | None = DEFAULT_WRAP) -> tuple[Line, ...]:
         return ()
     lines: list[Line] = []
     start = 0
-    ends = [(m.start(), m.end()) for m in _LINE_BREAK.finditer(shown)]
+    ends = [(m.start(), m.end()) for m in LINE_BREAK_RE.finditer(shown)]
     if not ends or ends[-1][1] != len(shown):
         ends.append((len(shown), len(shown)))
     for end, after in ends:
@@ -275,7 +284,7 @@ class Registry(Mapping[str, Source]):
         results: Iterable[str | Mapping[str, Any]],
         *,
         kind: str = "file",
-        unit: Unit = "line",
+        unit: SourceUnit = "line",
     ) -> tuple[Source, ...]:
         """Register the results of one tool invocation: ids `turn<N><kind><M>`.
 
@@ -292,7 +301,7 @@ class Registry(Mapping[str, Source]):
             result_kind = draft.pop("kind")
             number = counts.get(result_kind, 0)
             counts[result_kind] = number + 1
-            made.append(Source(f"turn{turn}{result_kind}{number}", **draft))
+            made.append(Source(turn_id(turn, result_kind, number), **draft))
         for source in made:
             if source.id in self._sources:
                 raise ValueError(f"the id {source.id!r} is already registered")
@@ -306,7 +315,7 @@ class Registry(Mapping[str, Source]):
         items: Iterable[str | Mapping[str, Any]],
         *,
         kind: str = "block",
-        unit: Unit = "block",
+        unit: SourceUnit = "block",
     ) -> tuple[Source, ...]:
         """Register injected context (no tool call, no turn): ids `<kind><n>`, n counted
         from 1 across every `add_context` call of this registry (`block1`, `block2`)."""
@@ -383,7 +392,7 @@ def _draft(item: str | Mapping[str, Any], kind: str, unit: str, wrap: int | None
 
 
 def _marker(source_id: str, parser: Parser) -> str:
-    family = parser.families[0] if parser.families else "cite"
+    family = parser.families[0] if parser.families else DEFAULT_FAMILY
     return f"{parser.start}{family}{parser.delimiter}{source_id}{parser.stop}"
 
 

@@ -61,17 +61,34 @@ How the heuristics decide:
 from __future__ import annotations
 
 import re
-import sys
-import unicodedata
 from bisect import bisect_right
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ._grammar import check_text
-from ._markdown import code_spans
+from ._grammar import (
+    DEFAULT_FAMILY,
+    FAMILY_WORD_RE,
+    LINE_LOCATOR_RE,
+    LOCATOR,
+    MARKER_CHARS,
+    SOURCE_ID_CHAR,
+    TURN_ID_RE,
+    check_text,
+    heads_at,
+)
+from ._markdown import (
+    FENCE_LINE,
+    LIST_OR_QUOTE,
+    blocks,
+    code_spans,
+    emphasis,
+    is_punctuation,
+    line_spans,
+)
+from ._spans import inside, merge, overlaps, without
 from .parser import CitationSpan, Parser
-from .prompt import STYLES, Style
+from .prompt import STYLES, PromptStyle
 from .sources import Line, Registry, Source
 
 __all__ = ["CODES", "Diagnostic", "Resolved", "Target", "parse_locator", "resolve", "validate"]
@@ -100,16 +117,8 @@ CODES: dict[str, Severity] = {
     "citations-grouped-at-end": "warning",
 }
 
-_LINE_LOCATOR = re.compile(r"L(\d+)(?:-L(\d+))?")
-_NEWLINE = re.compile(r"\r\n|\r|\n")
-_FENCE_LINE = re.compile(r" {0,3}(?:`{3,}|~{3,}).*", re.DOTALL)
-_LIST_OR_QUOTE = re.compile(r"[ \t]*(?:>[ \t]*)*(?:(?:[-+*]|\d{1,9}[.)])(?:[ \t]+|$))?")
-_LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
-_HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
-_DELIMITER_RUN = re.compile(r"\*+|_+")
 _PUNCTUATION = frozenset(".,;:!?…。，、；：！？")
-_TURN_ID = r"turn\d+[A-Za-z]+\d+"
-_LOCATOR = r"L\d+(?:-L\d+)?"
+_TURN_ID = TURN_ID_RE.pattern
 
 
 @dataclass(frozen=True)
@@ -159,11 +168,10 @@ def parse_locator(locator: str | None) -> tuple[int, int] | None:
     """`"L8-L13"` -> (8, 13), `"L4"` -> (4, 4); None for anything else (no check)."""
     if locator is None:
         return None
-    found = _LINE_LOCATOR.fullmatch(locator)
-    if found is None:
+    if LINE_LOCATOR_RE.fullmatch(locator) is None:
         return None
-    first = int(found[1])
-    return first, int(found[2]) if found[2] is not None else first
+    first, _, last = locator[1:].partition("-L")
+    return int(first), int(last or first)
 
 
 def resolve(
@@ -195,7 +203,7 @@ def validate(
     sources: Mapping[str, Any] | None,
     *,
     parser: Parser | None = None,
-    style: Style | None = None,
+    style: PromptStyle | None = None,
 ) -> list[Diagnostic]:
     """The diagnostics of `text`, sorted by place (see the module docstring)."""
     if style is not None and style not in STYLES:
@@ -224,10 +232,6 @@ def _as_sources(sources: Mapping[str, Any] | None) -> Mapping[str, Source] | Non
     }
 
 
-def _is_punctuation(char: str) -> bool:
-    return unicodedata.category(char)[0] in "PS"
-
-
 class _Check:
     def __init__(
         self, text: str, parser: Parser, sources: Mapping[str, Source] | None, style: str | None
@@ -239,7 +243,7 @@ class _Check:
         self.found: list[Diagnostic] = []
         self.citations = list(parser.finditer(text))
         self.consumed = parser.spans(text)  # (start, end, is_citation)
-        self.lines = _line_spans(text)
+        self.lines = line_spans(text)
         self.head = re.compile(rf"[^\s{re.escape(parser.start + parser.stop)}]*")
 
     def add(self, code: str, start: int, end: int, message: str) -> None:
@@ -252,7 +256,7 @@ class _Check:
         fence_cited = self.fence_lines()
         code = code_spans(self.masked_for_code(fence_cited))
         self.placement(code, fence_cited)
-        walls = _merge([*code, *((s, e) for s, e, _ in self.consumed), *foreign])
+        walls = merge([*code, *((s, e) for s, e, _ in self.consumed), *foreign])
         self.references(walls)
         return sorted(self.found, key=lambda d: (d.start, d.end, d.code))
 
@@ -329,11 +333,11 @@ class _Check:
 
     def refused(self, start: int, end: int) -> str:
         body = self.text[start + 1 : end - 1]
-        family = re.match(r"[A-Za-z0-9_]*", body)
-        name = family.group() if family else ""
-        accepted = self.parser.any_family or name in self.parser.families
-        if accepted and body[len(name) : len(name) + 1] == self.parser.delimiter:
+        parser = self.parser
+        if heads_at(body, 0, parser.families, parser.delimiter, parser.any_family):
             return f"a marker longer than max_marker_length: {_show(self.text[start:end])}"
+        word = FAMILY_WORD_RE.match(body)
+        name = word.group() if word else ""
         return f"a marker whose family is not accepted ({name or 'none'!r})"
 
     # -- sources and locators ------------------------------------------------------------
@@ -399,11 +403,9 @@ class _Check:
             by_line.setdefault(bisect_right(starts, citation.start) - 1, []).append(index)
         for line, indexes in by_line.items():
             line_start, line_end = self.lines[line]
-            bare = _without(self.text, line_start, line_end, self.consumed)
-            before = _without(
-                self.text, line_start, self.citations[indexes[0]].start, self.consumed
-            )
-            if _FENCE_LINE.fullmatch(bare) and _FENCE_LINE.match(before):
+            bare = without(self.text, line_start, line_end, self.consumed)
+            before = without(self.text, line_start, self.citations[indexes[0]].start, self.consumed)
+            if FENCE_LINE.fullmatch(bare) and FENCE_LINE.match(before):
                 for index in indexes:
                     cited.add(index)
                     citation = self.citations[index]
@@ -431,7 +433,7 @@ class _Check:
         for index, citation in enumerate(self.citations):
             if index in fence_cited:
                 continue
-            if _inside(code, citation.start, citation.end):
+            if inside(code, citation.start, citation.end):
                 self.add(
                     "citation-in-code",
                     citation.start,
@@ -440,9 +442,9 @@ class _Check:
                 )
             else:
                 outside.append(citation)
-        emphasis = _emphasis(self.text, code, self.consumed)
+        emphasized = emphasis(self.text, code, self.consumed)
         for citation in outside:
-            if _inside(emphasis, citation.start, citation.end):
+            if inside(emphasized, citation.start, citation.end):
                 self.add(
                     "citation-in-emphasis",
                     citation.start,
@@ -484,9 +486,9 @@ class _Check:
             by_line.setdefault(bisect_right(starts, citation.start) - 1, []).append(citation)
         for line, found in by_line.items():
             line_start, line_end = self.lines[line]
-            rest = _without(self.text, line_start, line_end, self.consumed)
-            rest = rest[_LIST_OR_QUOTE.match(rest).end() :]  # type: ignore[union-attr]
-            if all(char.isspace() or _is_punctuation(char) for char in rest):
+            rest = without(self.text, line_start, line_end, self.consumed)
+            rest = rest[LIST_OR_QUOTE.match(rest).end() :]  # type: ignore[union-attr]
+            if all(char.isspace() or is_punctuation(char) for char in rest):
                 self.add(
                     "citation-alone",
                     found[0].start,
@@ -505,7 +507,7 @@ class _Check:
             run -= 1
         if run != 0 or len({i for c in citations for i in c.source_ids}) < 2:
             return
-        if _blocks(text[: citations[0].start]) >= 2:
+        if blocks(text[: citations[0].start]) >= 2:
             self.add(
                 "citations-grouped-at-end",
                 citations[0].start,
@@ -516,7 +518,7 @@ class _Check:
     # -- ids and escapes written as text ---------------------------------------------------
 
     def references(self, walls: list[tuple[int, int]]) -> None:
-        families = {"cite", "filecite", *self.parser.families}
+        families = {DEFAULT_FAMILY, "filecite", *self.parser.families}
         family = "|".join(re.escape(f) for f in sorted(families, key=len, reverse=True) if f)
         extra = sorted(
             (
@@ -531,10 +533,11 @@ class _Check:
         )
         ids = _TURN_ID
         if extra:
-            ids += "|(?:" + "|".join(map(re.escape, extra)) + ")(?![A-Za-z0-9_-])"
-        pattern = re.compile(rf"(?:(?:{family})|(?<![A-Za-z0-9_-]))(?:{ids})(?:{ids}|{_LOCATOR})*")
+            ids += "|(?:" + "|".join(map(re.escape, extra)) + f")(?!{SOURCE_ID_CHAR})"
+        glued = rf"(?:(?:{family})|(?<!{SOURCE_ID_CHAR}))"
+        pattern = re.compile(rf"{glued}(?:{ids})(?:{ids}|{LOCATOR})*")
         for found in pattern.finditer(self.text):
-            if _overlaps(walls, found.start(), found.end()):
+            if overlaps(walls, found.start(), found.end()):
                 continue
             written = found.group()
             message = (
@@ -543,11 +546,11 @@ class _Check:
                 else f"{written!r} looks like a citation that lost its marker characters"
             )
             self.add("bare-reference", found.start(), found.end(), message)
-        characters = {*map(chr, range(0xE200, 0xE207)), self.parser.start}
+        characters = {*MARKER_CHARS, self.parser.start}
         characters |= {self.parser.delimiter, self.parser.stop}
         escapes = "|".join(f"{ord(c):04x}" for c in sorted(characters))
         for found in re.finditer(rf"\\u(?:{escapes})", self.text, re.IGNORECASE):
-            if not _overlaps(walls, found.start(), found.end()):
+            if not overlaps(walls, found.start(), found.end()):
                 self.add(
                     "escaped-marker",
                     found.start(),
@@ -563,157 +566,6 @@ def _show(raw: str) -> str:
     return repr(raw if len(raw) <= 60 else raw[:57] + "...")
 
 
-def _line_spans(text: str) -> list[tuple[int, int]]:
-    spans = []
-    start = 0
-    for newline in _NEWLINE.finditer(text):
-        spans.append((start, newline.start()))
-        start = newline.end()
-    spans.append((start, len(text)))
-    return spans
-
-
-def _without(text: str, start: int, end: int, spans: list[tuple[int, int, bool]]) -> str:
-    """text[start:end] without the consumed markers in it."""
-    pieces = []
-    at = start
-    index = bisect_right(spans, (start, -1, False))
-    while index < len(spans) and spans[index][0] < end:
-        span_start, span_end, _ = spans[index]
-        pieces.append(text[at:span_start])
-        at = min(span_end, end)
-        index += 1
-    pieces.append(text[at:end])
-    return "".join(pieces)
-
-
-def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
-    """Whether [start, end) lies within one of the sorted, disjoint spans."""
-    index = bisect_right(spans, (start, sys.maxsize)) - 1
-    return index >= 0 and spans[index][0] <= start and end <= spans[index][1]
-
-
-def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The union of spans, as sorted disjoint spans."""
-    merged: list[tuple[int, int]] = []
-    for start, end in sorted(spans):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
-        else:
-            merged.append((start, end))
-    return merged
-
-
-def _overlaps(merged: list[tuple[int, int]], start: int, end: int) -> bool:
-    """Whether [start, end) overlaps one of the sorted, disjoint spans."""
-    index = bisect_right(merged, (start, sys.maxsize)) - 1
-    if index >= 0 and merged[index][1] > start:
-        return True
-    return index + 1 < len(merged) and merged[index + 1][0] < end
-
-
 def _filler(text: str) -> bool:
     """Only white space and punctuation."""
-    return all(char.isspace() or _is_punctuation(char) for char in text)
-
-
-def _blocks(text: str) -> int:
-    """Paragraphs (split at blank lines) and list items in text."""
-    count = 0
-    after_blank = True
-    for start, end in _line_spans(text):
-        line = text[start:end]
-        if not line.strip():
-            after_blank = True
-            continue
-        if after_blank or _LIST_ITEM.match(line) or _HEADING.match(line):
-            count += 1
-        after_blank = False
-    return count
-
-
-def _paragraphs(text: str, code: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
-    """Stretches of prose where emphasis can run: split at blank lines, headings, list
-    items and code blocks."""
-    start = None
-    end = 0
-    for line_start, line_end in _line_spans(text):
-        line = text[line_start:line_end]
-        block_code = line_end > line_start and _inside(code, line_start, line_end)
-        new_block = _LIST_ITEM.match(line) or _HEADING.match(line)
-        if not line.strip() or block_code or new_block:
-            if start is not None:
-                yield start, end
-            start = None
-            if not line.strip() or block_code:
-                continue
-        if start is None:
-            start = line_start
-        end = line_end
-        if _HEADING.match(line):
-            yield start, end
-            start = None
-    if start is not None:
-        yield start, end
-
-
-def _emphasis(
-    text: str, code: list[tuple[int, int]], consumed: list[tuple[int, int, bool]]
-) -> list[tuple[int, int]]:
-    """The inner spans of bold and italics, sorted (they may nest)."""
-    chars = list(text)
-    for start, end in code:
-        for at in range(start, end):
-            if chars[at] not in "\r\n":
-                chars[at] = "x"
-    for start, end, _ in consumed:
-        chars[start:end] = "x" * (end - start)
-    masked = "".join(chars)
-    spans: list[tuple[int, int]] = []
-    for start, end in _paragraphs(text, code):
-        spans.extend(_emphasis_in(masked, start, end))
-    spans.sort()
-    return _outermost(spans)
-
-
-def _emphasis_in(text: str, start: int, end: int) -> list[tuple[int, int]]:
-    stacks: dict[str, list[tuple[int, int]]] = {"*": [], "_": []}  # (sequence, run end)
-    spans = []
-    for sequence, run in enumerate(_DELIMITER_RUN.finditer(text, start, end)):
-        run_start, run_end = run.span()
-        char = text[run_start]
-        before = text[run_start - 1] if run_start > start else " "
-        after = text[run_end] if run_end < end else " "
-        left = not after.isspace() and (
-            not _is_punctuation(after) or before.isspace() or _is_punctuation(before)
-        )
-        right = not before.isspace() and (
-            not _is_punctuation(before) or after.isspace() or _is_punctuation(after)
-        )
-        if char == "_":
-            can_open = left and (not right or _is_punctuation(before))
-            can_close = right and (not left or _is_punctuation(after))
-        else:
-            can_open, can_close = left, right
-        stack = stacks[char]
-        if can_close and stack:
-            opened, opener_end = stack.pop()
-            spans.append((opener_end, run_start))
-            other = stacks["_" if char == "*" else "*"]
-            while other and other[-1][0] > opened:
-                other.pop()
-        elif can_open:
-            stack.append((sequence, run_end))
-    return spans
-
-
-def _outermost(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Sorted spans without those nested in another: disjoint, for `_inside`."""
-    kept: list[tuple[int, int]] = []
-    for start, end in spans:
-        if kept and start < kept[-1][1]:
-            if end > kept[-1][1]:
-                kept[-1] = (kept[-1][0], end)
-            continue
-        kept.append((start, end))
-    return kept
+    return all(char.isspace() or is_punctuation(char) for char in text)
