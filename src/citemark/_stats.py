@@ -4,23 +4,21 @@ Per row: its valid citations (`extract_citations` with the chosen families) and 
 where a *marker* of a family is an occurrence of START family DELIM.  A marker that is not
 part of a valid citation is *malformed*: unterminated, nested, a body that is not ids and a
 locator, ... (`malformed = markers - citations`, per family).  Markers of families that were
-not asked for are counted by name, not parsed.  Source ids `turn<N><kind><M>` are counted by
-kind (search, file, news, view, ...); other ids count as "other".
+not asked for are counted by name (read by the `any_family` rule: ASCII letters, digits and
+`_`), not parsed.  Source ids `turn<N><kind><M>` are counted by kind (search, file, news, view,
+...); other ids count as "other".
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import extract_many
-from ._grammar import CITATION_DELIMITER, CITATION_START
+from ._grammar import CITATION_DELIMITER, CITATION_START, TURN_ID_RE, heads_at
 
-_ID_KIND = re.compile(r"turn\d+([A-Za-z_]+)\d+")
-_ANY_FAMILY = re.compile(CITATION_START + r"([A-Za-z_][A-Za-z0-9_-]{0,39})" + CITATION_DELIMITER)
 HISTOGRAM = ((0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 9), (10, 19), (20, None))
 
 
@@ -58,12 +56,12 @@ class Stats:
                 for citation in citations:
                     self.citations_by_family[citation["family"]] += 1
                     for source in citation["source_ids"]:
-                        kind = _ID_KIND.fullmatch(source)
+                        kind = TURN_ID_RE.fullmatch(source)
                         self.id_kinds[kind.group(1) if kind else "other"] += 1
             if CITATION_START in text:
                 for family, head in heads:
                     self.markers_by_family[family] += text.count(head)
-                for name in _ANY_FAMILY.findall(text):
+                for name in _any_families(text):
                     if name not in asked:
                         self.other_families[name] += 1
 
@@ -162,6 +160,17 @@ class Stats:
         if not self.id_kinds:
             lines.append(f"  {'(none)':<14}{0:>12}")
         return "\n".join(lines) + "\n"
+
+
+def _any_families(text: str) -> list[str]:
+    """The family of every START that the `any_family` head rule reads as a marker."""
+    names = []
+    at = text.find(CITATION_START)
+    while at >= 0:
+        for name, _ in heads_at(text, at + 1, (), CITATION_DELIMITER, True):
+            names.append(name)
+        at = text.find(CITATION_START, at + 1)
+    return names
 
 
 def _unique(families: tuple[str, ...]) -> list[str]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from bisect import bisect_right
 from collections import Counter
@@ -28,6 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from ._grammar import LINE_BREAK_RE
 from ._jsonl import BadRow, parse_path, value_at
 from .parser import Parser
 from .prompt import STYLES
@@ -40,7 +40,6 @@ EXIT_OK = 0
 EXIT_FOUND = 1
 EXIT_BAD_INPUT = 2
 
-_NEWLINE = re.compile(r"\r\n|\r|\n")
 
 
 class Unreadable(Exception):
@@ -220,7 +219,7 @@ def _lint(
     report.answers += 1
     report.citations += sum(1 for _ in parser.finditer(text))
     diagnostics = validate(text, sources, parser=parser, style=args.style)
-    breaks = [m.end() for m in _NEWLINE.finditer(text)]
+    breaks = [m.end() for m in LINE_BREAK_RE.finditer(text)]
     for diagnostic in diagnostics:
         report.counts[diagnostic.code] += 1
         line, column = _position(breaks, diagnostic.start)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ._grammar import FAMILY_WORD_RE, heads_at
 from .offsets import length as units_length
 from .parser import CitationSpan, Parser
 
@@ -114,39 +115,22 @@ class StreamParser:
         assert bound is not None
         if len(data) - pos >= bound:
             return False
-        for head in self._heads_at(data, pos + 1):
-            if head is None:
-                return True  # the family and DELIM are not all there yet
-            if last_stop < head:
-                return True  # no STOP after the DELIM yet: one may still come in bound
-        return False
+        if self._head_unfinished(data, pos + 1):
+            return True  # a family and its DELIM may still be completed by the next chunk
+        heads = heads_at(data, pos + 1, parser.families, parser.delimiter, parser.any_family)
+        # No STOP after a DELIM yet: one may still come in bound.
+        return any(last_stop < body for _, body in heads)
 
-    def _heads_at(self, data: str, i: int) -> list[int | None]:
-        """For each family that fits at i so far: the index after its DELIM, or None when
-        the text ends before the family and DELIM are complete.  In family order, up to
-        the first undecided one."""
+    def _head_unfinished(self, data: str, i: int) -> bool:
+        """Whether data ends before a family and its DELIM at i are complete, where more
+        text could still complete them (the head rule of `heads_at`, cut short)."""
         parser = self.parser
-        heads: list[int | None] = []
         if parser.any_family:
-            end = i
-            while end < len(data) and _is_word(data[end]):
-                end += 1
-            if end == len(data):
-                heads.append(None)
-            elif end > i and data[end] == parser.delimiter:
-                heads.append(end + 1)
-            return heads
-        for family in parser.families:
-            head = family + parser.delimiter
-            seen = data[i : i + len(head)]
-            if not head.startswith(seen):
-                continue
-            if len(seen) < len(head):
-                heads.append(None)
-                return heads
-            heads.append(i + len(head))
-        return heads
-
-
-def _is_word(char: str) -> bool:
-    return char.isascii() and (char.isalnum() or char == "_")
+            word = FAMILY_WORD_RE.match(data, i)
+            return (word.end() if word else i) == len(data)
+        rest = len(data) - i
+        return any(
+            rest < len(family) + len(parser.delimiter)
+            and (family + parser.delimiter).startswith(data[i:])
+            for family in parser.families
+        )
