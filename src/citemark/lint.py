@@ -41,7 +41,6 @@ EXIT_FOUND = 1
 EXIT_BAD_INPUT = 2
 
 
-
 class Unreadable(Exception):
     """An input that cannot be checked: the message names the file and, where it can, the
     line."""
