@@ -1,5 +1,6 @@
 """The reference every benchmark is measured against: a regex scanner that behaves like the
-guide's helper (see /work/shared/SPEC.md), with the same algorithm and the same costs.
+guide's helper (its contract is in the README and tests/test_contract.py), with the same
+algorithm and the same costs.
 
 * `extract_citations` builds the pattern ``START (family|...) DELIM (.*?) STOP`` with
   DOTALL on every call (``re.compile`` answers from the module's cache after the first

@@ -1,4 +1,4 @@
-"""Every corner of SPEC.md as an explicit example, on the kernel and on the twin.
+"""Every corner of the drop-in contract as an explicit example, on the kernel and on the twin.
 
 Each example is checked twice: against the oracle (same value, or same exception type)
 and against a hand-written expectation.
