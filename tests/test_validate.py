@@ -518,3 +518,16 @@ def test_open_start_swallowing_a_citation(parser: Parser) -> None:
     found = validate(broken, REGISTRY, parser=parser)
     assert codes(found) == ["unterminated-marker", "invalid-marker"]
     assert broken[found[1].start : found[1].end] == c("not an id")
+
+
+def docstring_codes() -> dict[str, str]:
+    """code -> severity, from the table in citemark.validate's docstring."""
+    rows = re.findall(
+        r"^\| `([a-z-]+)` +\| (error|warning) +\|", citemark.validate.__doc__ or "", re.M
+    )
+    return dict(rows)
+
+
+def test_the_docstring_table_is_codes() -> None:
+    table = docstring_codes()
+    assert list(table.items()) == list(CODES.items())
