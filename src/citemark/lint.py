@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from ._grammar import LINE_BREAK_RE
+from ._grammar import DEFAULT_FAMILIES, LINE_BREAK_RE
 from ._jsonl import BadRow, parse_path, value_at
 from .parser import Parser
 from .prompt import STYLES
@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sources_path = parse_path(args.sources_field) if args.sources_field else ()
     except ValueError as error:
         arguments.error(str(error))
-    parser = Parser(tuple(args.families or ("cite",)))
+    parser = Parser(tuple(args.families or DEFAULT_FAMILIES))
     report = Report()
     shared: Registry | None = None
     if args.sources:

@@ -128,8 +128,8 @@ class Parser:
         if len(set(markers)) != 3:
             raise ValueError("start, delimiter and stop must be three different characters")
         if any_family and FAMILY_WORD_RE.fullmatch(markers[1]):
-            # The name is the longest run of [A-Za-z0-9_]: it would swallow every DELIM.
-            raise ValueError("any_family needs a delimiter outside [A-Za-z0-9_]")
+            # The name is the longest run of FAMILY_WORD: it would swallow every DELIM.
+            raise ValueError(f"any_family needs a delimiter outside {FAMILY_WORD_RE.pattern[:-1]}")
         if max_marker_length is not None:
             if type(max_marker_length) is not int:  # bool is an int, but not a length
                 raise TypeError(
