@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from citemark._markdown import code_spans
+from citemark._markdown import blocks, code_spans, emphasis, line_spans
+from citemark._spans import cut_at, inside, merge, outermost, overlaps, without
 
 MARKER = "\ue200cite\ue202turn0search0\ue201"
 
@@ -157,3 +158,52 @@ def test_adversarial_input_is_linear(text: str) -> None:
     spans = code_spans(text)
     assert time.perf_counter() - began < 10  # quadratic would take minutes or hours
     assert_well_formed(text, spans)
+
+
+# -- the structure validate reads, and the span helpers it shares with Parser -----------------
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ("", [(0, 0)]),
+        ("a", [(0, 1)]),
+        ("a\n", [(0, 1), (2, 2)]),
+        ("a\r\nb\rc\nd", [(0, 1), (3, 4), (5, 6), (7, 8)]),
+    ],
+)
+def test_line_spans_keep_the_empty_last_line(text: str, lines: list[tuple[int, int]]) -> None:
+    assert line_spans(text) == lines
+
+
+def test_blocks_count_paragraphs_items_and_headings() -> None:
+    assert blocks("one\ntwo\n\nthree\n- item\n- item\n# title\n") == 5
+
+
+def test_emphasis_is_the_inside_of_bold_and_italics() -> None:
+    text = "plain **bold** and _it_ but not snake_case_name"
+    found = emphasis(text, [], [])
+    assert [text[start:end] for start, end in found] == ["bold", "it"]
+
+
+def test_emphasis_skips_code_and_markers() -> None:
+    text = "`*a*` x *b*"
+    assert [text[s:e] for s, e in emphasis(text, code_spans(text), [])] == ["b"]
+
+
+def test_span_helpers() -> None:
+    spans = merge([(5, 8), (0, 2), (1, 3), (8, 9)])
+    assert spans == [(0, 3), (5, 9)]
+    assert inside(spans, 5, 9)
+    assert not inside(spans, 2, 5)
+    assert overlaps(spans, 2, 4)
+    assert not overlaps(spans, 3, 5)
+    assert outermost([(0, 4), (1, 2), (3, 6), (7, 8)]) == [(0, 6), (7, 8)]
+    assert without("abcdef", 0, 6, [(1, 2, True), (3, 5, False)]) == "acf"
+    assert cut_at("abcdef", [(1, 2), (4, 5)]) == [
+        (0, "a"),
+        (-1, "b"),
+        (2, "cd"),
+        (-1, "e"),
+        (5, "f"),
+    ]
