@@ -23,6 +23,7 @@ LAZY_MODULES = [
     "citemark.sources",
     "citemark.validate",
     "citemark._markdown",
+    "citemark._types",
     "dataclasses",
     "datetime",
     "html",
@@ -107,3 +108,14 @@ def test_the_version_module_is_the_only_source() -> None:
     tree = ast.parse((PACKAGE / "_version.py").read_text(encoding="utf-8"))
     assigned = [node for node in tree.body if isinstance(node, ast.Assign)]
     assert [target.id for node in assigned for target in node.targets] == ["__version__"]  # type: ignore[attr-defined]
+
+
+def test_no_two_modules_export_one_name_for_two_things() -> None:
+    from citemark import offsets, parser, prompt, render, sources
+
+    assert prompt.PromptStyle is not render.RenderStyle
+    assert offsets.OFFSET_UNITS == ("codepoints", "utf16", "utf8")
+    assert sources.SOURCE_UNITS == ("document", "block", "line")
+    for module in (offsets, parser, prompt, render, sources):
+        for gone in ("Style", "Unit", "UNITS", "Offsets"):
+            assert not hasattr(module, gone), f"{module.__name__}.{gone}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._grammar import (
     CITATION_DELIMITER,
@@ -20,7 +20,9 @@ from ._grammar import (
     check_families,
     check_text,
 )
-from ._types import Scanner
+
+if TYPE_CHECKING:
+    from ._types import Scanner
 
 _by_start = itemgetter("start")
 # Grammars for families other than the default, built once each (bounded: a caller that

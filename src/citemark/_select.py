@@ -14,12 +14,11 @@ from importlib import import_module
 from types import ModuleType
 from typing import TYPE_CHECKING, Literal, cast
 
-from ._types import Scanner
-
 if TYPE_CHECKING:
     # Type checkers see the twin: this proves that `_scan_py` satisfies `Scanner` (the
     # compiled module is checked against the same names at run time, in test_select).
     from . import _scan_py
+    from ._types import Scanner
 
     _twin: Scanner = _scan_py
 
@@ -75,13 +74,13 @@ def _choose() -> Implementation:
 IMPLEMENTATION: Implementation = _choose()
 """The implementation every default object uses: "cython" or "python"."""
 
-scanner: Scanner = cast(Scanner, load("_scan", IMPLEMENTATION))
+scanner: Scanner = cast("Scanner", load("_scan", IMPLEMENTATION))
 
 
 def scanner_for(implementation: Implementation | None) -> Scanner:
     """The scanner of `implementation` (None: the active one)."""
     chosen = IMPLEMENTATION if implementation is None else implementation
-    return cast(Scanner, load("_scan", chosen))
+    return cast("Scanner", load("_scan", chosen))
 
 
 def arrow_kernel(implementation: Implementation | None = None) -> ModuleType:
