@@ -14,13 +14,13 @@ from typing import Literal, TypedDict
 CITATION_START = "\ue200"
 CITATION_DELIMITER = "\ue202"
 CITATION_STOP = "\ue201"
-# The prose a citation supports, where the model marks it: START' prose STOP' citation.
+# The prose a citation supports, where the model marks it: U+E203 prose U+E204 citation.
 SUPPORT_START = "\ue203"
 SUPPORT_END = "\ue204"
-# Every character the marker protocol reserves, U+E200 to U+E206: a regex class body, and
-# the characters themselves.
-MARKER_RANGE = "\ue200-\ue206"
+# Every character the marker protocol reserves, U+E200 to U+E206: the characters, and the
+# body of a regex class that matches them.
 MARKER_CHARS = "".join(map(chr, range(0xE200, 0xE207)))
+MARKER_RANGE = f"{MARKER_CHARS[0]}-{MARKER_CHARS[-1]}"
 
 # The guide's own rules as pattern bodies (`fullmatch` them: no anchors), and anchored as
 # the guide exports them for drop-in users.  The scanners implement them with per-character
