@@ -394,14 +394,18 @@ class _Check:
 
     # -- placement -------------------------------------------------------------------------
 
+    def by_line(self, citations: list[CitationSpan]) -> dict[int, list[int]]:
+        """line number -> the indexes into `citations` of those that start on it, in order."""
+        starts = [start for start, _ in self.lines]
+        grouped: dict[int, list[int]] = {}
+        for index, citation in enumerate(citations):
+            grouped.setdefault(bisect_right(starts, citation.start) - 1, []).append(index)
+        return grouped
+
     def fence_lines(self) -> set[int]:
         """Indexes of citations on the line of a code fence (reported here)."""
         cited = set()
-        by_line: dict[int, list[int]] = {}
-        starts = [start for start, _ in self.lines]
-        for index, citation in enumerate(self.citations):
-            by_line.setdefault(bisect_right(starts, citation.start) - 1, []).append(index)
-        for line, indexes in by_line.items():
+        for line, indexes in self.by_line(self.citations).items():
             line_start, line_end = self.lines[line]
             bare = without(self.text, line_start, line_end, self.consumed)
             before = without(self.text, line_start, self.citations[indexes[0]].start, self.consumed)
@@ -480,11 +484,8 @@ class _Check:
             index += 1
 
     def alone(self, citations: list[CitationSpan]) -> None:
-        starts = [start for start, _ in self.lines]
-        by_line: dict[int, list[CitationSpan]] = {}
-        for citation in citations:
-            by_line.setdefault(bisect_right(starts, citation.start) - 1, []).append(citation)
-        for line, found in by_line.items():
+        for line, indexes in self.by_line(citations).items():
+            found = [citations[index] for index in indexes]
             line_start, line_end = self.lines[line]
             rest = without(self.text, line_start, line_end, self.consumed)
             rest = rest[LIST_OR_QUOTE.match(rest).end() :]  # type: ignore[union-attr]
