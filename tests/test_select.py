@@ -11,6 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import citemark
 
@@ -66,3 +68,24 @@ def test_both_scanners_are_scanners(implementation) -> None:
     assert isinstance(module, Scanner)
     for name in ("Grammar", "extract", "strip", "spans", "records", "cut"):
         assert callable(getattr(module, name)), name
+
+
+@given(
+    text=st.text(alphabet="cite\ue202\ue200_-x9 ", max_size=12),
+    families=st.lists(st.sampled_from(["cite", "c", "ci_te", "x-y", ""]), max_size=3),
+    any_family=st.booleans(),
+)
+def test_the_grammar_head_rule_is_the_twins(
+    text: str, families: list[str], any_family: bool
+) -> None:
+    from citemark import _scan_py
+    from citemark._grammar import CITATION_DELIMITER as D
+    from citemark._grammar import CITATION_START as S
+    from citemark._grammar import CITATION_STOP as E
+    from citemark._grammar import heads_at
+
+    grammar = _scan_py.Grammar(tuple(families), S, D, E, any_family)
+    for i in range(len(text) + 1):
+        assert heads_at(text, i, tuple(families), D, any_family) == list(
+            _scan_py.heads_at(text, i, grammar)
+        )

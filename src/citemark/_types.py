@@ -4,6 +4,10 @@
 to one, so mypy proves that `_scan_py` satisfies the Protocol, and tests/test_select.py checks
 at run time that both modules carry every name.  A grammar is opaque to the callers: they build
 it with `Grammar(...)` and hand it back to the same scanner.
+
+Of the eight names the compiled module exports, `Offsets` (the unit walker behind `records`)
+is internal to each scanner and `SIMD` (which vector path the kernel picked) has no meaning
+for the twin: neither is part of the Protocol.
 """
 
 from __future__ import annotations
