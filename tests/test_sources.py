@@ -325,3 +325,15 @@ def test_a_source_cannot_inject_a_citation(parser: Parser) -> None:
     # the lines resolve to what was shown, offsets into the original text
     source = registry["turn0file0"]
     assert source.lines[0].text == neutralise(HOSTILE).rstrip()
+
+
+def test_tool_ids_are_the_grammars_turn_ids() -> None:
+    from citemark._grammar import SOURCE_ID_RE, TURN_ID_RE
+
+    registry = Registry()
+    registry.add_tool_call(["a", {"text": "b", "kind": "search"}], kind="file")
+    registry.add_tool_call(["c"], kind="news")
+    for source_id in registry:
+        assert SOURCE_ID_RE.fullmatch(source_id)
+    kinds = [TURN_ID_RE.fullmatch(source_id)[1] for source_id in registry]  # type: ignore[index]
+    assert kinds == ["file", "search", "news"]
