@@ -49,7 +49,7 @@ def extensions():
     kernel = Extension(
         "citemark._scan_c",
         ["src/citemark/_scan_c.pyx"],
-        depends=["src/citemark/_simd.h"],
+        depends=["src/citemark/_simd.h", "src/citemark/_grammar_c.pxi"],
         extra_compile_args=flags,
     )
     # citemark.arrow's compiled path: the scan over Arrow's UTF-8 string buffers.
