@@ -12,7 +12,7 @@ Kernel name -> twin name in `_arrow_py.py` (same entry points, arguments and res
 
     strip_utf8, extract_utf8     strip_utf8, extract_utf8
     Layout.open                  open_layout
-    check_utf8 (cm_utf8_check)   bytes.decode (strict)
+    cm_utf8_valid (_simd.h)      bytes.decode (strict)
     scan_row (scan_units)        _scan_py.scan over the decoded row
     strip_rows                   strip_utf8's loop
     extract_rows / emit          extract_utf8's loop / Columns.emit
@@ -44,7 +44,7 @@ from libc.string cimport memset
 include "_grammar_c.pxi"
 
 cdef extern from "_simd.h" nogil:
-    Py_ssize_t cm_utf8_check(const uint8_t* data, Py_ssize_t n)
+    bint cm_utf8_valid(const uint8_t* data, Py_ssize_t n)
 
 cdef enum:
     START = 0xE200
@@ -324,7 +324,7 @@ cdef inline int scan_row(Rows* rows, Py_ssize_t row, Py_ssize_t first, Py_ssize_
     """The valid citations of row data[first:end] (well-formed UTF-8, or BAD_UTF8), offsets
     relative to first, into out (emptied first)."""
     out.count = 0
-    if cm_utf8_check(rows.data + first, end - first) >= 0:
+    if not cm_utf8_valid(rows.data + first, end - first):
         rows.bad_row = row
         return BAD_UTF8
     if scan_units(<const utf8_t*>(rows.data + first), end - first, &rows.rules, False, out) < 0:

@@ -15,7 +15,7 @@
 
 from cpython.mem cimport PyMem_RawFree, PyMem_RawMalloc, PyMem_RawRealloc
 from libc.stdint cimport uint8_t, uint32_t
-from libc.string cimport memchr, memcmp, memcpy
+from libc.string cimport memchr, memcpy
 
 cdef extern from "Python.h":
     ctypedef unsigned char Py_UCS1
@@ -178,15 +178,20 @@ cdef inline Py_ssize_t read_point(const unit_t* data, Py_ssize_t i, Py_ssize_t e
         return i + 1
 
 
+cdef inline bint same_bytes(const char* data, const Mark* mark) noexcept nogil:
+    """data[:size] are the mark's UTF-8 bytes (they are readable); no call for 1-4 bytes."""
+    cdef Py_ssize_t k
+    for k in range(mark.utf8_size):
+        if <uint8_t>data[k] != mark.utf8[k]:
+            return False
+    return True
+
+
 cdef inline bint is_mark(const unit_t* data, Py_ssize_t i, Py_ssize_t end,
                          const Mark* mark) noexcept nogil:
     """Does the marker character start at i and end by `end`?"""
     if unit_t is utf8_t:
-        return (
-            end - i >= mark.utf8_size
-            and <uint8_t>data[i] == mark.utf8[0]
-            and memcmp(data + i + 1, mark.utf8 + 1, mark.utf8_size - 1) == 0
-        )
+        return end - i >= mark.utf8_size and same_bytes(data + i, mark)
     else:
         return i < end and data[i] == mark.point
 
@@ -210,7 +215,7 @@ cdef inline Py_ssize_t find_mark(const unit_t* data, Py_ssize_t i, Py_ssize_t en
             if hit == NULL:
                 return -1
             i = hit - data
-            if memcmp(data + i + 1, mark.utf8 + 1, size - 1) == 0:
+            if same_bytes(data + i, mark):
                 return i
             i += 1
         return -1
@@ -437,3 +442,5 @@ cdef int scan_units(const unit_t* data, Py_ssize_t n, const Rules* rules, bint k
 
 
 init_ascii_class()
+# The vector path for this CPU, chosen once (CITEMARK_SIMD caps it).
+cdef const char* SIMD_PATH = cm_init()

@@ -61,7 +61,7 @@ cdef extern from "_simd.h" nogil:
     uint32_t cm_or_ucs4(const Py_UCS4* data, Py_ssize_t a, Py_ssize_t b)
 
 # The vector path chosen for this CPU ("avx2", "sse2", "neon" or "portable").
-SIMD = cm_init().decode()
+SIMD = SIMD_PATH.decode()
 
 # The storage widths of a str (the UTF-8 member of unit_t is `_arrow_c`'s).
 ctypedef fused text_t:
