@@ -44,6 +44,8 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_New, PyUnicode_Substring
 from libc.stdint cimport uint32_t
 
+from re import Pattern
+
 include "_grammar_c.pxi"
 
 cdef extern from "Python.h":
@@ -92,12 +94,23 @@ cdef class Grammar:
                   object source_id=None, object locator=None):
         cdef Py_ssize_t f
         cdef str family
+        # The same checks, in the same order, as the twin's Grammar.
+        for item in families:  # a str-typed loop would let None through to PyUnicode_DATA
+            if not isinstance(item, str):
+                raise TypeError(f"families must hold str items, not {type(item).__name__}")
+        set_mark(&self.rules.start, marker("start", start))
+        set_mark(&self.rules.delim, marker("delimiter", delimiter))
+        set_mark(&self.rules.stop, marker("stop", stop))
+        if max_marker_length is not None and not isinstance(max_marker_length, int):
+            raise TypeError(
+                f"max_marker_length must be an int or None, not {type(max_marker_length).__name__}"
+            )
+        for value, name in ((source_id, "source_id"), (locator, "locator")):
+            if value is not None and not isinstance(value, Pattern):
+                raise TypeError(f"{name} must be a compiled pattern or None, not {type(value).__name__}")
         self.families = families
         self.source_id = source_id
         self.locator = locator
-        set_mark(&self.rules.start, ord(start))
-        set_mark(&self.rules.delim, ord(delimiter))
-        set_mark(&self.rules.stop, ord(stop))
         self.rules.any_family = any_family
         # No text is longer than PY_SSIZE_T_MAX: a larger bound is no bound.
         if max_marker_length is None or max_marker_length >= PY_SSIZE_T_MAX:
@@ -123,6 +136,12 @@ cdef class Grammar:
     cdef bint cannot_match(self, str text):
         # Every unit of a 1-byte-kind text is < 0x100: a START above that is not there.
         return PyUnicode_KIND(text) == 1 and self.rules.start.point > 0xFF
+
+
+cdef uint32_t marker(str name, str value) except? 0:
+    if len(value) != 1:
+        raise ValueError(f"{name} must be exactly one character, not {value!r}")
+    return ord(value)
 
 
 cdef int scan(str text, const text_t* data, Grammar grammar, bint keep_invalid,
@@ -418,20 +437,24 @@ cdef list records_units(str text, const text_t* data, Grammar grammar, object cl
         free_matches(&matches)
 
 
-def records(str text not None, Grammar grammar not None, object cls, int units):
+def records(str text not None, Grammar grammar not None, object cls, object units):
     """The citations of text as cls records (a tuple subclass of six fields), with
     offsets in `units`; clean_start is where the citation sits in the stripped text."""
     cdef const void* data = PyUnicode_DATA(text)
     cdef int kind = PyUnicode_KIND(text)
     if not (isinstance(cls, type) and issubclass(cls, tuple)):
         raise TypeError("cls must be a tuple subclass")
+    if not isinstance(units, int):
+        raise TypeError(f"units must be an int, not {type(units).__name__}")
+    if units not in (UNITS_CODE_POINTS, UNITS_UTF16, UNITS_UTF8):
+        raise ValueError(f"units must be 0 (code points), 1 (UTF-16) or 2 (UTF-8), not {units}")
     if grammar.cannot_match(text):
         return []
     if kind == 1:
-        return records_units(text, <const Py_UCS1*>data, grammar, cls, units)
+        return records_units(text, <const Py_UCS1*>data, grammar, cls, <int>units)
     if kind == 2:
-        return records_units(text, <const Py_UCS2*>data, grammar, cls, units)
-    return records_units(text, <const Py_UCS4*>data, grammar, cls, units)
+        return records_units(text, <const Py_UCS2*>data, grammar, cls, <int>units)
+    return records_units(text, <const Py_UCS4*>data, grammar, cls, <int>units)
 
 
 # --- cutting spans out -------------------------------------------------------------------
