@@ -82,8 +82,24 @@ cdef enum:
 
 # --- the grammar -------------------------------------------------------------------------
 
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX >= 0x030E0000
+    #define cm_defer_refcount(o) PyUnstable_Object_EnableDeferredRefcount(o)
+    #else
+    #define cm_defer_refcount(o) 0
+    #endif
+    """
+    # 3.14t: the interpreter then leaves the object's count alone when it loads it.
+    int cm_defer_refcount(object o)
+
+
 cdef class Grammar:
     """What a marker looks like, as C structs for the scan.  Built once per Parser."""
+    # Without the GIL, every call that pushes the shared Grammar writes its reference count
+    # in the object's first cache line; the scan reads `rules` all the time, so `rules` must
+    # live on a line of its own or each thread's reads miss on the other's writes.
+    cdef char header_line[64]
     cdef Rules rules
     cdef readonly tuple families
     cdef readonly object source_id  # a compiled pattern, or None for the guide's rule
@@ -111,6 +127,7 @@ cdef class Grammar:
         self.families = families
         self.source_id = source_id
         self.locator = locator
+        cm_defer_refcount(self)
         self.rules.any_family = any_family
         # No text is longer than PY_SSIZE_T_MAX: a larger bound is no bound.
         if max_marker_length is None or max_marker_length >= PY_SSIZE_T_MAX:
