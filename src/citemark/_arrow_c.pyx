@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-# cython: cdivision=True, freethreading_compatible=True
+# cython: cdivision=True, freethreading_compatible=True, auto_pickle=False, autotestdict=False
 """The compiled path of `citemark.arrow`: the marker scan over Arrow's UTF-8 string buffers.
 
 It reads the three buffers of an Arrow `string` (int32 offsets) or `large_string` (int64

@@ -35,9 +35,9 @@ class Layout:
         width: Any,
         families: Any,
     ) -> None:
-        bits = _bytes_like(validity, "validity", optional=True)
+        bits = None if validity is None else _bytes_like(validity, "validity", optional=True)
         bounds = _bytes_like(offsets, "offsets", optional=False)
-        text = _bytes_like(data, "data", optional=True)
+        text = None if data is None else _bytes_like(data, "data", optional=True)
         for value, name in ((offset, "offset"), (length, "length"), (width, "width")):
             if not isinstance(value, int):
                 raise TypeError(f"{name} must be an int, not {type(value).__name__}")
@@ -97,9 +97,8 @@ class Layout:
         return array("i" if self.width == 4 else "q", values).tobytes()
 
 
-def _bytes_like(value: Any, name: str, *, optional: bool) -> memoryview | None:
-    if value is None and optional:
-        return None
+def _bytes_like(value: Any, name: str, *, optional: bool) -> memoryview:
+    """`value`'s bytes, or the kernel's TypeError (`optional`: None is allowed there too)."""
     try:
         return memoryview(value).cast("B")
     except TypeError:

@@ -56,10 +56,10 @@ class Grammar:
             raise TypeError(
                 f"max_marker_length must be an int or None, not {type(max_marker_length).__name__}"
             )
-        for value, name in ((source_id, "source_id"), (locator, "locator")):
-            if value is not None and not isinstance(value, re.Pattern):
+        for pattern, name in ((source_id, "source_id"), (locator, "locator")):
+            if pattern is not None and not isinstance(pattern, re.Pattern):
                 raise TypeError(
-                    f"{name} must be a compiled pattern or None, not {type(value).__name__}"
+                    f"{name} must be a compiled pattern or None, not {type(pattern).__name__}"
                 )
         self.families = families
         self.start = start
@@ -169,7 +169,8 @@ def extract(text: str, grammar: Grammar) -> list[Citation]:
 def strip(text: str, grammar: Grammar) -> str:
     """text without its citations: no dicts built."""
     check_args(text, grammar)
-    return cut_spans(text, [(match.start, match.end) for match in scan(text, grammar, False)])
+    spans = [(match.start, match.end) for match in scan(text, grammar, False)]
+    return cut_spans(text, spans) or ""  # None only for spans out of range: never a scan's
 
 
 def spans(text: str, grammar: Grammar) -> list[tuple[int, int, bool]]:

@@ -34,9 +34,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeAlias
 
-import pyarrow as pa
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from . import _arrow_py
 from ._grammar import DEFAULT_FAMILIES, check_families
@@ -45,7 +45,8 @@ from ._select import arrow_kernel
 _kernel = arrow_kernel()
 IMPLEMENTATION: str = "python" if _kernel is _arrow_py else "cython"
 
-ArrayLike = pa.Array | pa.ChunkedArray
+# pyarrow has no type information: a pa.Array or pa.ChunkedArray.
+ArrayLike: TypeAlias = Any
 
 # The kernels' message for a bad row; a chunked array renumbers it from its first chunk.
 _BAD_ROW = re.compile(r"row (\d+) is not valid UTF-8")
