@@ -78,7 +78,6 @@ cdef struct Match:
     Py_ssize_t n_ids  # ids before the locator; INVALID or UNJUDGED
     Py_ssize_t locator  # start of the locator part, or -1
     Py_ssize_t locator_end
-    bint locator_ascii  # known to be ASCII: built without a max-char scan
 
 cdef struct Matches:
     Match* items  # `inline` until it outgrows it, then the heap
@@ -311,7 +310,6 @@ cdef void judge_body(const unit_t* data, Py_ssize_t stop, const Mark* delim,
     match.n_ids = INVALID
     match.locator = -1
     match.locator_end = -1
-    match.locator_ascii = False
     while True:
         # One part: data[i:] up to the next DELIM (or stop), stripped to data[a:end].
         a = end = -1
@@ -349,7 +347,6 @@ cdef void judge_body(const unit_t* data, Py_ssize_t stop, const Mark* delim,
             match.n_ids = n_parts - 1
             match.locator = last_a
             match.locator_end = last_b
-            match.locator_ascii = last_is_id  # id characters are ASCII
     elif last_is_id:
         match.n_ids = n_parts
 

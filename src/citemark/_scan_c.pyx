@@ -21,14 +21,17 @@ Kernel name -> twin name in `_scan_py.py` (read the two side by side):
     records / new_record         records
     cut                          cut
 
-Kernel-only fast paths, each with what it earns (typical answers / dense text, see
-benches/; measured when they were last changed):
+Kernel-only fast paths, each with what it earns (CPU time, min of 15, kernel with and
+without it; 1,000 varied answers from benches/corpus.py and one 1 MB text of 20,000
+citations):
 
-    ascii_substring      ids and locators built without a max-char scan
-    raw_of (2-byte text) raw built by one memcpy, kind known
-    new_record untrack   records and their id tuples untracked by the GC
+    cut (plain dicts)    strip_citations over the answers: 1.77x faster (6.0 vs 10.6 ms)
+    new_record untrack   finditer of the dense text: 1.3-1.5x faster (6.1-7.3 vs 8.5-9.6 ms)
     NOGIL_MIN_LENGTH     the GIL is released only for texts long enough to pay for it
-    cut (plain dicts)    strip_citations without reading the dicts twice
+    Grammar.header_line  rules on their own cache line, for threads without the GIL
+
+Dropped, for earning 5% or less (same measurement): the six-slot cache of a body's parts,
+ids and locators built from a known-ASCII span, raw built by one memcpy from 2-byte text.
 
 Bounds: every read of `data` is at an index proven < n by the code next to it (the
 comments say how); lengths and offsets are Py_ssize_t, so their sums cannot overflow.
@@ -121,9 +124,11 @@ cdef class Grammar:
             raise TypeError(
                 f"max_marker_length must be an int or None, not {type(max_marker_length).__name__}"
             )
-        for value, name in ((source_id, "source_id"), (locator, "locator")):
-            if value is not None and not isinstance(value, Pattern):
-                raise TypeError(f"{name} must be a compiled pattern or None, not {type(value).__name__}")
+        for pattern, name in ((source_id, "source_id"), (locator, "locator")):
+            if pattern is not None and not isinstance(pattern, Pattern):
+                raise TypeError(
+                    f"{name} must be a compiled pattern or None, not {type(pattern).__name__}"
+                )
         self.families = families
         self.source_id = source_id
         self.locator = locator
@@ -210,7 +215,6 @@ cdef int judge_with_patterns(str text, const text_t* data, Grammar grammar, Matc
         match = &matches.items[i]
         parts = parts_of(text, data, match, &grammar.rules.delim)
         match.n_ids = INVALID
-        match.locator_ascii = False
         if parts:
             if grammar.locator.fullmatch(parts[len(parts) - 1]) is not None:
                 parts.pop()
@@ -227,26 +231,17 @@ cdef int judge_with_patterns(str text, const text_t* data, Grammar grammar, Matc
 
 # --- building results (GIL) --------------------------------------------------------------
 
-cdef str ascii_substring(const text_t* data, Py_ssize_t a, Py_ssize_t b):
-    """data[a:b] as a str, for a span known to be ASCII: no max-char scan."""
-    cdef str part = PyUnicode_New(b - a, 0x7F)
-    copy_units(data + a, PyUnicode_DATA(part), 1, b - a)
-    return part
-
-
 cdef object source_ids(str text, const text_t* data, Grammar grammar, const Match* match,
                        bint as_tuple):
     """The source ids of a valid match, as a list (the drop-in dict) or a tuple (a record)."""
     cdef Py_ssize_t i = match.body, stop = match.end - 1, a = 0, b = 0, k = 0
-    # The guide's id rule admits ASCII only, so its ids need no max-char scan.
-    cdef bint ascii_ids = grammar.rules.builtin_rules
     ids = PyTuple_New(match.n_ids) if as_tuple else PyList_New(match.n_ids)
     while k < match.n_ids:
         # The judge counted the ids, so this ends before stop.
         i = next_part(data, i, stop, &grammar.rules.delim, &a, &b) + 1
         if a == b:
             continue
-        part = ascii_substring(data, a, b) if ascii_ids else PyUnicode_Substring(text, a, b)
+        part = PyUnicode_Substring(text, a, b)
         Py_INCREF(part)  # the SET_ITEMs steal a reference
         if as_tuple:
             PyTuple_SET_ITEM(ids, k, part)
@@ -256,12 +251,10 @@ cdef object source_ids(str text, const text_t* data, Grammar grammar, const Matc
     return ids
 
 
-cdef inline object locator_of(str text, const text_t* data, const Match* match):
+cdef inline object locator_of(str text, const Match* match):
     if match.locator < 0:
         return None
-    if not match.locator_ascii:
-        return PyUnicode_Substring(text, match.locator, match.locator_end)
-    return ascii_substring(data, match.locator, match.locator_end)
+    return PyUnicode_Substring(text, match.locator, match.locator_end)
 
 
 cdef inline object family_of(str text, Grammar grammar, const Match* match):
@@ -270,24 +263,13 @@ cdef inline object family_of(str text, Grammar grammar, const Match* match):
     return grammar.families[match.family]
 
 
-cdef str raw_of(str text, const text_t* data, Grammar grammar, const Match* match):
-    cdef Py_ssize_t length = match.end - match.start
-    if text_t is Py_UCS2:
-        if grammar.rules.start.point > 0xFF:
-            # 2-byte units and a START >= 0x100 in the span: its kind is known, no scan.
-            raw = PyUnicode_New(length, 0xFFFF)
-            memcpy(PyUnicode_DATA(raw), data + match.start, 2 * length)
-            return raw
-    return PyUnicode_Substring(text, match.start, match.end)
-
-
 cdef dict citation(str text, const text_t* data, Grammar grammar, const Match* match):
     # Sized for six keys up front: a plain {} would be resized on the sixth insert.
     cdef dict result = new_presized_dict(6)
-    result["raw"] = raw_of(text, data, grammar, match)
+    result["raw"] = PyUnicode_Substring(text, match.start, match.end)
     result["family"] = family_of(text, grammar, match)
     result["source_ids"] = source_ids(text, data, grammar, match, False)
-    result["locator"] = locator_of(text, data, match)
+    result["locator"] = locator_of(text, match)
     result["start"] = match.start
     result["end"] = match.end
     return result
@@ -445,7 +427,7 @@ cdef list records_units(str text, const text_t* data, Grammar grammar, object cl
             end = convert(data, &offsets, match.end)
             result.append(new_record(
                 cls, untrack, family_of(text, grammar, match),
-                source_ids(text, data, grammar, match, True), locator_of(text, data, match),
+                source_ids(text, data, grammar, match, True), locator_of(text, match),
                 start, end, start - removed,
             ))
             removed += end - start

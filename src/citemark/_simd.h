@@ -58,7 +58,8 @@ static const char *cm_init(void) {
     if (__builtin_cpu_supports("avx2")) level = CM_WIDE_VECTOR;
 #endif
     if (cap && strcmp(cap, "portable") == 0) level = CM_PORTABLE;
-    else if (cap && (strcmp(cap, "sse2") == 0 || strcmp(cap, "neon") == 0) && level > CM_VECTOR) level = CM_VECTOR;
+    else if (cap && (strcmp(cap, "sse2") == 0 || strcmp(cap, "neon") == 0) && level > CM_VECTOR)
+        level = CM_VECTOR;
     cm_level = level;
 #if defined(CM_NEON)
     return level == CM_VECTOR ? "neon" : "portable";
@@ -73,7 +74,8 @@ cm_find_ucs2_avx2(const Py_UCS2 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS2 uni
     const __m256i needle = _mm256_set1_epi16((short)unit);
     for (; i + 32 <= end; i += 32) {
         __m256i a = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)(data + i)), needle);
-        __m256i b = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)(data + i + 16)), needle);
+        __m256i b =
+            _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)(data + i + 16)), needle);
         if (!_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b))) {
             unsigned int mask = (unsigned int)_mm256_movemask_epi8(a);
             if (mask) return i + (cm_ctz(mask) >> 1);
@@ -105,13 +107,15 @@ cm_find_ucs4_avx2(const Py_UCS4 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
 }
 #endif
 
-static inline Py_ssize_t cm_find_ucs1(const Py_UCS1 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
+static inline Py_ssize_t
+cm_find_ucs1(const Py_UCS1 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
     if (i >= end || ch > 0xFF) return -1;
     const Py_UCS1 *hit = (const Py_UCS1 *)memchr(data + i, (int)ch, (size_t)(end - i));
     return hit ? (Py_ssize_t)(hit - data) : -1;
 }
 
-static inline Py_ssize_t cm_find_ucs2(const Py_UCS2 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
+static inline Py_ssize_t
+cm_find_ucs2(const Py_UCS2 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
     if (ch > 0xFFFF) return -1;
     const Py_UCS2 unit = (Py_UCS2)ch;
 #if defined(CM_AVX2)
@@ -141,7 +145,8 @@ static inline Py_ssize_t cm_find_ucs2(const Py_UCS2 *data, Py_ssize_t i, Py_ssiz
     return -1;
 }
 
-static inline Py_ssize_t cm_find_ucs4(const Py_UCS4 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
+static inline Py_ssize_t
+cm_find_ucs4(const Py_UCS4 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
 #if defined(CM_AVX2)
     if (cm_level == CM_WIDE_VECTOR) return cm_find_ucs4_avx2(data, i, end, ch);
 #endif
