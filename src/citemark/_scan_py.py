@@ -1,7 +1,21 @@
-"""The pure-Python twin of the kernel in `_scan_c.pyx`.
+"""The pure-Python twin of the kernel in `_scan_c.pyx` (whose scan is `_grammar_c.pxi`).
 
 Same classes, functions, names and branch order: reading the two side by side is the
 parity review.  Linear in the worst case, like the kernel (see `scan`).
+
+Twin name -> kernel name (the kernel's table lists its fast paths and what they earn):
+
+    Grammar             Grammar (C structs: Rules, Mark, Family)
+    scan                scan_units, through scan (the GIL released for long texts)
+    heads_at            head_end, any_head_end
+    judge_body          judge_body (the guide's rules), judge_with_patterns (custom ones)
+    extract             extract / extract_units / citation
+    strip / cut_spans   strip / strip_units / cut_units
+    spans               spans / spans_units
+    Offsets.convert     Offsets / convert
+    records             records / records_units / new_record
+    cut                 cut
+    check_args          the typed arguments of the kernel's entry points
 """
 
 from __future__ import annotations
