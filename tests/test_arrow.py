@@ -454,3 +454,64 @@ def test_the_default_path_is_the_compiled_one() -> None:
         assert citemark.arrow.IMPLEMENTATION == "python"
     else:
         assert citemark.arrow.IMPLEMENTATION == "cython"
+
+
+# --- the UTF-8 check of every vector path --------------------------------------------------
+
+UTF8_CHECK = r"""
+import itertools, random
+import pyarrow as pa
+import citemark._arrow_c as kernel, citemark._scan_c as scanner
+
+def python_says(data):
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+def kernel_says(data):
+    offsets = pa.array([0, len(data)], pa.int64()).buffers()[1]
+    try:
+        kernel.strip_utf8(None, offsets, data, 0, 1, 8, (b"cite",))
+    except ValueError:
+        return False
+    return True
+
+edges = [0x00, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1,
+         0xED, 0xEE, 0xEF, 0xF0, 0xF3, 0xF4, 0xF5, 0xFF]
+checked = 0
+for length in (1, 2, 3):
+    for sequence in itertools.product(edges, repeat=length):
+        for before, after in ((0, 0), (31, 0), (30, 1), (32, 33)):
+            data = b"a" * before + bytes(sequence) + b"b" * after
+            assert kernel_says(data) == python_says(data), data
+            checked += 1
+rng = random.Random(5)
+pieces = ["a", "é", "中", "\U0001f600", "\ue200", "—"]
+for _ in range(3000):
+    data = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 90))).encode()
+    if data and rng.random() < 0.5:
+        data = bytearray(data)
+        data[rng.randrange(len(data))] = rng.randrange(256)
+        data = bytes(data)
+    if data and rng.random() < 0.3:
+        data = data[: rng.randrange(len(data))]
+    assert kernel_says(data) == python_says(data), data
+    checked += 1
+print(scanner.SIMD, checked)
+"""
+
+
+@pytest.mark.parametrize("level", ["portable", "avx2"])
+def test_utf8_check_agrees_with_python_on_every_path(level) -> None:
+    # The vector path is chosen at import (CITEMARK_SIMD caps it): one interpreter each.
+    env = {**os.environ, "CITEMARK_SIMD": level}
+    done = subprocess.run(
+        [sys.executable, "-c", UTF8_CHECK], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    path, checked = done.stdout.split()
+    assert int(checked) > 40_000
+    if level == "portable":
+        assert path == "portable"
