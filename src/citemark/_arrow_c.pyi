@@ -1,14 +1,24 @@
-"""Typed face of the compiled Arrow path (`_arrow_c.pyx`); `citemark.arrow` wraps it."""
+"""Typed face of the compiled Arrow kernel (`_arrow_c.pyx`); the twin `_arrow_py` has the same
+entry points.  Buffers: any object with the buffer protocol (pyarrow.Buffer, bytes)."""
 
+import sys
 from typing import Any
 
-# Buffers: any object with the buffer protocol (pyarrow.Buffer, bytes, memoryview).
+from typing_extensions import disjoint_base
 
+@disjoint_base
 class OwnedBuffer:
     """Memory filled by the kernel, exported read-only through the buffer protocol."""
 
-    def __buffer__(self, flags: int, /) -> memoryview: ...
+    if sys.version_info >= (3, 12):
+        def __buffer__(self, flags: int, /) -> memoryview: ...
+        def __release_buffer__(self, buffer: memoryview, /) -> None: ...
+
     def __len__(self) -> int: ...
+
+@disjoint_base
+class Layout:
+    """The checked input buffers of one string array (internal to the entry points)."""
 
 def strip_utf8(
     validity: Any,

@@ -1,10 +1,40 @@
-from collections.abc import Iterable
-from typing import Any
+"""Typed face of the compiled kernel (`_scan_c.pyx`); the twin `_scan_py` has the same names."""
+
+import re
+from typing import Any, TypeVar
+
+from typing_extensions import Self, disjoint_base
 
 from ._grammar import Citation
 
-def extract(text: str, families: tuple[str, ...]) -> list[Citation]: ...
-def strip(text: str, families: tuple[str, ...]) -> str: ...
-def cut(text: Any, citations: Iterable[Any]) -> str | None: ...
+_Record = TypeVar("_Record", bound=tuple[Any, ...])
 
 SIMD: str
+
+@disjoint_base
+class Grammar:
+    """What a marker looks like, as C structs for the scan.  Built once per Parser."""
+
+    @property
+    def families(self) -> tuple[str, ...]: ...
+    @property
+    def source_id(self) -> re.Pattern[str] | None: ...
+    @property
+    def locator(self) -> re.Pattern[str] | None: ...
+    def __new__(
+        cls,
+        families: tuple[str, ...],
+        start: str,
+        delimiter: str,
+        stop: str,
+        any_family: bool = False,
+        max_marker_length: int | None = None,
+        source_id: re.Pattern[str] | None = None,
+        locator: re.Pattern[str] | None = None,
+    ) -> Self: ...
+
+def extract(text: str, grammar: Grammar) -> list[Citation]: ...
+def strip(text: str, grammar: Grammar) -> str: ...
+def spans(text: str, grammar: Grammar) -> list[tuple[int, int, bool]]: ...
+def records(text: str, grammar: Grammar, cls: type[_Record], units: int) -> list[_Record]: ...
+def cut(text: object, citations: object) -> str | None: ...

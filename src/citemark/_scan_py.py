@@ -1,7 +1,21 @@
-"""The pure-Python twin of the kernel in `_scan_c.pyx`.
+"""The pure-Python twin of the kernel in `_scan_c.pyx` (whose scan is `_grammar_c.pxi`).
 
 Same classes, functions, names and branch order: reading the two side by side is the
 parity review.  Linear in the worst case, like the kernel (see `scan`).
+
+Twin name -> kernel name (the kernel's table lists its fast paths and what they earn):
+
+    Grammar             Grammar (C structs: Rules, Mark, Family)
+    scan                scan_units, through scan (the GIL released for long texts)
+    heads_at            head_end, any_head_end
+    judge_body          judge_body (the guide's rules), judge_with_patterns (custom ones)
+    extract             extract / extract_units / citation
+    strip / cut_spans   strip / strip_units / cut_units
+    spans               spans / spans_units
+    Offsets.convert     Offsets / convert
+    records             records / records_units / new_record
+    cut                 cut
+    check_args          the typed arguments of the kernel's entry points
 """
 
 from __future__ import annotations
@@ -41,6 +55,26 @@ class Grammar:
         source_id: re.Pattern[str] | None = None,
         locator: re.Pattern[str] | None = None,
     ) -> None:
+        # The same checks, in the same order, as the kernel's Grammar.
+        if type(families) is not tuple:
+            raise TypeError(_wrong_type("families", "tuple", families))
+        for family in families:
+            if not isinstance(family, str):
+                raise TypeError(f"families must hold str items, not {type(family).__name__}")
+        for name, value in (("start", start), ("delimiter", delimiter), ("stop", stop)):
+            if not isinstance(value, str):
+                raise TypeError(_wrong_type(name, "str", value))
+            if len(value) != 1:
+                raise ValueError(f"{name} must be exactly one character, not {value!r}")
+        if max_marker_length is not None and not isinstance(max_marker_length, int):
+            raise TypeError(
+                f"max_marker_length must be an int or None, not {type(max_marker_length).__name__}"
+            )
+        for pattern, name in ((source_id, "source_id"), (locator, "locator")):
+            if pattern is not None and not isinstance(pattern, re.Pattern):
+                raise TypeError(
+                    f"{name} must be a compiled pattern or None, not {type(pattern).__name__}"
+                )
         self.families = families
         self.start = start
         self.delimiter = delimiter
@@ -52,6 +86,19 @@ class Grammar:
         self.heads = [(family, family + delimiter) for family in families]
         self.is_source_id = (source_id or _builtin_source_id).fullmatch
         self.is_locator = (locator or _builtin_locator).fullmatch
+
+
+def _wrong_type(name: str, expected: str, value: object) -> str:
+    # The words of Cython's own check of a typed argument, which the kernel's entry points use.
+    return f"Argument '{name}' has incorrect type (expected {expected}, got {type(value).__name__})"
+
+
+def check_args(text: object, grammar: object) -> None:
+    """What the kernel's typed `str text not None, Grammar grammar not None` check."""
+    if not isinstance(text, str):
+        raise TypeError(_wrong_type("text", "str", text))
+    if not isinstance(grammar, Grammar):
+        raise TypeError(_wrong_type("grammar", "Grammar", grammar))
 
 
 def scan(text: str, grammar: Grammar, keep_invalid: bool) -> list[Match]:
@@ -119,6 +166,7 @@ def judge_body(body: str, delimiter: str, grammar: Grammar) -> tuple[list[str], 
 
 
 def extract(text: str, grammar: Grammar) -> list[Citation]:
+    check_args(text, grammar)
     return [
         {
             "raw": text[match.start : match.end],
@@ -134,11 +182,14 @@ def extract(text: str, grammar: Grammar) -> list[Citation]:
 
 def strip(text: str, grammar: Grammar) -> str:
     """text without its citations: no dicts built."""
-    return cut_spans(text, [(match.start, match.end) for match in scan(text, grammar, False)])
+    check_args(text, grammar)
+    spans = [(match.start, match.end) for match in scan(text, grammar, False)]
+    return cut_spans(text, spans) or ""  # None only for spans out of range: never a scan's
 
 
 def spans(text: str, grammar: Grammar) -> list[tuple[int, int, bool]]:
     """Every consumed match, valid or not: a list of (start, end, is_citation)."""
+    check_args(text, grammar)
     return [
         (match.start, match.end, match.source_ids is not None)
         for match in scan(text, grammar, True)
@@ -172,8 +223,13 @@ class Offsets:
 def records(text: str, grammar: Grammar, cls: type[tuple[Any, ...]], units: int) -> list[Any]:
     """The citations of text as cls records (a tuple subclass of six fields), with
     offsets in `units`; clean_start is where the citation sits in the stripped text."""
+    check_args(text, grammar)
     if not (isinstance(cls, type) and issubclass(cls, tuple)):
         raise TypeError("cls must be a tuple subclass")
+    if not isinstance(units, int):
+        raise TypeError(f"units must be an int, not {type(units).__name__}")
+    if units not in (UNITS_CODE_POINTS, UNITS_UTF16, UNITS_UTF8):
+        raise ValueError(f"units must be 0 (code points), 1 (UTF-16) or 2 (UTF-8), not {units}")
     offsets = Offsets(text, units)
     result = []
     removed = 0

@@ -1,4 +1,4 @@
-/* Vector search for one code unit in a PEP 393 buffer, and the OR of a span.
+/* Vector search for one code unit in a PEP 393 buffer, the OR of a span, and a UTF-8 check.
  *
  * CPython's own str.find has no fast path for U+E200 (its low byte is zero, which defeats
  * the memchr trick it uses), so the kernel brings its own.  On x86-64 the AVX2 path is
@@ -58,7 +58,8 @@ static const char *cm_init(void) {
     if (__builtin_cpu_supports("avx2")) level = CM_WIDE_VECTOR;
 #endif
     if (cap && strcmp(cap, "portable") == 0) level = CM_PORTABLE;
-    else if (cap && (strcmp(cap, "sse2") == 0 || strcmp(cap, "neon") == 0) && level > CM_VECTOR) level = CM_VECTOR;
+    else if (cap && (strcmp(cap, "sse2") == 0 || strcmp(cap, "neon") == 0) && level > CM_VECTOR)
+        level = CM_VECTOR;
     cm_level = level;
 #if defined(CM_NEON)
     return level == CM_VECTOR ? "neon" : "portable";
@@ -73,7 +74,8 @@ cm_find_ucs2_avx2(const Py_UCS2 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS2 uni
     const __m256i needle = _mm256_set1_epi16((short)unit);
     for (; i + 32 <= end; i += 32) {
         __m256i a = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)(data + i)), needle);
-        __m256i b = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)(data + i + 16)), needle);
+        __m256i b =
+            _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)(data + i + 16)), needle);
         if (!_mm256_testz_si256(_mm256_or_si256(a, b), _mm256_or_si256(a, b))) {
             unsigned int mask = (unsigned int)_mm256_movemask_epi8(a);
             if (mask) return i + (cm_ctz(mask) >> 1);
@@ -105,13 +107,15 @@ cm_find_ucs4_avx2(const Py_UCS4 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
 }
 #endif
 
-static inline Py_ssize_t cm_find_ucs1(const Py_UCS1 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
+static inline Py_ssize_t
+cm_find_ucs1(const Py_UCS1 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
     if (i >= end || ch > 0xFF) return -1;
     const Py_UCS1 *hit = (const Py_UCS1 *)memchr(data + i, (int)ch, (size_t)(end - i));
     return hit ? (Py_ssize_t)(hit - data) : -1;
 }
 
-static inline Py_ssize_t cm_find_ucs2(const Py_UCS2 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
+static inline Py_ssize_t
+cm_find_ucs2(const Py_UCS2 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
     if (ch > 0xFFFF) return -1;
     const Py_UCS2 unit = (Py_UCS2)ch;
 #if defined(CM_AVX2)
@@ -141,7 +145,8 @@ static inline Py_ssize_t cm_find_ucs2(const Py_UCS2 *data, Py_ssize_t i, Py_ssiz
     return -1;
 }
 
-static inline Py_ssize_t cm_find_ucs4(const Py_UCS4 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
+static inline Py_ssize_t
+cm_find_ucs4(const Py_UCS4 *data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch) {
 #if defined(CM_AVX2)
     if (cm_level == CM_WIDE_VECTOR) return cm_find_ucs4_avx2(data, i, end, ch);
 #endif
@@ -187,6 +192,164 @@ static inline uint32_t cm_or_ucs4(const Py_UCS4 *data, Py_ssize_t a, Py_ssize_t 
     Py_UCS4 bits = 0;
     for (; a < b; a++) bits |= data[a];
     return bits;
+}
+
+/* Is data[0:n] well-formed UTF-8, as Python's strict decoder and Arrow's validator judge it
+ * (no overlong forms, no surrogates, nothing above U+10FFFF, no sequence cut short)?
+ * cm_utf8_valid_scalar skips ASCII runs 32 bytes at a time (SSE2) or 8 (elsewhere) and checks
+ * each multi-byte sequence; with AVX2, cm_utf8_valid_avx2 checks 32 bytes a step by the
+ * lookup method of Keiser and Lemire ("Validating UTF-8 in less than one instruction per
+ * byte", 2021; simdjson's and simdutf's validator), for text with many non-ASCII characters.
+ * Nothing at or past n is read. */
+static inline int cm_utf8_valid_scalar(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+#if defined(CM_SSE2)
+        while (n - i >= 32) {
+            __m128i a = _mm_loadu_si128((const __m128i *)(s + i));
+            __m128i b = _mm_loadu_si128((const __m128i *)(s + i + 16));
+            unsigned int mask = (unsigned int)_mm_movemask_epi8(a)
+                                | ((unsigned int)_mm_movemask_epi8(b) << 16);
+            if (mask) {
+                i += cm_ctz(mask);
+                break;
+            }
+            i += 32;
+        }
+#endif
+        while (n - i >= 8) {
+            uint64_t word;
+            memcpy(&word, s + i, 8);
+            if (word & 0x8080808080808080ULL) break;
+            i += 8;
+        }
+        while (i < n && s[i] < 0x80) i++;
+        if (i >= n) break;
+        unsigned char c = s[i];
+        if (c >= 0xC2 && c <= 0xDF) {
+            if (n - i < 2 || (s[i + 1] & 0xC0) != 0x80) return 0;
+            i += 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            if (n - i < 3) return 0;
+            unsigned char c1 = s[i + 1];
+            if ((c1 & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return 0;
+            if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F)) return 0;
+            i += 3;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            if (n - i < 4) return 0;
+            unsigned char c1 = s[i + 1];
+            if ((c1 & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80)
+                return 0;
+            if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) return 0;
+            i += 4;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+#if defined(CM_AVX2)
+/* The error classes of a byte pair (prev1, byte); a pair is wrong when the three lookups below
+ * share a bit.  TWO_CONTS also marks a continuation that must be there (the 3rd/4th byte). */
+enum {
+    CM_TOO_SHORT = 1 << 0, CM_TOO_LONG = 1 << 1, CM_OVERLONG_3 = 1 << 2, CM_TOO_LARGE = 1 << 3,
+    CM_SURROGATE = 1 << 4, CM_OVERLONG_2 = 1 << 5, CM_TOO_LARGE_1000 = 1 << 6,
+    CM_OVERLONG_4 = 1 << 6, CM_TWO_CONTS = 1 << 7,
+    CM_CARRY = CM_TOO_SHORT | CM_TOO_LONG | CM_TWO_CONTS
+};
+
+__attribute__((target("avx2"))) static inline __m256i
+cm_utf8_block_errors(__m256i input, __m256i previous) {
+    const __m256i low_nibble = _mm256_set1_epi8(0x0F);
+    __m256i shifted = _mm256_permute2x128_si256(previous, input, 0x21);
+    __m256i prev1 = _mm256_alignr_epi8(input, shifted, 15);
+    __m256i prev2 = _mm256_alignr_epi8(input, shifted, 14);
+    __m256i prev3 = _mm256_alignr_epi8(input, shifted, 13);
+    const __m256i byte_1_high_table = _mm256_setr_epi8(
+        CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG,
+        CM_TOO_LONG, CM_TWO_CONTS, CM_TWO_CONTS, CM_TWO_CONTS, CM_TWO_CONTS,
+        CM_TOO_SHORT | CM_OVERLONG_2, CM_TOO_SHORT, CM_TOO_SHORT | CM_OVERLONG_3 | CM_SURROGATE,
+        CM_TOO_SHORT | CM_TOO_LARGE | CM_TOO_LARGE_1000 | CM_OVERLONG_4,
+        CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG,
+        CM_TOO_LONG, CM_TWO_CONTS, CM_TWO_CONTS, CM_TWO_CONTS, CM_TWO_CONTS,
+        CM_TOO_SHORT | CM_OVERLONG_2, CM_TOO_SHORT, CM_TOO_SHORT | CM_OVERLONG_3 | CM_SURROGATE,
+        CM_TOO_SHORT | CM_TOO_LARGE | CM_TOO_LARGE_1000 | CM_OVERLONG_4);
+#define CM_LARGE (CM_CARRY | CM_TOO_LARGE | CM_TOO_LARGE_1000)
+    const __m256i byte_1_low_table = _mm256_setr_epi8(
+        CM_CARRY | CM_OVERLONG_3 | CM_OVERLONG_2 | CM_OVERLONG_4, CM_CARRY | CM_OVERLONG_2,
+        CM_CARRY, CM_CARRY, CM_CARRY | CM_TOO_LARGE, CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE,
+        CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE | CM_SURROGATE, CM_LARGE, CM_LARGE,
+        CM_CARRY | CM_OVERLONG_3 | CM_OVERLONG_2 | CM_OVERLONG_4, CM_CARRY | CM_OVERLONG_2,
+        CM_CARRY, CM_CARRY, CM_CARRY | CM_TOO_LARGE, CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE,
+        CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE | CM_SURROGATE, CM_LARGE, CM_LARGE);
+#undef CM_LARGE
+#define CM_CONT_1000 \
+    (CM_TOO_LONG | CM_OVERLONG_2 | CM_TWO_CONTS | CM_OVERLONG_3 | CM_TOO_LARGE_1000 | CM_OVERLONG_4)
+#define CM_CONT_1001 (CM_TOO_LONG | CM_OVERLONG_2 | CM_TWO_CONTS | CM_OVERLONG_3 | CM_TOO_LARGE)
+#define CM_CONT_101 (CM_TOO_LONG | CM_OVERLONG_2 | CM_TWO_CONTS | CM_SURROGATE | CM_TOO_LARGE)
+    const __m256i byte_2_high_table = _mm256_setr_epi8(
+        CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT,
+        CM_TOO_SHORT, CM_TOO_SHORT, CM_CONT_1000, CM_CONT_1001, CM_CONT_101, CM_CONT_101,
+        CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT,
+        CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT,
+        CM_TOO_SHORT, CM_TOO_SHORT, CM_CONT_1000, CM_CONT_1001, CM_CONT_101, CM_CONT_101,
+        CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT);
+#undef CM_CONT_1000
+#undef CM_CONT_1001
+#undef CM_CONT_101
+    __m256i byte_1_high = _mm256_shuffle_epi8(
+        byte_1_high_table, _mm256_and_si256(_mm256_srli_epi16(prev1, 4), low_nibble));
+    __m256i byte_1_low = _mm256_shuffle_epi8(byte_1_low_table, _mm256_and_si256(prev1, low_nibble));
+    __m256i byte_2_high = _mm256_shuffle_epi8(
+        byte_2_high_table, _mm256_and_si256(_mm256_srli_epi16(input, 4), low_nibble));
+    __m256i special = _mm256_and_si256(_mm256_and_si256(byte_1_high, byte_1_low), byte_2_high);
+    /* The 3rd byte of a 3- or 4-byte sequence and the 4th of a 4-byte one must continue it. */
+    __m256i third = _mm256_subs_epu8(prev2, _mm256_set1_epi8((char)(0xE0 - 0x80)));
+    __m256i fourth = _mm256_subs_epu8(prev3, _mm256_set1_epi8((char)(0xF0 - 0x80)));
+    __m256i must_continue = _mm256_and_si256(_mm256_or_si256(third, fourth),
+                                             _mm256_set1_epi8((char)0x80));
+    return _mm256_xor_si256(must_continue, special);
+}
+
+__attribute__((target("avx2"))) static int
+cm_utf8_valid_avx2(const unsigned char *s, Py_ssize_t n) {
+    /* Bytes that cannot end a block: a lead whose sequence needs more bytes. */
+    const __m256i max_tail = _mm256_setr_epi8(
+        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+        -1, -1, -1, -1, -1, -1, -1, (char)(0xF0 - 1), (char)(0xE0 - 1), (char)(0xC0 - 1));
+    __m256i previous = _mm256_setzero_si256(), error = _mm256_setzero_si256();
+    __m256i incomplete = _mm256_setzero_si256(), input;
+    unsigned char tail[32];
+    Py_ssize_t i = 0;
+    for (;; i += 32) {
+        if (n - i >= 32) {
+            input = _mm256_loadu_si256((const __m256i *)(s + i));
+        } else {
+            if (i >= n) break;
+            memset(tail, 0, 32); /* the ASCII after the last byte shows a cut sequence */
+            memcpy(tail, s + i, (size_t)(n - i));
+            input = _mm256_loadu_si256((const __m256i *)tail);
+        }
+        if (_mm256_movemask_epi8(input) == 0) {
+            error = _mm256_or_si256(error, incomplete);
+            incomplete = _mm256_setzero_si256();
+        } else {
+            error = _mm256_or_si256(error, cm_utf8_block_errors(input, previous));
+            incomplete = _mm256_subs_epu8(input, max_tail);
+        }
+        previous = input;
+    }
+    error = _mm256_or_si256(error, incomplete);
+    return _mm256_testz_si256(error, error);
+}
+#endif
+
+static inline int cm_utf8_valid(const unsigned char *s, Py_ssize_t n) {
+#if defined(CM_AVX2)
+    if (cm_level == CM_WIDE_VECTOR) return cm_utf8_valid_avx2(s, n);
+#endif
+    return cm_utf8_valid_scalar(s, n);
 }
 
 #endif

@@ -1,0 +1,147 @@
+"""Every argument of every kernel entry point is checked: a wrong type is a TypeError that
+names the argument (never undefined behaviour in C), the same on the compiled kernels and
+their pure twins."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from citemark.parser import CitationSpan
+
+S, D, E = "\ue200", "\ue202", "\ue201"
+SCANNERS = {"cython": "citemark._scan_c", "python": "citemark._scan_py"}
+ARROW = {"cython": "citemark._arrow_c", "python": "citemark._arrow_py"}
+
+
+@pytest.fixture
+def scanner(implementation: str) -> Any:
+    return importlib.import_module(SCANNERS[implementation])
+
+
+@pytest.fixture
+def arrow_kernel(implementation: str) -> Any:
+    return importlib.import_module(ARROW[implementation])
+
+
+def names(argument: str) -> Any:
+    return pytest.raises(TypeError, match=re.escape(argument))
+
+
+GRAMMAR_ARGS = {"families": ("cite",), "start": S, "delimiter": D, "stop": E}
+
+
+@pytest.mark.parametrize(
+    ("argument", "bad"),
+    [
+        ("families", None),
+        ("families", ["cite"]),
+        ("families", (None,)),
+        ("families", ("cite", b"x")),
+        ("start", None),
+        ("delimiter", 7),
+        ("stop", b"\xee"),
+        ("max_marker_length", "10"),
+        ("max_marker_length", 1.5),
+        ("source_id", "[a-z]+"),
+        ("locator", b"L1"),
+    ],
+)
+def test_grammar_names_a_wrong_argument(scanner, argument, bad) -> None:
+    with names(argument):
+        scanner.Grammar(**{**GRAMMAR_ARGS, argument: bad})
+
+
+@pytest.mark.parametrize("argument", ["start", "delimiter", "stop"])
+def test_grammar_markers_are_one_character(scanner, argument) -> None:
+    with pytest.raises(ValueError, match=argument):
+        scanner.Grammar(**{**GRAMMAR_ARGS, argument: "ab"})
+
+
+@pytest.mark.parametrize("entry", ["extract", "strip", "spans"])
+def test_text_entry_points_name_a_wrong_argument(scanner, entry) -> None:
+    grammar = scanner.Grammar(**GRAMMAR_ARGS)
+    function = getattr(scanner, entry)
+    for bad in (None, b"text", 3):
+        with names("'text'"):
+            function(bad, grammar)
+    for bad in (None, "grammar", object()):
+        with names("'grammar'"):
+            function("text", bad)
+
+
+def test_records_names_a_wrong_argument(scanner) -> None:
+    grammar = scanner.Grammar(**GRAMMAR_ARGS)
+    with names("'text'"):
+        scanner.records(None, grammar, CitationSpan, 0)
+    with names("'grammar'"):
+        scanner.records("x", None, CitationSpan, 0)
+    for bad in (None, list, CitationSpan(*range(6))):
+        with names("cls"):
+            scanner.records("x", grammar, bad, 0)
+    for bad in (None, "0", 1.0):
+        with names("units"):
+            scanner.records("x", grammar, CitationSpan, bad)
+    with pytest.raises(ValueError, match="units"):
+        scanner.records("x", grammar, CitationSpan, 3)
+
+
+def test_cut_declines_what_it_cannot_cut(scanner) -> None:
+    # cut is the fast path of strip_citations: anything unusual goes to the general path.
+    for text, citations in [(None, []), ("x", None), ("x", iter([])), (b"x", [])]:
+        assert scanner.cut(text, citations) is None
+    assert scanner.cut("x", [None]) is None
+    assert scanner.cut("abc", [{"start": 1, "end": 2}]) == "ac"
+
+
+def layout() -> list[Any]:
+    array = pa.array(["a" + S + "cite" + D + "x" + E, None, "b"])
+    validity, offsets, data = array.buffers()
+    return [validity, offsets, data, 0, 3, 4, (b"cite",)]
+
+
+ARROW_ARGS = ["validity", "offsets", "data", "offset", "length", "width", "families"]
+
+
+@pytest.mark.parametrize("entry", ["strip_utf8", "extract_utf8"])
+@pytest.mark.parametrize(
+    ("argument", "bad"),
+    [
+        ("validity", 3),
+        ("validity", "bits"),
+        ("offsets", None),
+        ("offsets", 0),
+        ("data", 1.5),
+        ("data", "text"),
+        ("offset", None),
+        ("offset", 0.0),
+        ("length", None),
+        ("length", "3"),
+        ("width", None),
+        ("families", None),
+        ("families", [b"cite"]),
+        ("families", (None,)),
+        ("families", ("cite",)),
+    ],
+)
+def test_arrow_entry_points_name_a_wrong_argument(arrow_kernel, entry, argument, bad) -> None:
+    args = layout()
+    args[ARROW_ARGS.index(argument)] = bad
+    with names(argument):
+        getattr(arrow_kernel, entry)(*args)
+
+
+@pytest.mark.parametrize("entry", ["strip_utf8", "extract_utf8"])
+def test_arrow_entry_points_accept_what_they_document(arrow_kernel, entry) -> None:
+    args = layout()
+    args[0] = None  # no validity bitmap: no nulls
+    args[2] = None  # no data buffer: every row empty
+    args[1] = bytes(16)
+    assert getattr(arrow_kernel, entry)(*args) is None or entry == "extract_utf8"
+    args[1] = b""  # a zero-length array reads no offsets
+    args[4] = 0
+    getattr(arrow_kernel, entry)(*args)

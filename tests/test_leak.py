@@ -1,0 +1,162 @@
+"""No kernel entry point leaks: each is called many times and the memory (or, on a debug
+build, the total reference count) must not grow with the calls (markupsafe's test_leak
+pattern).  Runs on both implementations; the error paths are called too, since a leak hides
+best where a function gives up half way.
+
+tracemalloc sees the kernels' own buffers as well (PyMem_RawMalloc is traced), so a lost
+match array or result buffer shows, not only a lost Python object.
+"""
+
+from __future__ import annotations
+
+import gc
+import importlib
+import re
+import sys
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import pyarrow as pa
+import pytest
+
+from citemark.parser import CitationSpan
+
+S, D, E = "\ue200", "\ue202", "\ue201"
+SCANNERS = {"cython": "citemark._scan_c", "python": "citemark._scan_py"}
+ARROW = {"cython": "citemark._arrow_c", "python": "citemark._arrow_py"}
+CALLS = 100
+# Bytes a run of CALLS calls may leave behind (interpreter caches, free lists): a leak of one
+# small object a call is CALLS * 32 bytes or more.
+SLACK = CALLS * 8
+
+MARKER = S + "cite" + D + "turn0search1" + D + " turn1news2 " + D + "L1-L2" + E
+# More matches than fit inline (16), in each storage width, and an unclosed START.
+TEXTS = [
+    ("prose " + MARKER) * 20 + S + "cite" + D,
+    ("é " + MARKER + S + "cite" + D + "not valid!" + E) * 9,
+    ("中 " + MARKER) * 17,
+    ("\U0001f600 " + MARKER) * 17,
+    "no marker at all",
+]
+
+
+def growth(call: Callable[[], Any]) -> int:
+    """What CALLS more calls leave behind, once caches are warm."""
+    for _ in range(CALLS):
+        call()
+    gc.collect()
+    if hasattr(sys, "gettotalrefcount"):  # a debug build counts references exactly
+        before = sys.gettotalrefcount()
+        for _ in range(CALLS):
+            call()
+        gc.collect()
+        return sys.gettotalrefcount() - before
+    tracemalloc.start()
+    try:
+        for _ in range(CALLS):
+            call()
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(CALLS):
+            call()
+        gc.collect()
+        return tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+
+
+def raising(function: Callable[..., Any], *args: Any) -> Callable[[], None]:
+    def call() -> None:
+        try:
+            function(*args)
+        except (TypeError, ValueError):
+            pass
+        else:
+            raise AssertionError("expected an error")
+
+    return call
+
+
+def assert_no_leak(call: Callable[[], Any]) -> None:
+    grew = growth(call)
+    assert grew <= SLACK, f"{grew} left behind by {CALLS} calls"
+
+
+@pytest.fixture
+def scanner(implementation: str) -> Any:
+    return importlib.import_module(SCANNERS[implementation])
+
+
+def grammars(scanner: Any) -> list[Any]:
+    return [
+        scanner.Grammar(("cite",), S, D, E),
+        scanner.Grammar(("cite", "navlist"), S, D, E, True, 50),
+        scanner.Grammar(("cite",), S, D, E, False, None, re.compile(r"turn\w+"), re.compile("L.+")),
+    ]
+
+
+def test_grammar_does_not_leak(scanner) -> None:
+    assert_no_leak(lambda: scanner.Grammar(("cite", "x"), S, D, E, True, 10))
+    assert_no_leak(raising(scanner.Grammar, ("cite", None), S, D, E))
+    assert_no_leak(raising(scanner.Grammar, ("cite",), S, D, "ab"))
+
+
+@pytest.mark.parametrize("entry", ["extract", "strip", "spans"])
+def test_scans_do_not_leak(scanner, entry) -> None:
+    function = getattr(scanner, entry)
+    for grammar in grammars(scanner):
+
+        def call(grammar: Any = grammar) -> None:
+            for text in TEXTS:
+                function(text, grammar)
+
+        assert_no_leak(call)
+    assert_no_leak(raising(function, None, grammars(scanner)[0]))
+
+
+def test_records_do_not_leak(scanner) -> None:
+    every = grammars(scanner)
+
+    def call() -> None:
+        for units, grammar in enumerate(every):  # each grammar with one of the three units
+            for text in TEXTS:
+                scanner.records(text, grammar, CitationSpan, units)
+
+    assert_no_leak(call)
+    assert_no_leak(raising(scanner.records, "x", every[0], CitationSpan, 7))
+
+
+def test_cut_does_not_leak(scanner) -> None:
+    grammar = grammars(scanner)[0]
+    cases = [(text, scanner.extract(text, grammar)) for text in TEXTS]
+    cases.append((TEXTS[0], [{"start": 1, "end": 2**70}]))  # declined half way
+    cases.append((TEXTS[0], [{"start": 1, "end": 3}, None]))
+
+    def call() -> None:
+        for text, citations in cases:
+            scanner.cut(text, citations)
+
+    assert_no_leak(call)
+
+
+@pytest.fixture
+def arrow_kernel(implementation: str) -> Any:
+    return importlib.import_module(ARROW[implementation])
+
+
+@pytest.mark.parametrize("entry", ["strip_utf8", "extract_utf8"])
+def test_arrow_entry_points_do_not_leak(arrow_kernel, entry) -> None:
+    function = getattr(arrow_kernel, entry)
+    array = pa.array([*TEXTS, None, ""] * 3)
+    validity, offsets, data = array.buffers()
+    args = (validity, offsets, data, 0, len(array), 4, (b"cite", b"navlist"))
+    assert_no_leak(lambda: function(*args))
+    bad = pa.Array.from_buffers(
+        pa.string(),
+        2,
+        [None, pa.array([0, 2, 4], pa.int32()).buffers()[1], pa.py_buffer(b"ok\xff!")],
+    )
+    assert_no_leak(raising(function, None, bad.buffers()[1], bad.buffers()[2], 0, 2, 4, (b"c",)))
+    assert_no_leak(raising(function, None, offsets, data, 0, len(array), 4, (b"cite", None)))
+    assert_no_leak(raising(function, None, offsets, data, 0, len(array) + 1, 4, (b"cite",)))
