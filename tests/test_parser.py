@@ -10,7 +10,6 @@ pin each option on readable inputs, the field inputs among them.
 
 from __future__ import annotations
 
-import importlib
 import pickle
 import re
 from typing import Any
@@ -23,12 +22,12 @@ import citemark
 from citemark import CitationSpan, Parser
 from citemark._dropin import DropIn
 from citemark._markdown import code_spans
+from citemark._select import load
 from parser_oracle import DELIM as D
 from parser_oracle import START as S
 from parser_oracle import STOP as E
 from parser_oracle import WORD, Oracle, units
 
-IMPLEMENTATIONS = {"cython": "citemark._scan_c", "python": "citemark._scan_py"}
 UNITS = ("codepoints", "utf16", "utf8")
 # Half the profile's budget, for the tests that re-check what others cover too.
 half_budget = settings(max_examples=max(10, settings.default.max_examples // 2))
@@ -226,6 +225,7 @@ def test_skip_code_matches_the_oracle(impl: str, case: tuple[dict[str, Any], str
     check_against_oracle(parser(impl, **options), options, text)
 
 
+@pytest.mark.c_extension
 @given(case=cases(allow_code=True))
 def test_kernel_and_twin_agree(case: tuple[dict[str, Any], str]) -> None:
     options, text = case
@@ -256,7 +256,7 @@ def test_the_oracles_two_scans_agree(case: tuple[dict[str, Any], str]) -> None:
     families=st.lists(st.sampled_from([*FAMILY_NAMES, S, "a" + E, D]), min_size=1, max_size=3),
 )
 def test_parser_is_the_drop_in(impl: str, text: str, families: list[str]) -> None:
-    dropin = DropIn(importlib.import_module(IMPLEMENTATIONS[impl]))
+    dropin = DropIn(load("_scan", impl))  # type: ignore[arg-type]
     default = parser(impl)
     expected = dropin.extract_citations(text)
     assert default.extract(text) == expected
@@ -480,7 +480,6 @@ def test_max_marker_length_tries_the_next_family(impl: str) -> None:
     assert parser(impl, families, max_marker_length=4).spans(text) == []
 
 
-@pytest.mark.parametrize("implementation", ["cython", "python"])
 @pytest.mark.parametrize("limit", [2**63, 2**100])
 def test_max_marker_length_beyond_ssize_t(implementation: str, limit: int) -> None:
     """Any positive int is a valid limit; one larger than any text is no limit at all."""
