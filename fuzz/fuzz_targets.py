@@ -28,6 +28,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -115,10 +116,7 @@ def arrow_target() -> Callable[..., None]:
     def arrow(case: tuple[list[str | None], str, Any]) -> None:
         array, decoded = build_array(*case)
         got = {
-            name: (
-                outcome(lambda k=kernel: k.strip(array)),
-                outcome(lambda k=kernel: k.extract(array)),
-            )
+            name: (outcome(partial(kernel.strip, array)), outcome(partial(kernel.extract, array)))
             for name, kernel in (("compiled", compiled), ("pure", pure))
         }
         if decoded is None:
@@ -229,7 +227,8 @@ def main(argv: list[str] | None = None) -> int:
         if len(names) != 1:
             parser.error("--atheris drives one --target")
         test = TARGETS[names[0]]()
-        atheris.Setup([sys.argv[0], *libfuzzer_args], test.hypothesis.fuzz_one_input)
+        fuzz_one_input = test.hypothesis.fuzz_one_input  # type: ignore[attr-defined]
+        atheris.Setup([sys.argv[0], *libfuzzer_args], fuzz_one_input)
         atheris.Fuzz()
         return 0
     status = 0

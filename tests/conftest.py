@@ -141,7 +141,8 @@ def needs_kernel(item: pytest.Item) -> bool:
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     if not pure(config):
         return
-    keep, drop = [], []
+    keep: list[pytest.Item] = []
+    drop: list[pytest.Item] = []
     for item in items:
         (drop if needs_kernel(item) else keep).append(item)
     if drop:
