@@ -15,6 +15,20 @@ REQUIRE = "1" in (os.environ.get("CIBUILDWHEEL"), os.environ.get("CITEMARK_REQUI
 PURE = os.environ.get("CITEMARK_NO_EXTENSION") == "1" and not REQUIRE
 
 
+try:
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools < 70.1
+    from wheel.bdist_wheel import bdist_wheel  # type: ignore[no-redef]
+
+# Kernels that failed to build and that built: a wheel with none built is pure.
+FELL_BACK = []
+BUILT = []
+
+
+def pure_wheel():
+    return PURE or (FELL_BACK and not BUILT)
+
+
 class OptionalBuildExt(build_ext):
     def run(self):
         try:
@@ -25,12 +39,14 @@ class OptionalBuildExt(build_ext):
     def build_extension(self, ext):
         try:
             super().build_extension(ext)
+            BUILT.append(ext.name)
         except Exception as error:
             self._fallback(error)
 
     def _fallback(self, error):
         if REQUIRE:
             raise error
+        FELL_BACK.append(error)
         banner = "*" * 72
         print(
             f"\n{banner}\nWARNING: citemark's compiled kernel could not be built ({error}).\n"
@@ -38,6 +54,22 @@ class OptionalBuildExt(build_ext):
             f"{banner}\n",
             file=sys.stderr,
         )
+
+
+class Bdist(bdist_wheel):
+    """A wheel without a compiled kernel (CITEMARK_NO_EXTENSION=1, or the fallback) is
+    py3-none-any, not tagged for one interpreter and platform it does not need."""
+
+    def run(self):
+        self.run_command("build")
+        if pure_wheel():
+            self.root_is_pure = True
+        super().run()
+
+    def get_tag(self):
+        if pure_wheel():
+            return "py3", "none", "any"
+        return super().get_tag()
 
 
 def extensions():
@@ -62,4 +94,4 @@ def extensions():
     return cythonize([kernel, arrow], compiler_directives={"language_level": 3}, quiet=True)
 
 
-setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})
+setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt, "bdist_wheel": Bdist})

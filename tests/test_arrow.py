@@ -15,7 +15,6 @@ import importlib
 import os
 import subprocess
 import sys
-import time
 from typing import Any
 
 import pyarrow as pa  # a missing pyarrow fails these tests, it does not skip them
@@ -242,10 +241,9 @@ def test_unclosed_starts_are_linear(arrow) -> None:
     row = (S + "cite" + D + "turn0search0 ") * 40_000 + S + "cite" + D + "x" + E
     row2 = S * 200_000
     array = pa.array([row, row2])
-    began = time.perf_counter()
+    # No clock here: benches/bench_hostile.py times this input.
     stripped = arrow.strip(array)
     found = arrow.extract(array)
-    assert time.perf_counter() - began < 10
     assert stripped.to_pylist() == expected_strip([row, row2])
     assert found.to_pylist() == expected_extract([row, row2])
 

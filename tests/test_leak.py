@@ -17,7 +17,6 @@ import tracemalloc
 from collections.abc import Callable
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
 from citemark.parser import CitationSpan
@@ -142,11 +141,13 @@ def test_cut_does_not_leak(scanner) -> None:
 
 @pytest.fixture
 def arrow_kernel(implementation: str) -> Any:
+    pytest.importorskip("pyarrow", reason="pyarrow has no wheel for this interpreter")
     return importlib.import_module(ARROW[implementation])
 
 
 @pytest.mark.parametrize("entry", ["strip_utf8", "extract_utf8"])
 def test_arrow_entry_points_do_not_leak(arrow_kernel, entry) -> None:
+    pa = pytest.importorskip("pyarrow", reason="pyarrow has no wheel for this interpreter")
     function = getattr(arrow_kernel, entry)
     array = pa.array([*TEXTS, None, ""] * 3)
     validity, offsets, data = array.buffers()

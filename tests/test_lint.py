@@ -247,7 +247,6 @@ def test_standard_input(
     assert out.startswith("-:1:6: warning citation-before-punctuation")
 
 
-@pytest.mark.parametrize("implementation", ["cython", "python"])
 def test_through_the_citemark_command(work: Path, implementation: str) -> None:
     env = {**os.environ, "CITEMARK_IMPLEMENTATION": implementation}
     result = subprocess.run(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -154,9 +152,8 @@ ADVERSARIAL = {
 
 @pytest.mark.parametrize("text", list(ADVERSARIAL.values()), ids=list(ADVERSARIAL))
 def test_adversarial_input_is_linear(text: str) -> None:
-    began = time.perf_counter()
+    # No clock here (a quadratic scan would hang the run): benches/bench_hostile.py times it.
     spans = code_spans(text)
-    assert time.perf_counter() - began < 10  # quadratic would take minutes or hours
     assert_well_formed(text, spans)
 
 

@@ -10,25 +10,25 @@ pin each option on readable inputs, the field inputs among them.
 
 from __future__ import annotations
 
-import importlib
 import pickle
 import re
 from typing import Any
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import citemark
 from citemark import CitationSpan, Parser
 from citemark._dropin import DropIn
 from citemark._markdown import code_spans
+from citemark._select import load
 from parser_oracle import DELIM as D
 from parser_oracle import START as S
 from parser_oracle import STOP as E
-from parser_oracle import WORD, Oracle, units
+from parser_oracle import Oracle, units
+from strategies import FAMILY_NAMES, cases, texts_for
 
-IMPLEMENTATIONS = {"cython": "citemark._scan_c", "python": "citemark._scan_py"}
 UNITS = ("codepoints", "utf16", "utf8")
 # Half the profile's budget, for the tests that re-check what others cover too.
 half_budget = settings(max_examples=max(10, settings.default.max_examples // 2))
@@ -44,132 +44,6 @@ def parser(impl: str, *args: Any, **options: Any) -> Parser:
     made = Parser(*args, implementation=impl, **options)
     assert made.implementation == impl
     return made
-
-
-# --- strategies -----------------------------------------------------------------------
-
-FAMILY_NAMES = ["cite", "filecite", "navlist", "i", "c", "ci", ""]
-IDS = ["turn0search0", "turn1news2", "turn0file1", "turn12view3", "block5", "abc", "ABC9"]
-LOCATORS = ["L8-L13", "L8", "L١٢-L١٣", "L１", "L٣", "L8-13", "L", "L²", "p.12", "p.", "l7"]
-URLS = ["https://example.com/a?b=1", "http://x.y", "https://", "ftp://x"]
-SPACES = [" ", "  ", "\n", "\t", "\u3000", "\x1c", "\u00a0", "\u0085", "\u2028"]
-DIGITS = ["١", "٣", "७", "１", "²", "7"]
-ODD = ["😀", "\U00010348", "é", "€", "中", "\ud800", "\x00", "\u200b", "-", "_", ".", "/"]
-PRIVATE = ["\ue203", "\ue204", "\ue205", "\ue206", S, D, E]
-MARKDOWN = ["`", "``", "```\n", "\n```\n", "~~~\n", "\n\n    ", "    "]
-ATOMS = [*IDS, *LOCATORS, *URLS, *SPACES, *DIGITS, *ODD, *PRIVATE, *MARKDOWN, "prose ", ". "]
-
-# Marker triples: the guide's (weighted), readable ones, control characters, the guide's
-# characters in another order, and random triples (see `markers`).
-MARKER_SETS = [
-    (S, D, E),
-    (S, D, E),
-    (S, D, E),
-    ("[", "|", "]"),
-    ("\x01", "\x02", "\x03"),
-    ("<", ",", ">"),
-    (E, D, S),
-    ("\ue203", " ", "\ue204"),
-    ("😀", "\n", "."),
-]
-MARKER_ALPHABET = [*"[|]<>,.-L_a1 \n`", "😀", "\x00", "١", *PRIVATE]
-
-SOURCE_IDS: list[Any] = [
-    r"[A-Za-z0-9_-]+",
-    r"[A-Za-z0-9_-]+",
-    r"^[A-Za-z0-9_-]+$",  # the guide's spelling: still the built-in rule
-    r"https?://\S+",
-    r"[a-z]+\d*",
-    r"\S+",
-    re.compile(r"[a-z]+", re.IGNORECASE),
-]
-LOCATOR_PATTERNS: list[Any] = [
-    r"L\d+(?:-L\d+)?",
-    r"L\d+(?:-L\d+)?",
-    r"^L\d+(?:-L\d+)?$",
-    r"p\.\d+",
-    r"L\d+",
-    re.compile(r"l\d+", re.IGNORECASE),
-]
-MAX_LENGTHS = [None, None, None, None, 1, 5, 12, 20, 40]
-
-
-@st.composite
-def markers(draw: st.DrawFn) -> tuple[str, str, str]:
-    if draw(st.integers(0, 3)) == 0:
-        trio = draw(st.lists(st.sampled_from(MARKER_ALPHABET), min_size=3, max_size=3, unique=True))
-        return trio[0], trio[1], trio[2]
-    return draw(st.sampled_from(MARKER_SETS))
-
-
-@st.composite
-def configs(draw: st.DrawFn, *, allow_code: bool = False) -> dict[str, Any]:
-    """Parser options (without `implementation` and `offsets`)."""
-    start, delimiter, stop = draw(markers())
-    any_family = draw(st.integers(0, 4)) == 0
-    if any_family:
-        # rejected (see test_any_family_with_a_word_character_delimiter)
-        assume(delimiter not in WORD)
-    family = st.one_of(
-        st.sampled_from(FAMILY_NAMES),
-        st.text([*"citenav.", start, delimiter, stop, " "], max_size=4),
-    )
-    options: dict[str, Any] = {
-        "families": tuple(draw(st.lists(family, min_size=1, max_size=3))),
-        "any_family": any_family,
-        "start": start,
-        "delimiter": delimiter,
-        "stop": stop,
-        "source_id": draw(st.sampled_from(SOURCE_IDS)),
-        "locator": draw(st.sampled_from(LOCATOR_PATTERNS)),
-        "max_marker_length": draw(st.sampled_from(MAX_LENGTHS)),
-    }
-    if allow_code:
-        options["skip_code"] = draw(st.booleans())
-    return options
-
-
-def texts_for(options: dict[str, Any]) -> st.SearchStrategy[str]:
-    """Texts weighted toward what this configuration reacts to: whole markers (often with
-    a valid body), supported prose, markers in code, loose marker characters and atoms."""
-    start, delimiter, stop = options["start"], options["delimiter"], options["stop"]
-    names = st.one_of(
-        st.sampled_from(options["families"]),
-        st.sampled_from(options["families"]),
-        st.sampled_from([*FAMILY_NAMES, "image_group"]),
-    )
-    padding = st.sampled_from(["", "", "", " ", "\n", "\u3000"])
-    valid_body = st.tuples(
-        padding,
-        st.lists(st.sampled_from([*IDS, "a", "x9", URLS[0]]), min_size=1, max_size=3),
-        st.one_of(st.just(None), st.sampled_from(LOCATORS)),
-        padding,
-    ).map(
-        lambda parts: (
-            parts[0] + delimiter.join(parts[1] + ([parts[2]] if parts[2] else [])) + parts[3]
-        )
-    )
-    any_body = st.lists(
-        st.sampled_from([*IDS, *LOCATORS, *URLS, *SPACES[:4], *DIGITS, delimiter, delimiter, " "]),
-        max_size=5,
-    ).map("".join)
-    whole = st.tuples(
-        names, st.one_of(valid_body, valid_body, any_body), st.sampled_from([stop] * 4 + ["", E])
-    ).map(lambda parts: start + parts[0] + delimiter + parts[1] + parts[2])
-    wrapped = st.tuples(
-        st.sampled_from(["\ue203Claim.\ue204 ", "\ue203A\ue204", "`", "```\n", "\n\n    "]),
-        whole,
-        st.sampled_from(["", "`", "\n```\n", "\ue206", "\n"]),
-    ).map("".join)
-    loose = st.sampled_from([*ATOMS, start, start, delimiter, delimiter, stop, stop])
-    piece = st.one_of(whole, whole, whole, wrapped, loose, loose, names, st.characters())
-    return st.lists(piece, min_size=1, max_size=10).map("".join)
-
-
-@st.composite
-def cases(draw: st.DrawFn, *, allow_code: bool = False) -> tuple[dict[str, Any], str]:
-    options = draw(configs(allow_code=allow_code))
-    return options, draw(texts_for(options))
 
 
 def oracle_for(options: dict[str, Any]) -> Oracle:
@@ -226,6 +100,7 @@ def test_skip_code_matches_the_oracle(impl: str, case: tuple[dict[str, Any], str
     check_against_oracle(parser(impl, **options), options, text)
 
 
+@pytest.mark.c_extension
 @given(case=cases(allow_code=True))
 def test_kernel_and_twin_agree(case: tuple[dict[str, Any], str]) -> None:
     options, text = case
@@ -256,7 +131,7 @@ def test_the_oracles_two_scans_agree(case: tuple[dict[str, Any], str]) -> None:
     families=st.lists(st.sampled_from([*FAMILY_NAMES, S, "a" + E, D]), min_size=1, max_size=3),
 )
 def test_parser_is_the_drop_in(impl: str, text: str, families: list[str]) -> None:
-    dropin = DropIn(importlib.import_module(IMPLEMENTATIONS[impl]))
+    dropin = DropIn(load("_scan", impl))  # type: ignore[arg-type]
     default = parser(impl)
     expected = dropin.extract_citations(text)
     assert default.extract(text) == expected
@@ -480,7 +355,6 @@ def test_max_marker_length_tries_the_next_family(impl: str) -> None:
     assert parser(impl, families, max_marker_length=4).spans(text) == []
 
 
-@pytest.mark.parametrize("implementation", ["cython", "python"])
 @pytest.mark.parametrize("limit", [2**63, 2**100])
 def test_max_marker_length_beyond_ssize_t(implementation: str, limit: int) -> None:
     """Any positive int is a valid limit; one larger than any text is no limit at all."""

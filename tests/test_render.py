@@ -211,7 +211,6 @@ def test_field_inputs(parser: Parser) -> None:
     )
 
 
-@pytest.mark.parametrize("implementation", ["cython", "python"])
 def test_markers_in_code_stay_literal_with_skip_code(implementation: str) -> None:
     text = "```text\n\ue200cite\ue202turn0search0\ue201\n```\nOut" + cite("turn0search0")
     parser = Parser(skip_code=True, implementation=implementation)  # type: ignore[arg-type]
@@ -221,7 +220,6 @@ def test_markers_in_code_stay_literal_with_skip_code(implementation: str) -> Non
     assert numbering(text, parser) == {"turn0search0": 1}
 
 
-@pytest.mark.parametrize("implementation", ["cython", "python"])
 def test_parser_grammar_and_offset_unit_are_honoured(implementation: str) -> None:
     parser = Parser(("cite", "filecite"), offsets="utf16", implementation=implementation)  # type: ignore[arg-type]
     text = "\U0001f600 " + cite("turn0file0", family="filecite") + " 中" + cite("turn0search0")

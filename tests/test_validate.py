@@ -5,7 +5,6 @@ both implementations."""
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
 import pytest
@@ -502,9 +501,8 @@ def test_linear_on_hostile_input() -> None:
         "*a _b **c " + S + "x " + E + " " + D + " `d turn0file0 \\ue200 " + c("turn0file0") + "\n"
     )
     text = chunk * 4000
-    began = time.perf_counter()
+    # No clock here: benches/bench_hostile.py times this input.
     found = validate(text, REGISTRY)
-    assert time.perf_counter() - began < 10
     assert found
 
 
