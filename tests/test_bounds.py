@@ -232,7 +232,30 @@ def test_supports_reads_the_text_once(parser: Parser) -> None:
 
 def test_supports_edge_cases(parser: Parser) -> None:
     text = f"\ue204{S}cite{D}a{E} \ue203\ue204 {S}cite{D}b{E} \ue203x\ue204\ue204{S}cite{D}c{E}"
-    assert [(c.source_ids, s, e) for c, s, e in parser.supports(text)] == [(("b",), 12, 12)]
+    assert [(c.source_ids, s, e) for c, s, e in parser.supports(text)] == [(("b",), 11, 11)]
+
+
+def supports_reference(parser: Parser, text: str) -> list[tuple[Any, int, int]]:
+    """The rule as first written (quadratic): the text before the citation, stripped,
+    ends with U+E204, and the last U+E203 before it has no U+E204 after it."""
+    found = []
+    for citation in parser.finditer(text):
+        before = text[: citation.start].rstrip()
+        if before.endswith("\ue204"):
+            opened = before.rfind("\ue203")
+            if opened >= 0 and "\ue204" not in before[opened:-1]:
+                found.append((citation, opened + 1, len(before) - 1))
+    return found
+
+
+@given(
+    text=st.lists(
+        st.sampled_from([S, D, E, "cite", "a", " ", "\n", "\t", "\ue203", "\ue204", "x"]),
+        max_size=40,
+    ).map("".join)
+)
+def test_supports_matches_its_rule(parser: Parser, text: str) -> None:
+    assert parser.supports(text) == supports_reference(parser, text)
 
 
 def test_split_lines_one_long_line_is_cut_in_one_pass() -> None:

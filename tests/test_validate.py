@@ -486,7 +486,7 @@ def test_field_inputs(parser: Parser, name: str) -> None:
 def test_example_answer(parser: Parser) -> None:
     from pathlib import Path
 
-    text = (Path(__file__).parent.parent / "examples" / "answer.txt").read_text(encoding="utf-8")
+    text = (Path(__file__).parent.parent / "examples" / "flawed_answer.txt").read_text("utf-8")
     assert codes(validate(text, None, parser=parser)) == [
         "citation-before-punctuation",
         "citation-before-punctuation",
