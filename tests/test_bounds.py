@@ -146,7 +146,9 @@ def test_stream_releases_skip_code_text_at_block_boundaries(implementation: str)
     first = stream.feed(f"One {S}cite{D}turn0file0{E}.\n\nTwo `")
     assert first.text == "One .\n\n"
     assert stream.held == "Two `"
-    assert stream.feed(f"{S}cite{D}x{E}` three.\n\nFour.").text == f"Two `{S}cite{D}x{E}` three.\n\n"
+    assert (
+        stream.feed(f"{S}cite{D}x{E}` three.\n\nFour.").text == f"Two `{S}cite{D}x{E}` three.\n\n"
+    )
     assert stream.close().text == "Four."
 
 
@@ -167,7 +169,7 @@ class Counting(Parser):
 
 
 @pytest.mark.parametrize(
-    "options, unit",
+    ("options", "unit"),
     [
         ({"any_family": True}, f"{S}word{D}turn0search0 "),
         ({"max_marker_length": 10**9}, f"{S}cite{D}turn0search0 "),
@@ -195,7 +197,7 @@ def test_stream_bound_must_be_a_positive_int(implementation: str, bad: object) -
 
 
 def test_stream_parser_must_be_a_parser() -> None:
-    with pytest.raises(TypeError, match="parser must be a citemark.Parser"):
+    with pytest.raises(TypeError, match=r"parser must be a citemark\.Parser"):
         StreamParser("x")  # type: ignore[arg-type]
 
 
