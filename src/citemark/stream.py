@@ -59,7 +59,9 @@ class StreamParser:
         if parser is None:
             parser = Parser()
         elif not isinstance(parser, Parser):
-            raise TypeError(f"parser must be a citemark.Parser or None, not {type(parser).__name__}")
+            raise TypeError(
+                f"parser must be a citemark.Parser or None, not {type(parser).__name__}"
+            )
         if type(max_marker_length) is not int or max_marker_length < 1:
             raise TypeError(
                 "max_marker_length must be a positive int (a stream needs a bound to release "
@@ -178,9 +180,7 @@ class StreamParser:
                 index -= 1
                 continue
             tried += 1
-            undecided = prose_from + self._undecided_from(
-                data[prose_from:cut], self._prose_parser
-            )
+            undecided = prose_from + self._undecided_from(data[prose_from:cut], self._prose_parser)
             if undecided == cut:
                 return cut
             while index >= 0 and cuts[index] > undecided:
