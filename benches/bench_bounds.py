@@ -151,7 +151,7 @@ def _cases() -> dict[str, Callable[[str], Callable[[], Any]]]:
         clean = getattr(clean_module, "clean", None) or citemark.clean  # type: ignore[attr-defined]
         cases["clean"] = lambda t: lambda: clean(t)
     if importlib.util.find_spec("pyarrow") is not None:
-        import pyarrow as pa
+        import pyarrow as pa  # type: ignore[import-untyped]
 
         import citemark.arrow
 
@@ -246,13 +246,13 @@ def table(rows: list[dict[str, Any]]) -> str:
     for (api, shape), found in by_key.items():
         cells = []
         for implementation in IMPLEMENTATIONS:
-            row = found.get(implementation)
-            if row is None:
+            measured = found.get(implementation)
+            if measured is None:
                 cells.append(" | ".join("" for _ in sizes) + " | ")
                 continue
-            times = " | ".join(_seconds(t) for t in row["times"])
-            flag = " **over**" if row["exponent"] > LIMIT else ""
-            cells.append(f"{times} | {row['exponent']:.2f}{flag}")
+            times = " | ".join(_seconds(t) for t in measured["times"])
+            flag = " **over**" if measured["exponent"] > LIMIT else ""
+            cells.append(f"{times} | {measured['exponent']:.2f}{flag}")
         lines.append(f"| {api} | {shape} | " + " | ".join(cells) + " |")
     worst = max(rows, key=lambda row: row["exponent"])
     lines.append("")

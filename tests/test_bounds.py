@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from citemark import sources as sources_module
-from citemark.parser import Parser
+from citemark.parser import DEFAULT_MAX_PART_LENGTH, Parser
 from citemark.stream import StreamParser
 
 S, D, E = "\ue200", "\ue202", "\ue201"
@@ -98,7 +98,7 @@ def test_any_chunking_under_every_option(
     offsets: str,
     bound: int,
 ) -> None:
-    parser = Parser(**options, offsets=offsets, implementation=implementation)
+    parser = Parser(**options, offsets=offsets, implementation=implementation)  # type: ignore[arg-type]
     stream = StreamParser(parser, max_marker_length=bound)
     batch = stream.parser
     assert run(stream, chunked(text, cuts)) == (batch.strip(text), list(batch.finditer(text)))
@@ -111,7 +111,7 @@ def test_any_chunking_under_every_option(
 def test_one_character_at_a_time_under_every_option(
     implementation: str, text: str, options: dict[str, Any]
 ) -> None:
-    stream = StreamParser(Parser(**options, implementation=implementation))
+    stream = StreamParser(Parser(**options, implementation=implementation))  # type: ignore[arg-type]
     batch = stream.parser
     assert run(stream, list(text)) == (batch.strip(text), list(batch.finditer(text)))
 
@@ -180,7 +180,7 @@ def test_one_character_feeds_read_each_character_a_bounded_number_of_times(
     implementation: str, options: dict[str, Any], unit: str
 ) -> None:
     text = unit * 400
-    stream = StreamParser(Counting(**options, implementation=implementation))
+    stream = StreamParser(Counting(**options, implementation=implementation))  # type: ignore[arg-type]
     Counting.read = 0
     output = [stream.feed(char).text for char in text]
     output.append(stream.close().text)
@@ -285,7 +285,7 @@ def test_split_lines_rejects_a_wrap_of_another_type(wrap: object) -> None:
 
 def test_a_custom_pattern_never_sees_a_part_past_the_cap(implementation: str) -> None:
     made = Parser(source_id=r"(a+)+$", implementation=implementation)  # type: ignore[arg-type]
-    long_id = "a" * (made.max_part_length + 1) + "!"
+    long_id = "a" * (DEFAULT_MAX_PART_LENGTH + 1) + "!"
     text = f"{S}cite{D}{long_id}{E} {S}cite{D}aaaa{E}"
     # A backtracking pattern on a long part would not come back; past the cap it is not run.
     assert [c["source_ids"] for c in made.extract(text)] == [["aaaa"]]

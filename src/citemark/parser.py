@@ -263,7 +263,7 @@ class Parser:
             (citation.start, citation.end, citation) for citation in self._records(plain)
         ]
         if sanitize:
-            invalid = []
+            invalid: list[tuple[int, int, CitationSpan | None]] = []
             for start, end, valid in self.spans(plain):
                 if not valid:
                     # An unclosed START read on to a later marker's STOP: only that last
