@@ -164,15 +164,15 @@ def _cases() -> dict[str, Callable[[str], Callable[[], Any]]]:
     return cases
 
 
-def _best(run: Callable[[], Any], budget: float) -> float:
-    """Best CPU time of a few calls: at least two, more while they fit in `budget`."""
+def _best(run: Callable[[], Any], budget: float, least: int = 2) -> float:
+    """Best CPU time of a few calls: at least `least`, more while they fit in `budget`."""
     best = math.inf
     spent = 0.0
     calls = 0
     gc.collect()
     gc.disable()
     try:
-        while calls < 2 or (spent < budget and calls < 5):
+        while calls < least or (spent < budget and calls < 5):
             began = time.process_time()
             run()
             took = time.process_time() - began
@@ -185,7 +185,11 @@ def _best(run: Callable[[], Any], budget: float) -> float:
 
 
 def measure(
-    sizes: list[int], only: set[str] | None = None, budget: float = 1.0
+    sizes: list[int],
+    only: set[str] | None = None,
+    budget: float = 1.0,
+    least: int = 2,
+    shapes: set[str] | None = None,
 ) -> Iterator[dict[str, Any]]:
     """One row a case and shape: the best time at each size, on the active implementation."""
     from citemark import IMPLEMENTATION
@@ -194,7 +198,9 @@ def measure(
         if only and name not in only:
             continue
         for shape, make in SHAPES.items():
-            times = [_best(case(make(size)), budget) for size in sizes]
+            if shapes and shape not in shapes:
+                continue
+            times = [_best(case(make(size)), budget, least) for size in sizes]
             yield {
                 "implementation": IMPLEMENTATION,
                 "api": name,
@@ -281,6 +287,9 @@ def main(argv: list[str] | None = None) -> int:
     arguments.add_argument("--sizes", default="0.1,1,4", help="MB (millions of characters)")
     arguments.add_argument("--only", action="append", help="one API (repeatable)")
     arguments.add_argument("--budget", type=float, default=1.0, help="seconds per point")
+    arguments.add_argument("--shape", action="append", help="one shape (repeatable)")
+    arguments.add_argument("--least", type=int, default=2, help="calls per point, at least")
+    arguments.add_argument("--rows", nargs="*", help="make the table from saved worker rows")
     arguments.add_argument("--out", help="also write the table to this file")
     arguments.add_argument("--json", help="also write the rows to this file")
     arguments.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -291,10 +300,19 @@ def main(argv: list[str] | None = None) -> int:
     ]
     only = set(options.only) if options.only else None
     if options.worker:
-        for row in measure(sizes, only, options.budget):
+        shapes = set(options.shape) if options.shape else None
+        for row in measure(sizes, only, options.budget, options.least, shapes):
             print(json.dumps(row), flush=True)
         return 0
-    rows = run_all(sizes, only, options.budget)
+    if options.rows:
+        rows = [
+            json.loads(line)
+            for name in options.rows
+            for line in Path(name).read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+    else:
+        rows = run_all(sizes, only, options.budget)
     shown = table(rows)
     print(shown)
     if options.out:
