@@ -277,7 +277,9 @@ class Oracle:
                 out.append(repl(next(records)))
                 at = m.end
             elif sanitize:
-                out.append(keep(at, m.start))
+                # an unclosed START read on to a later STOP: its prose stays, scrubbed
+                inner = text.rfind(self.start, m.start + 1, m.end)
+                out.append(keep(at, max(m.start, inner)))
                 at = m.end
         out.append(keep(at, len(text)))
         return "".join(out)

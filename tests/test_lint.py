@@ -27,7 +27,7 @@ def work(tmp_path: Path) -> Path:
         shutil.copy(FIXTURES / name, tmp_path / name)
     registry = Registry()
     registry.add_tool_call(json.loads((FIXTURES / "documents.json").read_text(encoding="utf-8")))
-    (tmp_path / "sources.json").write_text(json.dumps(registry.to_json()), encoding="utf-8")
+    (tmp_path / "sources.json").write_text(registry.to_json(), encoding="utf-8")
     return tmp_path
 
 

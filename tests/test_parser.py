@@ -182,10 +182,9 @@ def test_families_are_literal_strings(impl: str) -> None:
     ]
 
 
-def test_a_str_of_families_is_read_character_by_character(impl: str) -> None:
-    made = parser(impl, "ic")
-    assert made.families == ("i", "c")
-    assert summary(made.extract(f"{S}c{D}x{E} {S}cite{D}y{E}")) == [("c", ["x"], None, 0, 5)]
+def test_a_str_of_families_is_a_type_error(impl: str) -> None:
+    with pytest.raises(TypeError, match="families must be a tuple of str, not a str"):
+        parser(impl, "ic")
 
 
 def test_family_holding_a_stop(impl: str) -> None:

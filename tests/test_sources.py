@@ -126,7 +126,7 @@ def test_json_round_trip_and_links() -> None:
     registry = Registry()
     registry.add_tool_call(documents())
     registry.add_context([{"text": "b", "metadata": {"k": "v"}, "wrap": None}])
-    again = Registry.from_json(json.loads(json.dumps(registry.to_json())))
+    again = Registry.from_json(json.loads(json.dumps(registry.to_dict())))
     assert list(again) == list(registry)
     assert [again[i] for i in again] == [registry[i] for i in registry]
     assert registry.links()["turn0file0"] == {

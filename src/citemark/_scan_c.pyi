@@ -1,11 +1,11 @@
 """Typed face of the compiled kernel (`_scan_c.pyx`); the twin `_scan_py` has the same names."""
 
-import re
 from typing import Any, TypeVar
 
 from typing_extensions import Self, disjoint_base
 
 from ._grammar import Citation
+from ._types import Matcher
 
 _Record = TypeVar("_Record", bound=tuple[Any, ...])
 
@@ -18,9 +18,9 @@ class Grammar:
     @property
     def families(self) -> tuple[str, ...]: ...
     @property
-    def source_id(self) -> re.Pattern[str] | None: ...
+    def source_id(self) -> Matcher | None: ...
     @property
-    def locator(self) -> re.Pattern[str] | None: ...
+    def locator(self) -> Matcher | None: ...
     def __new__(
         cls,
         families: tuple[str, ...],
@@ -29,8 +29,8 @@ class Grammar:
         stop: str,
         any_family: bool = False,
         max_marker_length: int | None = None,
-        source_id: re.Pattern[str] | None = None,
-        locator: re.Pattern[str] | None = None,
+        source_id: Matcher | None = None,
+        locator: Matcher | None = None,
     ) -> Self: ...
 
 def extract(text: str, grammar: Grammar) -> list[Citation]: ...

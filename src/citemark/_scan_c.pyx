@@ -125,7 +125,8 @@ cdef class Grammar:
                 f"max_marker_length must be an int or None, not {type(max_marker_length).__name__}"
             )
         for pattern, name in ((source_id, "source_id"), (locator, "locator")):
-            if pattern is not None and not isinstance(pattern, Pattern):
+            # Any object with a `fullmatch` will do: Parser caps custom patterns this way.
+            if pattern is not None and not callable(getattr(pattern, "fullmatch", None)):
                 raise TypeError(
                     f"{name} must be a compiled pattern or None, not {type(pattern).__name__}"
                 )

@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ._grammar import Citation
+
+if TYPE_CHECKING:
+    from ._types import Matcher
 
 UNITS_CODE_POINTS, UNITS_UTF16, UNITS_UTF8 = 0, 1, 2
 
@@ -52,8 +55,8 @@ class Grammar:
         stop: str,
         any_family: bool = False,
         max_marker_length: int | None = None,
-        source_id: re.Pattern[str] | None = None,
-        locator: re.Pattern[str] | None = None,
+        source_id: Matcher | None = None,
+        locator: Matcher | None = None,
     ) -> None:
         # The same checks, in the same order, as the kernel's Grammar.
         if type(families) is not tuple:
@@ -71,7 +74,8 @@ class Grammar:
                 f"max_marker_length must be an int or None, not {type(max_marker_length).__name__}"
             )
         for pattern, name in ((source_id, "source_id"), (locator, "locator")):
-            if pattern is not None and not isinstance(pattern, re.Pattern):
+            # Any object with a `fullmatch` will do: Parser caps custom patterns this way.
+            if pattern is not None and not callable(getattr(pattern, "fullmatch", None)):
                 raise TypeError(
                     f"{name} must be a compiled pattern or None, not {type(pattern).__name__}"
                 )

@@ -39,6 +39,19 @@ def _requested() -> Implementation | None:
     return choice or None  # type: ignore[return-value]
 
 
+# What `_simd.h` accepts in CITEMARK_SIMD (a cap on the kernel's vector path); it would
+# ignore anything else without a word, so the value is checked here, once.
+SIMD_CAPS = ("portable", "sse2", "neon", "avx2")
+
+
+def _check_simd() -> None:
+    cap = os.environ.get("CITEMARK_SIMD")
+    if cap is not None and cap not in SIMD_CAPS:
+        raise ImportError(
+            f"CITEMARK_SIMD must be one of {', '.join(SIMD_CAPS)} (or unset), not {cap!r}"
+        )
+
+
 def load(pair: str, implementation: Implementation) -> ModuleType:
     """`citemark.<pair>_c` or `citemark.<pair>_py`; a missing compiled module says what to do."""
     if implementation not in _SUFFIX:
@@ -60,6 +73,7 @@ def load(pair: str, implementation: Implementation) -> ModuleType:
 
 
 def _choose() -> Implementation:
+    _check_simd()
     requested = _requested()
     if requested is not None:
         load("_scan", requested)

@@ -21,6 +21,13 @@ from ._grammar import Citation
 _Record = TypeVar("_Record", bound=tuple[Any, ...])
 
 
+class Matcher(Protocol):
+    """What a scanner calls on a custom id or locator rule: a compiled pattern, or `Parser`'s
+    wrapper that refuses parts over `max_part_length` before running one."""
+
+    def fullmatch(self, string: str, /) -> re.Match[str] | None: ...
+
+
 @runtime_checkable
 class Scanner(Protocol):
     """The scanner module's functions, as `Parser` and `DropIn` call them."""
@@ -33,8 +40,8 @@ class Scanner(Protocol):
         stop: str,
         any_family: bool = ...,
         max_marker_length: int | None = ...,
-        source_id: re.Pattern[str] | None = ...,
-        locator: re.Pattern[str] | None = ...,
+        source_id: Matcher | None = ...,
+        locator: Matcher | None = ...,
         /,
     ) -> Any:
         """The grammar that the other calls take: built once, reused for every text."""

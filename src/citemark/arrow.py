@@ -36,7 +36,13 @@ from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any, TypeAlias
 
-import pyarrow as pa  # type: ignore[import-untyped]
+try:
+    import pyarrow as pa
+except ImportError as error:  # the optional extra is missing: say what to install
+    raise ImportError(
+        f"citemark.arrow needs pyarrow ({error}): pip install pyarrow",
+        name=error.name,
+    ) from error
 
 from . import _arrow_py
 from ._grammar import DEFAULT_FAMILIES, check_families

@@ -27,9 +27,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import dask.dataframe as dd
-import pandas as pd
-import pyarrow as pa
+try:
+    import dask.dataframe as dd
+    import pandas as pd
+    import pyarrow as pa
+except ImportError as error:  # the optional extra is missing: say what to install
+    raise ImportError(
+        f"citemark.dask needs dask's DataFrame and pyarrow ({error}): "
+        'pip install "dask[dataframe]" distributed pyarrow  (or: pip install "citemark[dask]")',
+        name=error.name,
+    ) from error
 
 from . import arrow
 from ._grammar import DEFAULT_FAMILIES, check_families

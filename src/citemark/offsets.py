@@ -118,6 +118,8 @@ class OffsetMap:
 
 def length(text: str, unit: OffsetUnit = "codepoints") -> int:
     """len(text) in `unit`: the codec counts, without building a table."""
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
     if unit == "utf16":
         return len(text.encode("utf-16-le", "surrogatepass")) // 2
     if unit == "utf8":

@@ -8,7 +8,7 @@ few calls, so each capability is written once for both implementations.
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
@@ -40,6 +40,10 @@ from .offsets import length as units_length
 # anchors, which fullmatch makes redundant); these keep the kernel's built-in fast path.
 _BUILTIN_SOURCE_IDS = {SOURCE_ID_RE.pattern, SOURCE_ID}
 _BUILTIN_LOCATORS = {LINE_LOCATOR_RE.pattern, LOCATOR}
+
+# A custom pattern is `re`, which may backtrack exponentially (`(a+)+$`): by default it is
+# never run on a part longer than this (see `Parser`).
+DEFAULT_MAX_PART_LENGTH = 1024
 
 
 class CitationSpan(NamedTuple):
@@ -78,6 +82,20 @@ def _pattern(name: str, value: str | re.Pattern[str], builtin: set[str]) -> re.P
     return pattern
 
 
+class _Capped:
+    """A custom pattern that refuses a part longer than `cap` without running: the scanners
+    only call `fullmatch`."""
+
+    __slots__ = ("cap", "regex")
+
+    def __init__(self, regex: re.Pattern[str], cap: int) -> None:
+        self.regex = regex
+        self.cap = cap
+
+    def fullmatch(self, part: str) -> re.Match[str] | None:
+        return None if len(part) > self.cap else self.regex.fullmatch(part)
+
+
 class Parser:
     """Finds citation markers with a given grammar.
 
@@ -90,6 +108,13 @@ class Parser:
     JavaScript indexes by) or "utf8" (bytes).  `skip_code=True` leaves markers inside
     Markdown code (fenced and indented blocks, inline code) untouched: code is a wall
     the scanner never looks behind.
+
+    A custom `source_id` or `locator` pattern runs in `re`, whose backtracking can take
+    exponential time on a long part (`(a+)+$`): it is only run on parts (a body split at
+    DELIM, white space stripped) of at most `max_part_length` code points (default 1024);
+    a longer part is neither an id nor a locator, so its marker is not a citation.  Raise
+    it, or pass None, only for a pattern that cannot backtrack.  The guide's own rules
+    (the default) run in the scanner, in linear time, and have no such cap.
     """
 
     def __init__(
@@ -105,8 +130,13 @@ class Parser:
         max_marker_length: int | None = None,
         offsets: OffsetUnit = "codepoints",
         skip_code: bool = False,
+        max_part_length: int | None = DEFAULT_MAX_PART_LENGTH,
         implementation: Implementation | None = None,
     ) -> None:
+        if isinstance(families, str):
+            # A str is an iterable of one-letter families: never what a caller means here
+            # (the drop-in functions keep the guide's reading of it).
+            raise TypeError(f"families must be a tuple of str, not a str: ({families!r},)")
         self._options = {
             "families": families,
             "any_family": any_family,
@@ -118,6 +148,7 @@ class Parser:
             "max_marker_length": max_marker_length,
             "offsets": offsets,
             "skip_code": skip_code,
+            "max_part_length": max_part_length,
             "implementation": implementation,
         }
         markers = (
@@ -138,6 +169,13 @@ class Parser:
                 )
             if max_marker_length < 1:
                 raise ValueError(f"max_marker_length must be positive, not {max_marker_length}")
+        if max_part_length is not None:
+            if type(max_part_length) is not int:
+                raise TypeError(
+                    f"max_part_length must be an int or None, not {type(max_part_length).__name__}"
+                )
+            if max_part_length < 1:
+                raise ValueError(f"max_part_length must be positive, not {max_part_length}")
         if type(skip_code) is not bool or type(any_family) is not bool:
             raise TypeError("any_family and skip_code must be bool")
         if offsets not in OFFSET_UNITS:
@@ -158,6 +196,7 @@ class Parser:
         self.source_id = source_id_pattern
         self.locator = locator_pattern
         self.max_marker_length = max_marker_length
+        self.max_part_length = max_part_length
         self.offsets = offsets
         self.skip_code = skip_code
         self.implementation = IMPLEMENTATION if implementation is None else implementation
@@ -168,8 +207,8 @@ class Parser:
             *markers,
             any_family,
             max_marker_length,
-            source_id_pattern,
-            locator_pattern,
+            _capped(source_id_pattern, max_part_length),
+            _capped(locator_pattern, max_part_length),
         )
 
     def replace(self, **changes: Any) -> Parser:
@@ -223,15 +262,23 @@ class Parser:
         `sanitize=True` also removes the markers that were consumed but are not citations
         and every stray marker character (U+E200-U+E206) left in the text; the prose
         between U+E203 and U+E204 stays, without those two characters.  With skip_code,
-        code is left exactly as it is.
+        code is left exactly as it is.  Only marker characters go, never prose: a START left
+        open, which the grammar reads on to a later marker's STOP, loses just its own
+        characters and the later marker.
         """
         plain = check_text(text)
         cuts: list[tuple[int, int, CitationSpan | None]] = [
             (citation.start, citation.end, citation) for citation in self._records(plain)
         ]
         if sanitize:
-            cuts += [(s, e, None) for s, e, valid in self.spans(plain) if not valid]
-            cuts.sort(key=lambda cut: cut[0])
+            invalid: list[tuple[int, int, CitationSpan | None]] = []
+            for start, end, valid in self.spans(plain):
+                if not valid:
+                    # An unclosed START read on to a later marker's STOP: only that last
+                    # marker goes; the prose before it is kept (scrubbed of marker characters).
+                    inner = plain.rfind(self.start, start + 1, end)
+                    invalid.append((max(start, inner), end, None))
+            cuts = sorted(cuts + invalid, key=lambda cut: cut[0])
         code = self._code(plain)
         pieces: list[str] = []
         kept_from = 0
@@ -251,13 +298,19 @@ class Parser:
         U+E204, then (after optional white space) the citation.  A list of
         (citation, start, end) with text[start:end] the prose, in code points."""
         plain = check_text(text)
+        # One pass: the prose is marked when the U+E203/U+E204 character before the
+        # citation's U+E204 is a U+E203 (found by bisection, not by searching back).
+        marks = [(mark.start(), mark.group()) for mark in _SUPPORT_MARKS.finditer(plain)]
         found = []
         for citation in self._records(plain):
-            before = plain[: citation.start].rstrip()
-            if before.endswith(SUPPORT_END):
-                opened = before.rfind(SUPPORT_START)
-                if opened >= 0 and SUPPORT_END not in before[opened:-1]:
-                    found.append((citation, opened + 1, len(before) - 1))
+            end = citation.start
+            while end > 0 and plain[end - 1].isspace():
+                end -= 1
+            if end == 0 or plain[end - 1] != SUPPORT_END:
+                continue
+            index = bisect_left(marks, (end - 1, ""))
+            if index > 0 and marks[index - 1][1] == SUPPORT_START:
+                found.append((citation, marks[index - 1][0] + 1, end - 1))
         return found
 
     # -- skip_code plumbing: code regions are walls the scanner never looks behind --------
@@ -306,7 +359,8 @@ class Parser:
         spans) untouched."""
         pieces = []
         index = bisect_right(code, (start, len(plain) + 1)) - 1  # last code span from <= start
-        for code_start, code_end in code[max(index, 0) :]:
+        for at in range(max(index, 0), len(code)):  # no copy of the list: one call per cut
+            code_start, code_end = code[at]
             if code_start >= end:
                 break
             if code_end <= start:
@@ -321,6 +375,11 @@ class Parser:
 
 
 _STRAY = re.compile(f"[{MARKER_RANGE}]")
+_SUPPORT_MARKS = re.compile(f"[{SUPPORT_START}{SUPPORT_END}]")
+
+
+def _capped(pattern: re.Pattern[str] | None, cap: int | None) -> _Capped | re.Pattern[str] | None:
+    return pattern if pattern is None or cap is None else _Capped(pattern, cap)
 
 
 def _scrub(text: str) -> str:

@@ -21,12 +21,13 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 from .parser import CitationSpan, Parser
+from .sources import Source
 
 __all__ = ["numbering", "render"]
 
 RenderStyle = Literal["markdown", "footnotes", "html", "plain"]
 Unknown = Literal["label", "drop", "raise"]
-Sources = Mapping[str, Mapping[str, Any]]
+Sources = Mapping[str, Mapping[str, Any] | str | Source]
 
 STYLES = ("markdown", "footnotes", "html", "plain")
 UNKNOWN = ("label", "drop", "raise")
@@ -64,7 +65,8 @@ def render(
 ) -> str:
     """`text` with each citation replaced by numbered references to its sources.
 
-    `sources` maps a source id to `{"url": ..., "title": ...}` (both optional).  Styles:
+    `sources` maps a source id to `{"url": ..., "title": ...}` (both optional), to a URL
+    string, or to a `Source` (a `Registry` works as it is).  Styles:
     "markdown" `[1](url)`; "footnotes" `[^1]` with `[^1]: [title](url)` lines appended;
     "html" `<sup><a href="url" title="title">1</a></sup>`; "plain" `[1]`.  A marker with
     several sources gives one reference per source, side by side; an id repeated inside a
@@ -83,6 +85,13 @@ def render(
         raise ValueError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
     if unknown not in UNKNOWN:
         raise ValueError(f"unknown must be one of {', '.join(UNKNOWN)}, not {unknown!r}")
+    if not isinstance(sources, Mapping):
+        raise TypeError(
+            "sources must be a mapping of id -> {'url', 'title'}, URL string or Source, "
+            f"not {type(sources).__name__}"
+        )
+    if parser is not None and not isinstance(parser, Parser):
+        raise TypeError(f"parser must be a citemark.Parser or None, not {type(parser).__name__}")
     parser = Parser() if parser is None else parser
     numbers: dict[str, int] = {}
 
@@ -91,7 +100,7 @@ def render(
         for source_id in dict.fromkeys(citation.source_ids):
             if source_id in sources:
                 number = numbers.setdefault(source_id, len(numbers) + 1)
-                pieces.append(_reference(style, number, sources[source_id]))
+                pieces.append(_reference(style, number, _link(source_id, sources[source_id])))
             elif unknown == "raise":
                 raise KeyError(source_id)
             elif unknown == "label":
@@ -102,10 +111,25 @@ def render(
     if style != "footnotes" or not numbers:
         return body
     notes = "\n".join(
-        f"[^{n}]: {_footnote(source_id, sources[source_id])}" for source_id, n in numbers.items()
+        f"[^{n}]: {_footnote(source_id, _link(source_id, sources[source_id]))}"
+        for source_id, n in numbers.items()
     )
     separator = "" if not body else "\n" if body.endswith("\n") else "\n\n"
     return f"{body}{separator}{notes}\n"
+
+
+def _link(source_id: str, source: object) -> Mapping[str, Any]:
+    """A source as {"url", "title"}: a URL string or a `Source` is read as one."""
+    if isinstance(source, str):
+        return {"url": source}
+    if isinstance(source, Mapping):
+        return source
+    if isinstance(source, Source):
+        return {"url": source.url, "title": source.title}
+    raise TypeError(
+        f"source {source_id!r} must be a mapping with 'url'/'title', a URL string or a Source, "
+        f"not {type(source).__name__}"
+    )
 
 
 def _reference(style: str, number: int, source: Mapping[str, Any]) -> str:

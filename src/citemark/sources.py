@@ -43,6 +43,7 @@ Neutralising
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -203,7 +204,15 @@ def neutralise(text: str, parser: Parser | None = None) -> str:
 
 
 def split_lines(text: str, wrap: int | None = DEFAULT_WRAP) -> tuple[Line, ...]:
-    """The numbered lines of `text` (the rule is in the module docstring)."""
+    """The numbered lines of `text` (the rule is in the module docstring).
+
+    `wrap` is a positive int or None (TypeError for another type, ValueError below 1).
+    """
+    if wrap is not None:
+        if type(wrap) is not int:
+            raise TypeError(f"wrap must be a positive int or None, not {type(wrap).__name__}")
+        if wrap < 1:
+            raise ValueError(f"wrap must be a positive int or None, not {wrap}")
     shown = neutralise(text)
     if not shown:
         return ()
@@ -222,7 +231,10 @@ def split_lines(text: str, wrap: int | None = DEFAULT_WRAP) -> tuple[Line, ...]:
 
 def _pieces(text: str, start: int, end: int, wrap: int | None) -> Iterator[tuple[int, int]]:
     """text[start:end] cut into pieces of at most `wrap` code points, after white space."""
-    while wrap is not None and len(text[start:end].rstrip()) > wrap:
+    shown_end = end  # the line without its trailing white space, found once (not per piece)
+    while shown_end > start and text[shown_end - 1].isspace():
+        shown_end -= 1
+    while wrap is not None and shown_end - start > wrap:
         # white space at the cut is not shown, so it may be the (wrap + 1)-th character
         window = text[start : start + wrap + 1]
         cut = max(window.rfind(" "), window.rfind("\t"))
@@ -345,14 +357,22 @@ class Registry(Mapping[str, Source]):
             for source_id, source in self._sources.items()
         }
 
-    def to_json(self) -> dict[str, dict[str, Any]]:
-        """id -> source object: what `citemark lint --sources` reads."""
+    def to_dict(self) -> dict[str, dict[str, Any]]:
+        """id -> source object (plain dicts, ready for `json.dump`)."""
         return {source_id: source.to_json() for source_id, source in self._sources.items()}
 
+    def to_json(self) -> str:
+        """The registry as JSON text (`to_dict`, encoded): what `citemark lint --sources`
+        reads from a file.  (It used to return the dict: that is `to_dict` now.)"""
+        return json.dumps(self.to_dict(), ensure_ascii=False)
+
     @classmethod
-    def from_json(cls, data: Mapping[str, Any] | list[Any]) -> Registry:
-        """A registry from `to_json`'s mapping, or from a list of objects with an `id`."""
+    def from_json(cls, data: str | Mapping[str, Any] | list[Any]) -> Registry:
+        """A registry from `to_json`'s text, `to_dict`'s mapping, or a list of objects with
+        an `id` (the text may hold either of the last two)."""
         registry = cls()
+        if isinstance(data, str):
+            data = json.loads(data)
         if isinstance(data, Mapping):
             for source_id, value in data.items():
                 registry.add(Source.from_json(source_id, value))

@@ -159,9 +159,11 @@ class Resolved:
     targets: tuple[Target, ...]
 
     @property
-    def quote(self) -> str:
-        """The quoted lines of every target, one per line ("" without a locator)."""
-        return "\n".join(line.text for target in self.targets for line in target.lines)
+    def quote(self) -> str | None:
+        """The quoted lines of every target, one per line; None when nothing is quoted (no
+        locator, an unknown source, lines out of range)."""
+        lines = [line.text for target in self.targets for line in target.lines]
+        return "\n".join(lines) if lines else None
 
 
 def parse_locator(locator: str | None) -> tuple[int, int] | None:
@@ -180,8 +182,10 @@ def resolve(
     """Each citation of `text` (code points) with its sources and quoted lines."""
     plain = check_text(text)
     scanner = _full_parser(parser)
+    if sources is None:
+        raise TypeError("sources must be a mapping of id -> Source or source object, not None")
     known = _as_sources(sources)
-    assert known is not None
+    assert known is not None  # for mypy: only None gives None
     resolved = []
     for citation in scanner.finditer(plain):
         lines = parse_locator(citation.locator)
@@ -215,6 +219,8 @@ def validate(
 
 def _full_parser(parser: Parser | None) -> Parser:
     """The parser in code points, looking into code too."""
+    if parser is not None and not isinstance(parser, Parser):
+        raise TypeError(f"parser must be a citemark.Parser or None, not {type(parser).__name__}")
     parser = Parser() if parser is None else parser
     if parser.skip_code or parser.offsets != "codepoints":
         parser = parser.replace(skip_code=False, offsets="codepoints")

@@ -1,0 +1,328 @@
+"""Time bounds of every public API on adversarial shapes: the fitted exponent of each.
+
+Every API (extract, strip, finditer, sub, supports, clean when present, a StreamParser fed
+one character at a time, validate, resolve, render, lint, split_lines, the Arrow functions)
+runs on each shape (unclosed STARTs, nested STARTs, long runs of DELIMs, thousands of
+backticks, one long line, a plain answer) at 0.1, 1 and 4 MB (millions of characters), on
+the compiled kernel and on the pure twin (one worker process each, chosen with
+CITEMARK_IMPLEMENTATION), and log(time) is fitted against log(size) by least squares: 1 is
+linear, 2 quadratic.  Every exponent must be at most 1.15.
+
+    python benches/bench_bounds.py                      # 0.1, 1, 4 MB; prints the table
+    python benches/bench_bounds.py --sizes 0.02,0.1,0.4 --out table.md
+    pytest benches/bench_bounds.py -q                   # the same fit at small sizes
+
+Times are CPU time of the worker (`time.process_time`), the best of at least two calls
+and of as many as fit in the budget: the fit is of the algorithm, and on a shared machine
+wall time mostly measures the neighbours.  The two workers run side by side.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib.util
+import io
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from contextlib import redirect_stdout
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import ensure_citemark_importable, fit_exponent
+
+S, D, E = "\ue200", "\ue202", "\ue201"
+MB = 1_000_000
+LIMIT = 1.15
+IMPLEMENTATIONS = ("cython", "python")
+
+
+def _marker(source: str = "turn0search0") -> str:
+    return f"{S}cite{D}{source}{E}"
+
+
+# -- shapes: each repeats a unit up to the size (a fixed seed is not needed: no randomness)
+
+
+def _repeat(unit: str, size: int) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+SHAPES: dict[str, Callable[[int], str]] = {
+    # a START, a family and an id, never closed
+    "unclosed": lambda size: _repeat(f"{S}cite{D}turn0search0 ", size),
+    # STARTs piled up before one marker, with supported prose around it
+    "nested": lambda size: _repeat(S * 40 + "\ue203claim\ue204 " + _marker() + "\n", size),
+    # long runs of DELIMs inside and outside markers
+    "delimiters": lambda size: _repeat(f"{S}cite{D}" + D * 2000 + f"x{E}" + D * 500 + " ", size),
+    # thousands of backticks (unmatched runs, fences) around markers
+    "backticks": lambda size: _repeat("`" * 3000 + " " + _marker() + " ```\n" + "` " * 500, size),
+    # one line, no line break, many citations
+    "one_line": lambda size: _repeat("A claim that cites. " + _marker() + " ", size),
+    # what answers look like: paragraphs, code, lists
+    "answer": lambda size: _repeat(
+        "Solar panels lose about 0.5% a year." + _marker("turn0file0") + "\n"
+        "- a list item " + _marker("turn0file1") + "\n\n"
+        "```python\nprint('" + _marker("x") + "')\n```\n\n",
+        size,
+    ),
+}
+
+
+# -- the APIs, each a function of the text (setup outside the timing) --------------------
+
+
+def _cases() -> dict[str, Callable[[str], Callable[[], Any]]]:
+    import citemark
+    from citemark import Parser, extract_citations, strip_citations
+    from citemark.render import render
+    from citemark.sources import Registry, Source, split_lines
+    from citemark.stream import StreamParser
+    from citemark.validate import resolve, validate
+
+    plain = Parser()
+    code = Parser(skip_code=True)
+    ids = ["turn0search0", "turn0file0", "turn0file1", "x"]
+    registry = Registry([Source(i, "one\ntwo\nthree", url=f"https://e.example/{i}") for i in ids])
+    links = registry.links()
+
+    def stream(parser: Parser) -> Callable[[str], Callable[[], Any]]:
+        def run(text: str) -> Callable[[], Any]:
+            def feed() -> int:
+                made = StreamParser(parser)
+                count = 0
+                for char in text:
+                    count += len(made.feed(char).text)
+                return count + len(made.close().text)
+
+            return feed
+
+        return run
+
+    def lint(text: str) -> Callable[[], Any]:
+        from citemark.lint import main
+
+        folder = tempfile.mkdtemp()
+        answer = Path(folder, "answer.txt")
+        answer.write_text(text, encoding="utf-8")
+        sources = Path(folder, "sources.json")
+        sources.write_text(json.dumps(registry.to_dict()), encoding="utf-8")
+
+        def run() -> int:
+            with redirect_stdout(io.StringIO()):
+                return main([str(answer), "--sources", str(sources), "--json"])
+
+        return run
+
+    cases: dict[str, Callable[[str], Callable[[], Any]]] = {
+        "extract_citations": lambda t: lambda: extract_citations(t),
+        "strip_citations": lambda t: lambda: strip_citations(t, extract_citations(t)),
+        "Parser.extract custom (a+)+$": lambda t: (lambda p: lambda: p.extract(t))(
+            Parser(source_id=r"(a+)+$")
+        ),
+        "Parser.finditer": lambda t: lambda: list(plain.finditer(t)),
+        "Parser.strip skip_code": lambda t: lambda: code.strip(t),
+        "Parser.sub sanitize": lambda t: lambda: plain.sub(t, lambda c: "[1]", sanitize=True),
+        "Parser.sub sanitize skip_code": lambda t: (
+            lambda: code.sub(t, lambda c: "[1]", sanitize=True)
+        ),
+        "Parser.supports": lambda t: lambda: plain.supports(t),
+        "StreamParser 1 char": stream(plain),
+        "StreamParser 1 char skip_code": stream(code),
+        "StreamParser 1 char any_family": stream(Parser(any_family=True)),
+        "StreamParser 1 char bound 1e9": stream(Parser(max_marker_length=10**9)),
+        "validate": lambda t: lambda: validate(t, registry, style="tool-lines"),
+        "resolve": lambda t: lambda: resolve(t, registry),
+        "render footnotes": lambda t: lambda: render(t, links, style="footnotes"),
+        "render skip_code sanitize": lambda t: lambda: render(t, links, parser=code, sanitize=True),
+        "lint --sources": lint,
+        "split_lines": lambda t: lambda: split_lines(t),
+    }
+    if hasattr(citemark, "clean") or importlib.util.find_spec("citemark.clean") is not None:
+        clean_module = importlib.import_module("citemark.clean")
+        clean = getattr(clean_module, "clean", None) or citemark.clean  # type: ignore[attr-defined]
+        cases["clean"] = lambda t: lambda: clean(t)
+    if importlib.util.find_spec("pyarrow") is not None:
+        import pyarrow as pa  # type: ignore[import-untyped]
+
+        import citemark.arrow
+
+        cases["arrow.strip"] = lambda t: (lambda a: lambda: citemark.arrow.strip(a))(
+            pa.array([t, t[: len(t) // 2]], pa.large_string())
+        )
+        cases["arrow.extract"] = lambda t: (lambda a: lambda: citemark.arrow.extract(a))(
+            pa.array([t, t[: len(t) // 2]], pa.large_string())
+        )
+    return cases
+
+
+def _best(run: Callable[[], Any], budget: float, least: int = 2) -> float:
+    """Best CPU time of a few calls: at least `least`, more while they fit in `budget`."""
+    best = math.inf
+    spent = 0.0
+    calls = 0
+    gc.collect()
+    gc.disable()
+    try:
+        while calls < least or (spent < budget and calls < 5):
+            began = time.process_time()
+            run()
+            took = time.process_time() - began
+            best = min(best, took)
+            spent += took
+            calls += 1
+    finally:
+        gc.enable()
+    return best
+
+
+def measure(
+    sizes: list[int],
+    only: set[str] | None = None,
+    budget: float = 1.0,
+    least: int = 2,
+    shapes: set[str] | None = None,
+) -> Iterator[dict[str, Any]]:
+    """One row a case and shape: the best time at each size, on the active implementation."""
+    from citemark import IMPLEMENTATION
+
+    for name, case in _cases().items():
+        if only and name not in only:
+            continue
+        for shape, make in SHAPES.items():
+            if shapes and shape not in shapes:
+                continue
+            times = [_best(case(make(size)), budget, least) for size in sizes]
+            yield {
+                "implementation": IMPLEMENTATION,
+                "api": name,
+                "shape": shape,
+                "sizes": sizes,
+                "times": times,
+                "exponent": fit_exponent(sizes, [max(t, 1e-7) for t in times]),
+            }
+
+
+def run_all(
+    sizes: list[int], only: set[str] | None = None, budget: float = 1.0
+) -> list[dict[str, Any]]:
+    """Every row, each implementation in its own process (the choice is made at import)."""
+    command = [sys.executable, __file__, "--worker", "--sizes", ",".join(map(str, sizes))]
+    command += ["--budget", str(budget)]
+    for name in sorted(only or ()):
+        command += ["--only", name]
+    workers = {
+        implementation: subprocess.Popen(
+            command,
+            env={**os.environ, "CITEMARK_IMPLEMENTATION": implementation},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for implementation in IMPLEMENTATIONS
+    }
+    rows = []
+    for implementation, worker in workers.items():
+        out, err = worker.communicate()
+        if worker.returncode != 0:
+            raise RuntimeError(f"{implementation} worker failed:\n{err}")
+        rows += [json.loads(line) for line in out.splitlines() if line.strip()]
+    return rows
+
+
+def table(rows: list[dict[str, Any]]) -> str:
+    """A markdown table: one line per API and shape, times and exponent per implementation."""
+    sizes = rows[0]["sizes"]
+    heads = " | ".join(f"{size / MB:g} MB" for size in sizes)
+    lines = [
+        f"| API | shape | cython: {heads} | exp | python: {heads} | exp |",
+        "|---|---|" + "---|" * (2 * len(sizes) + 2),
+    ]
+    by_key: dict[tuple[str, str], dict[str, dict[str, Any]]] = {}
+    for row in rows:
+        by_key.setdefault((row["api"], row["shape"]), {})[row["implementation"]] = row
+    for (api, shape), found in by_key.items():
+        cells = []
+        for implementation in IMPLEMENTATIONS:
+            measured = found.get(implementation)
+            if measured is None:
+                cells.append(" | ".join("" for _ in sizes) + " | ")
+                continue
+            times = " | ".join(_seconds(t) for t in measured["times"])
+            flag = " **over**" if measured["exponent"] > LIMIT else ""
+            cells.append(f"{times} | {measured['exponent']:.2f}{flag}")
+        lines.append(f"| {api} | {shape} | " + " | ".join(cells) + " |")
+    worst = max(rows, key=lambda row: row["exponent"])
+    lines.append("")
+    lines.append(
+        f"Worst exponent: {worst['exponent']:.2f} ({worst['api']}, {worst['shape']}, "
+        f"{worst['implementation']}); limit {LIMIT}."
+    )
+    return "\n".join(lines) + "\n"
+
+
+def _seconds(value: float) -> str:
+    return f"{value * 1000:.2f} ms" if value < 1 else f"{value:.2f} s"
+
+
+# -- pytest: the same fit, small sizes (the full table is the script's job) --------------
+
+
+def test_every_exponent_is_bounded() -> None:
+    rows = run_all([20_000, 80_000, 320_000], budget=0.3)
+    over = [row for row in rows if row["exponent"] > LIMIT + 0.15]  # small sizes are noisier
+    assert not over, table(over)
+
+
+def main(argv: list[str] | None = None) -> int:
+    arguments = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    arguments.add_argument("--sizes", default="0.1,1,4", help="MB (millions of characters)")
+    arguments.add_argument("--only", action="append", help="one API (repeatable)")
+    arguments.add_argument("--budget", type=float, default=1.0, help="seconds per point")
+    arguments.add_argument("--shape", action="append", help="one shape (repeatable)")
+    arguments.add_argument("--least", type=int, default=2, help="calls per point, at least")
+    arguments.add_argument("--rows", nargs="*", help="make the table from saved worker rows")
+    arguments.add_argument("--out", help="also write the table to this file")
+    arguments.add_argument("--json", help="also write the rows to this file")
+    arguments.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    options = arguments.parse_args(argv)
+    sizes = [
+        int(float(size) * MB) if float(size) < 100 else int(size)
+        for size in options.sizes.split(",")
+    ]
+    only = set(options.only) if options.only else None
+    if options.worker:
+        shapes = set(options.shape) if options.shape else None
+        for row in measure(sizes, only, options.budget, options.least, shapes):
+            print(json.dumps(row), flush=True)
+        return 0
+    if options.rows:
+        rows = [
+            json.loads(line)
+            for name in options.rows
+            for line in Path(name).read_text(encoding="utf-8").splitlines()
+            if line.strip()
+        ]
+    else:
+        rows = run_all(sizes, only, options.budget)
+    shown = table(rows)
+    print(shown)
+    if options.out:
+        Path(options.out).write_text(shown, encoding="utf-8")
+    if options.json:
+        Path(options.json).write_text(json.dumps(rows, indent=1), encoding="utf-8")
+    return 1 if any(row["exponent"] > LIMIT for row in rows) else 0
+
+
+ensure_citemark_importable()
+
+if __name__ == "__main__":
+    sys.exit(main())
