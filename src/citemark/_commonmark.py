@@ -1,0 +1,302 @@
+"""Where Markdown code is, following CommonMark's block structure, so markers there stay literal.
+
+`citemark.clean` needs more than `_markdown.code_spans`: code inside block quotes and list
+items (`- item\\n\\n      code`: indented code in a list item), lazy continuation lines, and a
+line-by-line scanner that a stream can feed as lines arrive.  The rules are CommonMark's:
+
+- containers: block quotes (`>`, one optional space) and list items (bullet `-+*` or ordered
+  `1.`/`1)`; the content column is the marker's width plus 1-4 spaces, or 1 when 5+ spaces
+  start indented code); a line continues a container when it is indented to its content
+  column (a blank line continues a list item), or lazily when it continues a paragraph.
+- leaves: fenced code (3+ backticks or tildes, no backtick in a backtick fence's info string,
+  closed by a fence of the same character, at least as long, inside the same containers;
+  unclosed, it runs to the end of its container), indented code (4+ columns past the
+  container's content column, never interrupting a paragraph), ATX headings, thematic breaks,
+  setext underlines and paragraphs.
+- inline code: a backtick run closed by the next run of the same length in the same
+  paragraph or heading; a backslash before a run outside code escapes its first backtick.
+
+Not modelled (they do not change where code is in model answers): HTML blocks, raw HTML and
+autolinks, which CommonMark lets win over a code span that starts inside them.  Every step is a
+linear scan: adversarial input (thousands of backtick runs) costs time proportional to it.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["CodeScanner", "code_walls"]
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
+_CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")
+_BULLET = re.compile(r"([-+*]|([0-9]{1,9})[.)])(?=[ \t]|$)")
+_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
+_THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
+_SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
+_BACKTICKS = re.compile(r"`+")
+_BLANK = " \t"
+
+
+class CodeScanner:
+    """Feed it the lines of one text, in order; `walls` collects the code ranges found so far
+    (code point `(start, end)` pairs, sorted, disjoint).  A paragraph's inline code is known
+    when the paragraph ends (`paragraph` holds its lines until then).  `neutral` is True where a new text could start with the same result."""
+
+    def __init__(self, text: str = "") -> None:
+        self.text = text
+        self.walls: list[tuple[int, int]] = []
+        self.containers: list[int] = []  # -1: block quote; else a list item's content column
+        self.fence: tuple[str, int] | None = None  # (character, length)
+        self.indented = False
+        self.paragraph: list[tuple[int, int]] | None = None  # its lines' (start, end)
+
+    @property
+    def neutral(self) -> bool:
+        return not self.containers and self.fence is None and not self.indented and (
+            self.paragraph is None
+        )
+
+    def finish(self) -> None:
+        self._end_paragraph()
+
+    def line(self, start: int, end: int) -> None:  # noqa: C901 - one CommonMark line step
+        """Process text[start:end], one line without its line break."""
+        text = self.text
+        # col: the column of text[pos]; extra: columns left of a tab a container half used
+        pos, col, extra = start, 0, 0
+        matched = 0
+        for container in self.containers:
+            columns, first, first_col = _indent(text, pos, end, col, extra)
+            if container < 0:
+                if columns <= 3 and first < end and text[first] == ">":
+                    pos, col, extra = _after_marker(text, first + 1, end, first_col + 1)
+                    matched += 1
+                    continue
+                break
+            if first == end:
+                pos, col, extra = end, first_col, 0
+                matched += 1
+                continue
+            if columns >= container:
+                pos, col, extra = _advance(text, pos, col, extra, container)
+                matched += 1
+                continue
+            break
+        depth = len(self.containers)
+        if self.fence is not None:
+            if matched == depth:
+                columns, first, _ = _indent(text, pos, end, col, extra)
+                close = _CLOSE.match(text, first, end) if columns <= 3 else None
+                if close and close[1][0] == self.fence[0] and len(close[1]) >= self.fence[1]:
+                    self.fence = None
+                elif pos < end:
+                    self.walls.append((pos, end))
+                return
+            self.fence = None
+        columns, first, first_col = _indent(text, pos, end, col, extra)
+        if self.indented:
+            if matched == depth and (first == end or columns >= 4):
+                if first < end:
+                    self.walls.append((pos, end))
+                return
+            self.indented = False
+        if first == end:
+            self._end_paragraph()
+            del self.containers[matched:]
+            return
+        # New containers.
+        started = False
+        while columns <= 3 and first < end:
+            if text[first] == ">":
+                pos, col, extra = _after_marker(text, first + 1, end, first_col + 1)
+            else:
+                item = _BULLET.match(text, first, end)
+                if item is None or _THEMATIC.match(text, first, end):
+                    break
+                after = item.end()
+                after_col = first_col + after - first
+                spaces, content, content_col = _indent(text, after, end, after_col, 0)
+                interrupts = self.paragraph is not None and matched == depth and not started
+                if interrupts and (content == end or item[2] not in (None, "1")):
+                    break
+                width = after - first
+                if content == end or spaces >= 5:
+                    container = columns + width + 1
+                    pos, col, extra = _advance(text, after, after_col, 0, 1)
+                else:
+                    container = columns + width + spaces
+                    pos, col, extra = content, content_col, 0
+                self._open(matched, started)
+                started = True
+                self.containers.append(container)
+                matched = len(self.containers)
+                columns, first, first_col = _indent(text, pos, end, col, extra)
+                continue
+            self._open(matched, started)
+            started = True
+            self.containers.append(-1)
+            matched = len(self.containers)
+            columns, first, first_col = _indent(text, pos, end, col, extra)
+        if first == end:  # an empty list item or block quote line
+            self._end_paragraph()
+            return
+        block_start = columns <= 3 and (
+            _fence_opener(text, first, end) is not None
+            or _HEADING.match(text, first, end) is not None
+            or _THEMATIC.match(text, first, end) is not None
+        )
+        if matched < len(self.containers):
+            if self.paragraph is not None and not block_start:
+                self.paragraph.append((first, end))  # a lazy continuation line
+                return
+            self._end_paragraph()
+            del self.containers[matched:]
+        if columns >= 4:
+            if self.paragraph is not None:
+                self.paragraph.append((first, end))
+            else:
+                self.indented = True
+                self.walls.append((pos, end))
+            return
+        opener = _fence_opener(text, first, end)
+        if opener is not None:
+            self._end_paragraph()
+            self.fence = opener  # its info string is not shown as code: markers there go
+            return
+        if _HEADING.match(text, first, end):
+            self._end_paragraph()
+            _inline(text, [(first, end)], self.walls)
+            return
+        if _THEMATIC.match(text, first, end) or (
+            self.paragraph is not None and _SETEXT.match(text, first, end)
+        ):
+            self._end_paragraph()
+            return
+        if self.paragraph is None:
+            self.paragraph = []
+        self.paragraph.append((first, end))
+
+    def _open(self, matched: int, started: bool) -> None:
+        """A new container starts: the paragraph and the containers not matched end."""
+        if not started:
+            self._end_paragraph()
+            del self.containers[matched:]
+
+    def _end_paragraph(self) -> None:
+        if self.paragraph is not None:
+            _inline(self.text, self.paragraph, self.walls)
+            self.paragraph = None
+
+
+def code_walls(text: str) -> list[tuple[int, int]]:
+    """The code point ranges of Markdown code in `text`: sorted, disjoint."""
+    scanner = CodeScanner(text)
+    start = 0
+    for line_end in _LINE_END.finditer(text):
+        scanner.line(start, line_end.start())
+        start = line_end.end()
+    if start < len(text):
+        scanner.line(start, len(text))
+    scanner.finish()
+    return scanner.walls
+
+
+def maybe_code(text: str) -> bool:
+    """False when `text` cannot hold Markdown code (no backtick, tilde, tab or 4 spaces)."""
+    return "`" in text or "~" in text or "\t" in text or "    " in text
+
+
+def _fence_opener(text: str, first: int, end: int) -> tuple[str, int] | None:
+    opening = _FENCE.match(text, first, end)
+    if opening is None or (opening[1][0] == "`" and "`" in opening[2]):
+        return None
+    return opening[1][0], len(opening[1])
+
+
+def _indent(text: str, pos: int, end: int, col: int, extra: int) -> tuple[int, int, int]:
+    """The columns of white space at pos (text[pos] at column `col`, after `extra` columns
+    left by a half-used tab), the index of the first other character (end when the rest is
+    blank) and its column."""
+    columns = extra
+    while pos < end:
+        char = text[pos]
+        if char == " ":
+            width = 1
+        elif char == "\t":
+            width = 4 - col % 4
+        else:
+            break
+        columns += width
+        col += width
+        pos += 1
+    return columns, pos, col
+
+
+def _advance(text: str, pos: int, col: int, extra: int, wanted: int) -> tuple[int, int, int]:
+    """Consume `wanted` columns of indentation: the new (pos, col, extra)."""
+    if extra >= wanted:
+        return pos, col, extra - wanted
+    wanted -= extra
+    while wanted > 0 and pos < len(text) and text[pos] in _BLANK:
+        width = 1 if text[pos] == " " else 4 - col % 4
+        col += width
+        pos += 1
+        if width > wanted:
+            return pos, col, width - wanted
+        wanted -= width
+    return pos, col, 0
+
+
+def _after_marker(text: str, pos: int, end: int, col: int) -> tuple[int, int, int]:
+    """After `>` (text[pos] at column col): one optional space; a tab gives one column of
+    itself and leaves the rest."""
+    if pos < end and text[pos] == " ":
+        return pos + 1, col + 1, 0
+    if pos < end and text[pos] == "\t":
+        width = 4 - col % 4
+        return pos + 1, col + width, width - 1
+    return pos, col, 0
+
+
+def _inline(text: str, lines: list[tuple[int, int]], walls: list[tuple[int, int]]) -> None:
+    """Append the inline code spans of a paragraph (its lines' content ranges).
+
+    Openers are taken left to right; per run length a cursor remembers how far the search for
+    a closer got, and since openers only move right no run is looked at twice."""
+    runs: list[tuple[int, int, int]] = []  # (start, end, start of its line)
+    for line_start, line_end in lines:
+        runs.extend(
+            (run.start(), run.end(), line_start)
+            for run in _BACKTICKS.finditer(text, line_start, line_end)
+        )
+    if len(runs) < 2:
+        return
+    by_length: dict[int, list[int]] = {}
+    for index, (run_start, run_end, _) in enumerate(runs):
+        by_length.setdefault(run_end - run_start, []).append(index)
+    cursors: dict[int, int] = {}
+    index = 0
+    while index < len(runs):
+        run_start, run_end, line_start = runs[index]
+        if _escaped(text, run_start, line_start):
+            run_start += 1  # only an opener can be escaped: inside code a backslash is literal
+        length = run_end - run_start
+        closers = by_length.get(length, [])
+        cursor = cursors.get(length, 0)
+        while cursor < len(closers) and closers[cursor] <= index:
+            cursor += 1
+        cursors[length] = cursor
+        if length and cursor < len(closers):
+            closer = closers[cursor]
+            walls.append((run_start, runs[closer][1]))
+            index = closer + 1
+        else:
+            index += 1
+
+
+def _escaped(text: str, index: int, floor: int) -> bool:
+    count = 0
+    while index - count > floor and text[index - count - 1] == "\\":
+        count += 1
+    return count % 2 == 1
