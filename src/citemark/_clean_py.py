@@ -218,7 +218,11 @@ def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tupl
     pos = 0
     run_first = 0  # the first token of the current run of adjacent removals
     for index, token in enumerate(tokens):
+        if type(token) is not tuple or len(token) != 7:
+            raise TypeError("tokens must hold tuples of 7 int")
         start, end = token[1], token[2]
+        if type(start) is not int or type(end) is not int:
+            raise TypeError("tokens must hold tuples of 7 int")
         if not pos <= start <= end <= n:
             raise ValueError("tokens must be sorted, disjoint and inside the text")
         replacement = "" if replacements is None else replacements[index]
