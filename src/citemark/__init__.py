@@ -4,6 +4,7 @@ A drop-in for the guide's `extract_citations` / `strip_citations`, with a compil
 single-pass kernel and a pure-Python twin that behave identically.
 """
 
+from . import clean  # a callable module: citemark.clean(text) is citemark.clean.clean(text)
 from ._dropin import DropIn
 from ._grammar import (
     CITATION_DELIMITER,
@@ -42,6 +43,7 @@ __all__ = [
     "Registry",
     "Source",
     "citation_instructions",
+    "clean",
     "extract_citations",
     "extract_many",
     "format_context",

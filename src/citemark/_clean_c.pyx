@@ -159,7 +159,7 @@ def check_walls(str text not None, walls):
     return checked
 
 
-cdef int scan_into(str text, list walls, Tokens* tokens) except -1:
+cdef int scan_into(str text, object walls, Tokens* tokens) except -1:
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef Py_ssize_t n = len(text), at = 0, wall_start, wall_end, i

@@ -30,6 +30,7 @@ dropped instead.  So "sentence. <marker>" is "sentence." and "a <marker> b" is "
 from __future__ import annotations
 
 import json
+import sys
 import re
 from collections.abc import Callable, Mapping
 from types import ModuleType
@@ -424,3 +425,29 @@ class CleanStream:
                 return fast
         return _clean(self._kernel, piece, walls, self._widgets)[0]
 
+
+
+class _CallableModule(ModuleType):
+    """`citemark.clean` is this module, and calling it is `clean`: both `citemark.clean(text)`
+    and `citemark.clean.clean(text)` (or `import citemark.clean as c`) then work, which a
+    function exported under the module's name would break."""
+
+    def __call__(
+        self,
+        text: str,
+        *,
+        lenient: bool = False,
+        skip_code: bool = True,
+        widgets: Widgets | None = None,
+        implementation: Implementation | None = None,
+    ) -> str:
+        return clean(
+            text,
+            lenient=lenient,
+            skip_code=skip_code,
+            widgets=widgets,
+            implementation=implementation,
+        )
+
+
+sys.modules[__name__].__class__ = _CallableModule
