@@ -41,21 +41,22 @@ _BLANK = " \t"
 class CodeScanner:
     """Feed it the lines of one text, in order; `walls` collects the code ranges found so far
     (code point `(start, end)` pairs, sorted, disjoint).  A paragraph's inline code is known
-    when the paragraph ends (`paragraph` holds its lines until then).  `neutral` is True where a new text could start with the same result."""
+    when the paragraph ends (`ticked_from`: where the lines waiting for it start).  `neutral` is True where a new text could start with the same result."""
 
     def __init__(self, text: str = "") -> None:
         self.text = text
+        self.base = 0  # added to every recorded position (a stream feeds its text in pieces)
         self.walls: list[tuple[int, int]] = []
         self.containers: list[int] = []  # -1: block quote; else a list item's content column
         self.fence: tuple[str, int] | None = None  # (character, length)
         self.indented = False
-        self.paragraph: list[tuple[int, int]] | None = None  # its lines' (start, end)
+        self.in_paragraph = False
+        self.runs: list[tuple[int, int, bool]] = []  # the paragraph's backtick runs so far
+        self.ticked_from: int | None = None  # where the first line with a run starts
 
     @property
     def neutral(self) -> bool:
-        return not self.containers and self.fence is None and not self.indented and (
-            self.paragraph is None
-        )
+        return not (self.containers or self.fence or self.indented or self.in_paragraph)
 
     def finish(self) -> None:
         self._end_paragraph()
@@ -91,14 +92,14 @@ class CodeScanner:
                 if close and close[1][0] == self.fence[0] and len(close[1]) >= self.fence[1]:
                     self.fence = None
                 elif pos < end:
-                    self.walls.append((pos, end))
+                    self.walls.append((self.base + pos, self.base + end))
                 return
             self.fence = None
         columns, first, first_col = _indent(text, pos, end, col, extra)
         if self.indented:
             if matched == depth and (first == end or columns >= 4):
                 if first < end:
-                    self.walls.append((pos, end))
+                    self.walls.append((self.base + pos, self.base + end))
                 return
             self.indented = False
         if first == end:
@@ -117,7 +118,7 @@ class CodeScanner:
                 after = item.end()
                 after_col = first_col + after - first
                 spaces, content, content_col = _indent(text, after, end, after_col, 0)
-                interrupts = self.paragraph is not None and matched == depth and not started
+                interrupts = self.in_paragraph and matched == depth and not started
                 if interrupts and (content == end or item[2] not in (None, "1")):
                     break
                 width = after - first
@@ -147,17 +148,17 @@ class CodeScanner:
             or _THEMATIC.match(text, first, end) is not None
         )
         if matched < len(self.containers):
-            if self.paragraph is not None and not block_start:
-                self.paragraph.append((first, end))  # a lazy continuation line
+            if self.in_paragraph and not block_start:
+                self._add(start, first, end)  # a lazy continuation line
                 return
             self._end_paragraph()
             del self.containers[matched:]
         if columns >= 4:
-            if self.paragraph is not None:
-                self.paragraph.append((first, end))
+            if self.in_paragraph:
+                self._add(start, first, end)
             else:
                 self.indented = True
-                self.walls.append((pos, end))
+                self.walls.append((self.base + pos, self.base + end))
             return
         opener = _fence_opener(text, first, end)
         if opener is not None:
@@ -166,16 +167,15 @@ class CodeScanner:
             return
         if _HEADING.match(text, first, end):
             self._end_paragraph()
-            _inline(text, [(first, end)], self.walls)
+            _pair(_runs(text, first, end, self.base), self.walls)
             return
         if _THEMATIC.match(text, first, end) or (
-            self.paragraph is not None and _SETEXT.match(text, first, end)
+            self.in_paragraph and _SETEXT.match(text, first, end)
         ):
             self._end_paragraph()
             return
-        if self.paragraph is None:
-            self.paragraph = []
-        self.paragraph.append((first, end))
+        self.in_paragraph = True
+        self._add(start, first, end)
 
     def _open(self, matched: int, started: bool) -> None:
         """A new container starts: the paragraph and the containers not matched end."""
@@ -183,10 +183,19 @@ class CodeScanner:
             self._end_paragraph()
             del self.containers[matched:]
 
+    def _add(self, line_start: int, first: int, end: int) -> None:
+        """A paragraph line: its backtick runs wait for the paragraph's end."""
+        runs = _runs(self.text, first, end, self.base)
+        if runs and self.ticked_from is None:
+            self.ticked_from = self.base + line_start
+        self.runs += runs
+
     def _end_paragraph(self) -> None:
-        if self.paragraph is not None:
-            _inline(self.text, self.paragraph, self.walls)
-            self.paragraph = None
+        if self.in_paragraph:
+            _pair(self.runs, self.walls)
+            self.in_paragraph = False
+            self.runs = []
+            self.ticked_from = None
 
 
 def code_walls(text: str) -> list[tuple[int, int]]:
@@ -259,17 +268,19 @@ def _after_marker(text: str, pos: int, end: int, col: int) -> tuple[int, int, in
     return pos, col, 0
 
 
-def _inline(text: str, lines: list[tuple[int, int]], walls: list[tuple[int, int]]) -> None:
-    """Append the inline code spans of a paragraph (its lines' content ranges).
+def _runs(text: str, first: int, end: int, base: int) -> list[tuple[int, int, bool]]:
+    """The backtick runs of text[first:end]: (start, end, escaped), positions plus base."""
+    return [
+        (base + run.start(), base + run.end(), _escaped(text, run.start(), first))
+        for run in _BACKTICKS.finditer(text, first, end)
+    ]
+
+
+def _pair(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:
+    """Append the inline code spans that the backtick runs of one paragraph make.
 
     Openers are taken left to right; per run length a cursor remembers how far the search for
     a closer got, and since openers only move right no run is looked at twice."""
-    runs: list[tuple[int, int, int]] = []  # (start, end, start of its line)
-    for line_start, line_end in lines:
-        runs.extend(
-            (run.start(), run.end(), line_start)
-            for run in _BACKTICKS.finditer(text, line_start, line_end)
-        )
     if len(runs) < 2:
         return
     by_length: dict[int, list[int]] = {}
@@ -278,8 +289,8 @@ def _inline(text: str, lines: list[tuple[int, int]], walls: list[tuple[int, int]
     cursors: dict[int, int] = {}
     index = 0
     while index < len(runs):
-        run_start, run_end, line_start = runs[index]
-        if _escaped(text, run_start, line_start):
+        run_start, run_end, escaped = runs[index]
+        if escaped:
             run_start += 1  # only an opener can be escaped: inside code a backslash is literal
         length = run_end - run_start
         closers = by_length.get(length, [])

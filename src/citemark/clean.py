@@ -321,10 +321,12 @@ class CleanStream:
     """`clean` over an answer that arrives in chunks: the concatenated output of `feed` and
     `close` is exactly `clean(whole)` for every chunking.
 
-    Markers never span a line break, and the spacing rule never looks across one, so text is
-    released line by line, as soon as its Markdown is decided: a line is held while it is
-    incomplete, and a paragraph from its first backtick on (a later backtick may close an
-    inline code span there).  A chunk without a line break only costs its own length.
+    Markers never span a line break and the spacing rule never looks across one, so text is
+    released line by line as soon as its Markdown is decided: a line is held while it is
+    incomplete, and a paragraph from its first backtick on (a later backtick in the same
+    paragraph may close an inline code span there).  Work is linear: a chunk without a line
+    break costs its length; each line goes once through the Markdown scanner and once
+    through the kernel.  `work` counts the characters handled, for the linearity tests.
     """
 
     def __init__(
@@ -340,16 +342,18 @@ class CleanStream:
         self._lenient = lenient
         self._skip_code = skip_code
         self._widgets = widgets
-        self._held = ""  # from a line start: lines not released yet
-        self._pending: list[str] = []  # chunks since the last line break
-        self._scanned = 0  # self._held[:_scanned] went through the Markdown scanner
+        self._lines: list[str] = []  # complete lines not released, in order
+        self._released = 0  # stream offset where self._lines start
+        self._pending: list[str] = []  # the chunks of the incomplete line
+        self._complete = 0  # stream offset where the incomplete line starts
         self._scanner = CodeScanner()
         self._closed = False
-        self.work = 0  # characters looked at, for the linearity tests
+        self.work = 0
 
     @property
     def held(self) -> str:
-        return self._held + "".join(self._pending)
+        """The raw text not released yet."""
+        return "".join(self._lines) + "".join(self._pending)
 
     def feed(self, chunk: str) -> str:
         if not isinstance(chunk, str):
@@ -361,57 +365,63 @@ class CleanStream:
         self._pending.append(chunk)
         if "\n" not in chunk and "\r" not in chunk:
             return ""
-        self._held += "".join(self._pending)
-        self._pending = []
+        data = "".join(self._pending)
+        self.work += len(data)
+        # Complete lines end at the last line break, unless it is a "\r" a "\n" may follow.
+        last = len(data) - 1 if data.endswith("\r") else len(data)
+        complete = max(data.rfind("\n", 0, last), data.rfind("\r", 0, last)) + 1
+        self._pending = [data[complete:]] if complete < len(data) else []
+        self._scan(data[:complete], final=False)
         return self._release(final=False)
 
     def close(self) -> str:
+        """Release everything held: the end of the stream decides it all."""
         if self._closed:
             return ""
         self._closed = True
-        self._held += "".join(self._pending)
+        data = "".join(self._pending)
+        self.work += len(data)
         self._pending = []
+        self._scan(data, final=True)
         return self._release(final=True)
 
-    def _release(self, final: bool) -> str:
-        held = self._held
-        self.work += len(held)
-        # Complete lines: up to the last line break, unless it is a "\r" that a "\n" may follow.
-        complete = len(held) if final else max(held.rfind("\n"), held.rfind("\r")) + 1
-        if not final and held.endswith("\r"):
-            complete = max(held.rfind("\n", 0, len(held) - 1), held.rfind("\r", 0, len(held) - 1))
-            complete += 1
+    def _scan(self, lines: str, final: bool) -> None:
+        """Feed complete lines (and, when final, a last incomplete one) to the scanner."""
+        if not lines and not final:
+            return
         scanner = self._scanner
-        scanner.text = held
-        start = self._scanned
-        for line_end in _LINE_BREAK.finditer(held, start, complete):
+        scanner.text = lines
+        scanner.base = self._complete
+        start = 0
+        for line_end in _LINE_BREAK.finditer(lines):
             scanner.line(start, line_end.start())
             start = line_end.end()
-        if final and start < len(held):
-            scanner.line(start, len(held))
-            start = len(held)
+        if start < len(lines):
+            scanner.line(start, len(lines))
         if final:
             scanner.finish()
-        self._scanned = start
-        cut = start
-        if scanner.paragraph is not None:
-            ticked = [line for line in scanner.paragraph if "`" in held[line[0] : line[1]]]
-            if ticked:
-                cut = held.rfind("\n", 0, ticked[0][0]) + 1
-                cut = max(cut, held.rfind("\r", 0, ticked[0][0]) + 1)
-                scanner.paragraph = [line for line in scanner.paragraph if line[0] >= cut]
-            else:
-                scanner.paragraph = []  # still open (it decides the next lines), all released
-        if cut == 0:
+        scanner.text = ""  # released with the lines; positions are kept as offsets
+        self._complete += len(lines)
+        if lines:
+            self._lines.append(lines)
+
+    def _release(self, final: bool) -> str:
+        scanner = self._scanner
+        cut = self._complete
+        if not final and scanner.in_paragraph and scanner.ticked_from is not None:
+            cut = scanner.ticked_from
+        if cut <= self._released:
             return ""
-        piece = held[:cut]
-        walls = [wall for wall in scanner.walls if wall[1] <= cut] if self._skip_code else []
-        scanner.walls = [(a - cut, b - cut) for a, b in scanner.walls if b > cut]
-        if scanner.paragraph:
-            scanner.paragraph = [(a - cut, b - cut) for a, b in scanner.paragraph]
-        self._held = held[cut:]
-        self._scanned -= cut
-        scanner.text = self._held
+        held = "".join(self._lines)
+        piece, rest = held[: cut - self._released], held[cut - self._released :]
+        self.work += len(held)
+        self._lines = [rest] if rest else []
+        base = self._released
+        self._released = cut
+        # Every wall found so far ends before the cut: walls are found in order, and a
+        # paragraph still waiting for its backticks ends before any later one is found.
+        walls = [(a - base, b - base) for a, b in scanner.walls] if self._skip_code else []
+        scanner.walls = []
         return self._clean_piece(piece, walls)
 
     def _clean_piece(self, piece: str, walls: list[tuple[int, int]]) -> str:
@@ -424,7 +434,6 @@ class CleanStream:
             if fast is not None:
                 return fast
         return _clean(self._kernel, piece, walls, self._widgets)[0]
-
 
 
 class _CallableModule(ModuleType):
