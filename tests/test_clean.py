@@ -44,8 +44,10 @@ CASES = {
         "\u200bPuerto Vallarta offers condo rentals.",
     ),
     # spacing
-    "end-of-sentence": ("The setting is supported. " + cite("turn1view0", "turn1view1"),
-                        "The setting is supported."),
+    "end-of-sentence": (
+        "The setting is supported. " + cite("turn1view0", "turn1view1"),
+        "The setting is supported.",
+    ),
     "before-period": ("Evidence \U0001f600 " + cite("turn0search0") + ".", "Evidence \U0001f600."),
     "between-words": ("a " + cite("turn0search0") + " b", "a b"),
     "glued-both-sides": ("a" + cite("turn0search0") + "b", "ab"),
@@ -56,32 +58,58 @@ CASES = {
     "indentation-kept": ("- a\n  " + cite("turn0search0") + " b", "- a\n  b"),
     "table-cell": ("| x " + cite("turn0search0") + " | y |", "| x | y |"),
     "cjk-full-stop": ("東京 " + cite("turn0search0") + "。", "東京。"),
-    "opening-quote-not-closing": ('said ' + cite("turn0search0") + ' "yes"', 'said "yes"'),
+    "opening-quote-not-closing": ("said " + cite("turn0search0") + ' "yes"', 'said "yes"'),
     # families
-    "filecite-with-locator": ("See " + cite("turn1file0", "L8-L13", family="filecite") + ".",
-                              "See."),
-    "image-group": ("Photos: " + S + 'image_group' + D + '{"query":["Kyoto"]}' + E + "\nNext",
-                    "Photos:\nNext"),
+    "filecite-with-locator": (
+        "See " + cite("turn1file0", "L8-L13", family="filecite") + ".",
+        "See.",
+    ),
+    "image-group": (
+        "Photos: " + S + "image_group" + D + '{"query":["Kyoto"]}' + E + "\nNext",
+        "Photos:\nNext",
+    ),
     "i-carousel": (cite("turn0image0", "turn0image1", family="i") + "Text", "Text"),
-    "video": ("Watch " + S + "video" + D + "How to tie a knot" + D + "turn0video1" + E + " now",
-              "Watch now"),
-    "navlist": ("News:\n" + S + "navlist" + D + "Recent news" + D + "turn0news1" + D
-                + "turn0news2" + E + "\nEnd", "News:\n\nEnd"),
-    "finance": ("Apple " + S + "finance" + D + '{"ticker":"AAPL"}' + E + " is up.",
-                "Apple is up."),
+    "video": (
+        "Watch " + S + "video" + D + "How to tie a knot" + D + "turn0video1" + E + " now",
+        "Watch now",
+    ),
+    "navlist": (
+        "News:\n"
+        + S
+        + "navlist"
+        + D
+        + "Recent news"
+        + D
+        + "turn0news1"
+        + D
+        + "turn0news2"
+        + E
+        + "\nEnd",
+        "News:\n\nEnd",
+    ),
+    "finance": ("Apple " + S + "finance" + D + '{"ticker":"AAPL"}' + E + " is up.", "Apple is up."),
     "unknown-family": ("x " + S + "forecast" + D + "Tokyo" + E + " y", "x y"),
     "family-without-body": ("x " + S + "cite" + E + " y", "x y"),
     # entity: the display name stays in the sentence
     "entity": (
-        "It works with " + S + "entity" + D + '["software","Node.js","javascript runtime"]' + E
+        "It works with "
+        + S
+        + "entity"
+        + D
+        + '["software","Node.js","javascript runtime"]'
+        + E
         + ", which is fast.",
         "It works with Node.js, which is fast.",
     ),
-    "entity-company": (S + "entity" + D + '["company","ITC Limited","Indian conglomerate"]' + E
-                       + " grew.", "ITC Limited grew."),
+    "entity-company": (
+        S + "entity" + D + '["company","ITC Limited","Indian conglomerate"]' + E + " grew.",
+        "ITC Limited grew.",
+    ),
     "entity-plain-body": ("Use " + S + "entity" + D + "Rust" + E + " here", "Use Rust here"),
-    "entity-non-ascii": ("Visit " + S + "entity" + D + '["city","Zürich"]' + E + ".",
-                         "Visit Zürich."),
+    "entity-non-ascii": (
+        "Visit " + S + "entity" + D + '["city","Zürich"]' + E + ".",
+        "Visit Zürich.",
+    ),
     # bare anchors and family-less groups
     "bare-anchor": ("Prices rose " + D + "turn0search0 last year.", "Prices rose last year."),
     "bare-anchor-chain": ("x " + D + "turn0search0" + D + "turn0news1 y", "x y"),
@@ -101,31 +129,48 @@ CASES = {
     "stray-stop": ("a " + E + " b", "a b"),
     "stray-start-glued": ("a" + S + "b", "ab"),
     "stray-run": (S + E + D + SUP + END + "\ue205" + ANCHOR, ""),
-    "nested-start-keeps-second": (S + "cite" + D + S + "cite" + D + "turn0search1" + E + "!",
-                                  "!"),
+    "nested-start-keeps-second": (S + "cite" + D + S + "cite" + D + "turn0search1" + E + "!", "!"),
     "too-long-marker": ("a " + S + "cite" + D + "x" * 5000 + E + " b", "a " + "x" * 5000 + " b"),
     # Markdown code stays literal
-    "fenced": ("```text\n" + cite("turn0search0") + "\n```\n", "```text\n" + cite("turn0search0")
-               + "\n```\n"),
-    "tilde-fence": ("~~~\n" + cite("turn0search0") + "\n~~~\nout " + cite("x1") + ".",
-                    "~~~\n" + cite("turn0search0") + "\n~~~\nout."),
-    "indented": ("para\n\n    " + cite("turn0search0") + "\n\nok " + cite("turn0search0"),
-                 "para\n\n    " + cite("turn0search0") + "\n\nok"),
-    "inline-one-backtick": ("use `" + cite("turn0search0") + "` here " + cite("turn0search0"),
-                            "use `" + cite("turn0search0") + "` here"),
+    "fenced": (
+        "```text\n" + cite("turn0search0") + "\n```\n",
+        "```text\n" + cite("turn0search0") + "\n```\n",
+    ),
+    "tilde-fence": (
+        "~~~\n" + cite("turn0search0") + "\n~~~\nout " + cite("x1") + ".",
+        "~~~\n" + cite("turn0search0") + "\n~~~\nout.",
+    ),
+    "indented": (
+        "para\n\n    " + cite("turn0search0") + "\n\nok " + cite("turn0search0"),
+        "para\n\n    " + cite("turn0search0") + "\n\nok",
+    ),
+    "inline-one-backtick": (
+        "use `" + cite("turn0search0") + "` here " + cite("turn0search0"),
+        "use `" + cite("turn0search0") + "` here",
+    ),
     "inline-three-backticks": ("a ```x`` " + S + "``` b " + E, "a ```x`` " + S + "``` b"),
     "unmatched-backticks-are-text": ("a `` b " + cite("turn0search0") + " c", "a `` b c"),
-    "blockquote-fence": ("> ```\n> " + cite("turn0search0") + "\n> ```\n",
-                         "> ```\n> " + cite("turn0search0") + "\n> ```\n"),
-    "list-item-indented-code": ("- item\n\n      " + cite("turn0search0") + "\n",
-                                "- item\n\n      " + cite("turn0search0") + "\n"),
-    "list-continuation-is-prose": ("- item\n\n  more " + cite("turn0search0") + "\n",
-                                   "- item\n\n  more\n"),
-    "list-item-fence": ("1. step\n\n   ```\n   " + cite("turn0search0") + "\n   ```\n",
-                        "1. step\n\n   ```\n   " + cite("turn0search0") + "\n   ```\n"),
+    "blockquote-fence": (
+        "> ```\n> " + cite("turn0search0") + "\n> ```\n",
+        "> ```\n> " + cite("turn0search0") + "\n> ```\n",
+    ),
+    "list-item-indented-code": (
+        "- item\n\n      " + cite("turn0search0") + "\n",
+        "- item\n\n      " + cite("turn0search0") + "\n",
+    ),
+    "list-continuation-is-prose": (
+        "- item\n\n  more " + cite("turn0search0") + "\n",
+        "- item\n\n  more\n",
+    ),
+    "list-item-fence": (
+        "1. step\n\n   ```\n   " + cite("turn0search0") + "\n   ```\n",
+        "1. step\n\n   ```\n   " + cite("turn0search0") + "\n   ```\n",
+    ),
     # links
-    "link-destination": ("See [the guide](" + cite("turn0search1") + ") now.",
-                         "See the guide now."),
+    "link-destination": (
+        "See [the guide](" + cite("turn0search1") + ") now.",
+        "See the guide now.",
+    ),
     "link-destination-nested-brackets": ("[a [b] c](" + cite("turn0search1") + ")", "a [b] c"),
     "link-text-blank-stays": ("[ ](" + cite("turn0search1") + ")", "[ ]()"),
     "parenthesised-citation": ("fact (" + cite("turn0search1") + ")", "fact ()"),
@@ -142,7 +187,10 @@ def test_clean(text: str, expected: str, implementation: str) -> None:
 
 # lenient=True: the forms that lost their marker characters
 LENIENT = {
-    "chars-lost": ("Kyoto is old.citeturn0search0 It has temples.", "Kyoto is old. It has temples."),
+    "chars-lost": (
+        "Kyoto is old.citeturn0search0 It has temples.",
+        "Kyoto is old. It has temples.",
+    ),
     "chars-lost-two-ids": ("Yes citeturn0search0turn0search4.", "Yes."),
     "shell-and-view": ("Run it citeturn2shell0turn10view0", "Run it"),
     "six-digit-turn": ("Done citeturn211492view0.", "Done."),
@@ -153,11 +201,12 @@ LENIENT = {
     "escapes": ("Text \\ue200cite\\ue202turn0search0\\ue201.", "Text."),
     "escapes-upper": ("Text \\uE200cite\\uE202turn0search0\\uE201 more", "Text more"),
     "escape-anchor": ("Text\\ue206 more", "Text more"),
-    "replacement-chars": ("\ufffdSome prose.\ufffd \ufffdcite\ufffdturn0search3\ufffd\ufffd ok",
-                          "Some prose. ok"),
+    "replacement-chars": (
+        "\ufffdSome prose.\ufffd \ufffdcite\ufffdturn0search3\ufffd\ufffd ok",
+        "Some prose. ok",
+    ),
     "replacement-char-alone-stays": ("caf\ufffd au lait", "caf\ufffd au lait"),
-    "content-reference": ("Fact :contentReference[oaicite:3]{index=3} and more.",
-                          "Fact and more."),
+    "content-reference": ("Fact :contentReference[oaicite:3]{index=3} and more.", "Fact and more."),
     "content-reference-end": ("Fact.:contentReference[oaicite:0]{index=0}", "Fact."),
     "prose-cite": ("I cite the citation; they recite it.", "I cite the citation; they recite it."),
     "prose-turn": ("turn0 and turn0search0 alone stay", "turn0 and turn0search0 alone stay"),
@@ -199,16 +248,36 @@ def test_str_subclass() -> None:
 
 def test_marks(implementation: str) -> None:
     text = (
-        "\U0001f600 " + SUP + "A.\u200b" + END + " " + cite("turn0search3", "turn1news2") + ANCHOR
-        + " With " + S + "entity" + D + '["software","Node.js"]' + E + " and "
-        + cite("turn1file0", "L8-L13", family="filecite") + "."
+        "\U0001f600 "
+        + SUP
+        + "A.\u200b"
+        + END
+        + " "
+        + cite("turn0search3", "turn1news2")
+        + ANCHOR
+        + " With "
+        + S
+        + "entity"
+        + D
+        + '["software","Node.js"]'
+        + E
+        + " and "
+        + cite("turn1file0", "L8-L13", family="filecite")
+        + "."
     )
     result = clean_with_marks(text, implementation=implementation)  # type: ignore[arg-type]
     assert isinstance(result, Cleaned)
     assert result.text == "\U0001f600 A. With Node.js and."  # the zero-width space is a blank
     citation, entity, file = result.marks
-    assert citation == Mark("citation", "cite", ("turn0search3", "turn1news2"), None,
-                            "turn0search3" + D + "turn1news2", 4, 4)
+    assert citation == Mark(
+        "citation",
+        "cite",
+        ("turn0search3", "turn1news2"),
+        None,
+        "turn0search3" + D + "turn1news2",
+        4,
+        4,
+    )
     assert entity[:3] == ("entity", "entity", ())
     assert result.text[entity.start : entity.end] == "Node.js"
     assert file.family == "filecite" and file.source_ids == ("turn1file0",)
@@ -221,8 +290,23 @@ def test_marks(implementation: str) -> None:
 
 
 def test_marks_kinds(implementation: str) -> None:
-    text = ("a " + D + "turn0search0 b " + S + "navlist" + D + "News" + D + "turn0news1" + E
-            + " c " + S + "cite" + D + "turn0view0 d")
+    text = (
+        "a "
+        + D
+        + "turn0search0 b "
+        + S
+        + "navlist"
+        + D
+        + "News"
+        + D
+        + "turn0news1"
+        + E
+        + " c "
+        + S
+        + "cite"
+        + D
+        + "turn0view0 d"
+    )
     marks = clean_with_marks(text, implementation=implementation).marks  # type: ignore[arg-type]
     assert [(m.kind, m.family, m.source_ids) for m in marks] == [
         ("anchor", "", ("turn0search0",)),
@@ -232,9 +316,18 @@ def test_marks_kinds(implementation: str) -> None:
 
 
 def test_widgets_policy(implementation: str) -> None:
-    text = ("Listen: " + S + "navlist" + D + "Recent news" + D + "turn0news1" + E + "\n"
-            "It uses " + S + "entity" + D + '["software","Node.js"]' + E + " " + cite("turn0search0")
-            + ".")
+    text = (
+        "Listen: " + S + "navlist" + D + "Recent news" + D + "turn0news1" + E + "\n"
+        "It uses "
+        + S
+        + "entity"
+        + D
+        + '["software","Node.js"]'
+        + E
+        + " "
+        + cite("turn0search0")
+        + "."
+    )
     seen: list[Marker] = []
 
     def title(marker: Marker) -> str:
@@ -347,4 +440,31 @@ def test_drop_in_unchanged() -> None:
     assert [c["source_ids"] for c in found] == [["turn1search0"]]
     assert citemark.strip_citations(text, found) == (
         "keep" + S + "broken proseafter " + D + "turn0search0"
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "plain",
+        "x" + S,
+        "`" + S,
+        "~" + S,
+        "\t" + S,
+        "   " + S,
+        "    " + S,
+        S + " " * 40 + "`",
+        "a " * 30 + S + "  " * 30 + "    ",
+        "\U0001f600" + E + "    x",
+        "é" * 40 + S,
+    ],
+)
+def test_hints_agree(text: str) -> None:
+    from citemark import _clean_c, _clean_py
+    from citemark._commonmark import maybe_code
+
+    assert _clean_c.hints(text) == _clean_py.hints(text)
+    assert _clean_py.hints(text) == (
+        0 if not _clean_py.has_markers(text) else 3 if maybe_code(text) else 1
     )

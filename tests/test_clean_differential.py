@@ -115,10 +115,42 @@ def _unwrap(out: str) -> str | None:
 
 
 ATOMS = [
-    S, E, D, "\ue203", "\ue204", "\ue205", "\ue206", "cite", "entity", "filecite", "i",
-    "turn0search0", "turn12news3", "L8-L13", "L2", '["x","Name"]', " ", "  ", "\t", "\u00a0",
-    ".", ",", ")", "(", "[", "]", "](", "\n", "\r\n", "a", "word", "\U0001f600", "\u200b", "_",
-    "turn", "0",
+    S,
+    E,
+    D,
+    "\ue203",
+    "\ue204",
+    "\ue205",
+    "\ue206",
+    "cite",
+    "entity",
+    "filecite",
+    "i",
+    "turn0search0",
+    "turn12news3",
+    "L8-L13",
+    "L2",
+    '["x","Name"]',
+    " ",
+    "  ",
+    "\t",
+    "\u00a0",
+    ".",
+    ",",
+    ")",
+    "(",
+    "[",
+    "]",
+    "](",
+    "\n",
+    "\r\n",
+    "a",
+    "word",
+    "\U0001f600",
+    "\u200b",
+    "_",
+    "turn",
+    "0",
 ]
 texts = st.lists(st.sampled_from(ATOMS), max_size=40).map("".join)
 
@@ -166,8 +198,27 @@ def test_public_api_agrees(text: str, offsets: str, lenient: bool) -> None:
 
 
 _md = MarkdownIt("commonmark")
-MD_ATOMS = ["`", "``", "```", "~~~", "    ", "  ", " ", "\n", "\n\n", "> ", "- ", "* ", "1. ",
-            "# ", "a", "b c", S, "\\", "---"]
+MD_ATOMS = [
+    "`",
+    "``",
+    "```",
+    "~~~",
+    "    ",
+    "  ",
+    " ",
+    "\n",
+    "\n\n",
+    "> ",
+    "- ",
+    "* ",
+    "1. ",
+    "# ",
+    "a",
+    "b c",
+    S,
+    "\\",
+    "---",
+]
 
 
 def markdown_it_code_markers(text: str) -> int:

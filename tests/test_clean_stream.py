@@ -44,8 +44,10 @@ def test_one_character_chunks(implementation: str, lenient: bool) -> None:
 def test_marker_split_over_three_chunks(implementation: str) -> None:
     text = "Answer content " + MARKER + " continues here."
     chunks = [text[:17], text[17:25], text[25:]]  # START+"ci" | "te"+DELIM+... | rest
-    assert run(chunks, implementation=implementation) == clean(text) == (
-        "Answer content continues here."
+    assert (
+        run(chunks, implementation=implementation)
+        == clean(text)
+        == ("Answer content continues here.")
     )
 
 
@@ -63,8 +65,9 @@ def test_inline_code_waits_for_its_closer(implementation: str) -> None:
     assert released == ""  # a backtick later in the paragraph could close the span
     released += stream.feed("closed` " + MARKER + "\n\nnext")
     assert released == "a `" + MARKER + "\nstill the paragraph\nclosed`\n\n"
-    assert released + stream.close() == clean("a `" + MARKER + "\nstill the paragraph\nclosed` "
-                                              + MARKER + "\n\nnext")
+    assert released + stream.close() == clean(
+        "a `" + MARKER + "\nstill the paragraph\nclosed` " + MARKER + "\n\nnext"
+    )
 
 
 def test_prose_lines_are_released_at_once() -> None:
@@ -86,9 +89,34 @@ def test_feed_after_close_and_types() -> None:
 
 fragments = st.lists(
     st.sampled_from(
-        [S, E, D, "\ue203", "\ue204", "\ue206", "cite", "entity", '["k","Name"]', "turn0search0",
-         " ", ".", "\n", "\n\n", "\r", "`", "```", "    ", "- ", "> ", "[a](", ")", "word",
-         "citeturn0news1", "\\ue200", "\ufffd"]
+        [
+            S,
+            E,
+            D,
+            "\ue203",
+            "\ue204",
+            "\ue206",
+            "cite",
+            "entity",
+            '["k","Name"]',
+            "turn0search0",
+            " ",
+            ".",
+            "\n",
+            "\n\n",
+            "\r",
+            "`",
+            "```",
+            "    ",
+            "- ",
+            "> ",
+            "[a](",
+            ")",
+            "word",
+            "citeturn0news1",
+            "\\ue200",
+            "\ufffd",
+        ]
     ),
     max_size=40,
 ).map("".join)
@@ -97,8 +125,9 @@ fragments = st.lists(
 @given(fragments, st.lists(st.integers(0, 200), max_size=12), st.booleans(), st.booleans())
 def test_every_chunking(text: str, cuts: list[int], lenient: bool, skip_code: bool) -> None:
     for implementation in ("cython", "python"):
-        got = run(split(text, cuts), lenient=lenient, skip_code=skip_code,
-                  implementation=implementation)
+        got = run(
+            split(text, cuts), lenient=lenient, skip_code=skip_code, implementation=implementation
+        )
         assert got == clean(text, lenient=lenient, skip_code=skip_code)
 
 

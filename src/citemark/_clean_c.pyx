@@ -21,6 +21,50 @@ cdef extern from "Python.h":
     Py_UCS4 read_unit "PyUnicode_READ"(int kind, const void* data, Py_ssize_t index) nogil
     void write_unit "PyUnicode_WRITE"(int kind, void* data, Py_ssize_t index, Py_UCS4 ch) nogil
 
+cdef extern from *:
+    """
+    /* Plain loops over the native unit width with no early exit inside a block, which
+       compilers vectorise at -O2/-O3: the search for any marker character (a range, so
+       the one-unit search of _simd.h does not fit) and the Markdown code hint. */
+    #define CC_SEARCH(NAME, UNIT)                                                          \
+    static inline Py_ssize_t NAME(const UNIT *d, Py_ssize_t i, Py_ssize_t n,             \
+                                  UNIT first, UNIT span) {                               \
+        for (; i + 32 <= n; i += 32) {                                                   \
+            unsigned int hit = 0;                                                        \
+            for (int j = 0; j < 32; j++) hit |= (UNIT)(d[i + j] - first) <= span;        \
+            if (hit) break;                                                              \
+        }                                                                                \
+        for (; i < n; i++) if ((UNIT)(d[i] - first) <= span) return i;                  \
+        return -1;                                                                       \
+    }
+    CC_SEARCH(cc_find_range_ucs1, Py_UCS1)
+    CC_SEARCH(cc_find_range_ucs2, Py_UCS2)
+    CC_SEARCH(cc_find_range_ucs4, Py_UCS4)
+    #define CC_TICKS(NAME, UNIT)                                                           \
+    static inline int NAME(const UNIT *d, Py_ssize_t n) {                                \
+        Py_ssize_t i = 0;                                                                \
+        for (; i + 32 <= n; i += 32) {                                                   \
+            unsigned int hit = 0;                                                        \
+            for (int j = 0; j < 32; j++) {                                               \
+                UNIT c = d[i + j];                                                       \
+                hit |= (c == 0x60) | (c == 0x7E) | (c == 0x09);                          \
+            }                                                                            \
+            if (hit) return 1;                                                           \
+        }                                                                                \
+        for (; i < n; i++) if (d[i] == 0x60 || d[i] == 0x7E || d[i] == 0x09) return 1;  \
+        return 0;                                                                        \
+    }
+    CC_TICKS(cc_ticks_ucs1, Py_UCS1)
+    CC_TICKS(cc_ticks_ucs2, Py_UCS2)
+    CC_TICKS(cc_ticks_ucs4, Py_UCS4)
+    """
+    Py_ssize_t cc_find_range_ucs1(const Py_UCS1* d, Py_ssize_t i, Py_ssize_t n, Py_UCS1 first, Py_UCS1 span) nogil
+    Py_ssize_t cc_find_range_ucs2(const Py_UCS2* d, Py_ssize_t i, Py_ssize_t n, Py_UCS2 first, Py_UCS2 span) nogil
+    Py_ssize_t cc_find_range_ucs4(const Py_UCS4* d, Py_ssize_t i, Py_ssize_t n, Py_UCS4 first, Py_UCS4 span) nogil
+    bint cc_ticks_ucs1(const Py_UCS1* d, Py_ssize_t n) nogil
+    bint cc_ticks_ucs2(const Py_UCS2* d, Py_ssize_t n) nogil
+    bint cc_ticks_ucs4(const Py_UCS4* d, Py_ssize_t n) nogil
+
 ctypedef fused unit_t:
     Py_UCS1
     Py_UCS2
@@ -44,6 +88,7 @@ cdef Py_UCS4 STOP = ord(rules.STOP)
 cdef Py_UCS4 DELIM = ord(rules.DELIM)
 cdef Py_UCS4 FIRST = rules.FIRST_MARKER
 cdef Py_UCS4 LAST = rules.LAST_MARKER
+cdef Py_UCS4 SPAN = rules.LAST_MARKER - rules.FIRST_MARKER
 cdef Py_ssize_t MAX_MARKER = rules.MAX_MARKER
 cdef Py_ssize_t LINK_TEXT_MAX = rules.LINK_TEXT_MAX
 cdef Py_ssize_t STRAY = rules.STRAY
@@ -52,14 +97,37 @@ cdef Py_ssize_t ENTITY = rules.ENTITY
 cdef Py_ssize_t BROKEN = rules.BROKEN
 cdef Py_ssize_t BARE = rules.BARE
 cdef str ENTITY_FAMILY = rules.ENTITY_FAMILY
-cdef str BLANKS = rules.BLANKS
-cdef str CLOSING = rules.CLOSING
-cdef str LINE_BREAKS = rules.LINE_BREAKS
 
 
-cdef inline bint in_set(str chars, Py_UCS4 ch):
-    # The sets are a few characters long; a str's own search is the one home of the set.
-    return ch in chars
+cdef enum:
+    SET_SIZE = 32
+
+cdef struct CharSet:
+    Py_UCS4 chars[SET_SIZE]
+    Py_ssize_t count
+
+cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET
+
+
+cdef void fill(CharSet* target, str chars) except *:
+    if len(chars) > SET_SIZE:
+        raise ValueError("a spacing set of _clean_rules outgrew the kernel's table")
+    target.count = len(chars)
+    for index in range(len(chars)):
+        target.chars[index] = ord(chars[index])
+
+
+fill(&BLANK_SET, rules.BLANKS)
+fill(&CLOSING_SET, rules.CLOSING)
+fill(&LINE_BREAK_SET, rules.LINE_BREAKS)
+
+
+cdef inline bint in_set(const CharSet* chars, Py_UCS4 ch) noexcept nogil:
+    cdef Py_ssize_t index
+    for index in range(chars.count):
+        if chars.chars[index] == ch:
+            return True
+    return False
 
 
 cdef inline bint is_word(Py_UCS4 ch) noexcept nogil:
@@ -123,6 +191,50 @@ cdef int push(Tokens* tokens, Py_ssize_t kind, Py_ssize_t start, Py_ssize_t end,
     return 0
 
 
+cdef inline bint code_hint(const unit_t* data, Py_ssize_t n) noexcept nogil:
+    """The rule of _commonmark.maybe_code: a backtick, a tilde, a tab or four spaces."""
+    cdef Py_ssize_t i = 0, left, right
+    if unit_t is Py_UCS1:
+        if cc_ticks_ucs1(data, n):
+            return True
+    elif unit_t is Py_UCS2:
+        if cc_ticks_ucs2(data, n):
+            return True
+    else:
+        if cc_ticks_ucs4(data, n):
+            return True
+    # Four spaces: every run of four holds an index divisible by 4, so probe only those.
+    while i < n:
+        if data[i] == c' ':
+            left = i
+            while left > 0 and data[left - 1] == c' ' and i - left < 3:
+                left -= 1
+            right = i
+            while right + 1 < n and data[right + 1] == c' ' and right - left < 3:
+                right += 1
+            if right - left >= 3:
+                return True
+        i += 4
+    return False
+
+
+def hints(str text not None):
+    """0: no marker character; 1: markers, and no Markdown code possible; 3: markers, and
+    maybe code (see _commonmark.maybe_code)."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = len(text)
+    if kind == 1:
+        return 0
+    if kind == 2:
+        if find_special(<const Py_UCS2*>data, 0, n) < 0:
+            return 0
+        return 3 if code_hint(<const Py_UCS2*>data, n) else 1
+    if find_special(<const Py_UCS4*>data, 0, n) < 0:
+        return 0
+    return 3 if code_hint(<const Py_UCS4*>data, n) else 1
+
+
 def has_markers(str text not None):
     cdef int kind = PyUnicode_KIND(text)
     if kind == 1:
@@ -133,11 +245,12 @@ def has_markers(str text not None):
 
 
 cdef inline Py_ssize_t find_special(const unit_t* data, Py_ssize_t i, Py_ssize_t b) noexcept nogil:
-    while i < b:
-        if is_special(data[i]):
-            return i
-        i += 1
-    return -1
+    if unit_t is Py_UCS1:
+        return -1  # no marker character fits in one byte
+    elif unit_t is Py_UCS2:
+        return cc_find_range_ucs2(data, i, b, <Py_UCS2>FIRST, <Py_UCS2>SPAN)
+    else:
+        return cc_find_range_ucs4(data, i, b, FIRST, SPAN)
 
 
 def check_walls(str text not None, walls):
@@ -320,7 +433,7 @@ cdef struct Output:
 cdef inline void note_end(Output* out, Py_ssize_t floor):
     """Recompute trail/before after writing out.data[floor:length]."""
     cdef Py_ssize_t i = out.length
-    while i > floor and in_set(BLANKS, read_unit(out.kind, out.data, i - 1)):
+    while i > floor and in_set(&BLANK_SET, read_unit(out.kind, out.data, i - 1)):
         i -= 1
     if i > floor:
         out.trail = out.length - i
@@ -361,7 +474,7 @@ cdef bint unwrap_link(Output* out):
     index = out.length - 3
     while index >= floor:
         ch = read_unit(out.kind, out.data, index)
-        if in_set(LINE_BREAKS, ch):
+        if in_set(&LINE_BREAK_SET, ch):
             break
         if ch == c']':
             depth += 1
@@ -375,7 +488,7 @@ cdef bint unwrap_link(Output* out):
         return False
     link_start = opened + 1
     index = link_start
-    while index < out.length - 2 and in_set(BLANKS, read_unit(out.kind, out.data, index)):
+    while index < out.length - 2 and in_set(&BLANK_SET, read_unit(out.kind, out.data, index)):
         index += 1
     if index == out.length - 2:
         return False
@@ -395,16 +508,16 @@ cdef Py_ssize_t space(str text, int kind, const void* data, Py_ssize_t end, Outp
     cdef bint at_line_start
     if following == c')' and unwrap_link(out):
         return end + 1
-    at_line_start = in_set(LINE_BREAKS, out.before)
-    if in_set(LINE_BREAKS, following):
+    at_line_start = in_set(&LINE_BREAK_SET, out.before)
+    if in_set(&LINE_BREAK_SET, following):
         drop_trail(out)
-    elif in_set(BLANKS, following):
+    elif in_set(&BLANK_SET, following):
         if out.trail and not at_line_start:
             drop_trail(out)
         elif at_line_start:
-            while end < n and in_set(BLANKS, read_unit(kind, data, end)):
+            while end < n and in_set(&BLANK_SET, read_unit(kind, data, end)):
                 end += 1
-    elif in_set(CLOSING, following) and not at_line_start:
+    elif in_set(&CLOSING_SET, following) and not at_line_start:
         drop_trail(out)
     return end
 

@@ -7,7 +7,8 @@ Same functions, names and branch order as the kernel; the rules are in `_clean_r
 - `join(text, tokens, replacements)`: the text with each token replaced (removed when its
   replacement is empty, with the spacing rule), and where each token landed in the result.
 - `clean(text, walls)`: scan and join in one call; None when a token needs Python (an entity).
-- `has_markers(text)`: whether text holds any marker character.
+- `has_markers(text)`: whether text holds any marker character; `hints(text)` also says
+  whether it may hold Markdown code.
 
 Linear: every START's body search ends at the next START, so bodies never overlap.
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ._commonmark import maybe_code
 from ._clean_rules import (
     BARE,
     BLANKS,
@@ -41,6 +43,14 @@ _BODY_END = re.compile(f"[{START}{STOP}{LINE_BREAKS}]")
 _WORD = re.compile("[A-Za-z0-9_]*")
 _ID = "turn[0-9]+[A-Za-z]+[0-9]+"
 _ID_CHAIN = re.compile(f"{_ID}(?:{DELIM}(?:{_ID}|L[0-9]+(?:-L[0-9]+)?))*")
+
+
+def hints(text: str) -> int:
+    """0: no marker character; 1: markers, and no Markdown code possible; 3: markers, and
+    maybe code (see _commonmark.maybe_code)."""
+    if not has_markers(text):
+        return 0
+    return 3 if maybe_code(text) else 1
 
 
 def has_markers(text: str) -> bool:
@@ -94,7 +104,9 @@ def scan_segment(text: str, i: int, b: int, tokens: list[Token]) -> None:
         if char == START:
             family_end = _WORD.match(text, i + 1, b).end()  # type: ignore[union-attr]
             if family_end < b and text[family_end] == STOP:
-                tokens.append((MARKER, i, family_end + 1, i + 1, family_end, family_end, family_end))
+                tokens.append(
+                    (MARKER, i, family_end + 1, i + 1, family_end, family_end, family_end)
+                )
                 i = family_end + 1
                 continue
             if family_end < b and text[family_end] == DELIM:

@@ -123,11 +123,14 @@ def clean(
     _check(lenient, skip_code, widgets)
     kernel = _kernel(implementation)
     plain = check_text(text)
-    if not lenient and not kernel.has_markers(plain):
-        return text
-    walls = code_walls(plain) if skip_code and maybe_code(plain) else []
     if lenient:
+        walls = code_walls(plain) if skip_code and maybe_code(plain) else []
         plain, walls = _degraded(plain, walls)
+    else:
+        hints = kernel.hints(plain)
+        if not hints:
+            return text
+        walls = code_walls(plain) if skip_code and hints == 3 else []
     if not widgets:
         fast: str | None = kernel.clean(plain, walls)
         if fast is not None:
@@ -227,7 +230,7 @@ def entity_name(body: str) -> str:
     it is; DELIM-separated `kind<DELIM>Name` parts like the array.  Nothing else shows."""
     text = body.strip()
     name: object = None
-    if text[:1] in ('[', '"', "{"):
+    if text[:1] in ("[", '"', "{"):
         try:
             value = json.loads(text)
         except ValueError:
@@ -293,9 +296,7 @@ def _degrade_prose(prose: str) -> str:
     return _DEGRADED.sub(_rebuild, prose)
 
 
-def _degraded(
-    text: str, walls: list[tuple[int, int]]
-) -> tuple[str, list[tuple[int, int]]]:
+def _degraded(text: str, walls: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
     """text with the degraded forms outside walls rewritten as the markers they were, and
     the walls where they now are."""
     pieces: list[str] = []
