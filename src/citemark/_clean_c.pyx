@@ -555,19 +555,22 @@ cdef object join_tokens(str text, Tokens* tokens, list replacements, list positi
                 run_first = index
             pos = token.end
             if replacement:
-                positions.append(out.length)
+                if positions is not None:
+                    positions.append(out.length)
                 emit_text(&out, replacement, PyUnicode_KIND(replacement),
                           PyUnicode_DATA(replacement), 0, len(replacement))
                 run_first = index + 1
                 continue
-            positions.append(out.length)
+            if positions is not None:
+                positions.append(out.length)
             if index + 1 < count and tokens.items[index + 1].start == token.end:
                 removal_follows = replacements is None or not replacements[index + 1]
                 if removal_follows:
                     continue  # the run goes on: the spacing is decided at its end
             pos = space(text, kind, data, token.end, &out)
-            for run_index in range(run_first, index + 1):
-                positions[run_index] = out.length
+            if positions is not None:
+                for run_index in range(run_first, index + 1):
+                    positions[run_index] = out.length
             run_first = index + 1
         emit_text(&out, text, kind, data, pos, n)
         return PyUnicode_FromKindAndData(out.kind, out.data, out.length)
@@ -605,15 +608,26 @@ def join(str text not None, tokens, replacements):
         free_tokens(&array)
 
 
-def clean(str text not None, walls):
+def clean(str text not None, walls, entity=None):
+    """scan and join in one call, entity markers shown as entity(body); None when there is
+    an entity marker and no `entity` function."""
     cdef Tokens tokens
     cdef Py_ssize_t i
+    cdef list replacements = None
     init_tokens(&tokens)
     try:
         scan_into(text, walls, &tokens)
         for i in range(tokens.count):
-            if tokens.items[i].kind == ENTITY:
+            if tokens.items[i].kind != ENTITY:
+                continue
+            if entity is None:
                 return None
-        return join_tokens(text, &tokens, None, [])
+            if replacements is None:
+                replacements = [""] * tokens.count
+            shown = entity(text[tokens.items[i].body_start:tokens.items[i].body_end])
+            if type(shown) is not str:
+                raise TypeError(f"entity must return str, not {type(shown).__name__}")
+            replacements[i] = shown
+        return join_tokens(text, &tokens, replacements, None)
     finally:
         free_tokens(&tokens)

@@ -6,7 +6,8 @@ Same functions, names and branch order as the kernel; the rules are in `_clean_r
   `(kind, start, end, family_start, family_end, body_start, body_end)`.
 - `join(text, tokens, replacements)`: the text with each token replaced (removed when its
   replacement is empty, with the spacing rule), and where each token landed in the result.
-- `clean(text, walls)`: scan and join in one call; None when a token needs Python (an entity).
+- `clean(text, walls, entity)`: scan and join in one call, entity bodies shown through
+  `entity(body)`.
 - `has_markers(text)`: whether text holds any marker character; `hints(text)` also says
   whether it may hold Markdown code.
 
@@ -16,6 +17,7 @@ Linear: every START's body search ends at the next START, so bodies never overla
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ._commonmark import maybe_code
@@ -289,8 +291,22 @@ def space(text: str, end: int, out: Output) -> int:
     return end
 
 
-def clean(text: str, walls: list[tuple[int, int]]) -> str | None:
+def clean(
+    text: str, walls: list[tuple[int, int]], entity: Callable[[str], str] | None = None
+) -> str | None:
+    """scan and join in one call, entity markers shown as entity(body); None when there is
+    an entity marker and no `entity` function."""
     tokens = scan(text, walls)
-    if any(token[0] == ENTITY for token in tokens):
-        return None
-    return join(text, tokens, None)[0]
+    replacements = None
+    for index, token in enumerate(tokens):
+        if token[0] != ENTITY:
+            continue
+        if entity is None:
+            return None
+        if replacements is None:
+            replacements = [""] * len(tokens)
+        shown = entity(text[token[5] : token[6]])
+        if type(shown) is not str:
+            raise TypeError(f"entity must return str, not {type(shown).__name__}")
+        replacements[index] = shown
+    return join(text, tokens, replacements)[0]

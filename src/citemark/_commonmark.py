@@ -36,6 +36,9 @@ _THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
 _BACKTICKS = re.compile(r"`+")
 _BLANK = " \t"
+# The characters a line may start with to be more than paragraph text (white space,
+# containers, fences, headings, breaks, list markers, setext underlines).
+_BLOCK_STARTS = frozenset(" \t>-+*#`~=_0123456789")
 
 
 class CodeScanner:
@@ -50,6 +53,7 @@ class CodeScanner:
         self.containers: list[int] = []  # -1: block quote; else a list item's content column
         self.fence: tuple[str, int] | None = None  # (character, length)
         self.indented = False
+        self.waiting: set[int] = set()  # depths of list items that started with a blank line
         self.in_paragraph = False
         self.runs: list[tuple[int, int, bool]] = []  # the paragraph's backtick runs so far
         self.ticked_from: int | None = None  # where the first line with a run starts
@@ -64,6 +68,16 @@ class CodeScanner:
     def line(self, start: int, end: int) -> None:  # noqa: C901 - one CommonMark line step
         """Process text[start:end], one line without its line break."""
         text = self.text
+        if not (self.containers or self.fence or self.indented):
+            # The common lines, decided without the full walk below: an empty line, and a
+            # line that starts with a character no block or container can start with.
+            if start == end:
+                self._end_paragraph()
+                return
+            if text[start] not in _BLOCK_STARTS:
+                self.in_paragraph = True
+                self._add(start, start, end)
+                return
         # col: the column of text[pos]; extra: columns left of a tab a container half used
         pos, col, extra = start, 0, 0
         matched = 0
@@ -76,6 +90,8 @@ class CodeScanner:
                     continue
                 break
             if first == end:
+                if matched in self.waiting:
+                    break  # a list item may start with one blank line, not two
                 pos, col, extra = end, first_col, 0
                 matched += 1
                 continue
@@ -85,6 +101,8 @@ class CodeScanner:
                 continue
             break
         depth = len(self.containers)
+        if self.waiting and _indent(text, pos, end, col, extra)[1] < end:
+            self.waiting = {d for d in self.waiting if d >= matched}
         if self.fence is not None:
             if matched == depth:
                 columns, first, _ = _indent(text, pos, end, col, extra)
@@ -104,7 +122,7 @@ class CodeScanner:
             self.indented = False
         if first == end:
             self._end_paragraph()
-            del self.containers[matched:]
+            self._truncate(matched)
             return
         # New containers.
         started = False
@@ -130,6 +148,8 @@ class CodeScanner:
                     pos, col, extra = content, content_col, 0
                 self._open(matched, started)
                 started = True
+                if content == end:
+                    self.waiting.add(len(self.containers))
                 self.containers.append(container)
                 matched = len(self.containers)
                 columns, first, first_col = _indent(text, pos, end, col, extra)
@@ -152,7 +172,7 @@ class CodeScanner:
                 self._add(start, first, end)  # a lazy continuation line
                 return
             self._end_paragraph()
-            del self.containers[matched:]
+            self._truncate(matched)
         if columns >= 4:
             if self.in_paragraph:
                 self._add(start, first, end)
@@ -181,12 +201,18 @@ class CodeScanner:
         """A new container starts: the paragraph and the containers not matched end."""
         if not started:
             self._end_paragraph()
-            del self.containers[matched:]
+            self._truncate(matched)
+
+    def _truncate(self, depth: int) -> None:
+        del self.containers[depth:]
+        self.waiting = {d for d in self.waiting if d < depth}
 
     def _add(self, line_start: int, first: int, end: int) -> None:
         """A paragraph line: its backtick runs wait for the paragraph's end."""
+        if self.text.find("`", first, end) < 0:
+            return
         runs = _runs(self.text, first, end, self.base)
-        if runs and self.ticked_from is None:
+        if self.ticked_from is None:
             self.ticked_from = self.base + line_start
         self.runs += runs
 

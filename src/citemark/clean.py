@@ -132,9 +132,8 @@ def clean(
             return text
         walls = code_walls(plain) if skip_code and hints == 3 else []
     if not widgets:
-        fast: str | None = kernel.clean(plain, walls)
-        if fast is not None:
-            return text if fast is text else fast
+        fast: str = kernel.clean(plain, walls, entity_name)
+        return text if fast is text else fast
     return _clean(kernel, plain, walls, widgets)[0]
 
 
@@ -431,9 +430,8 @@ class CleanStream:
         elif not self._kernel.has_markers(piece):
             return piece
         if not self._widgets:
-            fast: str | None = self._kernel.clean(piece, walls)
-            if fast is not None:
-                return fast
+            fast: str = self._kernel.clean(piece, walls, entity_name)
+            return fast
         return _clean(self._kernel, piece, walls, self._widgets)[0]
 
 
