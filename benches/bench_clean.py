@@ -25,12 +25,25 @@ ensure_citemark_importable()
 import citemark  # noqa: E402
 from citemark._dropin import DropIn  # noqa: E402
 from citemark.clean import clean  # noqa: E402
-
 from corpus import typical_answer  # noqa: E402
 
 S, E, D = "\ue200", "\ue201", "\ue202"
 SUP, END, ANCHOR = "\ue203", "\ue204", "\ue206"
-WORDS = "the city was founded in and its temples draw many visitors every year".split()
+WORDS = [
+    "the",
+    "city",
+    "was",
+    "founded",
+    "in",
+    "and",
+    "its",
+    "temples",
+    "draw",
+    "many",
+    "visitors",
+    "every",
+    "year",
+]
 
 
 def _sentence(rng: random.Random) -> str:
@@ -149,7 +162,8 @@ def main() -> None:
         medians = {row: median_time(function, text) for row, function in ROWS.items()}
         base = medians["dropin"]
         cells = ", ".join(
-            f"{row} {seconds * 1e6:.2f} us ({seconds / base:.2f}x)" for row, seconds in medians.items()
+            f"{row} {seconds * 1e6:.2f} us ({seconds / base:.2f}x)"
+            for row, seconds in medians.items()
         )
         print(f"{workload} ({len(text)} chars): {cells}")
     for shape in SHAPES:

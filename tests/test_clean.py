@@ -243,7 +243,8 @@ def test_str_subclass() -> None:
         pass
 
     result = clean(Text("a " + cite("turn0search0") + "."))
-    assert result == "a." and type(result) is str
+    assert result == "a."
+    assert type(result) is str
 
 
 def test_marks(implementation: str) -> None:
@@ -280,7 +281,8 @@ def test_marks(implementation: str) -> None:
     )
     assert entity[:3] == ("entity", "entity", ())
     assert result.text[entity.start : entity.end] == "Node.js"
-    assert file.family == "filecite" and file.source_ids == ("turn1file0",)
+    assert file.family == "filecite"
+    assert file.source_ids == ("turn1file0",)
     assert file.locator == "L8-L13"
     assert result.text[file.start :] == "."
     utf16 = clean_with_marks(text, offsets="utf16", implementation=implementation)  # type: ignore[arg-type]
@@ -337,7 +339,8 @@ def test_widgets_policy(implementation: str) -> None:
     widgets = {"navlist": title, "cite": lambda m: f"[{m.source_ids[0]}]"}
     result = clean(text, widgets=widgets, implementation=implementation)  # type: ignore[arg-type]
     assert result == "Listen: **Recent news**\nIt uses Node.js [turn0search0]."
-    assert seen[0].kind == "widget" and seen[0].body == "Recent news" + D + "turn0news1"
+    assert seen[0].kind == "widget"
+    assert seen[0].body == "Recent news" + D + "turn0news1"
     entity = clean(text, widgets={"entity": lambda m: "<e>"}, implementation=implementation)  # type: ignore[arg-type]
     assert "It uses <e>." in entity
 

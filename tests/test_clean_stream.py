@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -32,7 +34,7 @@ def run(chunks: list[str], **options: object) -> str:
 
 def split(text: str, cuts: list[int]) -> list[str]:
     points = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
-    return [text[a:b] for a, b in zip(points, points[1:])]
+    return [text[a:b] for a, b in itertools.pairwise(points)]
 
 
 @pytest.mark.parametrize("lenient", [False, True])

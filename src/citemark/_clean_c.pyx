@@ -58,9 +58,15 @@ cdef extern from *:
     CC_TICKS(cc_ticks_ucs2, Py_UCS2)
     CC_TICKS(cc_ticks_ucs4, Py_UCS4)
     """
-    Py_ssize_t cc_find_range_ucs1(const Py_UCS1* d, Py_ssize_t i, Py_ssize_t n, Py_UCS1 first, Py_UCS1 span) nogil
-    Py_ssize_t cc_find_range_ucs2(const Py_UCS2* d, Py_ssize_t i, Py_ssize_t n, Py_UCS2 first, Py_UCS2 span) nogil
-    Py_ssize_t cc_find_range_ucs4(const Py_UCS4* d, Py_ssize_t i, Py_ssize_t n, Py_UCS4 first, Py_UCS4 span) nogil
+    Py_ssize_t cc_find_range_ucs1(
+        const Py_UCS1* d, Py_ssize_t i, Py_ssize_t n, Py_UCS1 first, Py_UCS1 span
+    ) nogil
+    Py_ssize_t cc_find_range_ucs2(
+        const Py_UCS2* d, Py_ssize_t i, Py_ssize_t n, Py_UCS2 first, Py_UCS2 span
+    ) nogil
+    Py_ssize_t cc_find_range_ucs4(
+        const Py_UCS4* d, Py_ssize_t i, Py_ssize_t n, Py_UCS4 first, Py_UCS4 span
+    ) nogil
     bint cc_ticks_ucs1(const Py_UCS1* d, Py_ssize_t n) nogil
     bint cc_ticks_ucs2(const Py_UCS2* d, Py_ssize_t n) nogil
     bint cc_ticks_ucs4(const Py_UCS4* d, Py_ssize_t n) nogil
@@ -309,7 +315,9 @@ def scan(str text not None, walls):
         free_tokens(&tokens)
 
 
-cdef inline Py_ssize_t digits_end(const unit_t* data, Py_ssize_t i, Py_ssize_t limit) noexcept nogil:
+cdef inline Py_ssize_t digits_end(
+    const unit_t* data, Py_ssize_t i, Py_ssize_t limit
+) noexcept nogil:
     while i < limit and is_digit(data[i]):
         i += 1
     return i
@@ -318,7 +326,9 @@ cdef inline Py_ssize_t digits_end(const unit_t* data, Py_ssize_t i, Py_ssize_t l
 cdef Py_ssize_t id_at(const unit_t* data, Py_ssize_t i, Py_ssize_t limit) noexcept nogil:
     """End of `turn[0-9]+[A-Za-z]+[0-9]+` at i, or -1."""
     cdef Py_ssize_t j
-    if limit - i < 7 or data[i] != c't' or data[i + 1] != c'u' or data[i + 2] != c'r' or data[i + 3] != c'n':
+    if limit - i < 7 or data[i] != c't' or data[i + 1] != c'u':
+        return -1
+    if data[i + 2] != c'r' or data[i + 3] != c'n':
         return -1
     j = digits_end(data, i + 4, limit)
     if j == i + 4:
@@ -363,7 +373,9 @@ cdef Py_ssize_t id_chain(const unit_t* data, Py_ssize_t i, Py_ssize_t limit) noe
     return end
 
 
-cdef int scan_segment(str text, const unit_t* data, Py_ssize_t i, Py_ssize_t b, Tokens* tokens) except -1:
+cdef int scan_segment(
+    str text, const unit_t* data, Py_ssize_t i, Py_ssize_t b, Tokens* tokens
+) except -1:
     cdef Py_ssize_t family_end, body, limit, body_end, end, kind
     cdef Py_UCS4 ch
     while True:
@@ -442,7 +454,9 @@ cdef inline void note_end(Output* out, Py_ssize_t floor):
         out.trail += out.length - floor
 
 
-cdef inline void emit_text(Output* out, str text, int kind, const void* data, Py_ssize_t a, Py_ssize_t b):
+cdef inline void emit_text(
+    Output* out, str text, int kind, const void* data, Py_ssize_t a, Py_ssize_t b
+):
     cdef Py_ssize_t floor = out.length, i
     if a >= b:
         return

@@ -20,7 +20,6 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ._commonmark import maybe_code
 from ._clean_rules import (
     BARE,
     BLANKS,
@@ -37,6 +36,7 @@ from ._clean_rules import (
     STOP,
     STRAY,
 )
+from ._commonmark import maybe_code
 
 Token = tuple[int, int, int, int, int, int, int]
 

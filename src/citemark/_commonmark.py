@@ -44,7 +44,8 @@ _BLOCK_STARTS = frozenset(" \t>-+*#`~=_0123456789")
 class CodeScanner:
     """Feed it the lines of one text, in order; `walls` collects the code ranges found so far
     (code point `(start, end)` pairs, sorted, disjoint).  A paragraph's inline code is known
-    when the paragraph ends (`ticked_from`: where the lines waiting for it start).  `neutral` is True where a new text could start with the same result."""
+    when the paragraph ends (`ticked_from`: where the lines waiting for it start).
+    `neutral` is True where a new text could start with the same result."""
 
     def __init__(self, text: str = "") -> None:
         self.text = text
@@ -65,7 +66,7 @@ class CodeScanner:
     def finish(self) -> None:
         self._end_paragraph()
 
-    def line(self, start: int, end: int) -> None:  # noqa: C901 - one CommonMark line step
+    def line(self, start: int, end: int) -> None:
         """Process text[start:end], one line without its line break."""
         text = self.text
         if not (self.containers or self.fence or self.indented):

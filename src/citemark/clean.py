@@ -30,8 +30,8 @@ dropped instead.  So "sentence. <marker>" is "sentence." and "a <marker> b" is "
 from __future__ import annotations
 
 import json
-import sys
 import re
+import sys
 from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import NamedTuple
@@ -183,7 +183,7 @@ def _clean(
     result, positions = kernel.join(plain, tokens, replacements)
     marks = [
         Mark(*marker, position, position + len(replacement))
-        for marker, replacement, position in zip(markers, replacements, positions)
+        for marker, replacement, position in zip(markers, replacements, positions, strict=True)
         if marker is not None
     ]
     return result, marks

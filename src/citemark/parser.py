@@ -269,7 +269,7 @@ class Parser:
             lenient=lenient,
             skip_code=skip_code,
             widgets=widgets,
-            implementation=self.implementation,  # type: ignore[arg-type]
+            implementation=self.implementation,
         )
 
     # -- skip_code plumbing: code regions are walls the scanner never looks behind --------
