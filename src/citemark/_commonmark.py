@@ -310,6 +310,9 @@ def _pair(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> No
     a closer got, and since openers only move right no run is looked at twice."""
     if len(runs) < 2:
         return
+    if len(runs) <= _FEW_RUNS:
+        _pair_few(runs, walls)
+        return
     by_length: dict[int, list[int]] = {}
     for index, (run_start, run_end, _) in enumerate(runs):
         by_length.setdefault(run_end - run_start, []).append(index)
@@ -328,6 +331,26 @@ def _pair(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> No
         if length and cursor < len(closers):
             closer = closers[cursor]
             walls.append((run_start, runs[closer][1]))
+            index = closer + 1
+        else:
+            index += 1
+
+
+_FEW_RUNS = 8
+
+
+def _pair_few(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:
+    """`_pair` for a handful of runs (the usual paragraph): the same pairing, looked up
+    directly (at most _FEW_RUNS squared steps)."""
+    index = 0
+    while index < len(runs):
+        run_start, run_end, escaped = runs[index]
+        length = run_end - run_start - escaped
+        closer = index + 1
+        while closer < len(runs) and runs[closer][1] - runs[closer][0] != length:
+            closer += 1
+        if length and closer < len(runs):
+            walls.append((run_start + escaped, runs[closer][1]))
             index = closer + 1
         else:
             index += 1
