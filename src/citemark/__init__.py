@@ -4,7 +4,8 @@ A drop-in for the guide's `extract_citations` / `strip_citations`, with a compil
 single-pass kernel and a pure-Python twin that behave identically.
 """
 
-from . import clean  # a callable module: citemark.clean(text) is citemark.clean.clean(text)
+from typing import TYPE_CHECKING
+
 from ._dropin import DropIn
 from ._grammar import (
     CITATION_DELIMITER,
@@ -19,6 +20,11 @@ from .offsets import OffsetMap
 from .parser import CitationSpan, Parser
 from .prompt import citation_instructions
 from .sources import Registry, Source, format_context, format_tool_output
+
+if TYPE_CHECKING:  # what `citemark.clean(text)` calls
+    from .clean import clean as clean
+else:  # a callable module: citemark.clean(text) is citemark.clean.clean(text)
+    from . import clean
 
 # `validate`/`resolve` stay in citemark.validate: a function of that name here would shadow
 # the module (`import citemark.validate as v` would give the function).
