@@ -159,3 +159,28 @@ def test_work_is_linear(text: str) -> None:
             stream.feed(text[at : at + size])
         stream.close()
         assert stream.work <= 4 * len(text) + 10
+
+
+def test_max_hold_bounds_a_paragraph_waiting_for_backticks() -> None:
+    stream = CleanStream(max_hold=100)
+    out = stream.feed("a `" + MARKER + " no closer yet\n")
+    assert out == ""
+    line = "more prose of the same paragraph\n"
+    for _ in range(5):
+        out += stream.feed(line)
+    assert len(stream.held) <= 100 + len(line)
+    assert out.startswith("a ` no closer yet\n")  # settled: the lone backtick is text
+    out += stream.feed("late` " + MARKER + "\n") + stream.close()
+    # Past the bound the late backtick no longer closes the span (the whole text has code).
+    assert out.endswith("late`\n")
+    whole = "a `" + MARKER + " no closer yet\n" + line * 5 + "late` " + MARKER + "\n"
+    assert clean(whole).startswith("a `" + MARKER)
+
+
+def test_max_hold_none_waits(implementation: str) -> None:
+    stream = CleanStream(max_hold=None, implementation=implementation)  # type: ignore[arg-type]
+    text = "a `x\n" + "line\n" * 300 + "y` " + MARKER + "\n"
+    assert stream.feed(text[:-1]) == ""
+    assert stream.feed("\n") + stream.close() == clean(text)
+    with pytest.raises(TypeError, match="max_hold"):
+        CleanStream(max_hold=0)

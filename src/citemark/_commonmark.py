@@ -204,6 +204,13 @@ class CodeScanner:
             self._end_paragraph()
             self._truncate(matched)
 
+    def settle(self) -> None:
+        """Pair the open paragraph's backtick runs now, as if it ended here (a stream's
+        bound); the paragraph stays open for the block structure."""
+        _pair(self.runs, self.walls)
+        self.runs = []
+        self.ticked_from = None
+
     def _truncate(self, depth: int) -> None:
         del self.containers[depth:]
         self.waiting = {d for d in self.waiting if d < depth}

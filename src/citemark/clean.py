@@ -315,6 +315,7 @@ def _degraded(text: str, walls: list[tuple[int, int]]) -> tuple[str, list[tuple[
 # --- streams ---------------------------------------------------------------------------------
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+DEFAULT_MAX_HOLD = 1 << 16
 
 
 class CleanStream:
@@ -327,6 +328,11 @@ class CleanStream:
     paragraph may close an inline code span there).  Work is linear: a chunk without a line
     break costs its length; each line goes once through the Markdown scanner and once
     through the kernel.  `work` counts the characters handled, for the linearity tests.
+
+    `max_hold` bounds that paragraph hold: past it, the backticks seen so far are paired
+    among themselves and the lines go out (a code span that a later backtick would have
+    closed is then not seen: the one case where the output can differ from `clean(whole)`).
+    None holds as long as needed.  A single line is always held whole.
     """
 
     def __init__(
@@ -335,9 +341,14 @@ class CleanStream:
         lenient: bool = False,
         skip_code: bool = True,
         widgets: Widgets | None = None,
+        max_hold: int | None = DEFAULT_MAX_HOLD,
         implementation: Implementation | None = None,
     ) -> None:
         _check(lenient, skip_code, widgets)
+        if max_hold is not None and (type(max_hold) is not int or max_hold < 1):
+            raise TypeError(f"max_hold must be a positive int or None, not {max_hold!r}")
+        self._max_hold = max_hold
+        self._held_length = 0  # len("".join(self._lines))
         self._kernel = _kernel(implementation)
         self._lenient = lenient
         self._skip_code = skip_code
@@ -404,18 +415,23 @@ class CleanStream:
         self._complete += len(lines)
         if lines:
             self._lines.append(lines)
+            self._held_length += len(lines)
 
     def _release(self, final: bool) -> str:
         scanner = self._scanner
         cut = self._complete
         if not final and scanner.in_paragraph and scanner.ticked_from is not None:
-            cut = scanner.ticked_from
+            if self._max_hold is not None and self._held_length > self._max_hold:
+                scanner.settle()  # the bound: pair the backticks seen so far
+            else:
+                cut = scanner.ticked_from
         if cut <= self._released:
             return ""
         held = "".join(self._lines)
         piece, rest = held[: cut - self._released], held[cut - self._released :]
         self.work += len(held)
         self._lines = [rest] if rest else []
+        self._held_length = len(rest)
         base = self._released
         self._released = cut
         # Every wall found so far ends before the cut: walls are found in order, and a
