@@ -239,3 +239,12 @@ def test_code_walls_sorted() -> None:
     walls = code_walls(text)
     assert walls == sorted(walls)
     assert all(a < b for a, b in walls)
+
+
+@given(st.lists(st.sampled_from([*MD_ATOMS, "\t", "~", "\ue206", "\r"]), max_size=20).map("".join))
+def test_skipping_the_markdown_scan_is_sound(text: str) -> None:
+    """When the quick test says no marker can be in code, the full scan agrees."""
+    from citemark._commonmark import markers_may_be_in_code
+
+    if not markers_may_be_in_code(text):
+        assert not any(re.search("[\ue200-\ue206]", text[a:b]) for a, b in code_walls(text))

@@ -250,6 +250,42 @@ def maybe_code(text: str) -> bool:
     return "`" in text or "~" in text or "\t" in text or "    " in text
 
 
+_MARKER_CHAR = re.compile("[\ue200-\ue206]")
+_LINE_BREAKS = re.compile(r"[\r\n]")
+# What may stand before an indented code line's code: blanks and container syntax.
+_ZONE = " \t>-+*.)0123456789"
+
+
+def markers_may_be_in_code(text: str) -> bool:
+    """False when no marker character of `text` can lie in Markdown code, so `code_walls`
+    can be skipped.  Sound, not exact: code holding a marker needs a fence opener before
+    it, a backtick on each side of it, or a line indented by 4 columns (4 spaces or a tab
+    among the blanks and container markers that start its line)."""
+    first = _MARKER_CHAR.search(text)
+    if first is None:
+        return False
+    last = max(text.rfind(chr(code)) for code in range(0xE200, 0xE207))
+    fences = [at for at in (text.find("```"), text.find("~~~")) if at >= 0]
+    if fences and min(fences) < last:
+        return True
+    tick = text.find("`")
+    if 0 <= tick < last and text.rfind("`") > first.start():
+        return True
+    line_end = -1
+    for marker in _MARKER_CHAR.finditer(text):
+        at = marker.start()
+        if at < line_end:
+            continue  # this line was looked at
+        line_start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
+        prefix = text[line_start:at]
+        zone = prefix[: len(prefix) - len(prefix.lstrip(_ZONE))]
+        if "\t" in zone or "    " in zone:
+            return True
+        found = _LINE_BREAKS.search(text, at)
+        line_end = len(text) if found is None else found.start()
+    return False
+
+
 def _fence_opener(text: str, first: int, end: int) -> tuple[str, int] | None:
     opening = _FENCE.match(text, first, end)
     if opening is None or (opening[1][0] == "`" and "`" in opening[2]):
