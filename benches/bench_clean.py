@@ -85,7 +85,9 @@ WORKLOADS: dict[str, Callable[[], str]] = {
     "typical_4KB": typical_answer,  # the project's typical answer (benches/corpus.py)
     "web_4KB": web_answer,
     "web_entities_4KB": lambda: web_answer(entities=True),
-    "tech_4KB": tech_answer,
+    "tech_4KB": tech_answer,  # citations and inline code in the same paragraphs
+    # code elsewhere: the quick test proves no marker is in code, so no Markdown scan
+    "web_code_block_4KB": lambda: web_answer(3600) + "\n\nRun `kyoto --plan`:\n\n```\nkyoto\n```\n",
 }
 
 kernel_dropin = DropIn(__import__("citemark._scan_c", fromlist=["_"]))

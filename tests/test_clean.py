@@ -469,9 +469,8 @@ def test_drop_in_unchanged() -> None:
 )
 def test_hints_agree(text: str) -> None:
     from citemark import _clean_c, _clean_py
-    from citemark._commonmark import maybe_code
+    from citemark._commonmark import markers_may_be_in_code
 
     assert _clean_c.hints(text) == _clean_py.hints(text)
-    assert _clean_py.hints(text) == (
-        0 if not _clean_py.has_markers(text) else 3 if maybe_code(text) else 1
-    )
+    expected = 0 if not _clean_py.has_markers(text) else 3 if markers_may_be_in_code(text) else 1
+    assert _clean_py.hints(text) == expected

@@ -248,3 +248,4 @@ def test_skipping_the_markdown_scan_is_sound(text: str) -> None:
 
     if not markers_may_be_in_code(text):
         assert not any(re.search("[\ue200-\ue206]", text[a:b]) for a, b in code_walls(text))
+    assert _clean_c.hints(text) == _clean_py.hints(text)

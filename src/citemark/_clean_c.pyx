@@ -25,7 +25,7 @@ cdef extern from *:
     """
     /* Plain loops over the native unit width with no early exit inside a block, which
        compilers vectorise at -O2/-O3: the search for any marker character (a range, so
-       the one-unit search of _simd.h does not fit) and the Markdown code hint. */
+       the one-unit search of _simd.h does not fit). */
     #define CC_SEARCH(NAME, UNIT)                                                          \
     static inline Py_ssize_t NAME(const UNIT *d, Py_ssize_t i, Py_ssize_t n,             \
                                   UNIT first, UNIT span) {                               \
@@ -40,23 +40,6 @@ cdef extern from *:
     CC_SEARCH(cc_find_range_ucs1, Py_UCS1)
     CC_SEARCH(cc_find_range_ucs2, Py_UCS2)
     CC_SEARCH(cc_find_range_ucs4, Py_UCS4)
-    #define CC_TICKS(NAME, UNIT)                                                           \
-    static inline int NAME(const UNIT *d, Py_ssize_t n) {                                \
-        Py_ssize_t i = 0;                                                                \
-        for (; i + 32 <= n; i += 32) {                                                   \
-            unsigned int hit = 0;                                                        \
-            for (int j = 0; j < 32; j++) {                                               \
-                UNIT c = d[i + j];                                                       \
-                hit |= (c == 0x60) | (c == 0x7E) | (c == 0x09);                          \
-            }                                                                            \
-            if (hit) return 1;                                                           \
-        }                                                                                \
-        for (; i < n; i++) if (d[i] == 0x60 || d[i] == 0x7E || d[i] == 0x09) return 1;  \
-        return 0;                                                                        \
-    }
-    CC_TICKS(cc_ticks_ucs1, Py_UCS1)
-    CC_TICKS(cc_ticks_ucs2, Py_UCS2)
-    CC_TICKS(cc_ticks_ucs4, Py_UCS4)
     """
     Py_ssize_t cc_find_range_ucs1(
         const Py_UCS1* d, Py_ssize_t i, Py_ssize_t n, Py_UCS1 first, Py_UCS1 span
@@ -67,9 +50,6 @@ cdef extern from *:
     Py_ssize_t cc_find_range_ucs4(
         const Py_UCS4* d, Py_ssize_t i, Py_ssize_t n, Py_UCS4 first, Py_UCS4 span
     ) nogil
-    bint cc_ticks_ucs1(const Py_UCS1* d, Py_ssize_t n) nogil
-    bint cc_ticks_ucs2(const Py_UCS2* d, Py_ssize_t n) nogil
-    bint cc_ticks_ucs4(const Py_UCS4* d, Py_ssize_t n) nogil
 
 ctypedef fused unit_t:
     Py_UCS1
@@ -197,48 +177,74 @@ cdef int push(Tokens* tokens, Py_ssize_t kind, Py_ssize_t start, Py_ssize_t end,
     return 0
 
 
-cdef inline bint code_hint(const unit_t* data, Py_ssize_t n) noexcept nogil:
-    """The rule of _commonmark.maybe_code: a backtick, a tilde, a tab or four spaces."""
-    cdef Py_ssize_t i = 0, left, right
-    if unit_t is Py_UCS1:
-        if cc_ticks_ucs1(data, n):
-            return True
-    elif unit_t is Py_UCS2:
-        if cc_ticks_ucs2(data, n):
-            return True
-    else:
-        if cc_ticks_ucs4(data, n):
-            return True
-    # Four spaces: every run of four holds an index divisible by 4, so probe only those.
-    while i < n:
-        if data[i] == c' ':
-            left = i
-            while left > 0 and data[left - 1] == c' ' and i - left < 3:
-                left -= 1
-            right = i
-            while right + 1 < n and data[right + 1] == c' ' and right - left < 3:
-                right += 1
-            if right - left >= 3:
+cdef inline bint is_zone(Py_UCS4 ch) noexcept nogil:
+    # What may start an indented code line before its code (see _commonmark._ZONE).
+    return (
+        ch == c' ' or ch == c'\t' or ch == c'>' or ch == c'-' or ch == c'+' or ch == c'*'
+        or ch == c'.' or ch == c')' or (ch >= c'0' and ch <= c'9')
+    )
+
+
+cdef inline bint is_line_break(Py_UCS4 ch) noexcept nogil:
+    return ch == c'\n' or ch == c'\r'
+
+
+cdef bint may_be_in_code(const unit_t* data, Py_ssize_t n, Py_ssize_t first) noexcept nogil:
+    """_commonmark.markers_may_be_in_code, first being the first marker's index: one look
+    per line holding a marker (its leading zone: 4 spaces or a tab?), then a fence opener
+    or a backtick before the end of the last such line, and a backtick after the first."""
+    cdef Py_ssize_t at = first, line_start, index, spaces, last = 0
+    while at >= 0:
+        line_start = at
+        while line_start > 0 and not is_line_break(data[line_start - 1]):
+            line_start -= 1
+        spaces = 0
+        index = line_start
+        while index < at and is_zone(data[index]):
+            if data[index] == c'\t':
                 return True
-        i += 4
+            spaces = spaces + 1 if data[index] == c' ' else 0
+            if spaces == 4:
+                return True
+            index += 1
+        last = at
+        while last < n and not is_line_break(data[last]):
+            last += 1
+        at = find_special(data, last, n) if last < n else -1
+    for index in range(last):
+        if data[index] == c'`':
+            # a backtick before the last marker line's end: is there one after the first?
+            at = n - 1
+            while at > first and data[at] != c'`':
+                at -= 1
+            if at > first:
+                return True
+            break
+    for index in range(last - 2):
+        if (data[index] == c'~' and data[index + 1] == c'~' and data[index + 2] == c'~') or (
+            data[index] == c'`' and data[index + 1] == c'`' and data[index + 2] == c'`'
+        ):
+            return True
     return False
 
 
 def hints(str text not None):
-    """0: no marker character; 1: markers, and no Markdown code possible; 3: markers, and
-    maybe code (see _commonmark.maybe_code)."""
+    """0: no marker character; 1: markers, none of which can be in Markdown code; 3: markers,
+    some maybe in code (see _commonmark.markers_may_be_in_code)."""
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef Py_ssize_t n = len(text)
+    cdef Py_ssize_t n = len(text), first
     if kind == 1:
         return 0
     if kind == 2:
-        if find_special(<const Py_UCS2*>data, 0, n) < 0:
+        first = find_special(<const Py_UCS2*>data, 0, n)
+        if first < 0:
             return 0
-        return 3 if code_hint(<const Py_UCS2*>data, n) else 1
-    if find_special(<const Py_UCS4*>data, 0, n) < 0:
+        return 3 if may_be_in_code(<const Py_UCS2*>data, n, first) else 1
+    first = find_special(<const Py_UCS4*>data, 0, n)
+    if first < 0:
         return 0
-    return 3 if code_hint(<const Py_UCS4*>data, n) else 1
+    return 3 if may_be_in_code(<const Py_UCS4*>data, n, first) else 1
 
 
 def has_markers(str text not None):

@@ -36,7 +36,7 @@ from ._clean_rules import (
     STOP,
     STRAY,
 )
-from ._commonmark import maybe_code
+from ._commonmark import markers_may_be_in_code
 
 Token = tuple[int, int, int, int, int, int, int]
 
@@ -48,11 +48,11 @@ _ID_CHAIN = re.compile(f"{_ID}(?:{DELIM}(?:{_ID}|L[0-9]+(?:-L[0-9]+)?))*")
 
 
 def hints(text: str) -> int:
-    """0: no marker character; 1: markers, and no Markdown code possible; 3: markers, and
-    maybe code (see _commonmark.maybe_code)."""
+    """0: no marker character; 1: markers, none of which can be in Markdown code; 3: markers,
+    some maybe in code (see _commonmark.markers_may_be_in_code)."""
     if not has_markers(text):
         return 0
-    return 3 if maybe_code(text) else 1
+    return 3 if markers_may_be_in_code(text) else 1
 
 
 def has_markers(text: str) -> bool:

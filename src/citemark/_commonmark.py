@@ -264,26 +264,26 @@ def markers_may_be_in_code(text: str) -> bool:
     first = _MARKER_CHAR.search(text)
     if first is None:
         return False
-    last = max(text.rfind(chr(code)) for code in range(0xE200, 0xE207))
-    fences = [at for at in (text.find("```"), text.find("~~~")) if at >= 0]
-    if fences and min(fences) < last:
-        return True
-    tick = text.find("`")
-    if 0 <= tick < last and text.rfind("`") > first.start():
-        return True
-    line_end = -1
-    for marker in _MARKER_CHAR.finditer(text):
+    carriage = "\r" in text  # else a backward search for it would run to the start each time
+    marker: re.Match[str] | None = first
+    last = 0  # the end of the last line holding a marker (at or after the last marker)
+    while marker is not None:  # one look per line that holds a marker
         at = marker.start()
-        if at < line_end:
-            continue  # this line was looked at
-        line_start = max(text.rfind("\n", 0, at), text.rfind("\r", 0, at)) + 1
+        line_start = text.rfind("\n", 0, at) + 1
+        if carriage:
+            line_start = max(line_start, text.rfind("\r", 0, at) + 1)
         prefix = text[line_start:at]
         zone = prefix[: len(prefix) - len(prefix.lstrip(_ZONE))]
         if "\t" in zone or "    " in zone:
             return True
         found = _LINE_BREAKS.search(text, at)
-        line_end = len(text) if found is None else found.start()
-    return False
+        last = len(text) if found is None else found.start()
+        marker = None if found is None else _MARKER_CHAR.search(text, last)
+    fences = [at for at in (text.find("```", 0, last), text.find("~~~", 0, last)) if at >= 0]
+    if fences:
+        return True
+    tick = text.find("`", 0, last)
+    return tick >= 0 and text.rfind("`") > first.start()
 
 
 def _fence_opener(text: str, first: int, end: int) -> tuple[str, int] | None:

@@ -37,7 +37,7 @@ from types import ModuleType
 from typing import NamedTuple
 
 from ._clean_rules import BARE, BROKEN, DELIM, ENTITY, MARKER, START, STOP, STRAY
-from ._commonmark import CodeScanner, code_walls, markers_may_be_in_code, maybe_code
+from ._commonmark import CodeScanner, code_walls, maybe_code
 from ._grammar import LINE_LOCATOR_RE, check_text
 from ._select import IMPLEMENTATION, Implementation, load
 from .offsets import UNITS, OffsetMap, Unit
@@ -130,8 +130,7 @@ def clean(
         hints = kernel.hints(plain)
         if not hints:
             return text
-        code = skip_code and hints == 3 and markers_may_be_in_code(plain)
-        walls = code_walls(plain) if code else []
+        walls = code_walls(plain) if skip_code and hints == 3 else []
     if not widgets:
         fast: str = kernel.clean(plain, walls, entity_name)
         return text if fast is text else fast
