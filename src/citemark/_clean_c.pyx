@@ -51,6 +51,15 @@ cdef extern from *:
         const Py_UCS4* d, Py_ssize_t i, Py_ssize_t n, Py_UCS4 first, Py_UCS4 span
     ) nogil
 
+cdef extern from "_simd.h" nogil:
+    const char* cm_init()
+    Py_ssize_t cm_find_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+    Py_ssize_t cm_find_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+    Py_ssize_t cm_find_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+
+# The header's vector path is chosen per module (its state is static): choose it here too.
+cm_init()
+
 ctypedef fused unit_t:
     Py_UCS1
     Py_UCS2
@@ -189,15 +198,45 @@ cdef inline bint is_line_break(Py_UCS4 ch) noexcept nogil:
     return ch == c'\n' or ch == c'\r'
 
 
+cdef inline Py_ssize_t find_unit(
+    const unit_t* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch
+) noexcept nogil:
+    if unit_t is Py_UCS1:
+        return cm_find_ucs1(data, i, end, ch)
+    elif unit_t is Py_UCS2:
+        return cm_find_ucs2(data, i, end, ch)
+    else:
+        return cm_find_ucs4(data, i, end, ch)
+
+
+cdef inline bint has_triple(const unit_t* data, Py_ssize_t last, Py_UCS4 ch) noexcept nogil:
+    """Whether ch appears three times in a row within data[:last] (a fence opener)."""
+    cdef Py_ssize_t found = find_unit(data, 0, last, ch)
+    while 0 <= found < last - 2:
+        if data[found + 1] == ch and data[found + 2] == ch:
+            return True
+        found = find_unit(data, found + 1, last, ch)
+    return False
+
+
 cdef bint may_be_in_code(const unit_t* data, Py_ssize_t n, Py_ssize_t first) noexcept nogil:
     """_commonmark.markers_may_be_in_code, first being the first marker's index: one look
     per line holding a marker (its leading zone: 4 spaces or a tab?), then a fence opener
-    or a backtick before the end of the last such line, and a backtick after the first."""
-    cdef Py_ssize_t at = first, line_start, index, spaces, last = 0
+    or a backtick before the end of the last such line, and a backtick after the first.
+    Line breaks and backticks are found with the vector search; all of it is linear."""
+    cdef Py_ssize_t at = first, line_start, index, spaces, last = 0, found
+    cdef bint carriage = find_unit(data, 0, n, c'\r') >= 0
     while at >= 0:
-        line_start = at
-        while line_start > 0 and not is_line_break(data[line_start - 1]):
-            line_start -= 1
+        if carriage:  # rare: the plain walk back
+            line_start = at
+            while line_start > 0 and not is_line_break(data[line_start - 1]):
+                line_start -= 1
+        else:  # the last "\n" between the previous marker line and here
+            line_start = last
+            found = find_unit(data, line_start, at, c'\n')
+            while found >= 0:
+                line_start = found + 1
+                found = find_unit(data, line_start, at, c'\n')
         spaces = 0
         index = line_start
         while index < at and is_zone(data[index]):
@@ -207,25 +246,20 @@ cdef bint may_be_in_code(const unit_t* data, Py_ssize_t n, Py_ssize_t first) noe
             if spaces == 4:
                 return True
             index += 1
-        last = at
-        while last < n and not is_line_break(data[last]):
-            last += 1
+        if carriage:
+            last = at
+            while last < n and not is_line_break(data[last]):
+                last += 1
+        else:
+            last = find_unit(data, at, n, c'\n')
+            if last < 0:
+                last = n
         at = find_special(data, last, n) if last < n else -1
-    for index in range(last):
-        if data[index] == c'`':
-            # a backtick before the last marker line's end: is there one after the first?
-            at = n - 1
-            while at > first and data[at] != c'`':
-                at -= 1
-            if at > first:
-                return True
-            break
-    for index in range(last - 2):
-        if (data[index] == c'~' and data[index + 1] == c'~' and data[index + 2] == c'~') or (
-            data[index] == c'`' and data[index + 1] == c'`' and data[index + 2] == c'`'
-        ):
-            return True
-    return False
+    found = find_unit(data, 0, last, c'`')
+    if found >= 0 and find_unit(data, first + 1, n, c'`') >= 0:
+        return True
+    return has_triple(data, last, c'`') or has_triple(data, last, c'~')
+
 
 
 def hints(str text not None):
