@@ -55,7 +55,12 @@ def extensions():
     # citemark.arrow's compiled path: the scan over Arrow's UTF-8 string buffers.
     arrow = Extension("citemark._arrow_c", ["src/citemark/_arrow_c.pyx"], extra_compile_args=flags)
     # citemark.clean's kernel: every marker character classified and cut in one pass.
-    clean = Extension("citemark._clean_c", ["src/citemark/_clean_c.pyx"], extra_compile_args=flags)
+    clean = Extension(
+        "citemark._clean_c",
+        ["src/citemark/_clean_c.pyx"],
+        depends=["src/citemark/_simd.h"],
+        extra_compile_args=flags,
+    )
     return cythonize([kernel, arrow, clean], compiler_directives={"language_level": 3}, quiet=True)
 
 

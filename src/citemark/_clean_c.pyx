@@ -261,7 +261,6 @@ cdef bint may_be_in_code(const unit_t* data, Py_ssize_t n, Py_ssize_t first) noe
     return has_triple(data, last, c'`') or has_triple(data, last, c'~')
 
 
-
 def hints(str text not None):
     """0: no marker character; 1: markers, none of which can be in Markdown code; 3: markers,
     some maybe in code (see _commonmark.markers_may_be_in_code)."""
