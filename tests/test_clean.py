@@ -474,3 +474,13 @@ def test_hints_agree(text: str) -> None:
     assert _clean_c.hints(text) == _clean_py.hints(text)
     expected = 0 if not _clean_py.has_markers(text) else 3 if markers_may_be_in_code(text) else 1
     assert _clean_py.hints(text) == expected
+
+
+def test_abandoned_start_keeps_the_good_citation(implementation: str) -> None:
+    text = "x " + S + "cite" + D + "turn0view0 and more " + cite("turn0view1") + "."
+    result = clean_with_marks(text, implementation=implementation)  # type: ignore[arg-type]
+    assert result.text == "x and more."
+    assert [(m.kind, m.source_ids, m.start) for m in result.marks] == [
+        ("broken", ("turn0view0",), 1),
+        ("citation", ("turn0view1",), 10),
+    ]
