@@ -7,6 +7,7 @@ the result built as one growing string, every look-behind done on that string.""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -249,3 +250,16 @@ def test_skipping_the_markdown_scan_is_sound(text: str) -> None:
     if not markers_may_be_in_code(text):
         assert not any(re.search("[\ue200-\ue206]", text[a:b]) for a, b in code_walls(text))
     assert _clean_c.hints(text) == _clean_py.hints(text)
+
+
+@given(st.lists(st.sampled_from(ATOMS), min_size=600, max_size=1500).map("".join), with_walls())
+def test_long_texts_cross_the_kernels_windows(text: str, extra: tuple[str, list[Any]]) -> None:
+    """The kernel's one-call clean cuts hundreds of tokens a window at a time."""
+    walls = [(0, 5), (len(text) // 2, len(text) // 2 + 7)] if len(text) > 20 else []
+    for chosen in (walls, []):
+        expected = _clean_py.join(text, _clean_py.scan(text, chosen), None)[0]
+        if not any(token[0] == 2 for token in _clean_py.scan(text, chosen)):
+            assert _clean_c.clean(text, chosen) == expected
+        assert _clean_c.clean(text, chosen, lambda body: "N") == _clean_py.clean(
+            text, chosen, lambda body: "N"
+        )

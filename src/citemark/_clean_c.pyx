@@ -20,6 +20,7 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object text)
     Py_UCS4 read_unit "PyUnicode_READ"(int kind, const void* data, Py_ssize_t index) nogil
     void write_unit "PyUnicode_WRITE"(int kind, void* data, Py_ssize_t index, Py_UCS4 ch) nogil
+    const Py_ssize_t PY_SSIZE_T_MAX
 
 cdef extern from *:
     """
@@ -330,9 +331,9 @@ cdef int scan_into(str text, object walls, Tokens* tokens) except -1:
         else:
             wall_start = wall_end = n
         if kind == 2:
-            scan_segment(text, <const Py_UCS2*>data, at, wall_start, tokens)
+            scan_segment(text, <const Py_UCS2*>data, at, wall_start, tokens, PY_SSIZE_T_MAX)
         else:
-            scan_segment(text, <const Py_UCS4*>data, at, wall_start, tokens)
+            scan_segment(text, <const Py_UCS4*>data, at, wall_start, tokens, PY_SSIZE_T_MAX)
         at = wall_end
     return 0
 
@@ -412,15 +413,19 @@ cdef Py_ssize_t id_chain(const unit_t* data, Py_ssize_t i, Py_ssize_t limit) noe
     return end
 
 
-cdef int scan_segment(
-    str text, const unit_t* data, Py_ssize_t i, Py_ssize_t b, Tokens* tokens
-) except -1:
+cdef Py_ssize_t scan_segment(
+    str text, const unit_t* data, Py_ssize_t i, Py_ssize_t b, Tokens* tokens, Py_ssize_t most
+) except -2:
+    """Tokens of data[i:b] until there are `most`: returns where to resume, or -1 at the end
+    of the segment (the scan keeps no other state, so it can stop between any two tokens)."""
     cdef Py_ssize_t family_end, body, limit, body_end, end, kind
     cdef Py_UCS4 ch
     while True:
+        if tokens.count >= most:
+            return i
         i = find_special(data, i, b)
         if i < 0:
-            return 0
+            return -1
         ch = data[i]
         if ch == START:
             family_end = i + 1
@@ -575,16 +580,62 @@ cdef Py_ssize_t space(str text, int kind, const void* data, Py_ssize_t end, Outp
     return end
 
 
+cdef struct Join:
+    Output out
+    Py_ssize_t pos  # where the text resumes
+    Py_ssize_t run_first  # the first token of the current run of adjacent removals
+
+
+cdef int join_one(Join* state, str text, int kind, const void* data, const Token* token,
+                  bint run_goes_on, str replacement, list positions,
+                  Py_ssize_t index) except -1:
+    """Cut one token (the twin's loop body in `join`); run_goes_on: the next token is a
+    removal that starts where this one ends."""
+    cdef Py_ssize_t run_index
+    if token.start > state.pos:
+        emit_text(&state.out, text, kind, data, state.pos, token.start)
+        state.run_first = index
+    state.pos = token.end
+    if replacement:
+        if positions is not None:
+            positions.append(state.out.length)
+        emit_text(&state.out, replacement, PyUnicode_KIND(replacement),
+                  PyUnicode_DATA(replacement), 0, len(replacement))
+        state.run_first = index + 1
+        return 0
+    if positions is not None:
+        positions.append(state.out.length)
+    if run_goes_on:
+        return 0  # the spacing is decided at the run's end
+    state.pos = space(text, kind, data, token.end, &state.out)
+    if positions is not None:
+        for run_index in range(state.run_first, index + 1):
+            positions[run_index] = state.out.length
+    state.run_first = index + 1
+    return 0
+
+
+cdef int start_join(Join* state, int kind, Py_ssize_t size) except -1:
+    state.out.kind = kind
+    state.out.data = PyMem_Malloc(size * kind + 1)
+    if state.out.data == NULL:
+        raise MemoryError()
+    state.out.length = 0
+    state.out.trail = 0
+    state.out.before = c'\n'
+    state.pos = 0
+    state.run_first = 0
+    return 0
+
+
 cdef object join_tokens(str text, Tokens* tokens, list replacements, list positions):
     """text with each token replaced; appends each replacement's place to positions."""
     cdef int kind = PyUnicode_KIND(text), out_kind = kind
     cdef const void* data = PyUnicode_DATA(text)
-    cdef Py_ssize_t n = len(text), size = n, pos = 0, run_first = 0, index, run_index
-    cdef Py_ssize_t count = tokens.count
-    cdef Token* token
-    cdef Output out
+    cdef Py_ssize_t n = len(text), size = n, index, count = tokens.count
+    cdef Join state
     cdef str replacement
-    cdef bint removal_follows
+    cdef bint run_goes_on
     if replacements is not None:
         for replacement in replacements:
             size += len(replacement)
@@ -592,43 +643,20 @@ cdef object join_tokens(str text, Tokens* tokens, list replacements, list positi
                 out_kind = PyUnicode_KIND(replacement)
     if count == 0:
         return text
-    out.kind = out_kind
-    out.data = PyMem_Malloc(size * out_kind + 1)
-    if out.data == NULL:
-        raise MemoryError()
-    out.length = 0
-    out.trail = 0
-    out.before = c'\n'
+    start_join(&state, out_kind, size)
     try:
         for index in range(count):
-            token = &tokens.items[index]
             replacement = replacements[index] if replacements is not None else ""
-            if token.start > pos:
-                emit_text(&out, text, kind, data, pos, token.start)
-                run_first = index
-            pos = token.end
-            if replacement:
-                if positions is not None:
-                    positions.append(out.length)
-                emit_text(&out, replacement, PyUnicode_KIND(replacement),
-                          PyUnicode_DATA(replacement), 0, len(replacement))
-                run_first = index + 1
-                continue
-            if positions is not None:
-                positions.append(out.length)
-            if index + 1 < count and tokens.items[index + 1].start == token.end:
-                removal_follows = replacements is None or not replacements[index + 1]
-                if removal_follows:
-                    continue  # the run goes on: the spacing is decided at its end
-            pos = space(text, kind, data, token.end, &out)
-            if positions is not None:
-                for run_index in range(run_first, index + 1):
-                    positions[run_index] = out.length
-            run_first = index + 1
-        emit_text(&out, text, kind, data, pos, n)
-        return PyUnicode_FromKindAndData(out.kind, out.data, out.length)
+            run_goes_on = index + 1 < count and (
+                tokens.items[index + 1].start == tokens.items[index].end
+                and (replacements is None or not replacements[index + 1])
+            )
+            join_one(&state, text, kind, data, &tokens.items[index], run_goes_on,
+                     replacement, positions, index)
+        emit_text(&state.out, text, kind, data, state.pos, n)
+        return PyUnicode_FromKindAndData(state.out.kind, state.out.data, state.out.length)
     finally:
-        PyMem_Free(out.data)
+        PyMem_Free(state.out.data)
 
 
 def join(str text not None, tokens, replacements):
@@ -661,9 +689,81 @@ def join(str text not None, tokens, replacements):
         free_tokens(&array)
 
 
+cdef enum:
+    # clean() cuts the tokens a window at a time, so a text with millions of markers needs
+    # no token array of its size (which would fall out of the caches).
+    WINDOW = 256
+
+
 def clean(str text not None, walls, entity=None):
     """scan and join in one call, entity markers shown as entity(body); None when there is
     an entity marker and no `entity` function."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = len(text), segment = 0, at = 0, resume, k, seen = 0
+    cdef Py_ssize_t wall_start, wall_end
+    cdef list checked = check_walls(text, walls)
+    cdef Tokens tokens
+    cdef Token carry
+    cdef bint carrying = False, done = False
+    cdef Join state
+    if kind == 1:
+        return text  # no marker character fits in one byte
+    init_tokens(&tokens)
+    state.out.data = NULL
+    try:
+        while True:
+            tokens.count = 0
+            if carrying:
+                tokens.items[0] = carry
+                tokens.count = 1
+            # Fill the window, segment by segment (walls are code: never scanned).
+            while not done and tokens.count < WINDOW:
+                if segment < len(checked):
+                    wall_start, wall_end = checked[segment]
+                else:
+                    wall_start = wall_end = n
+                if kind == 2:
+                    resume = scan_segment(text, <const Py_UCS2*>data, at, wall_start,
+                                          &tokens, WINDOW)
+                else:
+                    resume = scan_segment(text, <const Py_UCS4*>data, at, wall_start,
+                                          &tokens, WINDOW)
+                if resume >= 0:
+                    at = resume
+                elif segment < len(checked):
+                    segment += 1
+                    at = wall_end
+                else:
+                    done = True
+            for k in range(tokens.count):
+                if tokens.items[k].kind == ENTITY:
+                    # Entity names may widen the text: the whole-array path sizes for them.
+                    return clean_with_entities(text, walls, entity)
+            if tokens.count == 0:
+                break
+            seen += tokens.count
+            if state.out.data == NULL:
+                start_join(&state, kind, n)
+            for k in range(tokens.count - (0 if done else 1)):
+                join_one(&state, text, kind, data, &tokens.items[k],
+                         k + 1 < tokens.count
+                         and tokens.items[k + 1].start == tokens.items[k].end,
+                         "", None, k)
+            if done:
+                break
+            carry = tokens.items[tokens.count - 1]
+            carrying = True
+        if not seen:
+            return text
+        emit_text(&state.out, text, kind, data, state.pos, n)
+        return PyUnicode_FromKindAndData(state.out.kind, state.out.data, state.out.length)
+    finally:
+        free_tokens(&tokens)
+        PyMem_Free(state.out.data)
+
+
+cdef object clean_with_entities(str text, walls, entity):
     cdef Tokens tokens
     cdef Py_ssize_t i
     cdef list replacements = None
