@@ -90,8 +90,16 @@ class Cleaned(NamedTuple):
     marks: list[Mark]
 
 
+_KERNELS: dict[Implementation | None, ModuleType] = {}
+
+
 def _kernel(implementation: Implementation | None) -> ModuleType:
-    return load("_clean", IMPLEMENTATION if implementation is None else implementation)
+    """The clean kernel of `implementation` (None: the active one), imported once."""
+    kernel = _KERNELS.get(implementation)
+    if kernel is None:
+        chosen = IMPLEMENTATION if implementation is None else implementation
+        kernel = _KERNELS[implementation] = load("_clean", chosen)
+    return kernel
 
 
 def _check(lenient: object, skip_code: object, widgets: object) -> None:
