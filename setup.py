@@ -91,7 +91,14 @@ def extensions():
         depends=["src/citemark/_simd.h", "src/citemark/_grammar_c.pxi"],
         extra_compile_args=flags,
     )
-    return cythonize([kernel, arrow], compiler_directives={"language_level": 3}, quiet=True)
+    # citemark.clean's kernel: every marker character classified and cut in one pass.
+    clean = Extension(
+        "citemark._clean_c",
+        ["src/citemark/_clean_c.pyx"],
+        depends=["src/citemark/_simd.h"],
+        extra_compile_args=flags,
+    )
+    return cythonize([kernel, arrow, clean], compiler_directives={"language_level": 3}, quiet=True)
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt, "bdist_wheel": Bdist})

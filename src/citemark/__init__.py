@@ -24,6 +24,12 @@ Module map (start reading at `_grammar`, then `_scan_py`, then `parser`):
     _markdown.py   where Markdown holds code, paragraphs, emphasis and blocks
     offsets.py     positions in code points, UTF-16 units and UTF-8 bytes
     stream.py      `StreamParser`: citations out of an answer that arrives in chunks
+    clean.py       `clean`: the text a person should see, every marker shape removed;
+                   `CleanStream` for chunks (a callable module: `citemark.clean(text)`)
+    _clean_rules.py  the shapes `clean` knows: families, widgets, entities, degraded forms
+    _clean_py.py   clean's scan and cut, pure Python
+    _clean_c.pyx   clean's scan and cut, compiled: the same functions
+    _commonmark.py where CommonMark puts code (containers, fences, indented, inline)
     render.py      citations as numbered links, footnotes or HTML
     sources.py     citable sources, their ids (`Registry`) and how the model is shown them
     prompt.py      the "Citations" section of a system prompt
@@ -58,6 +64,8 @@ from ._select import IMPLEMENTATION, scanner
 from ._version import __version__
 
 if TYPE_CHECKING:
+    # A callable module at run time: citemark.clean(text) is citemark.clean.clean(text).
+    from .clean import clean as clean
     from .offsets import OffsetMap
     from .parser import CitationSpan, Parser
     from .prompt import citation_instructions
@@ -85,7 +93,7 @@ _LAZY = {
     "format_tool_output": "sources",
 }
 # Submodules that `import citemark` used to load, still reachable as attributes.
-_SUBMODULES = frozenset({"offsets", "parser", "prompt", "sources"})
+_SUBMODULES = frozenset({"clean", "offsets", "parser", "prompt", "sources"})
 
 
 def __getattr__(name: str) -> Any:
@@ -118,6 +126,7 @@ __all__ = [
     "Source",
     "__version__",
     "citation_instructions",
+    "clean",
     "extract_citations",
     "extract_many",
     "format_context",

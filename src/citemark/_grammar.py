@@ -33,7 +33,8 @@ SOURCE_ID_RE = re.compile(rf"^{SOURCE_ID}$")
 LINE_LOCATOR_RE = re.compile(rf"^{LOCATOR}$")
 
 # A family name under `any_family=True`: the longest run of these characters after START.
-FAMILY_WORD = r"[A-Za-z0-9_]+"
+FAMILY_CHAR = r"[A-Za-z0-9_]"
+FAMILY_WORD = FAMILY_CHAR + "+"
 FAMILY_WORD_RE = re.compile(FAMILY_WORD)
 
 DEFAULT_FAMILY = "cite"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from ._grammar import (
@@ -312,6 +312,26 @@ class Parser:
             if index > 0 and marks[index - 1][1] == SUPPORT_START:
                 found.append((citation, marks[index - 1][0] + 1, end - 1))
         return found
+
+    def clean(
+        self,
+        text: str,
+        *,
+        lenient: bool = False,
+        skip_code: bool = True,
+        widgets: Mapping[str, Callable[[Any], str]] | None = None,
+    ) -> str:
+        """`citemark.clean.clean(text, ...)` on this parser's implementation: the text a
+        person should see (every marker family, not only this parser's grammar)."""
+        from .clean import clean
+
+        return clean(
+            text,
+            lenient=lenient,
+            skip_code=skip_code,
+            widgets=widgets,
+            implementation=self.implementation,
+        )
 
     # -- skip_code plumbing: code regions are walls the scanner never looks behind --------
 

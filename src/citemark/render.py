@@ -8,9 +8,15 @@ Only `http://` and `https://` URLs ever become links, in every style: a source l
 from tools and web pages, and a `javascript:` or `data:` URL in it must not become a
 clickable link.  Other URLs (and missing ones) render as the bare number.
 
-The text around the citations is the caller's and is copied as it is: the "html" style
-escapes what it inserts (numbers, titles, URLs, labels), not the answer, which is usually
-Markdown on its way to a renderer that does its own escaping.
+The text around the citations is the caller's: the "html" style escapes what it inserts
+(numbers, titles, URLs, labels), not the answer, which is usually Markdown on its way to a
+renderer that does its own escaping.
+
+Without a `parser`, rendering starts from `citemark.clean`'s text: every citation family of
+`CITATION_FAMILIES` becomes references, entity markers keep their names, other widgets go
+through the `widgets` policy (removed by default), broken markers and stray marker
+characters go, and markers in Markdown code stay literal.  With a `parser`, only that
+grammar's citations are replaced (the text around them is copied as it is).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
+from .clean import CITATION_FAMILIES, Marker, Widgets, clean, clean_with_marks
 from .parser import CitationSpan, Parser
 from .sources import Source
 
@@ -45,10 +52,17 @@ def numbering(
 
     With `sources`, ids missing from it get no number, as in `render`.
     """
-    parser = Parser() if parser is None else parser
     numbers: dict[str, int] = {}
-    for citation in parser.finditer(text):
-        for source_id in citation.source_ids:
+    if parser is None:
+        cited = [
+            mark.source_ids
+            for mark in clean_with_marks(text).marks
+            if mark.kind == "citation" and mark.family in CITATION_FAMILIES
+        ]
+    else:
+        cited = [citation.source_ids for citation in parser.finditer(text)]
+    for source_ids in cited:
+        for source_id in source_ids:
             if sources is None or source_id in sources:
                 numbers.setdefault(source_id, len(numbers) + 1)
     return numbers
@@ -62,6 +76,8 @@ def render(
     parser: Parser | None = None,
     unknown: Unknown = "label",
     sanitize: bool = False,
+    widgets: Widgets | None = None,
+    lenient: bool = False,
 ) -> str:
     """`text` with each citation replaced by numbered references to its sources.
 
@@ -77,9 +93,11 @@ def render(
     "drop" leaves it out (and the whole marker when no source is left, the surrounding
     white space staying as it is); "raise" raises KeyError with the id.
 
-    `parser` sets the grammar (families, `skip_code=True` to keep markers in Markdown code
-    literal, ...); `sanitize=True` also removes broken markers and stray marker characters
-    (see `Parser.sub`).
+    Without `parser` the answer is cleaned as `citemark.clean` does (`widgets` renders
+    other families, `lenient=True` catches degraded markers).  A `parser` sets the grammar
+    instead (families, `skip_code=True` to keep markers in Markdown code literal, ...);
+    `sanitize=True` then also removes broken markers and stray marker characters (see
+    `Parser.sub`).
     """
     if style not in STYLES:
         raise ValueError(f"style must be one of {', '.join(STYLES)}, not {style!r}")
@@ -92,10 +110,9 @@ def render(
         )
     if parser is not None and not isinstance(parser, Parser):
         raise TypeError(f"parser must be a citemark.Parser or None, not {type(parser).__name__}")
-    parser = Parser() if parser is None else parser
     numbers: dict[str, int] = {}
 
-    def references(citation: CitationSpan) -> str:
+    def references(citation: CitationSpan | Marker) -> str:
         pieces = []
         for source_id in dict.fromkeys(citation.source_ids):
             if source_id in sources:
@@ -107,7 +124,11 @@ def render(
                 pieces.append(_label(style, source_id))
         return "".join(pieces)
 
-    body = parser.sub(text, references, sanitize=sanitize)
+    if parser is None:
+        policy = {family: references for family in CITATION_FAMILIES}
+        body = clean(text, lenient=lenient, widgets={**policy, **(widgets or {})})
+    else:
+        body = parser.sub(text, references, sanitize=sanitize)
     if style != "footnotes" or not numbers:
         return body
     notes = "\n".join(

@@ -1,0 +1,786 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+# cython: cdivision=True, freethreading_compatible=True
+"""The compiled kernel of `citemark.clean`: every marker character found, classified and cut
+in one pass over CPython's own string storage (PEP 393).
+
+Same functions, names and branch order as the twin in `_clean_py.py`; the rules (characters,
+bounds, spacing sets) are read from `_clean_rules` at import, so they have one home.
+"""
+
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.unicode cimport PyUnicode_FromKindAndData
+from libc.string cimport memcpy, memmove
+
+from citemark import _clean_rules as rules
+
+cdef extern from "Python.h":
+    ctypedef unsigned char Py_UCS1
+    ctypedef unsigned short Py_UCS2
+    int PyUnicode_KIND(object text)
+    void* PyUnicode_DATA(object text)
+    Py_UCS4 read_unit "PyUnicode_READ"(int kind, const void* data, Py_ssize_t index) nogil
+    void write_unit "PyUnicode_WRITE"(int kind, void* data, Py_ssize_t index, Py_UCS4 ch) nogil
+    const Py_ssize_t PY_SSIZE_T_MAX
+
+cdef extern from *:
+    """
+    /* Plain loops over the native unit width with no early exit inside a block, which
+       compilers vectorise at -O2/-O3: the search for any marker character (a range, so
+       the one-unit search of _simd.h does not fit). */
+    #define CC_SEARCH(NAME, UNIT)                                                          \
+    static inline Py_ssize_t NAME(const UNIT *d, Py_ssize_t i, Py_ssize_t n,             \
+                                  UNIT first, UNIT span) {                               \
+        for (; i + 32 <= n; i += 32) {                                                   \
+            unsigned int hit = 0;                                                        \
+            for (int j = 0; j < 32; j++) hit |= (UNIT)(d[i + j] - first) <= span;        \
+            if (hit) break;                                                              \
+        }                                                                                \
+        for (; i < n; i++) if ((UNIT)(d[i] - first) <= span) return i;                  \
+        return -1;                                                                       \
+    }
+    CC_SEARCH(cc_find_range_ucs1, Py_UCS1)
+    CC_SEARCH(cc_find_range_ucs2, Py_UCS2)
+    CC_SEARCH(cc_find_range_ucs4, Py_UCS4)
+    """
+    Py_ssize_t cc_find_range_ucs1(
+        const Py_UCS1* d, Py_ssize_t i, Py_ssize_t n, Py_UCS1 first, Py_UCS1 span
+    ) nogil
+    Py_ssize_t cc_find_range_ucs2(
+        const Py_UCS2* d, Py_ssize_t i, Py_ssize_t n, Py_UCS2 first, Py_UCS2 span
+    ) nogil
+    Py_ssize_t cc_find_range_ucs4(
+        const Py_UCS4* d, Py_ssize_t i, Py_ssize_t n, Py_UCS4 first, Py_UCS4 span
+    ) nogil
+
+cdef extern from "_simd.h" nogil:
+    const char* cm_init()
+    Py_ssize_t cm_find_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+    Py_ssize_t cm_find_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+    Py_ssize_t cm_find_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+
+# The header's vector path is chosen per module (its state is static): choose it here too.
+cm_init()
+
+ctypedef fused unit_t:
+    Py_UCS1
+    Py_UCS2
+    Py_UCS4
+
+cdef enum:
+    INLINE_TOKENS = 32
+
+cdef struct Token:
+    Py_ssize_t kind, start, end, family_start, family_end, body_start, body_end
+
+cdef struct Tokens:
+    Token* items  # `inline` until it outgrows it
+    Py_ssize_t count
+    Py_ssize_t capacity
+    Token inline[INLINE_TOKENS]
+
+# The rules, as C values.
+cdef Py_UCS4 START = ord(rules.START)
+cdef Py_UCS4 STOP = ord(rules.STOP)
+cdef Py_UCS4 DELIM = ord(rules.DELIM)
+cdef Py_UCS4 FIRST = rules.FIRST_MARKER
+cdef Py_UCS4 LAST = rules.LAST_MARKER
+cdef Py_UCS4 SPAN = rules.LAST_MARKER - rules.FIRST_MARKER
+cdef Py_ssize_t MAX_MARKER = rules.MAX_MARKER
+cdef Py_ssize_t LINK_TEXT_MAX = rules.LINK_TEXT_MAX
+cdef Py_ssize_t STRAY = rules.STRAY
+cdef Py_ssize_t MARKER = rules.MARKER
+cdef Py_ssize_t ENTITY = rules.ENTITY
+cdef Py_ssize_t BROKEN = rules.BROKEN
+cdef Py_ssize_t BARE = rules.BARE
+cdef str ENTITY_FAMILY = rules.ENTITY_FAMILY
+
+
+cdef enum:
+    SET_SIZE = 32
+
+cdef struct CharSet:
+    Py_UCS4 chars[SET_SIZE]
+    Py_ssize_t count
+
+cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET
+
+
+cdef void fill(CharSet* target, str chars) except *:
+    if len(chars) > SET_SIZE:
+        raise ValueError("a spacing set of _clean_rules outgrew the kernel's table")
+    target.count = len(chars)
+    for index in range(len(chars)):
+        target.chars[index] = ord(chars[index])
+
+
+fill(&BLANK_SET, rules.BLANKS)
+fill(&CLOSING_SET, rules.CLOSING)
+fill(&LINE_BREAK_SET, rules.LINE_BREAKS)
+
+
+cdef inline bint in_set(const CharSet* chars, Py_UCS4 ch) noexcept nogil:
+    cdef Py_ssize_t index
+    for index in range(chars.count):
+        if chars.chars[index] == ch:
+            return True
+    return False
+
+
+cdef inline bint is_word(Py_UCS4 ch) noexcept nogil:
+    return (
+        (ch >= c'a' and ch <= c'z') or (ch >= c'A' and ch <= c'Z')
+        or (ch >= c'0' and ch <= c'9') or ch == c'_'
+    )
+
+
+cdef inline bint is_letter(Py_UCS4 ch) noexcept nogil:
+    return (ch >= c'a' and ch <= c'z') or (ch >= c'A' and ch <= c'Z')
+
+
+cdef inline bint is_digit(Py_UCS4 ch) noexcept nogil:
+    return ch >= c'0' and ch <= c'9'
+
+
+cdef inline bint is_special(Py_UCS4 ch) noexcept nogil:
+    return ch >= FIRST and ch <= LAST
+
+
+# --- tokens ---------------------------------------------------------------------------------
+
+cdef inline void init_tokens(Tokens* tokens) noexcept:
+    tokens.items = tokens.inline
+    tokens.count = 0
+    tokens.capacity = INLINE_TOKENS
+
+
+cdef inline void free_tokens(Tokens* tokens) noexcept:
+    if tokens.items != tokens.inline:
+        PyMem_Free(tokens.items)
+
+
+cdef int push(Tokens* tokens, Py_ssize_t kind, Py_ssize_t start, Py_ssize_t end,
+              Py_ssize_t family_start, Py_ssize_t family_end, Py_ssize_t body_start,
+              Py_ssize_t body_end) except -1:
+    cdef Py_ssize_t capacity = 2 * tokens.capacity
+    cdef Token* grown
+    cdef Token* token
+    if tokens.count == tokens.capacity:
+        if tokens.items == tokens.inline:
+            grown = <Token*>PyMem_Malloc(capacity * sizeof(Token))
+            if grown != NULL:
+                memcpy(grown, tokens.inline, tokens.count * sizeof(Token))
+        else:
+            grown = <Token*>PyMem_Realloc(tokens.items, capacity * sizeof(Token))
+        if grown == NULL:
+            raise MemoryError()
+        tokens.items = grown
+        tokens.capacity = capacity
+    token = &tokens.items[tokens.count]
+    token.kind = kind
+    token.start = start
+    token.end = end
+    token.family_start = family_start
+    token.family_end = family_end
+    token.body_start = body_start
+    token.body_end = body_end
+    tokens.count += 1
+    return 0
+
+
+cdef inline bint is_zone(Py_UCS4 ch) noexcept nogil:
+    # What may start an indented code line before its code (see _commonmark._ZONE).
+    return (
+        ch == c' ' or ch == c'\t' or ch == c'>' or ch == c'-' or ch == c'+' or ch == c'*'
+        or ch == c'.' or ch == c')' or (ch >= c'0' and ch <= c'9')
+    )
+
+
+cdef inline bint is_line_break(Py_UCS4 ch) noexcept nogil:
+    return ch == c'\n' or ch == c'\r'
+
+
+cdef inline Py_ssize_t find_unit(
+    const unit_t* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch
+) noexcept nogil:
+    if unit_t is Py_UCS1:
+        return cm_find_ucs1(data, i, end, ch)
+    elif unit_t is Py_UCS2:
+        return cm_find_ucs2(data, i, end, ch)
+    else:
+        return cm_find_ucs4(data, i, end, ch)
+
+
+cdef inline bint has_triple(const unit_t* data, Py_ssize_t last, Py_UCS4 ch) noexcept nogil:
+    """Whether ch appears three times in a row within data[:last] (a fence opener)."""
+    cdef Py_ssize_t found = find_unit(data, 0, last, ch)
+    while 0 <= found < last - 2:
+        if data[found + 1] == ch and data[found + 2] == ch:
+            return True
+        found = find_unit(data, found + 1, last, ch)
+    return False
+
+
+cdef bint may_be_in_code(const unit_t* data, Py_ssize_t n, Py_ssize_t first) noexcept nogil:
+    """_commonmark.markers_may_be_in_code, first being the first marker's index: one look
+    per line holding a marker (its leading zone: 4 spaces or a tab?), then a fence opener
+    or a backtick before the end of the last such line, and a backtick after the first.
+    Line breaks and backticks are found with the vector search; all of it is linear."""
+    cdef Py_ssize_t at = first, line_start, index, spaces, last = 0, found
+    cdef bint carriage = find_unit(data, 0, n, c'\r') >= 0
+    while at >= 0:
+        if carriage:  # rare: the plain walk back
+            line_start = at
+            while line_start > 0 and not is_line_break(data[line_start - 1]):
+                line_start -= 1
+        else:  # the last "\n" between the previous marker line and here
+            line_start = last
+            found = find_unit(data, line_start, at, c'\n')
+            while found >= 0:
+                line_start = found + 1
+                found = find_unit(data, line_start, at, c'\n')
+        spaces = 0
+        index = line_start
+        while index < at and is_zone(data[index]):
+            if data[index] == c'\t':
+                return True
+            spaces = spaces + 1 if data[index] == c' ' else 0
+            if spaces == 4:
+                return True
+            index += 1
+        if carriage:
+            last = at
+            while last < n and not is_line_break(data[last]):
+                last += 1
+        else:
+            last = find_unit(data, at, n, c'\n')
+            if last < 0:
+                last = n
+        at = find_special(data, last, n) if last < n else -1
+    found = find_unit(data, 0, last, c'`')
+    if found >= 0 and find_unit(data, first + 1, n, c'`') >= 0:
+        return True
+    return has_triple(data, last, c'`') or has_triple(data, last, c'~')
+
+
+def hints(str text not None):
+    """0: no marker character; 1: markers, none of which can be in Markdown code; 3: markers,
+    some maybe in code (see _commonmark.markers_may_be_in_code)."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = len(text), first
+    if kind == 1:
+        return 0
+    if kind == 2:
+        first = find_special(<const Py_UCS2*>data, 0, n)
+        if first < 0:
+            return 0
+        return 3 if may_be_in_code(<const Py_UCS2*>data, n, first) else 1
+    first = find_special(<const Py_UCS4*>data, 0, n)
+    if first < 0:
+        return 0
+    return 3 if may_be_in_code(<const Py_UCS4*>data, n, first) else 1
+
+
+def has_markers(str text not None):
+    cdef int kind = PyUnicode_KIND(text)
+    if kind == 1:
+        return False  # every unit is < 0x100
+    if kind == 2:
+        return find_special(<const Py_UCS2*>PyUnicode_DATA(text), 0, len(text)) >= 0
+    return find_special(<const Py_UCS4*>PyUnicode_DATA(text), 0, len(text)) >= 0
+
+
+cdef inline Py_ssize_t find_special(const unit_t* data, Py_ssize_t i, Py_ssize_t b) noexcept nogil:
+    if unit_t is Py_UCS1:
+        return -1  # no marker character fits in one byte
+    elif unit_t is Py_UCS2:
+        return cc_find_range_ucs2(data, i, b, <Py_UCS2>FIRST, <Py_UCS2>SPAN)
+    else:
+        return cc_find_range_ucs4(data, i, b, FIRST, SPAN)
+
+
+def check_walls(str text not None, walls):
+    if type(walls) is not list:
+        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
+    cdef list checked = []
+    cdef Py_ssize_t at = 0, start, end, n = len(text)
+    for wall in walls:
+        if type(wall) is not tuple or len(wall) != 2:
+            raise TypeError("walls must hold (start, end) tuples")
+        if type(wall[0]) is not int or type(wall[1]) is not int:
+            raise TypeError("walls must hold (start, end) tuples of int")
+        if not (at <= wall[0] <= wall[1] <= n):
+            raise ValueError("walls must be sorted, disjoint and inside the text")
+        start = wall[0]
+        end = wall[1]
+        checked.append((start, end))
+        at = end
+    return checked
+
+
+cdef int scan_into(str text, object walls, Tokens* tokens) except -1:
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = len(text), at = 0, wall_start, wall_end, i
+    cdef list checked = check_walls(text, walls)
+    if kind == 1:
+        return 0  # no marker character fits in one byte
+    for i in range(len(checked) + 1):
+        if i < len(checked):
+            wall_start, wall_end = checked[i]
+        else:
+            wall_start = wall_end = n
+        if kind == 2:
+            scan_segment(text, <const Py_UCS2*>data, at, wall_start, tokens, PY_SSIZE_T_MAX)
+        else:
+            scan_segment(text, <const Py_UCS4*>data, at, wall_start, tokens, PY_SSIZE_T_MAX)
+        at = wall_end
+    return 0
+
+
+def scan(str text not None, walls):
+    cdef Tokens tokens
+    cdef Py_ssize_t i
+    cdef Token* t
+    init_tokens(&tokens)
+    try:
+        scan_into(text, walls, &tokens)
+        result = []
+        for i in range(tokens.count):
+            t = &tokens.items[i]
+            result.append((t.kind, t.start, t.end, t.family_start, t.family_end,
+                           t.body_start, t.body_end))
+        return result
+    finally:
+        free_tokens(&tokens)
+
+
+cdef inline Py_ssize_t digits_end(
+    const unit_t* data, Py_ssize_t i, Py_ssize_t limit
+) noexcept nogil:
+    while i < limit and is_digit(data[i]):
+        i += 1
+    return i
+
+
+cdef Py_ssize_t id_at(const unit_t* data, Py_ssize_t i, Py_ssize_t limit) noexcept nogil:
+    """End of `turn[0-9]+[A-Za-z]+[0-9]+` at i, or -1."""
+    cdef Py_ssize_t j
+    if limit - i < 7 or data[i] != c't' or data[i + 1] != c'u':
+        return -1
+    if data[i + 2] != c'r' or data[i + 3] != c'n':
+        return -1
+    j = digits_end(data, i + 4, limit)
+    if j == i + 4:
+        return -1
+    i = j
+    while j < limit and is_letter(data[j]):
+        j += 1
+    if j == i:
+        return -1
+    i = j
+    j = digits_end(data, j, limit)
+    return -1 if j == i else j
+
+
+cdef Py_ssize_t locator_at(const unit_t* data, Py_ssize_t i, Py_ssize_t limit) noexcept nogil:
+    """End of `L[0-9]+(?:-L[0-9]+)?` at i, or -1."""
+    cdef Py_ssize_t j, k
+    if i >= limit or data[i] != c'L':
+        return -1
+    j = digits_end(data, i + 1, limit)
+    if j == i + 1:
+        return -1
+    if j + 2 < limit and data[j] == c'-' and data[j + 1] == c'L':
+        k = digits_end(data, j + 2, limit)
+        if k > j + 2:
+            return k
+    return j
+
+
+cdef Py_ssize_t id_chain(const unit_t* data, Py_ssize_t i, Py_ssize_t limit) noexcept nogil:
+    """The end of `id (DELIM (id|locator))*` at i (ids as `turn0search0`), or i."""
+    cdef Py_ssize_t end = id_at(data, i, limit), following
+    if end < 0:
+        return i
+    while end < limit and data[end] == DELIM:
+        following = id_at(data, end + 1, limit)
+        if following < 0:
+            following = locator_at(data, end + 1, limit)
+        if following < 0:
+            break
+        end = following
+    return end
+
+
+cdef Py_ssize_t scan_segment(
+    str text, const unit_t* data, Py_ssize_t i, Py_ssize_t b, Tokens* tokens, Py_ssize_t most
+) except -2:
+    """Tokens of data[i:b] until there are `most`: returns where to resume, or -1 at the end
+    of the segment (the scan keeps no other state, so it can stop between any two tokens)."""
+    cdef Py_ssize_t family_end, body, limit, body_end, end, kind
+    cdef Py_UCS4 ch
+    while True:
+        if tokens.count >= most:
+            return i
+        i = find_special(data, i, b)
+        if i < 0:
+            return -1
+        ch = data[i]
+        if ch == START:
+            family_end = i + 1
+            while family_end < b and is_word(data[family_end]):
+                family_end += 1
+            if family_end < b and data[family_end] == STOP:
+                push(tokens, MARKER, i, family_end + 1, i + 1, family_end, family_end, family_end)
+                i = family_end + 1
+                continue
+            if family_end < b and data[family_end] == DELIM:
+                body = family_end + 1
+                limit = min(b, i + MAX_MARKER)
+                body_end = body
+                while body_end < limit:
+                    ch = data[body_end]
+                    if ch == START or ch == STOP or ch == c'\n' or ch == c'\r':
+                        break
+                    body_end += 1
+                if body_end < limit and data[body_end] == STOP:
+                    kind = MARKER
+                    if is_entity(text, i + 1, family_end):
+                        kind = ENTITY
+                    push(tokens, kind, i, body_end + 1, i + 1, family_end, body, body_end)
+                    i = body_end + 1
+                    continue
+                # Never closed, or abandoned by a new START: the head and its ids go.
+                end = id_chain(data, body, body_end)
+                push(tokens, BROKEN, i, end, i + 1, family_end, body, end)
+                i = end
+                continue
+        elif ch == DELIM:
+            end = id_chain(data, i + 1, b)
+            if end > i + 1:
+                push(tokens, BARE, i, end, i, i, i + 1, end)
+                i = end
+                continue
+        push(tokens, STRAY, i, i + 1, i, i, i, i)
+        i += 1
+
+
+cdef inline bint is_entity(str text, Py_ssize_t a, Py_ssize_t b):
+    cdef Py_ssize_t j, length = len(ENTITY_FAMILY)
+    if b - a != length:
+        return False
+    for j in range(length):
+        if read_unit(PyUnicode_KIND(text), PyUnicode_DATA(text), a + j) != ord(ENTITY_FAMILY[j]):
+            return False
+    return True
+
+
+# --- the cut ----------------------------------------------------------------------------------
+
+cdef struct Output:
+    void* data
+    int kind
+    Py_ssize_t length
+    Py_ssize_t trail  # trailing blanks
+    Py_UCS4 before  # the character before them ("\n" at the start: a line start)
+
+
+cdef inline void note_end(Output* out, Py_ssize_t floor):
+    """Recompute trail/before after writing out.data[floor:length]."""
+    cdef Py_ssize_t i = out.length
+    while i > floor and in_set(&BLANK_SET, read_unit(out.kind, out.data, i - 1)):
+        i -= 1
+    if i > floor:
+        out.trail = out.length - i
+        out.before = read_unit(out.kind, out.data, i - 1)
+    else:
+        out.trail += out.length - floor
+
+
+cdef inline void emit_text(
+    Output* out, str text, int kind, const void* data, Py_ssize_t a, Py_ssize_t b
+):
+    cdef Py_ssize_t floor = out.length, i
+    if a >= b:
+        return
+    if kind == out.kind:
+        memcpy(<char*>out.data + out.length * kind, <const char*>data + a * kind, (b - a) * kind)
+    else:
+        for i in range(a, b):
+            write_unit(out.kind, out.data, out.length + i - a, read_unit(kind, data, i))
+    out.length += b - a
+    note_end(out, floor)
+
+
+cdef inline void drop_trail(Output* out):
+    out.length -= out.trail
+    out.trail = 0
+
+
+cdef bint unwrap_link(Output* out):
+    """The output ends with `[text](` and the marker was the destination: keep `text`.  The
+    `[` is looked for on the same line, at most LINK_TEXT_MAX characters back, brackets
+    balanced; a link text of blanks only stays as it is."""
+    cdef Py_ssize_t index, floor, opened = -1, depth = 0, link_start
+    cdef Py_UCS4 ch
+    if out.trail or out.before != c'(':
+        return False
+    if out.length < 2 or read_unit(out.kind, out.data, out.length - 2) != c']':
+        return False
+    floor = max(0, out.length - LINK_TEXT_MAX - 2)
+    index = out.length - 3
+    while index >= floor:
+        ch = read_unit(out.kind, out.data, index)
+        if in_set(&LINE_BREAK_SET, ch):
+            break
+        if ch == c']':
+            depth += 1
+        elif ch == c'[':
+            if depth == 0:
+                opened = index
+                break
+            depth -= 1
+        index -= 1
+    if opened < 0:
+        return False
+    link_start = opened + 1
+    index = link_start
+    while index < out.length - 2 and in_set(&BLANK_SET, read_unit(out.kind, out.data, index)):
+        index += 1
+    if index == out.length - 2:
+        return False
+    memmove(<char*>out.data + opened * out.kind, <char*>out.data + link_start * out.kind,
+            (out.length - 2 - link_start) * out.kind)
+    out.length -= 3
+    out.trail = 0
+    note_end(out, opened)
+    return True
+
+
+cdef Py_ssize_t space(str text, int kind, const void* data, Py_ssize_t end, Output* out):
+    """The spacing rule where a run of removals ended at `end`; returns where the text
+    resumes (see the twin)."""
+    cdef Py_ssize_t n = len(text)
+    cdef Py_UCS4 following = read_unit(kind, data, end) if end < n else c'\n'
+    cdef bint at_line_start
+    if following == c')' and unwrap_link(out):
+        return end + 1
+    at_line_start = in_set(&LINE_BREAK_SET, out.before)
+    if in_set(&LINE_BREAK_SET, following):
+        drop_trail(out)
+    elif in_set(&BLANK_SET, following):
+        if out.trail and not at_line_start:
+            drop_trail(out)
+        elif at_line_start:
+            while end < n and in_set(&BLANK_SET, read_unit(kind, data, end)):
+                end += 1
+    elif in_set(&CLOSING_SET, following) and not at_line_start:
+        drop_trail(out)
+    return end
+
+
+cdef struct Join:
+    Output out
+    Py_ssize_t pos  # where the text resumes
+    Py_ssize_t run_first  # the first token of the current run of adjacent removals
+
+
+cdef int join_one(Join* state, str text, int kind, const void* data, const Token* token,
+                  bint run_goes_on, str replacement, list positions,
+                  Py_ssize_t index) except -1:
+    """Cut one token (the twin's loop body in `join`); run_goes_on: the next token is a
+    removal that starts where this one ends."""
+    cdef Py_ssize_t run_index
+    if token.start > state.pos:
+        emit_text(&state.out, text, kind, data, state.pos, token.start)
+        state.run_first = index
+    state.pos = token.end
+    if replacement:
+        if positions is not None:
+            positions.append(state.out.length)
+        emit_text(&state.out, replacement, PyUnicode_KIND(replacement),
+                  PyUnicode_DATA(replacement), 0, len(replacement))
+        state.run_first = index + 1
+        return 0
+    if positions is not None:
+        positions.append(state.out.length)
+    if run_goes_on:
+        return 0  # the spacing is decided at the run's end
+    state.pos = space(text, kind, data, token.end, &state.out)
+    if positions is not None:
+        for run_index in range(state.run_first, index + 1):
+            positions[run_index] = state.out.length
+    state.run_first = index + 1
+    return 0
+
+
+cdef int start_join(Join* state, int kind, Py_ssize_t size) except -1:
+    state.out.kind = kind
+    state.out.data = PyMem_Malloc(size * kind + 1)
+    if state.out.data == NULL:
+        raise MemoryError()
+    state.out.length = 0
+    state.out.trail = 0
+    state.out.before = c'\n'
+    state.pos = 0
+    state.run_first = 0
+    return 0
+
+
+cdef object join_tokens(str text, Tokens* tokens, list replacements, list positions):
+    """text with each token replaced; appends each replacement's place to positions."""
+    cdef int kind = PyUnicode_KIND(text), out_kind = kind
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = len(text), size = n, index, count = tokens.count
+    cdef Join state
+    cdef str replacement
+    cdef bint run_goes_on
+    if replacements is not None:
+        for replacement in replacements:
+            size += len(replacement)
+            if PyUnicode_KIND(replacement) > out_kind:
+                out_kind = PyUnicode_KIND(replacement)
+    if count == 0:
+        return text
+    start_join(&state, out_kind, size)
+    try:
+        for index in range(count):
+            replacement = replacements[index] if replacements is not None else ""
+            run_goes_on = index + 1 < count and (
+                tokens.items[index + 1].start == tokens.items[index].end
+                and (replacements is None or not replacements[index + 1])
+            )
+            join_one(&state, text, kind, data, &tokens.items[index], run_goes_on,
+                     replacement, positions, index)
+        emit_text(&state.out, text, kind, data, state.pos, n)
+        return PyUnicode_FromKindAndData(state.out.kind, state.out.data, state.out.length)
+    finally:
+        PyMem_Free(state.out.data)
+
+
+def join(str text not None, tokens, replacements):
+    if type(tokens) is not list:
+        raise TypeError(f"tokens must be a list, not {type(tokens).__name__}")
+    if replacements is not None and (
+        type(replacements) is not list or len(replacements) != len(tokens)
+    ):
+        raise TypeError("replacements must be None or a list as long as tokens")
+    cdef Tokens array
+    cdef Py_ssize_t pos = 0, n = len(text), start, end
+    cdef list positions = []
+    init_tokens(&array)
+    try:
+        for index, token in enumerate(tokens):
+            if type(token) is not tuple or len(token) != 7:
+                raise TypeError("tokens must hold tuples of 7 int")
+            if type(token[1]) is not int or type(token[2]) is not int:
+                raise TypeError("tokens must hold tuples of 7 int")
+            if not (pos <= token[1] <= token[2] <= n):
+                raise ValueError("tokens must be sorted, disjoint and inside the text")
+            start = token[1]
+            end = token[2]
+            if replacements is not None and type(replacements[index]) is not str:
+                raise TypeError("replacements must hold str")
+            push(&array, 0, start, end, 0, 0, 0, 0)
+            pos = end
+        return join_tokens(text, &array, replacements, positions), positions
+    finally:
+        free_tokens(&array)
+
+
+cdef enum:
+    # clean() cuts the tokens a window at a time, so a text with millions of markers needs
+    # no token array of its size (which would fall out of the caches).
+    WINDOW = 256
+
+
+def clean(str text not None, walls, entity=None):
+    """scan and join in one call, entity markers shown as entity(body); None when there is
+    an entity marker and no `entity` function."""
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t n = len(text), segment = 0, at = 0, resume, k, seen = 0
+    cdef Py_ssize_t wall_start, wall_end
+    cdef list checked = check_walls(text, walls)
+    cdef Tokens tokens
+    cdef Token carry
+    cdef bint carrying = False, done = False
+    cdef Join state
+    if kind == 1:
+        return text  # no marker character fits in one byte
+    init_tokens(&tokens)
+    state.out.data = NULL
+    try:
+        while True:
+            tokens.count = 0
+            if carrying:
+                tokens.items[0] = carry
+                tokens.count = 1
+            # Fill the window, segment by segment (walls are code: never scanned).
+            while not done and tokens.count < WINDOW:
+                if segment < len(checked):
+                    wall_start, wall_end = checked[segment]
+                else:
+                    wall_start = wall_end = n
+                if kind == 2:
+                    resume = scan_segment(text, <const Py_UCS2*>data, at, wall_start,
+                                          &tokens, WINDOW)
+                else:
+                    resume = scan_segment(text, <const Py_UCS4*>data, at, wall_start,
+                                          &tokens, WINDOW)
+                if resume >= 0:
+                    at = resume
+                elif segment < len(checked):
+                    segment += 1
+                    at = wall_end
+                else:
+                    done = True
+            for k in range(tokens.count):
+                if tokens.items[k].kind == ENTITY:
+                    # Entity names may widen the text: the whole-array path sizes for them.
+                    return clean_with_entities(text, walls, entity)
+            if tokens.count == 0:
+                break
+            seen += tokens.count
+            if state.out.data == NULL:
+                start_join(&state, kind, n)
+            for k in range(tokens.count - (0 if done else 1)):
+                join_one(&state, text, kind, data, &tokens.items[k],
+                         k + 1 < tokens.count
+                         and tokens.items[k + 1].start == tokens.items[k].end,
+                         "", None, k)
+            if done:
+                break
+            carry = tokens.items[tokens.count - 1]
+            carrying = True
+        if not seen:
+            return text
+        emit_text(&state.out, text, kind, data, state.pos, n)
+        return PyUnicode_FromKindAndData(state.out.kind, state.out.data, state.out.length)
+    finally:
+        free_tokens(&tokens)
+        PyMem_Free(state.out.data)
+
+
+cdef object clean_with_entities(str text, walls, entity):
+    cdef Tokens tokens
+    cdef Py_ssize_t i
+    cdef list replacements = None
+    init_tokens(&tokens)
+    try:
+        scan_into(text, walls, &tokens)
+        for i in range(tokens.count):
+            if tokens.items[i].kind != ENTITY:
+                continue
+            if entity is None:
+                return None
+            if replacements is None:
+                replacements = [""] * tokens.count
+            shown = entity(text[tokens.items[i].body_start:tokens.items[i].body_end])
+            if type(shown) is not str:
+                raise TypeError(f"entity must return str, not {type(shown).__name__}")
+            replacements[i] = shown
+        return join_tokens(text, &tokens, replacements, None)
+    finally:
+        free_tokens(&tokens)

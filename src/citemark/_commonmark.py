@@ -1,0 +1,408 @@
+"""Where Markdown code is, following CommonMark's block structure, so markers there stay literal.
+
+`citemark.clean` needs more than `_markdown.code_spans`: code inside block quotes and list
+items (`- item\\n\\n      code`: indented code in a list item), lazy continuation lines, and a
+line-by-line scanner that a stream can feed as lines arrive.  The rules are CommonMark's:
+
+- containers: block quotes (`>`, one optional space) and list items (bullet `-+*` or ordered
+  `1.`/`1)`; the content column is the marker's width plus 1-4 spaces, or 1 when 5+ spaces
+  start indented code); a line continues a container when it is indented to its content
+  column (a blank line continues a list item), or lazily when it continues a paragraph.
+- leaves: fenced code (3+ backticks or tildes, no backtick in a backtick fence's info string,
+  closed by a fence of the same character, at least as long, inside the same containers;
+  unclosed, it runs to the end of its container), indented code (4+ columns past the
+  container's content column, never interrupting a paragraph), ATX headings, thematic breaks,
+  setext underlines and paragraphs.
+- inline code: a backtick run closed by the next run of the same length in the same
+  paragraph or heading; a backslash before a run outside code escapes its first backtick.
+
+Not modelled (they do not change where code is in model answers): HTML blocks, raw HTML and
+autolinks, which CommonMark lets win over a code span that starts inside them.  Every step is a
+linear scan: adversarial input (thousands of backtick runs) costs time proportional to it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._grammar import MARKER_RANGE
+
+__all__ = ["CodeScanner", "code_walls"]
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+_FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
+_CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")
+_BULLET = re.compile(r"([-+*]|([0-9]{1,9})[.)])(?=[ \t]|$)")
+_HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
+_THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
+_SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
+_BACKTICKS = re.compile(r"`+")
+_BLANK = " \t"
+# The characters a line may start with to be more than paragraph text (white space,
+# containers, fences, headings, breaks, list markers, setext underlines).
+_BLOCK_STARTS = frozenset(" \t>-+*#`~=_0123456789")
+
+
+class CodeScanner:
+    """Feed it the lines of one text, in order; `walls` collects the code ranges found so far
+    (code point `(start, end)` pairs, sorted, disjoint).  A paragraph's inline code is known
+    when the paragraph ends (`ticked_from`: where the lines waiting for it start).
+    `neutral` is True where a new text could start with the same result."""
+
+    def __init__(self, text: str = "") -> None:
+        self.text = text
+        self.base = 0  # added to every recorded position (a stream feeds its text in pieces)
+        self.walls: list[tuple[int, int]] = []
+        self.containers: list[int] = []  # -1: block quote; else a list item's content column
+        self.fence: tuple[str, int] | None = None  # (character, length)
+        self.indented = False
+        self.waiting: set[int] = set()  # depths of list items that started with a blank line
+        self.in_paragraph = False
+        self.runs: list[tuple[int, int, bool]] = []  # the paragraph's backtick runs so far
+        self.ticked_from: int | None = None  # where the first line with a run starts
+
+    @property
+    def neutral(self) -> bool:
+        return not (self.containers or self.fence or self.indented or self.in_paragraph)
+
+    def finish(self) -> None:
+        self._end_paragraph()
+
+    def line(self, start: int, end: int) -> None:
+        """Process text[start:end], one line without its line break."""
+        text = self.text
+        if not (self.containers or self.fence or self.indented):
+            # The common lines, decided without the full walk below: an empty line, and a
+            # line that starts with a character no block or container can start with.
+            if start == end:
+                self._end_paragraph()
+                return
+            if text[start] not in _BLOCK_STARTS:
+                self.in_paragraph = True
+                self._add(start, start, end)
+                return
+        # col: the column of text[pos]; extra: columns left of a tab a container half used
+        pos, col, extra = start, 0, 0
+        matched = 0
+        for container in self.containers:
+            columns, first, first_col = _indent(text, pos, end, col, extra)
+            if container < 0:
+                if columns <= 3 and first < end and text[first] == ">":
+                    pos, col, extra = _after_marker(text, first + 1, end, first_col + 1)
+                    matched += 1
+                    continue
+                break
+            if first == end:
+                if matched in self.waiting:
+                    break  # a list item may start with one blank line, not two
+                pos, col, extra = end, first_col, 0
+                matched += 1
+                continue
+            if columns >= container:
+                pos, col, extra = _advance(text, pos, col, extra, container)
+                matched += 1
+                continue
+            break
+        depth = len(self.containers)
+        if self.waiting and _indent(text, pos, end, col, extra)[1] < end:
+            self.waiting = {d for d in self.waiting if d >= matched}
+        if self.fence is not None:
+            if matched == depth:
+                columns, first, _ = _indent(text, pos, end, col, extra)
+                close = _CLOSE.match(text, first, end) if columns <= 3 else None
+                if close and close[1][0] == self.fence[0] and len(close[1]) >= self.fence[1]:
+                    self.fence = None
+                elif pos < end:
+                    self.walls.append((self.base + pos, self.base + end))
+                return
+            self.fence = None
+        columns, first, first_col = _indent(text, pos, end, col, extra)
+        if self.indented:
+            if matched == depth and (first == end or columns >= 4):
+                if first < end:
+                    self.walls.append((self.base + pos, self.base + end))
+                return
+            self.indented = False
+        if first == end:
+            self._end_paragraph()
+            self._truncate(matched)
+            return
+        # New containers.
+        started = False
+        while columns <= 3 and first < end:
+            if text[first] == ">":
+                pos, col, extra = _after_marker(text, first + 1, end, first_col + 1)
+            else:
+                item = _BULLET.match(text, first, end)
+                if item is None or _THEMATIC.match(text, first, end):
+                    break
+                after = item.end()
+                after_col = first_col + after - first
+                spaces, content, content_col = _indent(text, after, end, after_col, 0)
+                interrupts = self.in_paragraph and matched == depth and not started
+                if interrupts and (content == end or item[2] not in (None, "1")):
+                    break
+                width = after - first
+                if content == end or spaces >= 5:
+                    container = columns + width + 1
+                    pos, col, extra = _advance(text, after, after_col, 0, 1)
+                else:
+                    container = columns + width + spaces
+                    pos, col, extra = content, content_col, 0
+                self._open(matched, started)
+                started = True
+                if content == end:
+                    self.waiting.add(len(self.containers))
+                self.containers.append(container)
+                matched = len(self.containers)
+                columns, first, first_col = _indent(text, pos, end, col, extra)
+                continue
+            self._open(matched, started)
+            started = True
+            self.containers.append(-1)
+            matched = len(self.containers)
+            columns, first, first_col = _indent(text, pos, end, col, extra)
+        if first == end:  # an empty list item or block quote line
+            self._end_paragraph()
+            return
+        block_start = columns <= 3 and (
+            _fence_opener(text, first, end) is not None
+            or _HEADING.match(text, first, end) is not None
+            or _THEMATIC.match(text, first, end) is not None
+        )
+        if matched < len(self.containers):
+            if self.in_paragraph and not block_start:
+                self._add(start, first, end)  # a lazy continuation line
+                return
+            self._end_paragraph()
+            self._truncate(matched)
+        if columns >= 4:
+            if self.in_paragraph:
+                self._add(start, first, end)
+            else:
+                self.indented = True
+                self.walls.append((self.base + pos, self.base + end))
+            return
+        opener = _fence_opener(text, first, end)
+        if opener is not None:
+            self._end_paragraph()
+            self.fence = opener  # its info string is not shown as code: markers there go
+            return
+        if _HEADING.match(text, first, end):
+            self._end_paragraph()
+            _pair(_runs(text, first, end, self.base), self.walls)
+            return
+        if _THEMATIC.match(text, first, end) or (
+            self.in_paragraph and _SETEXT.match(text, first, end)
+        ):
+            self._end_paragraph()
+            return
+        self.in_paragraph = True
+        self._add(start, first, end)
+
+    def _open(self, matched: int, started: bool) -> None:
+        """A new container starts: the paragraph and the containers not matched end."""
+        if not started:
+            self._end_paragraph()
+            self._truncate(matched)
+
+    def settle(self) -> None:
+        """Pair the open paragraph's backtick runs now, as if it ended here (a stream's
+        bound); the paragraph stays open for the block structure."""
+        _pair(self.runs, self.walls)
+        self.runs = []
+        self.ticked_from = None
+
+    def _truncate(self, depth: int) -> None:
+        del self.containers[depth:]
+        self.waiting = {d for d in self.waiting if d < depth}
+
+    def _add(self, line_start: int, first: int, end: int) -> None:
+        """A paragraph line: its backtick runs wait for the paragraph's end."""
+        if self.text.find("`", first, end) < 0:
+            return
+        runs = _runs(self.text, first, end, self.base)
+        if self.ticked_from is None:
+            self.ticked_from = self.base + line_start
+        self.runs += runs
+
+    def _end_paragraph(self) -> None:
+        if self.in_paragraph:
+            _pair(self.runs, self.walls)
+            self.in_paragraph = False
+            self.runs = []
+            self.ticked_from = None
+
+
+def code_walls(text: str) -> list[tuple[int, int]]:
+    """The code point ranges of Markdown code in `text`: sorted, disjoint."""
+    scanner = CodeScanner(text)
+    start = 0
+    for line_end in _LINE_END.finditer(text):
+        scanner.line(start, line_end.start())
+        start = line_end.end()
+    if start < len(text):
+        scanner.line(start, len(text))
+    scanner.finish()
+    return scanner.walls
+
+
+def maybe_code(text: str) -> bool:
+    """False when `text` cannot hold Markdown code (no backtick, tilde, tab or 4 spaces)."""
+    return "`" in text or "~" in text or "\t" in text or "    " in text
+
+
+_MARKER_CHAR = re.compile(f"[{MARKER_RANGE}]")
+_LINE_BREAKS = re.compile(r"[\r\n]")
+# What may stand before an indented code line's code: blanks and container syntax.
+_ZONE = " \t>-+*.)0123456789"
+
+
+def markers_may_be_in_code(text: str) -> bool:
+    """False when no marker character of `text` can lie in Markdown code, so `code_walls`
+    can be skipped.  Sound, not exact: code holding a marker needs a fence opener before
+    it, a backtick on each side of it, or a line indented by 4 columns (4 spaces or a tab
+    among the blanks and container markers that start its line)."""
+    first = _MARKER_CHAR.search(text)
+    if first is None:
+        return False
+    carriage = "\r" in text  # else a backward search for it would run to the start each time
+    marker: re.Match[str] | None = first
+    last = 0  # the end of the last line holding a marker (at or after the last marker)
+    while marker is not None:  # one look per line that holds a marker
+        at = marker.start()
+        line_start = text.rfind("\n", 0, at) + 1
+        if carriage:
+            line_start = max(line_start, text.rfind("\r", 0, at) + 1)
+        prefix = text[line_start:at]
+        zone = prefix[: len(prefix) - len(prefix.lstrip(_ZONE))]
+        if "\t" in zone or "    " in zone:
+            return True
+        found = _LINE_BREAKS.search(text, at)
+        last = len(text) if found is None else found.start()
+        marker = None if found is None else _MARKER_CHAR.search(text, last)
+    fences = [at for at in (text.find("```", 0, last), text.find("~~~", 0, last)) if at >= 0]
+    if fences:
+        return True
+    tick = text.find("`", 0, last)
+    return tick >= 0 and text.rfind("`") > first.start()
+
+
+def _fence_opener(text: str, first: int, end: int) -> tuple[str, int] | None:
+    opening = _FENCE.match(text, first, end)
+    if opening is None or (opening[1][0] == "`" and "`" in opening[2]):
+        return None
+    return opening[1][0], len(opening[1])
+
+
+def _indent(text: str, pos: int, end: int, col: int, extra: int) -> tuple[int, int, int]:
+    """The columns of white space at pos (text[pos] at column `col`, after `extra` columns
+    left by a half-used tab), the index of the first other character (end when the rest is
+    blank) and its column."""
+    columns = extra
+    while pos < end:
+        char = text[pos]
+        if char == " ":
+            width = 1
+        elif char == "\t":
+            width = 4 - col % 4
+        else:
+            break
+        columns += width
+        col += width
+        pos += 1
+    return columns, pos, col
+
+
+def _advance(text: str, pos: int, col: int, extra: int, wanted: int) -> tuple[int, int, int]:
+    """Consume `wanted` columns of indentation: the new (pos, col, extra)."""
+    if extra >= wanted:
+        return pos, col, extra - wanted
+    wanted -= extra
+    while wanted > 0 and pos < len(text) and text[pos] in _BLANK:
+        width = 1 if text[pos] == " " else 4 - col % 4
+        col += width
+        pos += 1
+        if width > wanted:
+            return pos, col, width - wanted
+        wanted -= width
+    return pos, col, 0
+
+
+def _after_marker(text: str, pos: int, end: int, col: int) -> tuple[int, int, int]:
+    """After `>` (text[pos] at column col): one optional space; a tab gives one column of
+    itself and leaves the rest."""
+    if pos < end and text[pos] == " ":
+        return pos + 1, col + 1, 0
+    if pos < end and text[pos] == "\t":
+        width = 4 - col % 4
+        return pos + 1, col + width, width - 1
+    return pos, col, 0
+
+
+def _runs(text: str, first: int, end: int, base: int) -> list[tuple[int, int, bool]]:
+    """The backtick runs of text[first:end]: (start, end, escaped), positions plus base."""
+    return [
+        (base + run.start(), base + run.end(), _escaped(text, run.start(), first))
+        for run in _BACKTICKS.finditer(text, first, end)
+    ]
+
+
+def _pair(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:
+    """Append the inline code spans that the backtick runs of one paragraph make.
+
+    Openers are taken left to right; per run length a cursor remembers how far the search for
+    a closer got, and since openers only move right no run is looked at twice."""
+    if len(runs) < 2:
+        return
+    if len(runs) <= _FEW_RUNS:
+        _pair_few(runs, walls)
+        return
+    by_length: dict[int, list[int]] = {}
+    for index, (run_start, run_end, _) in enumerate(runs):
+        by_length.setdefault(run_end - run_start, []).append(index)
+    cursors: dict[int, int] = {}
+    index = 0
+    while index < len(runs):
+        run_start, run_end, escaped = runs[index]
+        if escaped:
+            run_start += 1  # only an opener can be escaped: inside code a backslash is literal
+        length = run_end - run_start
+        closers = by_length.get(length, [])
+        cursor = cursors.get(length, 0)
+        while cursor < len(closers) and closers[cursor] <= index:
+            cursor += 1
+        cursors[length] = cursor
+        if length and cursor < len(closers):
+            closer = closers[cursor]
+            walls.append((run_start, runs[closer][1]))
+            index = closer + 1
+        else:
+            index += 1
+
+
+_FEW_RUNS = 8
+
+
+def _pair_few(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:
+    """`_pair` for a handful of runs (the usual paragraph): the same pairing, looked up
+    directly (at most _FEW_RUNS squared steps)."""
+    index = 0
+    while index < len(runs):
+        run_start, run_end, escaped = runs[index]
+        length = run_end - run_start - escaped
+        closer = index + 1
+        while closer < len(runs) and runs[closer][1] - runs[closer][0] != length:
+            closer += 1
+        if length and closer < len(runs):
+            walls.append((run_start + escaped, runs[closer][1]))
+            index = closer + 1
+        else:
+            index += 1
+
+
+def _escaped(text: str, index: int, floor: int) -> bool:
+    count = 0
+    while index - count > floor and text[index - count - 1] == "\\":
+        count += 1
+    return count % 2 == 1

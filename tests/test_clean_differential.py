@@ -1,0 +1,265 @@
+"""`clean`: the kernel, the twin and a slow oracle written here agree on every input; the
+Markdown code they keep literal is what a CommonMark implementation (markdown-it) calls code.
+
+The oracle restates the rules of `citemark.clean` the plainest way: character by character,
+the result built as one growing string, every look-behind done on that string."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from hypothesis import given
+from hypothesis import strategies as st
+from markdown_it import MarkdownIt
+
+from citemark import _clean_c, _clean_py
+from citemark._commonmark import code_walls
+from citemark.clean import clean, clean_with_marks
+
+S, E, D = "\ue200", "\ue201", "\ue202"
+MAX_MARKER = 4096
+BLANKS = " \t\u00a0\u200b\u202f"
+CLOSING = ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
+ID_CHAIN = re.compile(r"turn\d+[A-Za-z]+\d+(?:\ue202(?:turn\d+[A-Za-z]+\d+|L\d+(?:-L\d+)?))*", re.A)
+
+
+def oracle_tokens(text: str, a: int, b: int) -> list[tuple[int, int, int]]:
+    """(kind, start, end) of text[a:b]: 0 stray, 1 marker, 2 entity, 3 broken, 4 bare."""
+    found = []
+    i = a
+    while i < b:
+        char = text[i]
+        if not "\ue200" <= char <= "\ue206":
+            i += 1
+            continue
+        if char == S:
+            j = i + 1
+            while j < b and text[j].isascii() and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            if j < b and text[j] == E:
+                found.append((1, i, j + 1))
+                i = j + 1
+                continue
+            if j < b and text[j] == D:
+                k = j + 1
+                while k < b and text[k] not in (S, E, "\n", "\r"):
+                    k += 1
+                if k < b and text[k] == E and k + 1 - i <= MAX_MARKER:
+                    found.append((2 if text[i + 1 : j] == "entity" else 1, i, k + 1))
+                    i = k + 1
+                    continue
+                bound = min(k, i + MAX_MARKER)
+                ids = ID_CHAIN.match(text[j + 1 : bound])
+                end = j + 1 + (ids.end() if ids else 0)
+                found.append((3, i, end))
+                i = end
+                continue
+        if char == D:
+            ids = ID_CHAIN.match(text[i + 1 : b])
+            if ids:
+                found.append((4, i, i + 1 + ids.end()))
+                i += 1 + ids.end()
+                continue
+        found.append((0, i, i + 1))
+        i += 1
+    return found
+
+
+def oracle_clean(text: str, walls: list[tuple[int, int]]) -> str:
+    tokens = []
+    at = 0
+    for start, end in [*walls, (len(text), len(text))]:
+        tokens += oracle_tokens(text, at, start)
+        at = end
+    out = ""
+    pos = 0
+    for index, (_, start, end) in enumerate(tokens):
+        out += text[pos:start]
+        pos = end
+        if index + 1 < len(tokens) and tokens[index + 1][1] == end:
+            continue
+        following = text[end] if end < len(text) else "\n"
+        if following == ")" and out.endswith("](") and _unwrap(out) is not None:
+            out = _unwrap(out)  # type: ignore[assignment]
+            pos = end + 1
+            continue
+        kept = out.rstrip(BLANKS)
+        line_start = kept == "" or kept[-1] in "\n\r"
+        if following in "\n\r":
+            out = kept
+        elif following in BLANKS:
+            if len(kept) < len(out) and not line_start:
+                out = kept
+            elif line_start:
+                while pos < len(text) and text[pos] in BLANKS:
+                    pos += 1
+        elif following in CLOSING and not line_start:
+            out = kept
+    return out + text[pos:]
+
+
+def _unwrap(out: str) -> str | None:
+    depth = 0
+    for index in range(len(out) - 3, max(0, len(out) - 514) - 1, -1):
+        if out[index] in "\n\r":
+            return None
+        if out[index] == "]":
+            depth += 1
+        elif out[index] == "[":
+            if depth:
+                depth -= 1
+                continue
+            link_text = out[index + 1 : -2]
+            return out[:index] + link_text if link_text.strip(BLANKS) else None
+    return None
+
+
+ATOMS = [
+    S,
+    E,
+    D,
+    "\ue203",
+    "\ue204",
+    "\ue205",
+    "\ue206",
+    "cite",
+    "entity",
+    "filecite",
+    "i",
+    "turn0search0",
+    "turn12news3",
+    "L8-L13",
+    "L2",
+    '["x","Name"]',
+    " ",
+    "  ",
+    "\t",
+    "\u00a0",
+    ".",
+    ",",
+    ")",
+    "(",
+    "[",
+    "]",
+    "](",
+    "\n",
+    "\r\n",
+    "a",
+    "word",
+    "\U0001f600",
+    "\u200b",
+    "_",
+    "turn",
+    "0",
+]
+texts = st.lists(st.sampled_from(ATOMS), max_size=40).map("".join)
+
+
+@st.composite
+def with_walls(draw: st.DrawFn) -> tuple[str, list[tuple[int, int]]]:
+    text = draw(texts)
+    cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=6)))
+    return text, [(cuts[i], cuts[i + 1]) for i in range(0, len(cuts) - 1, 2)]
+
+
+@given(with_walls())
+def test_kernel_twin_oracle(case: tuple[str, list[tuple[int, int]]]) -> None:
+    text, walls = case
+    tokens = _clean_py.scan(text, walls)
+    assert _clean_c.scan(text, walls) == tokens
+    expected_tokens = []
+    at = 0
+    for start, end in [*walls, (len(text), len(text))]:
+        expected_tokens += oracle_tokens(text, at, start)
+        at = end
+    assert [token[:3] for token in tokens] == expected_tokens
+    expected = oracle_clean(text, walls)
+    assert _clean_py.join(text, tokens, None)[0] == expected
+    assert _clean_c.join(text, tokens, None) == _clean_py.join(text, tokens, None)
+    if not any(token[0] == 2 for token in tokens):
+        assert _clean_c.clean(text, walls) == expected
+        assert _clean_py.clean(text, walls) == expected
+
+
+@given(texts, st.lists(st.sampled_from(["", "x", "Zürich", "\U0001f600", " "]), max_size=40))
+def test_join_with_replacements(text: str, shown: list[str]) -> None:
+    tokens = _clean_py.scan(text, [])
+    replacements = [shown[i] if i < len(shown) else "" for i in range(len(tokens))]
+    assert _clean_c.join(text, tokens, replacements) == _clean_py.join(text, tokens, replacements)
+
+
+@given(texts, st.sampled_from(["codepoints", "utf16", "utf8"]), st.booleans())
+def test_public_api_agrees(text: str, offsets: str, lenient: bool) -> None:
+    compiled = clean_with_marks(text, offsets=offsets, lenient=lenient, implementation="cython")  # type: ignore[arg-type]
+    pure = clean_with_marks(text, offsets=offsets, lenient=lenient, implementation="python")  # type: ignore[arg-type]
+    assert compiled == pure
+    assert clean(text, lenient=lenient, implementation="cython") == compiled.text
+    assert not re.search("[\ue200-\ue206]", clean(text, skip_code=False))
+
+
+_md = MarkdownIt("commonmark")
+MD_ATOMS = [
+    "`",
+    "``",
+    "```",
+    "~~~",
+    "    ",
+    "  ",
+    " ",
+    "\n",
+    "\n\n",
+    "> ",
+    "- ",
+    "* ",
+    "1. ",
+    "# ",
+    "a",
+    "b c",
+    S,
+    "\\",
+    "---",
+]
+
+
+def markdown_it_code_markers(text: str) -> int:
+    html = _md.render(text)
+    return sum(part.count(S) for part in re.findall(r"<code[^>]*>(.*?)</code>", html, re.S))
+
+
+@given(st.lists(st.sampled_from(MD_ATOMS), max_size=16).map("".join))
+def test_code_is_what_commonmark_says(text: str) -> None:
+    """Every START markdown-it puts in <code> survives clean; every other one goes."""
+    if "\t" in text:
+        return
+    assert clean(text).count(S) == markdown_it_code_markers(text)
+
+
+def test_code_walls_sorted() -> None:
+    text = "a `b` c\n\n```\nx\n```\n\n    y\n\n> `z`\n- `w`\n"
+    walls = code_walls(text)
+    assert walls == sorted(walls)
+    assert all(a < b for a, b in walls)
+
+
+@given(st.lists(st.sampled_from([*MD_ATOMS, "\t", "~", "\ue206", "\r"]), max_size=20).map("".join))
+def test_skipping_the_markdown_scan_is_sound(text: str) -> None:
+    """When the quick test says no marker can be in code, the full scan agrees."""
+    from citemark._commonmark import markers_may_be_in_code
+
+    if not markers_may_be_in_code(text):
+        assert not any(re.search("[\ue200-\ue206]", text[a:b]) for a, b in code_walls(text))
+    assert _clean_c.hints(text) == _clean_py.hints(text)
+
+
+@given(st.lists(st.sampled_from(ATOMS), min_size=600, max_size=1500).map("".join), with_walls())
+def test_long_texts_cross_the_kernels_windows(text: str, extra: tuple[str, list[Any]]) -> None:
+    """The kernel's one-call clean cuts hundreds of tokens a window at a time."""
+    walls = [(0, 5), (len(text) // 2, len(text) // 2 + 7)] if len(text) > 20 else []
+    for chosen in (walls, []):
+        expected = _clean_py.join(text, _clean_py.scan(text, chosen), None)[0]
+        if not any(token[0] == 2 for token in _clean_py.scan(text, chosen)):
+            assert _clean_c.clean(text, chosen) == expected
+        assert _clean_c.clean(text, chosen, lambda body: "N") == _clean_py.clean(
+            text, chosen, lambda body: "N"
+        )
