@@ -230,21 +230,9 @@ def _jsonl(job: Job, task: Task, result: Result) -> None:
         result.stats.blank_lines = blanks
 
 
-_ENCODE_UTF8 = json.JSONEncoder(ensure_ascii=False).encode
-_ENCODE_ASCII = json.JSONEncoder().encode
-
-
 def _citation_lines(file: str, rows: list[int], citations: list[Any]) -> bytes:
     """{"file", "row", "citations"} JSON lines, as json.dumps writes them."""
-    head = '{"file": ' + _ENCODE_UTF8(file) + ', "row": '
-    lines = []
-    for row, found in zip(rows, citations, strict=True):
-        line = head + str(row) + ', "citations": ' + _ENCODE_UTF8(found) + "}\n"
-        try:
-            lines.append(line.encode("utf-8"))
-        except UnicodeEncodeError:  # a lone surrogate: this line in ASCII JSON
-            lines.append(_json_line({"file": file, "row": row, "citations": found}))
-    return b"".join(lines)
+    return _jsonl_kernel().citation_lines(file, rows, citations)  # type: ignore[no-any-return]
 
 
 def _jsonl_kernel() -> Any:

@@ -532,8 +532,8 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
     cdef list out = []
     cdef tuple found
     cdef int64_t* raw_offsets = NULL
-    cdef const int64_t* new_offsets
-    cdef const unsigned char* new_data
+    cdef const int64_t* new_offsets = NULL
+    cdef const unsigned char* new_data = NULL
     # spans: (line start, line end, token start, token end, -1 | index into texts | -2 - raw)
     while i < n:
         newline = <const unsigned char*>memchr(s + i, 10, n - i)
@@ -642,3 +642,186 @@ cdef object _arrow_kernel():
         from . import _arrow_c
         _kernel = _arrow_c
     return _kernel
+
+
+# --- extract's JSON lines ------------------------------------------------------------------
+
+from cpython.dict cimport PyDict_Next, PyDict_Size
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.object cimport PyObject
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.stdio cimport snprintf
+
+_encode_json = json.JSONEncoder(ensure_ascii=False).encode
+_CITATION_KEYS = ("raw", "family", "source_ids", "locator", "start", "end")
+
+
+cdef struct Out:
+    char* data
+    Py_ssize_t size
+    Py_ssize_t capacity
+
+
+cdef int _reserve(Out* out, Py_ssize_t extra) except -1:
+    cdef Py_ssize_t wanted = out.size + extra
+    cdef char* grown
+    if wanted <= out.capacity:
+        return 0
+    wanted = max(wanted, 2 * out.capacity, 4096)
+    grown = <char*>realloc(out.data, wanted)
+    if grown == NULL:
+        raise MemoryError()
+    out.data = grown
+    out.capacity = wanted
+    return 0
+
+
+cdef inline int _put(Out* out, const char* data, Py_ssize_t size) except -1:
+    _reserve(out, size)
+    memcpy(out.data + out.size, data, size)
+    out.size += size
+    return 0
+
+
+cdef int _put_int(Out* out, object number) except -1:
+    cdef char digits[32]
+    cdef long long value
+    try:
+        value = number
+    except OverflowError:
+        text = str(number).encode("ascii")
+        return _put(out, text, len(text))
+    return _put(out, digits, snprintf(digits, 32, "%lld", value))
+
+
+cdef int _put_string(Out* out, str text) except -1:
+    """`text` as a JSON string, as json.dumps(ensure_ascii=False) writes it, in UTF-8."""
+    cdef Py_ssize_t size, i, run = 0
+    cdef const char* utf8 = PyUnicode_AsUTF8AndSize(text, &size)  # raises on a lone surrogate
+    cdef unsigned char c
+    cdef char escape[8]
+    _reserve(out, size + 2)
+    out.data[out.size] = 34
+    out.size += 1
+    for i in range(size):
+        c = <unsigned char>utf8[i]
+        if c == 34 or c == 92 or c < 32:
+            _put(out, utf8 + run, i - run)
+            run = i + 1
+            if c == 34:
+                _put(out, b'\\"', 2)
+            elif c == 92:
+                _put(out, b"\\\\", 2)
+            elif c == 10:
+                _put(out, b"\\n", 2)
+            elif c == 13:
+                _put(out, b"\\r", 2)
+            elif c == 9:
+                _put(out, b"\\t", 2)
+            elif c == 8:
+                _put(out, b"\\b", 2)
+            elif c == 12:
+                _put(out, b"\\f", 2)
+            else:
+                _put(out, escape, snprintf(escape, 8, "\\u%04x", c))
+    _put(out, utf8 + run, size - run)
+    _put(out, b'"', 1)
+    return 0
+
+
+cdef bint _plain_citation(object citation) except -1:
+    """A Citation dict as the scanners make it: its keys in order, values of their types."""
+    cdef Py_ssize_t position = 0, index = 0
+    cdef PyObject* key
+    cdef PyObject* value
+    if type(citation) is not dict or PyDict_Size(citation) != 6:
+        return False
+    while PyDict_Next(citation, &position, &key, &value):
+        if <object>key != _CITATION_KEYS[index]:
+            return False
+        index += 1
+    ids = citation["source_ids"]
+    if type(citation["raw"]) is not str or type(citation["family"]) is not str \
+            or type(ids) is not list or type(citation["start"]) is not int \
+            or type(citation["end"]) is not int \
+            or not (citation["locator"] is None or type(citation["locator"]) is str):
+        return False
+    for one in ids:
+        if type(one) is not str:
+            return False
+    return True
+
+
+cdef int _put_json(Out* out, object value) except -1:
+    text = (<str>_encode_json(value)).encode("utf-8")
+    return _put(out, text, len(text))
+
+
+cdef int _put_citations(Out* out, object citations) except -1:
+    """A list of Citation dicts, as json.dumps writes it; anything else through json."""
+    cdef Py_ssize_t i, j
+    if type(citations) is not list:
+        return _put_json(out, citations)
+    _put(out, b"[", 1)
+    for i in range(PyList_GET_SIZE(citations)):
+        citation = <object>PyList_GET_ITEM(citations, i)
+        if i:
+            _put(out, b", ", 2)
+        if not _plain_citation(citation):
+            _put_json(out, citation)
+            continue
+        _put(out, b'{"raw": ', 8)
+        _put_string(out, citation["raw"])
+        _put(out, b', "family": ', 12)
+        _put_string(out, citation["family"])
+        _put(out, b', "source_ids": [', 17)
+        ids = citation["source_ids"]
+        for j in range(PyList_GET_SIZE(ids)):
+            if j:
+                _put(out, b", ", 2)
+            _put_string(out, <str>PyList_GET_ITEM(ids, j))
+        _put(out, b'], "locator": ', 14)
+        if citation["locator"] is None:
+            _put(out, b"null", 4)
+        else:
+            _put_string(out, citation["locator"])
+        _put(out, b', "start": ', 11)
+        _put_int(out, citation["start"])
+        _put(out, b', "end": ', 9)
+        _put_int(out, citation["end"])
+        _put(out, b"}", 1)
+    _put(out, b"]", 1)
+    return 0
+
+
+def citation_lines(str file not None, list rows not None, list citations not None):
+    """{"file", "row", "citations"} JSON lines, byte for byte as
+    json.dumps(..., ensure_ascii=False) writes them, UTF-8; a line whose text holds a lone
+    surrogate in ASCII JSON (json.dumps(..., ensure_ascii=True))."""
+    cdef Out out
+    cdef Py_ssize_t i, line_start
+    if len(rows) != len(citations):
+        raise ValueError("rows and citations must be as long")
+    for row in rows:
+        if type(row) is not int:
+            raise TypeError(f"rows must hold int, not {type(row).__name__}")
+    out.data = NULL
+    out.size = out.capacity = 0
+    try:
+        for i in range(len(rows)):
+            line_start = out.size
+            try:
+                _put(&out, b'{"file": ', 9)
+                _put_string(&out, file)
+                _put(&out, b', "row": ', 9)
+                _put_int(&out, rows[i])
+                _put(&out, b', "citations": ', 15)
+                _put_citations(&out, citations[i])
+                _put(&out, b"}\n", 2)
+            except UnicodeEncodeError:
+                out.size = line_start
+                text = json.dumps({"file": file, "row": rows[i], "citations": citations[i]})
+                _put(&out, (text + "\n").encode("ascii"), len(text) + 1)
+        return PyBytes_FromStringAndSize(out.data, out.size)
+    finally:
+        free(out.data)

@@ -343,3 +343,21 @@ def _strip_lines(
     if copied < stop:
         out.append(data[copied:stop])
     return b"".join(out), rows, blanks, bad
+
+
+def citation_lines(file: str, rows: list[int], citations: list[Any]) -> bytes:
+    """See `_jsonl_c.citation_lines`."""
+    if not isinstance(file, str):
+        raise TypeError(f"file must be str, not {type(file).__name__}")
+    if len(rows) != len(citations):
+        raise ValueError("rows and citations must be as long")
+    lines = []
+    for row, found in zip(rows, citations, strict=True):
+        if type(row) is not int:
+            raise TypeError(f"rows must hold int, not {type(row).__name__}")
+        value = {"file": file, "row": row, "citations": found}
+        try:
+            lines.append(json.dumps(value, ensure_ascii=False).encode("utf-8") + b"\n")
+        except UnicodeEncodeError:
+            lines.append(json.dumps(value).encode("ascii") + b"\n")
+    return b"".join(lines)
