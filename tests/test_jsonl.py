@@ -197,8 +197,8 @@ def test_escaped_keys_and_messages(kernel) -> None:
     assert code == _jsonl.FOUND
     assert json.loads(line[a:b]) == "\u00e9 \u00e9"
     cases = {
-        b'{"response": {"text": 5}}': "field 'response.text' is a int, not a string",
-        b'{"response": {"text": [1]}}': "field 'response.text' is a list, not a string",
+        b'{"response": {"text": 5}}': "field 'response.text' is not a string: it is a int",
+        b'{"response": {"text": [1]}}': "field 'response.text' is not a string: it is a list",
         b'{"response": {}}': "no field 'response.text' (response is an object without it)",
         b'{"response": "s"}': "no field 'response.text' (response is a string)",
         b"[1]": "no field 'response.text' (the line is a list)",

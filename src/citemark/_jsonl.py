@@ -54,7 +54,7 @@ def why(line: bytes, path: tuple[str, ...], code: int, a: int, b: int) -> str:
     """The message for the bad row `line`, from the code `locate` gave for it."""
     dotted = ".".join(path)
     if code == NOT_STRING:
-        return f"field {dotted!r} is {_KIND_NOUN[a]}, not a string"
+        return f"field {dotted!r} is not a string: it is {_KIND_NOUN[a]}"
     if code == MISSING:
         where = ".".join(path[:a]) or "the line"
         return f"no field {dotted!r} ({where} is {_MISSING_NOUN[b]})"

@@ -152,8 +152,6 @@ def _check(
     else:
         _write_table(report, out)
     out.flush()
-    if report.blank_lines:
-        _complain(f"{report.blank_lines} blank line(s) skipped (not rows)")
     if report.unreadable:
         return EXIT_BAD_INPUT
     failing = ("error",) if args.fail_on == "error" else ("error", "warning")
@@ -285,10 +283,14 @@ def _write_table(report: Report, out: TextIO) -> None:
         for code, count in ordered:
             out.write(f"{code:<{width}}  {CODES[code]:<8}  {count:>5}\n")
         out.write("\n")
+    if report.null_answers or report.blank_lines:
+        out.write(
+            f"not answers: {_plural(report.null_answers, 'null answer')} (rows without text), "
+            f"{_plural(report.blank_lines, 'blank line')}\n"
+        )
     out.write(
         f"{_plural(report.answers, 'answer')}, {_plural(report.citations, 'citation')}: "
         f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
-        + (f"; {_plural(report.null_answers, 'null answer')}" if report.null_answers else "")
         + (f"; {_plural(len(report.unreadable), 'unreadable input')}" if report.unreadable else "")
         + "\n"
     )
@@ -300,14 +302,14 @@ def _write_json(report: Report, out: TextIO) -> None:
         "diagnostics": report.rows,
         "summary": {
             "answers": report.answers,
-            "null_answers": report.null_answers,
-            "blank_lines": report.blank_lines,
             "citations": report.citations,
             "errors": errors,
             "warnings": warnings,
             "codes": dict(sorted(report.counts.items())),
         },
         "unreadable": report.unreadable,
+        # JSONL rows that are not answers: a null answer (a row without text), a blank line
+        "not_answers": {"null": report.null_answers, "blank_lines": report.blank_lines},
     }
     out.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
 
