@@ -423,8 +423,9 @@ class Inputs:
             offset = 0  # file offset of the first byte not yet handed out
             parts: list[bytes] = []  # the start of a line that continues in the next block
             at_start = True
+            read = handle.read if seekable or file != "-" else _pipe_reader(handle)
             while True:
-                block = handle.read(CHUNK_BYTES)
+                block = read(CHUNK_BYTES)
                 if at_start and block:
                     at_start = False
                     if block.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
@@ -511,6 +512,42 @@ class InputError(Exception):
     pass
 
 
+_TICK = 0.25  # seconds: the longest a blocking wait goes without looking for a Ctrl-C
+
+
+def _pipe_reader(handle: BinaryIO) -> Callable[[int], bytes]:
+    """read(size) for standard input that never blocks longer than a tick at a time.
+
+    A blocking read is cut short by Ctrl-C only when the kernel hands the signal to the main
+    thread; a read of at most `size` bytes, made when select says some are there, lets the
+    interrupt through in every case.  (Nothing has read standard input before: its buffer is
+    empty, so reading the descriptor loses nothing.)"""
+    import select
+
+    try:
+        descriptor = handle.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real descriptor (a test's BytesIO)
+        return handle.read
+
+    def read(size: int) -> bytes:
+        parts: list[bytes] = []
+        have = 0
+        while have < size:
+            ready = select.select([descriptor], [], [], _TICK)[0]
+            if not ready:
+                if parts:
+                    break  # hand on what came: the rest may be a long time coming
+                continue
+            part = os.read(descriptor, size - have)
+            if not part:
+                break
+            parts.append(part)
+            have += len(part)
+        return b"".join(parts)
+
+    return read
+
+
 # --- running the tasks, in order ---------------------------------------------------------
 
 
@@ -533,18 +570,77 @@ def ordered_results(job: Job, tasks: Iterator[Task], jobs: int, threads: bool) -
     if threads:
         yield from _threaded(job, chain([first, second], tasks), jobs)
         return
-    pool = _context().Pool(jobs, initializer=_worker_init)
-    window: deque[Any] = deque()
+    workers = [_Worker(job) for _ in range(jobs)]
+    window: deque[_Worker] = deque()  # the worker of each task in flight, in task order
     try:
-        for task in chain([first, second], tasks):
-            window.append(pool.apply_async(process, (job, task)))
+        # Task k goes to worker k % jobs, which does its tasks in order: so results come back
+        # in task order by reading the workers in turn.  No lock is shared with a worker, so
+        # none can be left held by one that is terminated.
+        for index, task in enumerate(chain([first, second], tasks)):
+            worker = workers[index % jobs]
+            worker.send(task)
+            window.append(worker)
             if len(window) >= 2 * jobs:
-                yield window.popleft().get()
+                yield window.popleft().receive()
         while window:
-            yield window.popleft().get()
-        pool.close()
+            yield window.popleft().receive()
     finally:
-        pool.terminate()  # SIGTERM to every worker, then joined: never waits for a result
+        for worker in workers:
+            worker.stop()
+
+
+class _Worker:
+    """One worker process and its pipe: tasks in, results out, in order."""
+
+    def __init__(self, job: Job) -> None:
+        context = _context()
+        self.connection, theirs = context.Pipe()
+        self.process = context.Process(target=_work, args=(job, theirs), daemon=True)
+        self.process.start()
+        theirs.close()
+
+    def send(self, task: Task) -> None:
+        self.connection.send(task)
+
+    def receive(self) -> Result:
+        try:
+            while not self.connection.poll(_TICK):
+                pass  # Python code runs between polls: a Ctrl-C is seen within a tick
+            kind, value = self.connection.recv()
+        except EOFError:
+            raise RuntimeError(
+                f"a worker process died (exit code {self.process.exitcode})"
+            ) from None
+        if kind == "error":
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def stop(self) -> None:
+        """Terminate it, never wait on it: a result half sent cannot hold the exit up."""
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join(2)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.connection.close()
+
+
+def _work(job: Job, connection: Any) -> None:
+    _worker_init()
+    while True:
+        try:
+            task = connection.recv()
+        except (EOFError, OSError):  # the main process is gone: so is the work
+            return
+        try:
+            answer: tuple[str, Any] = ("result", process(job, task))
+        except Exception as error:
+            answer = ("error", error)
+        try:
+            connection.send(answer)
+        except OSError:
+            return
 
 
 def _threaded(job: Job, tasks: Iterator[Task], jobs: int) -> Iterator[Result]:
