@@ -422,6 +422,7 @@ class Inputs:
             first = 0  # index of the first line not yet handed out
             offset = 0  # file offset of the first byte not yet handed out
             parts: list[bytes] = []  # the start of a line that continues in the next block
+            lead = 0  # from a regular file, the length of that start (its bytes are not kept)
             at_start = True
             read = handle.read if seekable or file != "-" else _pipe_reader(handle)
             while True:
@@ -432,28 +433,41 @@ class Inputs:
                         block = block[3:]
                         offset = 3
                 if not block:  # end of input: the last line may have no newline
+                    if seekable and lead:
+                        yield Task(file, first, FileSlice(file, offset, lead), lead)
+                        return
                     data = b"".join(parts)
                     if data:
-                        yield from self._lines(file, first, data, offset if seekable else None)[0]
+                        yield from self._lines(file, first, data, None)[0]
                     return
                 cut = block.rfind(b"\n") + 1
                 if cut == 0:  # a line longer than a block: read on
-                    parts.append(block)
+                    if seekable:
+                        lead += len(block)  # the worker reads it from the file
+                    else:
+                        parts.append(block)
                     continue
-                data = b"".join([*parts, block[:cut]]) if parts else block[:cut]
-                parts = [block[cut:]] if cut < len(block) else []
-                tasks, first = self._lines(file, first, data, offset if seekable else None)
-                offset += len(data)
+                if seekable:
+                    data = block[:cut]
+                    tasks, first = self._lines(file, first, data, offset + lead, lead)
+                    offset += lead + len(data)
+                    lead = len(block) - cut
+                else:
+                    data = b"".join([*parts, block[:cut]]) if parts else block[:cut]
+                    parts = [block[cut:]] if cut < len(block) else []
+                    tasks, first = self._lines(file, first, data, None)
+                del data, block  # a long line is not held here while a worker reads it
                 yield from tasks
         finally:
             if handle is not sys.stdin.buffer:
                 handle.close()
 
     def _lines(
-        self, file: str, first: int, data: bytes, base: int | None
+        self, file: str, first: int, data: bytes, base: int | None, lead: int = 0
     ) -> tuple[list[Task], int]:
         """`data` (whole lines, at file offset `base` when it is a regular file) cut into tasks
-        of at most chunk_rows lines; and the index of the line after them."""
+        of at most chunk_rows lines; and the index of the line after them.  `lead`: bytes of
+        the file before `base` that start the first line."""
         tasks = []
         position = 0
         while position < len(data):
@@ -466,12 +480,13 @@ class Inputs:
                 end = newline + 1
                 if end == len(data):
                     break
+            before = lead if position == 0 else 0
             payload: Any = (
                 data[position:end]
                 if base is None
-                else FileSlice(file, base + position, end - position)
+                else FileSlice(file, base + position - before, end - position + before)
             )
-            tasks.append(Task(file, first, payload, end - position))
+            tasks.append(Task(file, first, payload, end - position + before))
             first += data.count(b"\n", position, end) + (data[end - 1 : end] != b"\n")
             position = end
         return tasks, first

@@ -610,7 +610,7 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
                 continue
             if copied < start + 1:
                 out.append(data[copied:start + 1])
-            out.append(PyBytes_FromStringAndSize(<const char*>new_data + a, b - a))
+            out.append(new_data_view[a:b])  # a view: a long text is not copied twice
             copied = token_end - 1
             continue
         text = texts[k]
