@@ -54,7 +54,11 @@ def extensions():
     )
     # citemark.arrow's compiled path: the scan over Arrow's UTF-8 string buffers.
     arrow = Extension("citemark._arrow_c", ["src/citemark/_arrow_c.pyx"], extra_compile_args=flags)
-    return cythonize([kernel, arrow], compiler_directives={"language_level": 3}, quiet=True)
+    # citemark's JSONL path: validate a line and find the value at a path, on bytes.
+    jsonl = Extension("citemark._jsonl_c", ["src/citemark/_jsonl_c.pyx"], extra_compile_args=flags)
+    return cythonize(
+        [kernel, arrow, jsonl], compiler_directives={"language_level": 3}, quiet=True
+    )
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})

@@ -518,3 +518,59 @@ def test_workers_are_fed_a_bounded_window(tmp_path: Path) -> None:
         assert result.stats.citations == 1
         assert pulled - seen <= 2 * 2
     assert seen == 40
+
+
+# --- clean: a text -> text command from the table, on citemark.clean -----------------------
+# These run once citemark.clean exists (another branch): remove the importorskip at merge.
+
+
+def clean_or_skip() -> Any:
+    return pytest.importorskip("citemark.clean").clean
+
+
+def test_clean_text_jsonl_and_parquet(tmp_path: Path) -> None:
+    clean = clean_or_skip()
+    texts = [f"Fine {S}cite{D}turn0search1{E}.", f"odd {S}cite{D}not an id{E} end", "plain"]
+    (tmp_path / "a.txt").write_text(texts[1], encoding="utf-8")
+    for lenient in (False, True):
+        flag = ["--lenient"] if lenient else []
+        result = citemark("clean", "a.txt", *flag, cwd=tmp_path)
+        assert result.returncode == 0, result.err
+        assert result.stdout.decode() == clean(texts[1], lenient=lenient)
+        log = tmp_path / "log.jsonl"
+        log.write_bytes(
+            b"\n".join(json.dumps({"n": 1.50, "r": {"t": t}}).encode() for t in texts)
+            + b"\n\n"
+            + b'{"r": {"t": null}}'
+        )
+        out = citemark("clean", str(log), "--field", "r.t", *flag)
+        assert out.returncode == 0, out.err
+        lines = out.stdout.split(b"\n")
+        assert [json.loads(line)["r"]["t"] for line in lines[:3]] == [
+            clean(t, lenient=lenient) for t in texts
+        ]
+        assert all(line.startswith(b'{"n": 1.50, ') for line in lines[:3])  # bytes kept
+        assert lines[3:] == [b"", b'{"r": {"t": null}}']  # the last line's ending kept
+        assert "1 blank line(s) skipped" in out.err
+        table = tmp_path / "log.parquet"
+        pq.write_table(pa.table({"t": [*texts, None]}), table)
+        cleaned = tmp_path / "clean.parquet"
+        done = citemark("clean", str(table), "--column", "t", "-o", str(cleaned), *flag)
+        assert done.returncode == 0, done.err
+        assert pq.read_table(cleaned).column("t").to_pylist() == [
+            *(clean(t, lenient=lenient) for t in texts),
+            None,
+        ]
+
+
+def test_clean_reports_bad_rows_as_strip_does(tmp_path: Path) -> None:
+    clean_or_skip()
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b'{"t": "a"}\n{bad\n{"t": "b"}\n')
+    stopped = citemark("clean", str(log), "--field", "t")
+    assert stopped.returncode == 2
+    assert f"{log}:2: invalid JSON" in stopped.err
+    assert stopped.stdout == b'{"t": "a"}\n'
+    skipped = citemark("clean", str(log), "--field", "t", "--skip-bad")
+    assert skipped.returncode == 1
+    assert skipped.stdout.count(b"\n") == 2

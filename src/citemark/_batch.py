@@ -27,6 +27,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field
 from functools import partial
+from importlib import import_module
 from itertools import chain
 from typing import Any, BinaryIO, NamedTuple
 
@@ -63,8 +64,8 @@ def _strip_many(job: Job) -> Callable[[list[str]], list[str]]:
 
 
 def _clean_many(job: Job) -> Callable[[list[str]], list[str]]:
-    from .clean import clean  # another module's: imported when the command runs
-
+    # another module's, imported when the command runs (an install without it has no clean)
+    clean = import_module("citemark.clean").clean
     lenient = bool(job.option("lenient"))
     return lambda texts: [clean(text, lenient=lenient) for text in texts]
 
@@ -785,7 +786,8 @@ def run(
 
     previous = _install(on_interrupt)
     try:
-        with progress, closing(ordered_results(job, iter(inputs), jobs, threads)) as results:
+        results = ordered_results(job, iter(inputs), jobs, threads)
+        with progress, closing(results):  # type: ignore[type-var]
             for result in results:
                 writing = True
                 output.write(result.output)

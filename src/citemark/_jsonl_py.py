@@ -18,15 +18,23 @@ CODES = (FOUND, NULL_TEXT, NOT_STRING, MISSING, INVALID)
 KINDS = (K_OBJECT, K_LIST, K_STRING, K_NULL, K_INT, K_FLOAT, K_BOOL)
 
 _INVALID = (INVALID, 0, 0)
-_space = re.compile(r"[ \t\n\r]*").match
+_space_at = re.compile(r"[ \t\n\r]*").match
+
+
+def _space(s: str, i: int) -> re.Match[str]:
+    found = _space_at(s, i)
+    assert found is not None  # the pattern matches the empty string
+    return found
+
+
 # a string token (unrolled: plain runs between escapes, no backtracking)
 _string = re.compile(
     r'"[^"\\\x00-\x1f]*(?:\\(?:["\\/bfnrt]|u[0-9a-fA-F]{4})[^"\\\x00-\x1f]*)*"'
 ).match
 _number = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?").match
 _scanstring = json.decoder.scanstring  # type: ignore[attr-defined]
-_encode_ascii = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
-_encode_utf8 = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_encode_ascii = json.encoder.encode_basestring_ascii
+_encode_utf8 = json.encoder.encode_basestring
 _SCALARS = (("null", K_NULL), ("true", K_BOOL), ("false", K_BOOL))
 _SPECIAL = (("NaN", K_FLOAT), ("Infinity", K_FLOAT), ("-Infinity", K_FLOAT))
 _START_SPELLINGS = ("\ue200", "\\ue200", "\\uE200")

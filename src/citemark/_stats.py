@@ -76,14 +76,11 @@ class Stats:
         self.max_per_row = max(self.max_per_row, other.max_per_row)
         self.skipped += other.skipped
         self.blank_lines += other.blank_lines
-        for mine, theirs in (
-            (self.per_row, other.per_row),
-            (self.citations_by_family, other.citations_by_family),
-            (self.markers_by_family, other.markers_by_family),
-            (self.other_families, other.other_families),
-            (self.id_kinds, other.id_kinds),
-        ):
-            mine.update(theirs)
+        self.per_row.update(other.per_row)
+        self.citations_by_family.update(other.citations_by_family)
+        self.markers_by_family.update(other.markers_by_family)
+        self.other_families.update(other.other_families)
+        self.id_kinds.update(other.id_kinds)
 
     def malformed(self, family: str) -> int:
         return max(0, self.markers_by_family[family] - self.citations_by_family[family])

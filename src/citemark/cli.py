@@ -18,6 +18,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
+from importlib import import_module
 from typing import Any
 
 from . import IMPLEMENTATION, __version__
@@ -302,7 +303,7 @@ def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error(f"Parquet needs pyarrow: {parquet_hint()}")
     if args.command == "clean":
         try:
-            from . import clean  # noqa: F401
+            import_module("citemark.clean")
         except ImportError as error:
             parser.error(f"clean needs citemark.clean, which this install lacks ({error})")
     own = _batch.TEXT_COMMANDS[args.command].options if args.command in _batch.TEXT_COMMANDS else ()
