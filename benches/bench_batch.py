@@ -3,6 +3,11 @@ Parquet through the Arrow path, against a one-line Python regex script.
 
     python benches/bench_batch.py                       # 1 GB log in /tmp/citemark-bench
     python benches/bench_batch.py --size 200MB --json benches/batch.json
+    python benches/bench_batch.py --throughput LOG.jsonl   # MB/s of every command, one run
+
+`--throughput` times strip, extract, clean and stats (-j 1 and -j 2) on a JSONL log, next to
+the one-line script and `cat LOG > /dev/null`: the README's throughput table.  Make a log
+with `python benches/make_log.py LOG.jsonl --size 1GB` (or `--size 200MB` for a quick one).
 
 The log comes from `make_log.py` (generated once into --dir, never into the repository, and
 reused while its size matches).  Each command is timed from start to exit (best of --repeat),
