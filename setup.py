@@ -98,7 +98,11 @@ def extensions():
         depends=["src/citemark/_simd.h"],
         extra_compile_args=flags,
     )
-    return cythonize([kernel, arrow, clean], compiler_directives={"language_level": 3}, quiet=True)
+    # citemark's JSONL path: validate a line and find the value at a path, on bytes.
+    jsonl = Extension("citemark._jsonl_c", ["src/citemark/_jsonl_c.pyx"], extra_compile_args=flags)
+    return cythonize(
+        [kernel, arrow, clean, jsonl], compiler_directives={"language_level": 3}, quiet=True
+    )
 
 
 setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt, "bdist_wheel": Bdist})

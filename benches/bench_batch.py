@@ -3,6 +3,11 @@ Parquet through the Arrow path, against a one-line Python regex script.
 
     python benches/bench_batch.py                       # 1 GB log in /tmp/citemark-bench
     python benches/bench_batch.py --size 200MB --json benches/batch.json
+    python benches/bench_batch.py --throughput LOG.jsonl   # MB/s of every command, one run
+
+`--throughput` times strip, extract, clean and stats (-j 1 and -j 2) on a JSONL log, next to
+the one-line script and `cat LOG > /dev/null`: the README's throughput table.  Make a log
+with `python benches/make_log.py LOG.jsonl --size 1GB` (or `--size 200MB` for a quick one).
 
 The log comes from `make_log.py` (generated once into --dir, never into the repository, and
 reused while its size matches).  Each command is timed from start to exit (best of --repeat),
@@ -182,6 +187,65 @@ def run_all(size: int, directory: Path, repeat: int) -> dict[str, Any]:
     }
 
 
+COMMANDS = ("strip", "extract", "clean", "stats")
+
+
+def throughput(log: Path, out: Path) -> dict[str, Any]:
+    """MB/s of every JSONL command (-j 1, -j 2) next to the one-line script and `cat`, each
+    timed once, in one run (so the ratios compare); with the CPU seconds of each, which a
+    loaded machine disturbs less than the wall time."""
+    size = log.stat().st_size
+    rows: list[dict[str, Any]] = []
+
+    def record(name: str, command: list[str], stdin: Path | None = None) -> None:
+        began = time.perf_counter()
+        before = os.times()
+        with stdin.open("rb") if stdin else open(os.devnull, "rb") as source:
+            done = subprocess.run(command, stdin=source, stdout=subprocess.DEVNULL, check=False)
+        after = os.times()
+        wall = time.perf_counter() - began
+        cpu = (after.children_user - before.children_user) + (
+            after.children_system - before.children_system
+        )
+        if done.returncode not in (0, 1):
+            print(f"  {name}: exit {done.returncode}", file=sys.stderr)
+            return
+        rows.append(
+            {"case": name, "seconds": round(wall, 2), "mb_per_s": round(size / wall / 1e6, 1),
+             "cpu_seconds": round(cpu, 2), "mb_per_cpu_s": round(size / cpu / 1e6, 1)}
+        )  # fmt: skip
+        print(f"  {name:<28}{wall:8.2f} s  {size / wall / 1e6:7.1f} MB/s", file=sys.stderr)
+
+    record("cat log > /dev/null", ["cat", str(log)])
+    record("one-line json/re script", [sys.executable, "-c", REGEX_ONE_LINER], log)
+    for command in COMMANDS:
+        for jobs in (1, 2):
+            record(
+                f"citemark {command} -j {jobs}",
+                [*citemark_command(), command, str(log), "--field", FIELD, "-q", "-j", str(jobs)],
+            )
+    return {"log_bytes": size, "cases": rows}
+
+
+def throughput_markdown(results: dict[str, Any]) -> str:
+    cases = results["cases"]
+    script = next((c for c in cases if c["case"].startswith("one-line")), None)
+    lines = [
+        f"JSONL log of {results['log_bytes'] / 1e9:.2f} GB (`benches/make_log.py`), field "
+        f"`{FIELD}`; one run, each command once, output to /dev/null.",
+        "",
+        "| command | wall | MB/s | x script | CPU s | MB per CPU s |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for case in cases:
+        ratio = f"{case['mb_per_s'] / script['mb_per_s']:.1f}x" if script else "-"
+        lines.append(
+            f"| {case['case']} | {case['seconds']:.1f} s | {case['mb_per_s']:,.1f} | {ratio} | "
+            f"{case['cpu_seconds']:.1f} | {case['mb_per_cpu_s']:,.1f} |"
+        )
+    return "\n".join(lines)
+
+
 def markdown(results: dict[str, Any]) -> str:
     lines = [
         f"{results['rows']:,} rows, JSONL {results['log_bytes'] / 1e9:.2f} GB, "
@@ -215,7 +279,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dir", type=Path, default=Path("/tmp/citemark-bench"))
     parser.add_argument("--repeat", type=int, default=1, help="best of N runs per command")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--throughput", type=Path, metavar="LOG", help="MB/s of every command on this JSONL log"
+    )
     args = parser.parse_args(argv)
+    if args.throughput:
+        found = throughput(args.throughput, args.dir)
+        if args.json:
+            args.json.write_text(json.dumps(found, indent=2) + "\n", encoding="utf-8")
+        print(throughput_markdown(found))
+        return 0
     results = run_all(args.size, args.dir, args.repeat)
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

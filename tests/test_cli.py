@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from citemark import _batch, extract_citations, strip_citations
-from citemark._jsonl import BadRow, locate, parse_path, splice
+from citemark._jsonl import BadRow, parse_path, value_at
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 
@@ -163,14 +163,12 @@ def test_odd_but_valid_json_is_untouched_outside_the_field(tmp_path: Path) -> No
     path.write_text("\n".join(lines), encoding="utf-8")  # and no final newline
     result = citemark("strip", str(path), "--field", "t")
     assert result.returncode == 0, result.err
-    out = result.stdout.decode("utf-8").split("\n")
-    assert out[-1] == ""
-    out = out[:-1]
+    out = result.stdout.decode("utf-8").split("\n")  # the last line still without a newline
     assert out[0] == '{ "a" :1.0e5,"t":"xy" , "b":[ 1,2 ] }'
     assert out[1] == '{"t": "xy", "t2": "\\u00e9"}'
     assert out[2] == '{"t": "first", "t": "dup  last wins"}'
     assert out[3] == lines[3]
-    assert json.loads(out[4]) == {"t": "\ud800 lone surrogate "}
+    assert out[4] == '{"t": "\\ud800 lone surrogate "}'  # every other byte as it was
     assert out[5] == lines[5]
     found = citemark("extract", str(path), "--field", "t")
     rows = [json.loads(line) for line in found.stdout.splitlines()]
@@ -180,11 +178,11 @@ def test_odd_but_valid_json_is_untouched_outside_the_field(tmp_path: Path) -> No
 
 BAD_LINES = [
     ("not json", "invalid JSON"),
-    ('{"response": {"output_text": 3}}', "is a int, not a string"),
+    ('{"response": {"output_text": 3}}', "is not a string: it is a int"),
     ('{"response": {}}', "no field 'response.output_text'"),
     ('{"response": "flat"}', "no field"),
     ("[1, 2]", "no field"),
-    ("", "invalid JSON"),
+    ("{", "invalid JSON"),
     ('{"response": {"output_text": "x"}} trailing', "invalid JSON"),
 ]
 
@@ -463,20 +461,18 @@ def test_plain_progress_line_without_rich(monkeypatch) -> None:
 # --- the pieces --------------------------------------------------------------------------
 
 
-def test_locate_and_splice() -> None:
-    line = '{"a": {"b": "x\\u00e9", "c": 1}, "d": [1]}'
-    value, start, end = locate(line, parse_path("a.b"))
-    assert value == "xé"
-    assert line[start:end] == '"x\\u00e9"'
-    assert splice(line, start, end, "é!") == '{"a": {"b": "\\u00e9!", "c": 1}, "d": [1]}'
-    assert splice('{"a": "é"}', 6, 9, "ü") == '{"a": "ü"}'
-    for bad in ['{"a": 1', '{"a" 1}', "{'a': 1}", '{"a": {"b": 1,}}', "", "{} {}"]:
+def test_value_at_and_paths() -> None:
+    line = b'{"a": {"b": "x\\u00e9", "c": 1}, "d": [1]}'
+    assert value_at(line, parse_path("a.b")) == "x\u00e9"
+    assert value_at(b'{"a": null}', ("a",)) is None
+    for bad in [b'{"a": 1', b'{"a" 1}', b"{'a': 1}", b'{"a": {"b": 1,}}', b"", b"{} {}"]:
         with pytest.raises(BadRow, match="invalid JSON"):
-            locate(bad, ("a",))
+            value_at(bad, ("a",))
     with pytest.raises(BadRow, match=r"no field 'a\.b' \(a is a list\)"):
-        locate('{"a": []}', ("a", "b"))
-    with pytest.raises(ValueError, match="dotted"):
-        parse_path("a.")
+        value_at(b'{"a": []}', ("a", "b"))
+    for path in ("a.", "", ".", "a..b"):
+        with pytest.raises(ValueError, match="dotted"):
+            parse_path(path)
 
 
 @pytest.mark.parametrize("final_newline", [True, False])
@@ -501,7 +497,7 @@ def test_jsonl_blocks_keep_whole_lines_and_count_rows(tmp_path, monkeypatch, fin
         expected_first += count
     assert expected_first == 40
     results = [_batch.process(job, task) for task in tasks]
-    assert b"".join(result.output for result in results) == data + (b"" if final_newline else b"\n")
+    assert b"".join(result.output for result in results) == data  # the last line's ending kept
 
 
 def test_workers_are_fed_a_bounded_window(tmp_path: Path) -> None:
@@ -522,3 +518,60 @@ def test_workers_are_fed_a_bounded_window(tmp_path: Path) -> None:
         assert result.stats.citations == 1
         assert pulled - seen <= 2 * 2
     assert seen == 40
+
+
+# --- clean: a text -> text command from the table, on citemark.clean -----------------------
+
+
+def clean_or_skip() -> Any:
+    from citemark.clean import clean
+
+    return clean
+
+
+def test_clean_text_jsonl_and_parquet(tmp_path: Path) -> None:
+    clean = clean_or_skip()
+    texts = [f"Fine {S}cite{D}turn0search1{E}.", f"odd {S}cite{D}not an id{E} end", "plain"]
+    (tmp_path / "a.txt").write_text(texts[1], encoding="utf-8")
+    for lenient in (False, True):
+        flag = ["--lenient"] if lenient else []
+        result = citemark("clean", "a.txt", *flag, cwd=tmp_path)
+        assert result.returncode == 0, result.err
+        assert result.stdout.decode() == clean(texts[1], lenient=lenient)
+        log = tmp_path / "log.jsonl"
+        log.write_bytes(
+            b"\n".join(b'{"n": 1.50, "r": {"t": ' + json.dumps(t).encode() + b"}}" for t in texts)
+            + b"\n\n"
+            + b'{"r": {"t": null}}'
+        )
+        out = citemark("clean", str(log), "--field", "r.t", *flag)
+        assert out.returncode == 0, out.err
+        lines = out.stdout.split(b"\n")
+        assert [json.loads(line)["r"]["t"] for line in lines[:3]] == [
+            clean(t, lenient=lenient) for t in texts
+        ]
+        assert all(line.startswith(b'{"n": 1.50, ') for line in lines[:3])  # bytes kept
+        assert lines[3:] == [b"", b'{"r": {"t": null}}']  # the last line's ending kept
+        assert "1 blank line(s) skipped" in out.err
+        table = tmp_path / "log.parquet"
+        pq.write_table(pa.table({"t": [*texts, None]}), table)
+        cleaned = tmp_path / "clean.parquet"
+        done = citemark("clean", str(table), "--column", "t", "-o", str(cleaned), *flag)
+        assert done.returncode == 0, done.err
+        assert pq.read_table(cleaned).column("t").to_pylist() == [
+            *(clean(t, lenient=lenient) for t in texts),
+            None,
+        ]
+
+
+def test_clean_reports_bad_rows_as_strip_does(tmp_path: Path) -> None:
+    clean_or_skip()
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b'{"t": "a"}\n{bad\n{"t": "b"}\n')
+    stopped = citemark("clean", str(log), "--field", "t")
+    assert stopped.returncode == 2
+    assert f"{log}:2: invalid JSON" in stopped.err
+    assert stopped.stdout == b'{"t": "a"}\n'
+    skipped = citemark("clean", str(log), "--field", "t", "--skip-bad")
+    assert skipped.returncode == 1
+    assert skipped.stdout.count(b"\n") == 2

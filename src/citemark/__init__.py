@@ -42,6 +42,8 @@ Module map (start reading at `_grammar`, then `_scan_py`, then `parser`):
     cli.py         the `citemark` command: extract, strip, stats, lint
     _batch.py      the command's batch engine: rows in, rows out, in order, in parallel
     _jsonl.py      one JSONL line: the value at a dotted path and its exact span
+    _jsonl_py.py   a block of JSONL lines validated, read at a path and spliced, on bytes
+    _jsonl_c.pyx   the same, compiled: the same functions
     _stats.py      `citemark stats`: mergeable counts over many rows
     _progress.py   the command's progress bar
 """

@@ -1,4 +1,4 @@
-"""The batch engine behind `citemark strip|extract|stats`: rows in, rows out, in order.
+"""The batch engine behind `citemark strip|clean|extract|stats`: rows in, rows out, in order.
 
 Inputs are read as a stream of *tasks* (a text file; a chunk of JSONL lines; a Parquet record
 batch), each processed by `process(job, task)` in this process (-j 1, or a single task) or in
@@ -6,9 +6,12 @@ a pool of worker processes (threads for the Arrow path, whose kernel releases th
 `2 * jobs` tasks are in flight and results are written in input order as they come back, so
 memory stays bounded by a few chunks whatever the size of the input.
 
-Bad rows (JSONL: not UTF-8, not JSON, no string at the field path) stop the run, naming the
-file and line, or with `skip_bad` are left out and reported, one by one; no row is ever lost
-without a report: rows out = rows in - rows reported as skipped.
+Bad rows (JSONL: not UTF-8, not JSON, no string at the field path; Parquet: a text that is
+not UTF-8) stop the run, naming the file and line, or with `skip_bad` are left out and
+reported, one by one; no row is ever lost without a report: rows out = rows in - rows
+reported as skipped.  A null text is a row without text, never a bad row.  Blank JSONL lines
+are no rows: they are counted, and the text commands copy them.  JSONL lines are read by the
+JSONL kernel (`_jsonl`), at any depth.
 """
 
 from __future__ import annotations
@@ -16,17 +19,20 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field
+from functools import partial
+from importlib import import_module
 from itertools import chain
 from typing import Any, BinaryIO, NamedTuple
 
 from . import extract_many, strip_many
-from ._jsonl import BadRow, locate, may_hold_start, splice, value_at
+from ._jsonl import why
 from ._progress import Progress
 from ._stats import Stats
 
@@ -34,17 +40,82 @@ CHUNK_ROWS = 4096
 CHUNK_BYTES = 8 << 20
 
 
+# --- the text -> text commands: one entry each -------------------------------------------
+
+
+@dataclass(frozen=True)
+class TextCommand:
+    """A command that maps each text to a new text (strip, clean): text files, JSONL --field
+    and Parquet --column in, the same shape out, every other byte of a JSONL line kept."""
+
+    help: str
+    description: str
+    # (job) -> a function of a list of texts giving the list of new texts
+    many: Callable[[Job], Callable[[list[str]], list[str]]]
+    # Only texts holding a START can change: JSONL texts without one are not even decoded,
+    # and tokens that `raw_ok` allows are stripped as raw UTF-8 by the Arrow kernel.
+    start_only: bool = False
+    # (option strings, argparse keyword arguments with a "dest") of its own options
+    options: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = ()
+
+
+def _strip_many(job: Job) -> Callable[[list[str]], list[str]]:
+    return partial(strip_many, families=job.families)
+
+
+def _clean_many(job: Job) -> Callable[[list[str]], list[str]]:
+    # another module's, imported when the command runs (an install without it has no clean)
+    clean = import_module("citemark.clean").clean
+    lenient = bool(job.option("lenient"))
+    return lambda texts: [clean(text, lenient=lenient) for text in texts]
+
+
+TEXT_COMMANDS: dict[str, TextCommand] = {
+    "strip": TextCommand(
+        help="each input without its citation markers",
+        description="Remove the valid citation markers of each text, JSONL field or Parquet "
+        "column value; every other byte as it was.",
+        many=_strip_many,
+        start_only=True,
+    ),
+    "clean": TextCommand(
+        help="each input cleaned for display (citemark.clean)",
+        description="Clean each text, JSONL field or Parquet column value with "
+        "citemark.clean.clean: markers and their debris out, readable text kept; every other "
+        "byte of a JSONL line as it was.",
+        many=_clean_many,
+        options=(
+            (
+                ("--lenient",),
+                {
+                    "dest": "lenient",
+                    "action": "store_true",
+                    "help": "also remove markers that are not valid citations",
+                },
+            ),
+        ),
+    ),
+}
+
+
 @dataclass(frozen=True)
 class Job:
     """What to do with every row; sent along with each task to the workers."""
 
-    command: str  # "strip", "extract" or "stats"
+    command: str  # "strip", "clean" (TEXT_COMMANDS), "extract" or "stats"
     input_format: str  # "text", "jsonl" or "parquet"
     output_format: str  # "text", "jsonl", "parquet", or "stats"
     families: tuple[str, ...]
     field_path: tuple[str, ...] = ()  # JSONL
     column: str = ""  # Parquet
     skip_bad: bool = False
+    options: tuple[tuple[str, Any], ...] = ()  # a text command's own options (name, value)
+
+    def option(self, name: str) -> Any:
+        return dict(self.options).get(name)
+
+    def text_many(self) -> Callable[[list[str]], list[str]]:
+        return TEXT_COMMANDS[self.command].many(self)
 
 
 @dataclass
@@ -59,6 +130,7 @@ class Task:
 class Result:
     rows: int = 0  # rows read
     nbytes: int = 0
+    blanks: int = 0  # blank lines (JSONL): skipped, counted
     output: Any = None  # bytes, or a pyarrow.RecordBatch
     skips: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, why)
     error: tuple[str, int, str] | None = None  # the bad row that stops the run
@@ -106,8 +178,8 @@ def _text(job: Job, task: Task, result: Result) -> None:
     if job.command == "stats":
         assert result.stats is not None
         result.stats.add_texts([text], job.families)
-    elif job.command == "strip":
-        result.output = strip_many([text], families=job.families)[0].encode("utf-8")
+    elif job.command in TEXT_COMMANDS:
+        result.output = job.text_many()([text])[0].encode("utf-8", "surrogateescape")
     elif job.output_format == "parquet":
         result.output = _citation_batch(task.file, [0], extract_many([text], families=job.families))
     else:
@@ -117,82 +189,57 @@ def _text(job: Job, task: Task, result: Result) -> None:
 
 def _jsonl(job: Job, task: Task, result: Result) -> None:
     data: bytes = task.payload
-    # Split, then decode line by line: each line gets its own (narrowest) str kind, and a line
-    # that is not UTF-8 is found where it is.
-    lines = data.split(b"\n")
-    if data.endswith(b"\n"):
-        lines.pop()
-    dotted = ".".join(job.field_path)
-    # strip splices the cleaned text into the line: it needs the value's span, where the
-    # line can hold a START at all; elsewhere json.loads gives the value, faster.
-    spans = job.command == "strip"
-    kept: list[tuple[int, str, Any, int, int]] = []  # (row, line, value, start, end)
-    for index, raw in enumerate(lines):
-        row = task.first_row + index
-        result.rows += 1
-        start = end = 0
-        try:
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise BadRow(f"not UTF-8 ({error.reason} at byte {error.start})") from None
-            if spans and may_hold_start(line):
-                value, start, end = locate(line, job.field_path)
+    kernel = _jsonl_kernel()
+    path = job.field_path
+    if job.command in TEXT_COMMANDS:
+        many = job.text_many()
+        if TEXT_COMMANDS[job.command].start_only:
+            families = tuple(family.encode("utf-8", "surrogatepass") for family in job.families)
+            out, good, blanks, bad = kernel.strip_lines(data, path, many, job.skip_bad, families)
+        else:
+            out, good, blanks, bad = kernel.map_lines(data, path, many, job.skip_bad)
+        result.output = out
+    else:
+        rows, texts, blanks, bad = kernel.text_lines(data, path, job.skip_bad)
+        good = len(rows)
+        first = task.first_row
+        if job.command == "stats":
+            assert result.stats is not None
+            result.stats.add_texts(texts, job.families)
+        else:
+            present = [text for text in texts if text is not None]
+            found = iter(extract_many(present, families=job.families))
+            citations = [None if text is None else next(found) for text in texts]
+            numbers = [first + row for row in rows]
+            if job.output_format == "parquet":
+                result.output = _citation_batch(task.file, numbers, citations)
             else:
-                value = value_at(line, job.field_path)
-            if value is not None and not isinstance(value, str):
-                kind = "a list" if isinstance(value, list) else f"a {type(value).__name__}"
-                kind = "an object" if isinstance(value, dict) else kind
-                raise BadRow(f"field {dotted!r} is {kind}, not a string")
-        except BadRow as bad:
-            problem = (task.file, row + 1, str(bad))
+                result.output = _citation_lines(task.file, numbers, citations)
+    result.rows = good
+    result.blanks = blanks
+    if bad:
+        lines = data.split(b"\n")
+        for index, code, a, b in bad:
+            problem = (task.file, task.first_row + index + 1, why(lines[index], path, code, a, b))
             if job.skip_bad:
                 result.skips.append(problem)
-                continue
-            result.rows -= 1  # not read: the run stops at it
-            result.error = problem
-            break
-        kept.append((row, line, value, start, end))
-    texts = [value for _, _, value, _, _ in kept if value is not None]
-    if job.command == "stats":
-        assert result.stats is not None
-        result.stats.add_texts((value for _, _, value, _, _ in kept), job.families)
+                result.rows += 1
+            else:
+                result.error = problem  # not read: the run stops at it
+    if result.stats is not None:
         result.stats.skipped = len(result.skips)
-    elif job.command == "strip":
-        cleaned = iter(strip_many(texts, families=job.families))
-        out = []
-        for _, line, value, start, end in kept:
-            if value is not None:
-                new = next(cleaned)
-                if new != value:
-                    line = splice(line, start, end, new)
-            out.append(line)
-        result.output = _encode_lines(out)
-    else:
-        found = iter(extract_many(texts, families=job.families))
-        rows = [row for row, *_ in kept]
-        citations = [None if value is None else next(found) for _, _, value, _, _ in kept]
-        if job.output_format == "parquet":
-            result.output = _citation_batch(task.file, rows, citations)
-        else:
-            result.output = b"".join(
-                _json_line({"file": task.file, "row": row, "citations": found_here})
-                for row, found_here in zip(rows, citations, strict=True)
-            )
+        result.stats.blank_lines = blanks
 
 
-def _encode_lines(lines: list[str]) -> bytes:
-    # Line by line: one giant str would take the widest kind of any line.
-    return b"".join(map(_encode_line, lines))
+def _citation_lines(file: str, rows: list[int], citations: list[Any]) -> bytes:
+    """{"file", "row", "citations"} JSON lines, as json.dumps writes them."""
+    return _jsonl_kernel().citation_lines(file, rows, citations)  # type: ignore[no-any-return]
 
 
-def _encode_line(line: str) -> bytes:
-    try:
-        return line.encode("utf-8") + b"\n"
-    except UnicodeEncodeError:
-        # A "\ud800"-style escape decoded to a lone surrogate and was written back raw:
-        # write the line again in pure ASCII JSON.
-        return json.dumps(json.loads(line), ensure_ascii=True).encode("ascii") + b"\n"
+def _jsonl_kernel() -> Any:
+    from ._jsonl import kernel
+
+    return kernel()
 
 
 def _json_line(value: Any) -> bytes:
@@ -232,16 +279,35 @@ def _parquet(job: Job, task: Task, result: Result) -> None:
     from . import arrow
 
     batch = task.payload
-    result.rows = batch.num_rows
     index = batch.schema.get_field_index(job.column)
+    bad = _not_utf8(batch.column(index))
+    if bad:
+        # A named bad row, as in JSONL: stop before it, or leave it out with --skip-bad.
+        for row in bad:
+            problem = (task.file, task.first_row + row + 1, f"column {job.column!r} is not UTF-8")
+            if not job.skip_bad:
+                result.error = problem
+                batch = batch.slice(0, row)
+                break
+            result.skips.append(problem)
+        else:
+            dropped = set(bad)
+            batch = batch.filter(pa.array([row not in dropped for row in range(batch.num_rows)]))
+    result.rows = batch.num_rows + len(result.skips)
     column = batch.column(index)
     if job.command == "stats":
         assert result.stats is not None
         result.stats.add_texts(column.to_pylist(), job.families)
-    elif job.command == "strip":
-        batch = batch.set_column(
-            index, batch.schema.field(index), arrow.strip(column, families=job.families)
-        )
+        result.stats.skipped = len(result.skips)
+    elif job.command in TEXT_COMMANDS:
+        if job.command == "strip":
+            new = arrow.strip(column, families=job.families)
+        else:
+            texts = column.to_pylist()
+            present = [text for text in texts if text is not None]
+            done = iter(job.text_many()(present))
+            new = pa.array([None if t is None else next(done) for t in texts], column.type)
+        batch = batch.set_column(index, batch.schema.field(index), new)
         if job.output_format == "parquet":
             result.output = batch
         else:
@@ -251,16 +317,36 @@ def _parquet(job: Job, task: Task, result: Result) -> None:
         if pa.types.is_large_list(found.type):  # large_string or string_view column
             found = found.cast(arrow.citation_type())
         rows = list(range(task.first_row, task.first_row + batch.num_rows))
+        if len(result.skips):  # the rows left, by their number in the file
+            skipped = {line - 1 for _, line, _ in result.skips}
+            rows = [row for row in range(task.first_row, task.first_row + task.payload.num_rows)
+                    if row not in skipped]  # fmt: skip
         if job.output_format == "parquet":
             result.output = pa.RecordBatch.from_arrays(
                 [pa.array([task.file] * len(rows), pa.string()), pa.array(rows, pa.int64()), found],
                 schema=citation_schema(),
             )
         else:
-            result.output = b"".join(
-                _json_line({"file": task.file, "row": row, "citations": citations})
-                for row, citations in zip(rows, found.to_pylist(), strict=True)
-            )
+            result.output = _citation_lines(task.file, rows, found.to_pylist())
+
+
+def _not_utf8(column: Any) -> list[int]:
+    """The rows of a string column that are not UTF-8 (Arrow's rule, which a file written by
+    another tool may break): none, after one check in C, in the common case."""
+    import pyarrow as pa
+
+    try:
+        column.validate(full=True)
+        return []
+    except pa.ArrowInvalid:
+        pass
+    bad = []
+    for row in range(len(column)):
+        try:
+            column.slice(row, 1).validate(full=True)
+        except pa.ArrowInvalid:
+            bad.append(row)
+    return bad
 
 
 def _json_rows(batch: Any) -> Iterator[dict[str, Any]]:
@@ -337,37 +423,52 @@ class Inputs:
             first = 0  # index of the first line not yet handed out
             offset = 0  # file offset of the first byte not yet handed out
             parts: list[bytes] = []  # the start of a line that continues in the next block
+            lead = 0  # from a regular file, the length of that start (its bytes are not kept)
             at_start = True
+            read = handle.read if seekable or file != "-" else _pipe_reader(handle)
             while True:
-                block = handle.read(CHUNK_BYTES)
+                block = read(CHUNK_BYTES)
                 if at_start and block:
                     at_start = False
                     if block.startswith(b"\xef\xbb\xbf"):  # a UTF-8 byte order mark
                         block = block[3:]
                         offset = 3
                 if not block:  # end of input: the last line may have no newline
+                    if seekable and lead:
+                        yield Task(file, first, FileSlice(file, offset, lead), lead)
+                        return
                     data = b"".join(parts)
                     if data:
-                        yield from self._lines(file, first, data, offset if seekable else None)[0]
+                        yield from self._lines(file, first, data, None)[0]
                     return
                 cut = block.rfind(b"\n") + 1
                 if cut == 0:  # a line longer than a block: read on
-                    parts.append(block)
+                    if seekable:
+                        lead += len(block)  # the worker reads it from the file
+                    else:
+                        parts.append(block)
                     continue
-                data = b"".join([*parts, block[:cut]]) if parts else block[:cut]
-                parts = [block[cut:]] if cut < len(block) else []
-                tasks, first = self._lines(file, first, data, offset if seekable else None)
-                offset += len(data)
+                if seekable:
+                    data = block[:cut]
+                    tasks, first = self._lines(file, first, data, offset + lead, lead)
+                    offset += lead + len(data)
+                    lead = len(block) - cut
+                else:
+                    data = b"".join([*parts, block[:cut]]) if parts else block[:cut]
+                    parts = [block[cut:]] if cut < len(block) else []
+                    tasks, first = self._lines(file, first, data, None)
+                del data, block  # a long line is not held here while a worker reads it
                 yield from tasks
         finally:
             if handle is not sys.stdin.buffer:
                 handle.close()
 
     def _lines(
-        self, file: str, first: int, data: bytes, base: int | None
+        self, file: str, first: int, data: bytes, base: int | None, lead: int = 0
     ) -> tuple[list[Task], int]:
         """`data` (whole lines, at file offset `base` when it is a regular file) cut into tasks
-        of at most chunk_rows lines; and the index of the line after them."""
+        of at most chunk_rows lines; and the index of the line after them.  `lead`: bytes of
+        the file before `base` that start the first line."""
         tasks = []
         position = 0
         while position < len(data):
@@ -380,12 +481,13 @@ class Inputs:
                 end = newline + 1
                 if end == len(data):
                     break
+            before = lead if position == 0 else 0
             payload: Any = (
                 data[position:end]
                 if base is None
-                else FileSlice(file, base + position, end - position)
+                else FileSlice(file, base + position - before, end - position + before)
             )
-            tasks.append(Task(file, first, payload, end - position))
+            tasks.append(Task(file, first, payload, end - position + before))
             first += data.count(b"\n", position, end) + (data[end - 1 : end] != b"\n")
             position = end
         return tasks, first
@@ -413,7 +515,7 @@ class Inputs:
         ):
             raise InputError(f"{file}: column {self.job.column!r} is {kind}, not a string column")
         # strip rewrites whole rows; extract and stats need the text column only
-        columns = None if self.job.command == "strip" else [self.job.column]
+        columns = None if self.job.command in TEXT_COMMANDS else [self.job.column]
         total_rows = max(1, reader.metadata.num_rows)
         size = os.path.getsize(file)
         first = 0
@@ -426,11 +528,52 @@ class InputError(Exception):
     pass
 
 
+_TICK = 0.25  # seconds: the longest a blocking wait goes without looking for a Ctrl-C
+
+
+def _pipe_reader(handle: BinaryIO) -> Callable[[int], bytes]:
+    """read(size) for standard input that never blocks longer than a tick at a time.
+
+    A blocking read is cut short by Ctrl-C only when the kernel hands the signal to the main
+    thread; a read of at most `size` bytes, made when select says some are there, lets the
+    interrupt through in every case.  (Nothing has read standard input before: its buffer is
+    empty, so reading the descriptor loses nothing.)"""
+    import select
+
+    try:
+        descriptor = handle.fileno()
+    except (AttributeError, OSError, ValueError):  # not a real descriptor (a test's BytesIO)
+        return handle.read
+
+    def read(size: int) -> bytes:
+        parts: list[bytes] = []
+        have = 0
+        while have < size:
+            ready = select.select([descriptor], [], [], _TICK)[0]
+            if not ready:
+                if parts:
+                    break  # hand on what came: the rest may be a long time coming
+                continue
+            part = os.read(descriptor, size - have)
+            if not part:
+                break
+            parts.append(part)
+            have += len(part)
+        return b"".join(parts)
+
+    return read
+
+
 # --- running the tasks, in order ---------------------------------------------------------
 
 
 def ordered_results(job: Job, tasks: Iterator[Task], jobs: int, threads: bool) -> Iterator[Result]:
-    """process(job, task) for each task, in order, at most 2 * jobs in flight."""
+    """process(job, task) for each task, in order, at most 2 * jobs in flight.
+
+    Worker processes ignore SIGINT (Ctrl-C reaches the whole process group): the main process
+    alone handles it, and on any exit, an interrupt included, the workers are terminated, not
+    waited for, so a result half sent by a worker can never hold the exit up.
+    """
     tasks = iter(tasks)
     first = next(tasks, None)
     if first is None:
@@ -440,14 +583,87 @@ def ordered_results(job: Job, tasks: Iterator[Task], jobs: int, threads: bool) -
         for task in chain([first], [second] if second is not None else [], tasks):
             yield process(job, task)
         return
-    pool: Executor
     if threads:
-        pool = ThreadPoolExecutor(max_workers=jobs)
-    else:
-        pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_context())
+        yield from _threaded(job, chain([first, second], tasks), jobs)
+        return
+    workers = [_Worker(job) for _ in range(jobs)]
+    window: deque[_Worker] = deque()  # the worker of each task in flight, in task order
+    try:
+        # Task k goes to worker k % jobs, which does its tasks in order: so results come back
+        # in task order by reading the workers in turn.  No lock is shared with a worker, so
+        # none can be left held by one that is terminated.
+        for index, task in enumerate(chain([first, second], tasks)):
+            worker = workers[index % jobs]
+            worker.send(task)
+            window.append(worker)
+            if len(window) >= 2 * jobs:
+                yield window.popleft().receive()
+        while window:
+            yield window.popleft().receive()
+    finally:
+        for worker in workers:
+            worker.stop()
+
+
+class _Worker:
+    """One worker process and its pipe: tasks in, results out, in order."""
+
+    def __init__(self, job: Job) -> None:
+        context = _context()
+        self.connection, theirs = context.Pipe()
+        self.process = context.Process(target=_work, args=(job, theirs), daemon=True)
+        self.process.start()
+        theirs.close()
+
+    def send(self, task: Task) -> None:
+        self.connection.send(task)
+
+    def receive(self) -> Result:
+        try:
+            while not self.connection.poll(_TICK):
+                pass  # Python code runs between polls: a Ctrl-C is seen within a tick
+            kind, value = self.connection.recv()
+        except EOFError:
+            raise RuntimeError(
+                f"a worker process died (exit code {self.process.exitcode})"
+            ) from None
+        if kind == "error":
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def stop(self) -> None:
+        """Terminate it, never wait on it: a result half sent cannot hold the exit up."""
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join(2)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.connection.close()
+
+
+def _work(job: Job, connection: Any) -> None:
+    _worker_init()
+    while True:
+        try:
+            task = connection.recv()
+        except (EOFError, OSError):  # the main process is gone: so is the work
+            return
+        try:
+            answer: tuple[str, Any] = ("result", process(job, task))
+        except Exception as error:
+            answer = ("error", error)
+        try:
+            connection.send(answer)
+        except OSError:
+            return
+
+
+def _threaded(job: Job, tasks: Iterator[Task], jobs: int) -> Iterator[Result]:
+    pool = ThreadPoolExecutor(max_workers=jobs)
     window: deque[Future[Result]] = deque()
     try:
-        for task in chain([first, second], tasks):
+        for task in tasks:
             window.append(pool.submit(process, job, task))
             if len(window) >= 2 * jobs:
                 yield window.popleft().result()
@@ -457,6 +673,10 @@ def ordered_results(job: Job, tasks: Iterator[Task], jobs: int, threads: bool) -
         for future in window:
             future.cancel()
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _context() -> Any:
@@ -477,7 +697,10 @@ def default_jobs() -> int:
 
 
 class Output:
-    """Bytes to a file or standard output, or record batches to a Parquet file."""
+    """Bytes to a file or standard output, or record batches to a Parquet file.
+
+    A file is created at the first write (or by `finish` when every input was read and had
+    no rows): an input that cannot be read leaves no output file behind."""
 
     def __init__(self, path: str | None, output_format: str, schema: Any = None) -> None:
         self.path = path
@@ -488,6 +711,8 @@ class Output:
         self._own = False
 
     def open(self) -> None:
+        if self._handle is not None:
+            return
         if self.path in (None, "-"):
             self._handle = sys.stdout.buffer
         else:
@@ -503,6 +728,7 @@ class Output:
     def write(self, output: Any) -> None:
         if output is None:
             return
+        self.open()
         if self._writer is not None:
             if output.num_rows:
                 if output.schema != self.schema:
@@ -528,8 +754,10 @@ class Output:
 class Outcome:
     rows: int = 0
     skipped: int = 0
+    blanks: int = 0
     unreadable: int = 0
     stopped: bool = False
+    interrupted: bool = False
     stats: Stats | None = None
 
 
@@ -542,17 +770,35 @@ def run(
     progress: Progress,
     report: Callable[[str], None],
 ) -> Outcome:
+    """Every task's result written in order.  Ctrl-C (KeyboardInterrupt, raised from here)
+    never cuts a write: the output is always a prefix of whole results, so of whole lines."""
     outcome = Outcome(stats=Stats() if job.command == "stats" else None)
     threads = job.input_format == "parquet" and job.command != "stats" and _arrow_releases_gil()
-    output.open()
+    writing = False
+    pending = False
+
+    def on_interrupt(signum: int, frame: Any) -> None:
+        nonlocal pending
+        if writing:
+            pending = True  # raised once the write is whole
+        else:
+            raise KeyboardInterrupt
+
+    previous = _install(on_interrupt)
     try:
-        with progress, closing(ordered_results(job, iter(inputs), jobs, threads)) as results:
+        results = ordered_results(job, iter(inputs), jobs, threads)
+        with progress, closing(results):  # type: ignore[type-var]
             for result in results:
+                writing = True
                 output.write(result.output)
+                writing = False
+                if pending:
+                    raise KeyboardInterrupt
                 for file, line, why in result.skips:
                     report(f"citemark: skipped {file}:{line}: {why}")
                 outcome.rows += result.rows
                 outcome.skipped += len(result.skips)
+                outcome.blanks += result.blanks
                 if outcome.stats is not None and result.stats is not None:
                     outcome.stats.merge(result.stats)
                 progress.advance(result.rows, result.nbytes)
@@ -562,10 +808,30 @@ def run(
                     report("citemark: stopped (use --skip-bad to skip and report bad lines)")
                     outcome.stopped = True
                     break
+        if not inputs.problems and not outcome.stopped:
+            output.open()  # every input read: an empty result is still a file
     finally:
-        output.close()
+        writing = True  # a second Ctrl-C while the output is closed waits for it
+        try:
+            output.close()
+        finally:
+            _restore(previous)
+    if pending:
+        raise KeyboardInterrupt
     outcome.unreadable = inputs.problems
     return outcome
+
+
+def _install(handler: Callable[[int, Any], None]) -> Any:
+    try:
+        return signal.signal(signal.SIGINT, handler)
+    except ValueError:  # not the main thread (an embedding program): leave its handler be
+        return None
+
+
+def _restore(previous: Any) -> None:
+    if previous is not None:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _arrow_releases_gil() -> bool:

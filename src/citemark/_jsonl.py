@@ -1,33 +1,40 @@
-"""One JSONL line: the value at a dotted path, and (for `strip`) its exact span in the line.
+"""JSONL rows: the value at a dotted path in each line, and the names of bad rows.
 
-`value_at` parses the line with `json.loads` and follows the path.  `locate` walks the objects
-along the path with the standard library's own (C) JSON scanner: every member is decoded (so
-a line that `json.loads` rejects is rejected here too) and the span of the value at the path is
-kept, so that `splice` replaces that value and nothing else: every other byte of the line (key
-order, spacing, number spelling, escapes) stays as it was.  Both agree with `json.loads` on
-duplicate keys (the last one wins) and report a missing field the same way.
+The work is done by the JSONL kernel, `_jsonl_c` (compiled) or its twin `_jsonl_py`, chosen as
+the scanner is (`_select`): `locate` validates one line as `json.loads` reads it and gives the
+byte span of the string at the path, without building Python objects for the rest of the line;
+`text_lines` / `strip_lines` / `map_lines` do that for a block of lines, so that the text of
+each row can be stripped (or cleaned) and spliced back with every other byte as it was.
+
+This module turns the kernel's codes into the messages of bad rows (the same for both
+kernels: they are made here, from the line), and holds the helpers shared by the commands.
 """
 
 from __future__ import annotations
 
 import json
-import re
+from types import ModuleType
 from typing import Any
 
-from ._grammar import CITATION_START
+from ._select import IMPLEMENTATION, Implementation, load
 
-_decoder = json.JSONDecoder()
-_scan_value = _decoder.scan_once
-_scan_string = json.decoder.scanstring  # type: ignore[attr-defined]
-_encode_ascii = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
-_encode_utf8 = json.encoder.encode_basestring  # type: ignore[attr-defined]
-_skip_space = re.compile(r"[ \t\n\r]*").match
-# A member's key without escapes, and the colon: the common case, in one match.
-_plain_member = re.compile(r'[ \t\n\r]*"([^"\\\x00-\x1f]*)"[ \t\n\r]*:[ \t\n\r]*').match
-_empty_object = re.compile(r"[ \t\n\r]*}").match
-_after_member = re.compile(r"[ \t\n\r]*([,}])").match
-# How a START can be spelled inside a JSON string: itself, or a \u escape (hex in any case).
-_START_SPELLINGS = (CITATION_START, "\\ue200", "\\uE200")
+_KERNELS: dict[str, ModuleType] = {}
+
+
+def kernel(implementation: Implementation | None = None) -> ModuleType:
+    """The JSONL kernel of `implementation` (None: the active one)."""
+    chosen = IMPLEMENTATION if implementation is None else implementation
+    found = _KERNELS.get(chosen)
+    if found is None:
+        found = _KERNELS[chosen] = load("_jsonl", chosen)
+    return found
+
+
+# The kernel's result codes and value kinds: one numbering, the kernels' own (both give the
+# same; tests/test_jsonl.py checks it).
+FOUND, NULL_TEXT, NOT_STRING, MISSING, INVALID = range(5)
+_KIND_NOUN = ("an object", "a list", "a string", "null", "a int", "a float", "a bool")
+_MISSING_NOUN = ("an object without it", *_KIND_NOUN[1:])
 
 
 class BadRow(ValueError):
@@ -35,137 +42,61 @@ class BadRow(ValueError):
 
 
 def parse_path(path: str) -> tuple[str, ...]:
-    """`response.output_text` -> ("response", "output_text"); empty keys are refused."""
+    """`response.output_text` -> ("response", "output_text"); an empty path or key is
+    refused."""
     keys = tuple(path.split("."))
     if not path or not all(keys):
-        raise ValueError(f"not a dotted field path: {path!r}")
+        raise ValueError(f"not a dotted field path: {path!r} (write it as key.key.key)")
     return keys
 
 
-def may_hold_start(line: str) -> bool:
-    """False when no string of the JSON line can hold a START (so nothing there can change)."""
-    return any(spelling in line for spelling in _START_SPELLINGS)
+def why(line: bytes, path: tuple[str, ...], code: int, a: int, b: int) -> str:
+    """The message for the bad row `line`, from the code `locate` gave for it."""
+    dotted = ".".join(path)
+    if code == NOT_STRING:
+        return f"field {dotted!r} is not a string: it is {_KIND_NOUN[a]}"
+    if code == MISSING:
+        where = ".".join(path[:a]) or "the line"
+        return f"no field {dotted!r} ({where} is {_MISSING_NOUN[b]})"
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return f"not UTF-8 ({error.reason} at byte {error.start})"
+    try:
+        json.loads(text)
+    except RecursionError:
+        return "invalid JSON: nested too deep to say where"
+    except ValueError as error:
+        return f"invalid JSON: {error}"
+    return "invalid JSON"
 
 
-def value_at(line: str, path: tuple[str, ...]) -> Any:
-    """The value at `path` in the JSON object `line`; BadRow when there is none."""
+def value_at(line: bytes, path: tuple[str, ...]) -> Any:
+    """The text (str, or None for null) at `path` in the JSON line; BadRow when there is
+    none.  Any depth: a line nested deeper than Python's recursion limit is read all the
+    same."""
+    code, a, b = kernel().locate(line, path)
+    if code == NULL_TEXT:
+        return None
+    if code != FOUND:
+        raise BadRow(why(line, path, code, a, b))
+    token = line[a:b]
+    if b"\\" not in token:
+        return token[1:-1].decode("utf-8")
+    return json.decoder.scanstring(token.decode("utf-8"), 1, True)[0]  # type: ignore[attr-defined]
+
+
+def any_value_at(line: bytes, path: tuple[str, ...]) -> Any:
+    """The value (any JSON) at `path`: for what is not a text, such as lint's sources."""
+    code, a, b = kernel().locate(line, path)
+    if code in (FOUND, NULL_TEXT):
+        return value_at(line, path)
+    if code != NOT_STRING:
+        raise BadRow(why(line, path, code, a, b))
     try:
         value = json.loads(line)
-    except ValueError as error:
-        raise BadRow(f"invalid JSON: {error}") from None
-    for depth, key in enumerate(path):
-        if not isinstance(value, dict) or key not in value:
-            raise _missing(path, depth, _kind(value))
+    except RecursionError:
+        raise BadRow("invalid JSON: nested too deep to read") from None
+    for key in path:
         value = value[key]
     return value
-
-
-def locate(line: str, path: tuple[str, ...]) -> tuple[Any, int, int]:
-    """(value, start, end) of the value at `path` in the JSON object `line`.
-
-    Raises BadRow for a line that is not valid JSON, that is not an object, or that has no
-    value at the path.
-    """
-    try:
-        index = _skip_space(line, 0).end()
-        if line[index : index + 1] == "{":
-            found, end = _walk(line, index, path)
-        else:
-            value, end = _scan_value(line, index)
-            found = _Missing(0, _kind(value))
-        end = _skip_space(line, end).end()
-        if end != len(line):
-            raise _Invalid
-    except (_Invalid, StopIteration, IndexError, ValueError):
-        try:
-            json.loads(line)
-        except ValueError as error:
-            raise BadRow(f"invalid JSON: {error}") from None
-        raise  # the walker refused what json accepts: a bug, not bad input
-    if isinstance(found, _Missing):
-        raise _missing(path, found.depth, found.found)
-    return found  # type: ignore[no-any-return]
-
-
-def splice(line: str, start: int, end: int, text: str) -> str:
-    """`line` with the JSON string value at [start, end) replaced by `text`, in the same
-    escaping style: ASCII-only (\\uXXXX escapes) when the original was, UTF-8 otherwise."""
-    encode = _encode_ascii if line[start:end].isascii() else _encode_utf8
-    return line[:start] + encode(text) + line[end:]
-
-
-class _Missing:
-    def __init__(self, depth: int, found: str) -> None:
-        self.depth = depth  # how many keys of the path matched
-        self.found = found  # what stood there instead ("an object without it", "a list", ...)
-
-
-class _Invalid(Exception):
-    pass
-
-
-def _missing(path: tuple[str, ...], depth: int, found: str) -> BadRow:
-    where = ".".join(path[:depth]) or "the line"
-    return BadRow(f"no field {'.'.join(path)!r} ({where} is {found})")
-
-
-def _kind(value: Any) -> str:
-    if isinstance(value, dict):
-        return "an object without it"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, str):
-        return "a string"
-    if value is None:
-        return "null"
-    return f"a {type(value).__name__}"
-
-
-def _walk(line: str, index: int, path: tuple[str, ...]) -> tuple[Any, int]:
-    """line[index] is '{': walk the object to its end; (found, index after '}')."""
-    found: Any = _NOT_IN_OBJECT
-    empty = _empty_object(line, index + 1)
-    if empty:
-        return found, empty.end()
-    index += 1
-    wanted = path[0]
-    last = len(path) == 1
-    scan_value = _scan_value
-    plain_member = _plain_member
-    after_member = _after_member
-    while True:
-        member = plain_member(line, index)
-        if member:
-            key = member[1]
-            index = member.end()
-        else:  # a key with escapes, or not JSON
-            index = _skip_space(line, index).end()
-            if line[index] != '"':
-                raise _Invalid
-            key, index = _scan_string(line, index + 1, True)
-            index = _skip_space(line, index).end()
-            if line[index] != ":":
-                raise _Invalid
-            index = _skip_space(line, index + 1).end()
-        if key != wanted:
-            end = scan_value(line, index)[1]
-        elif last:
-            value, end = scan_value(line, index)
-            found = (value, index, end)
-        elif line[index] == "{":
-            inner, end = _walk(line, index, path[1:])
-            if isinstance(inner, _Missing):
-                inner = _Missing(inner.depth + 1, inner.found)
-            found = inner
-        else:
-            value, end = scan_value(line, index)
-            found = _Missing(1, _kind(value))
-        after = after_member(line, end)
-        if not after:
-            raise _Invalid
-        if after[1] == "}":
-            return found, after.end()
-        index = after.end()
-
-
-_NOT_IN_OBJECT = _Missing(0, "an object without it")

@@ -35,6 +35,7 @@ class Stats:
     other_families: Counter[str] = field(default_factory=Counter)
     id_kinds: Counter[str] = field(default_factory=Counter)
     skipped: int = 0
+    blank_lines: int = 0
 
     def add_texts(self, texts: Iterable[str | None], families: tuple[str, ...]) -> None:
         present = []
@@ -72,6 +73,7 @@ class Stats:
         self.citations += other.citations
         self.max_per_row = max(self.max_per_row, other.max_per_row)
         self.skipped += other.skipped
+        self.blank_lines += other.blank_lines
         self.per_row.update(other.per_row)
         for mine, theirs in (
             (self.citations_by_family, other.citations_by_family),
@@ -90,6 +92,7 @@ class Stats:
             "rows": self.rows,
             "null_rows": self.null_rows,
             "skipped_rows": self.skipped,
+            "blank_lines": self.blank_lines,
             "rows_with_citations": self.rows_with_citations,
             "citations": self.citations,
             "malformed_markers": sum(self.malformed(family) for family in _unique(families)),
@@ -127,6 +130,8 @@ class Stats:
             row("rows with no text (null)", self.null_rows)
         if self.skipped:
             row("rows skipped (bad input)", self.skipped)
+        if self.blank_lines:
+            row("blank lines (not rows)", self.blank_lines)
         row("rows with citations", self.rows_with_citations, share)
         row("citations", self.citations)
         row("malformed markers", data["malformed_markers"], "(markers that are not citations)")

@@ -2,14 +2,14 @@
 
     citemark extract [FILE ...]   the citations of each input, as JSON lines
     citemark strip [FILE ...]     each input without its citation markers
+    citemark clean [FILE ...]     each input cleaned for display (citemark.clean)
     citemark stats [FILE ...]     counts: citations per family and per row, malformed markers,
                                   id kinds; a table, or --json
     citemark lint [FILE ...]      check answers against their sources and the citation rules
-                                  (`citemark lint --help`; see citemark.lint)
 
 FILE defaults to standard input ("-").  A FILE is one text, unless --field PATH (JSONL: one JSON
 object a line, the text at a dotted PATH in each) or --column NAME (Parquet) says it holds rows.
-See `citemark --help` for the options and the exit codes.
+`citemark COMMAND --help` gives each command's options; `citemark --help` the exit codes.
 """
 
 from __future__ import annotations
@@ -17,9 +17,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from importlib import import_module
+from typing import Any
 
 from . import IMPLEMENTATION, __version__
+from ._grammar import DEFAULT_FAMILIES
 
 EXIT_OK = 0
 EXIT_SKIPPED = 1
@@ -29,39 +32,51 @@ EXIT_INTERRUPTED = 130
 EPILOG = """\
 input:
   FILE ...           texts, one document a file (read whole); "-" is standard input
-  --field PATH       JSONL: one JSON object a line, the text at PATH (a.b.c) in each
-  --column NAME      Parquet: the string column NAME (pip install citemark[arrow])
+  --field PATH       JSONL: one JSON object a line, the text at PATH (a.b.c) in each;
+                     blank lines are not rows (counted, and copied by strip and clean)
+  --column NAME      Parquet: the string column NAME ({parquet_hint})
+  a null text (JSON null, Parquet null) is a row without text in every command
 
 output (standard output, or --output FILE):
-  strip    text -> text; JSONL -> the same lines with the field cleaned, every other byte
-           as it was; Parquet -> Parquet with the column cleaned (or JSONL with --format jsonl)
-  extract  JSON lines: {"file", "citations"} per text file, {"file", "row", "citations"}
+  strip, clean  text -> text; JSONL -> the same lines with the field changed, every other
+           byte as it was; Parquet -> Parquet with the column changed (or JSONL with --format
+           jsonl); Parquet is never written to a terminal
+  extract  JSON lines: {{"file", "citations"}} per text file, {{"file", "row", "citations"}}
            per JSONL/Parquet row (row: 0-based; JSONL line number - 1); or Parquet with
            --format parquet / --output FILE.parquet (columns file, row, citations)
   stats    a table, or one JSON object with --json
+  lint     diagnostics, then a table (its own exit codes: citemark lint --help)
+
+rows are processed by --jobs worker processes (default: all cores), output in input order.
 
 exit codes:
   0    success: every input row was written
   1    success with --skip-bad, but some rows were skipped (each one named on stderr)
   2    bad usage; an input that cannot be read (named; the other inputs are still done);
-       or a bad row (invalid JSON, not UTF-8, missing or non-string field) without
-       --skip-bad: the run stops there, naming file and line
-  130  interrupted
+       a write error (a full disk); or a bad row (invalid JSON, not UTF-8, missing or
+       non-string field) without --skip-bad: the run stops there, naming file and line
+  130  interrupted (the output holds whole lines: those of the rows done before)
 """
 
+COMMANDS = ("extract", "strip", "clean", "stats", "lint")
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="citemark",
-        description="Find, extract and strip the citation markers of OpenAI model answers.",
-        epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument(
-        "--version", action="version", version=f"citemark {__version__} ({IMPLEMENTATION})"
-    )
-    parser.add_argument("command", choices=("extract", "strip", "stats"))
-    parser.add_argument("files", nargs="*", default=["-"], metavar="FILE")
+
+def parquet_hint() -> str:
+    """How to get pyarrow: the extra when citemark itself came from an index (so that the
+    extra resolves), else pyarrow by name (`citemark[arrow]` fails for a checkout)."""
+    try:
+        from importlib.metadata import distribution
+
+        direct = distribution("citemark").read_text("direct_url.json")
+    except Exception:  # not installed at all (a checkout on sys.path)
+        direct = ""
+    if direct is None:  # installed from an index: no direct_url.json
+        return "pip install 'citemark[arrow]'"
+    return "pip install pyarrow"
+
+
+def add_family(parser: argparse.ArgumentParser) -> None:
+    """--family: the one definition, for every command (lint included)."""
     parser.add_argument(
         "--family",
         action="append",
@@ -69,17 +84,29 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help="marker family to accept (repeatable; default: cite)",
     )
+
+
+def _rows_options(parser: argparse.ArgumentParser, command: str) -> None:
+    """The options of the row commands (extract, strip, clean, stats)."""
+    from ._batch import TEXT_COMMANDS
+
+    parser.add_argument("files", nargs="*", default=["-"], metavar="FILE")
+    add_family(parser)
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--field", metavar="PATH", help="JSONL input: dotted path to the text")
     source.add_argument("--column", metavar="NAME", help="Parquet input: the text column")
     parser.add_argument(
         "-o", "--output", metavar="FILE", help="write here instead of standard output"
     )
-    parser.add_argument(
-        "--format",
-        choices=("text", "jsonl", "parquet"),
-        help="output format (default: from --output's suffix, else as the input; extract: jsonl)",
-    )
+    if command == "stats":
+        parser.add_argument("--json", action="store_true", help="one JSON object, not a table")
+    else:
+        parser.add_argument(
+            "--format",
+            choices=("text", "jsonl", "parquet"),
+            help="output format (default: from --output's suffix, else as the input; "
+            "extract: jsonl)",
+        )
     parser.add_argument(
         "-j",
         "--jobs",
@@ -99,9 +126,60 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip bad rows (each one reported on stderr) instead of stopping",
     )
-    parser.add_argument("--json", action="store_true", help="stats: one JSON object")
     parser.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    return parser
+    for flags, options in TEXT_COMMANDS[command].options if command in TEXT_COMMANDS else ():
+        parser.add_argument(*flags, **options)
+
+
+def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    from ._batch import TEXT_COMMANDS
+
+    hint = parquet_hint()
+    parser = argparse.ArgumentParser(
+        prog="citemark",
+        description="Find, extract, strip and clean the citation markers of OpenAI model "
+        "answers; count them; check answers against their sources.",
+        epilog=EPILOG.format(parquet_hint=hint),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"citemark {__version__} ({IMPLEMENTATION})"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    about = {
+        "extract": (
+            "the citations of each input, as JSON lines (or Parquet)",
+            "Extract the valid citation markers of each text, JSONL row or Parquet row.",
+        ),
+        "stats": (
+            "counts: citations per family and per row, malformed markers, id kinds",
+            "Count citations, malformed markers, families and id kinds over every row.",
+        ),
+        **{name: (command.help, command.description) for name, command in TEXT_COMMANDS.items()},
+        "lint": (
+            "check answers against their sources and the citation rules",
+            "Check model answers: citations against their sources, marker syntax, "
+            "and where citations are placed.",
+        ),
+    }
+    subparsers = {}
+    for name in COMMANDS:
+        short, description = about[name]
+        sub = commands.add_parser(
+            name,
+            help=short,
+            description=description,
+            epilog=None if name == "lint" else f"Parquet: {hint}.  Exit codes: citemark --help",
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        if name == "lint":
+            from .lint import add_arguments
+
+            add_arguments(sub)
+        else:
+            _rows_options(sub, name)
+        subparsers[name] = sub
+    return parser, subparsers
 
 
 def _positive(value: str) -> int:
@@ -111,46 +189,110 @@ def _positive(value: str) -> int:
     return number
 
 
+def _split(argv: list[str], takes_value: set[str]) -> tuple[str | None, list[str]]:
+    """(the command, the arguments without it): options given before the command (`citemark
+    -q strip ...`) are its options too."""
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg in COMMANDS:
+            return arg, argv[:index] + argv[index + 1 :]
+        if arg == "--" or not arg.startswith("-"):
+            return None, argv
+        index += 2 if arg in takes_value else 1
+    return None, argv
+
+
 def _formats(args: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple[str, str]:
     """(input format, output format), or a usage error for what cannot be done."""
-    input_format = "jsonl" if args.field else "parquet" if args.column else "text"
+    from ._batch import TEXT_COMMANDS
+
+    input_format = "jsonl" if args.field is not None else "parquet" if args.column else "text"
     if args.command == "stats":
-        if args.format:
-            parser.error("stats writes a table or --json, not --format")
         return input_format, "stats"
     output_format = args.format
     if output_format is None and args.output:
         suffix = os.path.splitext(args.output)[1].lower()
         output_format = {".parquet": "parquet", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix)
     if output_format is None:
-        output_format = input_format if args.command == "strip" else "jsonl"
-    allowed = {
-        "strip": {"text": {"text"}, "jsonl": {"jsonl"}, "parquet": {"parquet", "jsonl"}},
-        "extract": {kind: {"jsonl", "parquet"} for kind in ("text", "jsonl", "parquet")},
-    }[args.command][input_format]
-    if output_format not in allowed:
+        output_format = input_format if args.command in TEXT_COMMANDS else "jsonl"
+    if args.command in TEXT_COMMANDS:
+        allowed = {"text": {"text"}, "jsonl": {"jsonl"}, "parquet": {"parquet", "jsonl"}}
+    else:
+        allowed = {kind: {"jsonl", "parquet"} for kind in ("text", "jsonl", "parquet")}
+    if output_format not in allowed[input_format]:
         parser.error(
             f"{args.command} cannot write {output_format} from {input_format} input "
-            f"(it writes {' or '.join(sorted(allowed))})"
+            f"(it writes {' or '.join(sorted(allowed[input_format]))})"
         )
-    if output_format == "parquet" and args.output in (None, "-") and sys.stdout.isatty():
+    if output_format == "parquet" and args.output in (None, "-") and _is_terminal(sys.stdout):
         parser.error("Parquet output goes to a file (--output FILE.parquet) or a pipe")
     return input_format, output_format
 
 
+def _is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _looks_like_parquet(file: str) -> bool:
+    if file == "-":
+        return False
+    if file.lower().endswith((".parquet", ".pq")):
+        return True
+    try:
+        with open(file, "rb") as handle:
+            return handle.read(4) == b"PAR1"
+    except OSError:
+        return False
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    if argv[:1] == ["lint"]:  # a command with options of its own
-        from .lint import main as lint
+    parser, subparsers = _parsers()
+    takes_value = {
+        flag
+        for sub in subparsers.values()
+        for action in sub._actions
+        if action.nargs != 0 and action.option_strings
+        for flag in action.option_strings
+    }
+    command, rest = _split(argv, takes_value)
+    if command is None:
+        parser.parse_args(argv)  # --help, --version, or the usage error naming the commands
+        parser.error("a command is needed")
+    sub = subparsers[command]
+    if command == "lint":
+        from .lint import run
 
-        return lint(argv[1:])
-    parser = _parser()
+        return run(sub, rest)
     # intermixed: options may come between the file names (`stats --json log.jsonl`)
-    args = parser.parse_intermixed_args(argv)
-    families = tuple(args.families or ("cite",))
+    args = sub.parse_intermixed_args(rest)
+    args.command = command
+    return _run_rows(args, sub)
+
+
+def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
+    from . import _batch, _progress
+    from ._jsonl import parse_path
+
+    families = tuple(args.families or DEFAULT_FAMILIES)
+    if args.field is not None:
+        try:
+            field_path = parse_path(args.field)
+        except ValueError as error:
+            parser.error(str(error))
+    else:
+        field_path = ()
+    if args.column is not None and not args.column:
+        parser.error("--column needs a column name")
+    if args.field is None and not args.column:
+        for file in args.files:
+            if _looks_like_parquet(file):
+                parser.error(f"{file} is a Parquet file: name the text column with --column NAME")
     input_format, output_format = _formats(args, parser)
-    if args.json and args.command != "stats":
-        parser.error("--json is for stats")
     if args.output not in (None, "-") and os.path.exists(args.output):
         for file in args.files:
             if file != "-" and os.path.exists(file) and os.path.samefile(file, args.output):
@@ -159,15 +301,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             import pyarrow  # noqa: F401
         except ImportError:
-            parser.error("Parquet needs pyarrow: pip install 'citemark[arrow]'")
-
-    from . import _batch, _progress
-    from ._jsonl import parse_path
-
-    try:
-        field_path = parse_path(args.field) if args.field else ()
-    except ValueError as error:
-        parser.error(str(error))
+            parser.error(f"Parquet needs pyarrow: {parquet_hint()}")
+    if args.command == "clean":
+        try:
+            import_module("citemark.clean")
+        except ImportError as error:
+            parser.error(f"clean needs citemark.clean, which this install lacks ({error})")
+    own = _batch.TEXT_COMMANDS[args.command].options if args.command in _batch.TEXT_COMMANDS else ()
+    options = tuple((spec["dest"], getattr(args, spec["dest"])) for _, spec in own)
     job = _batch.Job(
         command=args.command,
         input_format=input_format,
@@ -176,6 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         field_path=field_path,
         column=args.column or "",
         skip_bad=args.skip_bad,
+        options=options,
     )
 
     def report(message: str) -> None:
@@ -188,14 +330,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if schema is None:
             return EXIT_BAD_INPUT
     to_stdout = args.output in (None, "-")
-    output = _batch.Output(None if args.command == "stats" else args.output, output_format, schema)
     if args.command == "stats":
         output = _batch.Output(None, "jsonl")  # nothing is written while rows are read
+    else:
+        output = _batch.Output(args.output, output_format, schema)
     progress = _progress.Progress(
         inputs.total_bytes(), enabled=_progress.wanted(args.quiet, to_stdout)
     )
-    try:
-        outcome = _batch.run(
+
+    def work() -> Any:
+        return _batch.run(
             job,
             inputs,
             output,
@@ -203,25 +347,51 @@ def main(argv: Sequence[str] | None = None) -> int:
             progress=progress,
             report=report,
         )
-    except KeyboardInterrupt:
-        report("citemark: interrupted")
-        return EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away (| head): not an error of ours; keep Python quiet at exit.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return EXIT_OK
-    except OSError as error:
-        report(f"citemark: cannot write {args.output or 'standard output'}: {error}")
-        return EXIT_BAD_INPUT
+
+    outcome, code = guarded(work, args.output, report)
+    if outcome is None:
+        return code
     if outcome.stats is not None and not outcome.stopped:
-        _write_stats(outcome.stats, families, args)
+        code = guarded(lambda: _write_stats(outcome.stats, families, args), args.output, report)[1]
+        if code != EXIT_OK:
+            return code
+    if outcome.blanks:
+        report(f"citemark: {outcome.blanks:,} blank line(s) skipped (not rows)")
     if outcome.skipped:
         written = outcome.rows - outcome.skipped
         report(f"citemark: {outcome.skipped:,} bad row(s) skipped, {written:,} written")
     if outcome.stopped or outcome.unreadable:
         return EXIT_BAD_INPUT
     return EXIT_SKIPPED if outcome.skipped else EXIT_OK
+
+
+def guarded(
+    work: Callable[[], Any], output: str | None, report: Callable[[str], None]
+) -> tuple[Any, int]:
+    """(work(), 0), or (None, exit code) for an interrupt or a write error, the same for
+    every command: a closed pipe (`| head`) is no error; a full disk is exit 2, named."""
+    try:
+        return work(), EXIT_OK
+    except KeyboardInterrupt:
+        report("citemark: interrupted")
+        return None, EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away: not an error of ours; keep Python quiet at exit.
+        quiet_stdout()
+        return None, EXIT_OK
+    except OSError as error:
+        report(f"citemark: cannot write {output or 'standard output'}: {error}")
+        quiet_stdout()
+        return None, EXIT_BAD_INPUT
+
+
+def quiet_stdout() -> None:
+    """Standard output to /dev/null: Python's flush at exit must not fail (and print) again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _parquet_schema(args: argparse.Namespace) -> object:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ._grammar import DEFAULT_FAMILIES, LINE_BREAK_RE
-from ._jsonl import BadRow, parse_path, value_at
+from ._jsonl import BadRow, any_value_at, parse_path, value_at
 from .parser import Parser
 from .prompt import STYLES
 from .sources import Registry
@@ -53,6 +53,8 @@ class Report:
     counts: Counter[str] = field(default_factory=Counter)
     rows: list[dict[str, Any]] = field(default_factory=list)
     unreadable: list[str] = field(default_factory=list)
+    null_answers: int = 0  # JSONL rows whose answer is null: rows without text
+    blank_lines: int = 0  # blank JSONL lines: no rows
 
 
 def _arguments() -> argparse.ArgumentParser:
@@ -60,9 +62,17 @@ def _arguments() -> argparse.ArgumentParser:
         prog="citemark lint",
         description="Check model answers: citations against their sources, marker syntax, "
         "and where citations are placed.",
-        epilog=__doc__.split("\n\n", 2)[2] if __doc__ else None,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    add_arguments(parser)
+    return parser
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """lint's options, on its own parser or on `citemark lint`'s."""
+    from .cli import add_family
+
+    parser.epilog = __doc__.split("\n\n", 2)[2] if __doc__ else None
     parser.add_argument("files", nargs="*", default=["-"], metavar="FILE")
     parser.add_argument("--sources", metavar="FILE", help="JSON: id -> source object")
     parser.add_argument("--field", metavar="PATH", help="JSONL input: dotted path to the answer")
@@ -72,13 +82,7 @@ def _arguments() -> argparse.ArgumentParser:
     parser.add_argument(
         "--style", choices=STYLES, help="the prompt's citation style (default: none)"
     )
-    parser.add_argument(
-        "--family",
-        action="append",
-        dest="families",
-        metavar="NAME",
-        help="marker family to accept (repeatable; default: cite)",
-    )
+    add_family(parser)
     parser.add_argument(
         "--fail-on",
         choices=("error", "warning"),
@@ -86,21 +90,38 @@ def _arguments() -> argparse.ArgumentParser:
         help="lowest severity that makes the exit code 1 (default: error)",
     )
     parser.add_argument("--json", action="store_true", help="one JSON object on standard output")
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    arguments = _arguments()
+    return run(_arguments(), sys.argv[1:] if argv is None else list(argv))
+
+
+def run(arguments: argparse.ArgumentParser, argv: Sequence[str]) -> int:
+    """lint with `arguments` (a parser that `add_arguments` filled) on `argv`.  A write error
+    and an interrupt are handled as every citemark command handles them."""
+    from .cli import guarded
+
     args = arguments.parse_intermixed_args(argv)
-    if args.sources_field and not args.field:
+    if args.sources_field is not None and args.field is None:
         arguments.error("--sources-field reads JSONL rows: give --field too")
-    if args.sources and args.sources_field:
+    if args.sources and args.sources_field is not None:
         arguments.error("give --sources or --sources-field, not both")
     try:
-        field_path = parse_path(args.field) if args.field else ()
-        sources_path = parse_path(args.sources_field) if args.sources_field else ()
+        field_path = parse_path(args.field) if args.field is not None else ()
+        sources_path = parse_path(args.sources_field) if args.sources_field is not None else ()
     except ValueError as error:
         arguments.error(str(error))
+    code = guarded(
+        lambda: _check(args, field_path, sources_path),
+        None,
+        lambda message: print(message, file=sys.stderr, flush=True),
+    )
+    return code[0] if code[0] is not None else code[1]
+
+
+def _check(
+    args: argparse.Namespace, field_path: tuple[str, ...], sources_path: tuple[str, ...]
+) -> int:
     parser = Parser(tuple(args.families or DEFAULT_FAMILIES))
     report = Report()
     shared: Registry | None = None
@@ -163,15 +184,17 @@ def _load_sources(file: str) -> Registry:
         raise Unreadable(f"{file}: bad sources: {error}") from None
 
 
-def _rows(file: str) -> Iterator[tuple[int, str | None, str]]:
-    """(line number, the line or None when it is not UTF-8, why) for each non-blank line."""
-    for number, raw in enumerate(_read(file).split(b"\n"), 1):
-        if not raw.strip():
+def _rows(file: str, report: Report) -> Iterator[tuple[int, bytes]]:
+    """(line number, the line) for each non-blank line; blank lines are counted."""
+    data = _read(file)
+    lines = data.split(b"\n")
+    if data.endswith(b"\n") or not data:
+        lines.pop()  # what follows the last newline is no line
+    for number, raw in enumerate(lines, 1):
+        if not raw.strip(b" \t\r"):
+            report.blank_lines += 1
             continue
-        try:
-            yield number, raw.decode("utf-8"), ""
-        except UnicodeDecodeError as error:
-            yield number, None, f"not UTF-8 (byte {error.start})"
+        yield number, raw
 
 
 def _lint_jsonl(
@@ -183,17 +206,13 @@ def _lint_jsonl(
     args: argparse.Namespace,
     report: Report,
 ) -> None:
-    for number, line, why in _rows(file):
+    for number, line in _rows(file, report):
         try:
-            if line is None:
-                raise BadRow(why)
             text = value_at(line, field_path)
-            if not isinstance(text, str):
-                raise BadRow(f"field {'.'.join(field_path)!r} is not a string")
             sources = shared
-            if sources_path:
+            if sources_path and text is not None:
                 try:
-                    sources = Registry.from_json(value_at(line, sources_path))
+                    sources = Registry.from_json(any_value_at(line, sources_path))
                 except (TypeError, ValueError) as error:
                     if isinstance(error, BadRow):
                         raise
@@ -201,6 +220,9 @@ def _lint_jsonl(
         except BadRow as bad:
             report.unreadable.append(f"{file}:{number}: {bad}")
             _complain(report.unreadable[-1])
+            continue
+        if text is None:  # a row without text: nothing to check
+            report.null_answers += 1
             continue
         _lint(text, sources, parser, args, report, file=file, row_line=number)
 
@@ -259,6 +281,11 @@ def _write_table(report: Report, out: TextIO) -> None:
         for code, count in ordered:
             out.write(f"{code:<{width}}  {CODES[code]:<8}  {count:>5}\n")
         out.write("\n")
+    if report.null_answers or report.blank_lines:
+        out.write(
+            f"not answers: {_plural(report.null_answers, 'null answer')} (rows without text), "
+            f"{_plural(report.blank_lines, 'blank line')}\n"
+        )
     out.write(
         f"{_plural(report.answers, 'answer')}, {_plural(report.citations, 'citation')}: "
         f"{_plural(errors, 'error')}, {_plural(warnings, 'warning')}"
@@ -279,6 +306,8 @@ def _write_json(report: Report, out: TextIO) -> None:
             "codes": dict(sorted(report.counts.items())),
         },
         "unreadable": report.unreadable,
+        # JSONL rows that are not answers: a null answer (a row without text), a blank line
+        "not_answers": {"null": report.null_answers, "blank_lines": report.blank_lines},
     }
     out.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
 

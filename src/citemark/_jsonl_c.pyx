@@ -1,0 +1,827 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True, freethreading_compatible=True
+"""The compiled JSONL kernel: validate a line and find the value at a dotted path, on bytes.
+
+One pass over the line's bytes, no Python object built for what is not at the path: the
+line is checked against RFC 8259 as `json.loads` reads it (NaN, Infinity and -Infinity
+accepted, lone surrogate escapes accepted, strict UTF-8), with a heap stack instead of
+recursion, so any depth is either read or refused, never a RecursionError.  The value at the
+path follows `json.loads` on duplicate keys: the last one wins, at every level.
+
+Twin: `_jsonl_py` (same functions, same results); the chunk loops shared by both are in
+`_jsonl`.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from libc.stdint cimport int64_t
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memchr, memcmp, memcpy
+
+import json
+
+# Codes shared with `_jsonl_py` and `_jsonl` (one home: `_jsonl` imports them from here
+# and from the twin, and the tests check they agree).
+DEF FOUND = 0  # a string at the path: (FOUND, start, end) of its quoted token
+DEF NULL_TEXT = 1  # null at the path: a row without text
+DEF NOT_STRING = 2  # (NOT_STRING, kind, 0)
+DEF MISSING = 3  # (MISSING, keys matched, kind of what stood there)
+DEF INVALID = 4  # (INVALID, 0, 0): not JSON, or not UTF-8 (the message is made elsewhere)
+
+DEF K_OBJECT = 0
+DEF K_LIST = 1
+DEF K_STRING = 2
+DEF K_NULL = 3
+DEF K_INT = 4
+DEF K_FLOAT = 5
+DEF K_BOOL = 6
+
+DEF VALUE = 0
+DEF AFTER = 1
+DEF MEMBER = 2
+
+CODES = (FOUND, NULL_TEXT, NOT_STRING, MISSING, INVALID)
+KINDS = (K_OBJECT, K_LIST, K_STRING, K_NULL, K_INT, K_FLOAT, K_BOOL)
+
+_scanstring = json.decoder.scanstring
+_INVALID = (INVALID, 0, 0)
+
+# 1: a byte that ends the plain run of a string (quote, backslash, control, non-ASCII)
+cdef unsigned char STOP[256]
+cdef unsigned char HEX[256]
+cdef int _i
+for _i in range(256):
+    STOP[_i] = 1 if (_i == 34 or _i == 92 or _i < 32 or _i >= 128) else 0
+    HEX[_i] = 1 if (48 <= _i <= 57 or 65 <= _i <= 70 or 97 <= _i <= 102) else 0
+
+
+cdef inline Py_ssize_t _space(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    while i < n and (s[i] == 32 or s[i] == 9 or s[i] == 10 or s[i] == 13):
+        i += 1
+    return i
+
+
+cdef inline Py_ssize_t _utf8(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    """s[i] >= 0x80: the index after its well-formed UTF-8 sequence, or -1 (the same
+    sequences CPython's strict decoder accepts: no overlongs, no surrogates, <= U+10FFFF)."""
+    cdef unsigned char c = s[i]
+    cdef unsigned char lo = 0x80, hi = 0xBF
+    cdef int more
+    if 0xC2 <= c <= 0xDF:
+        more = 1
+    elif 0xE0 <= c <= 0xEF:
+        more = 2
+        if c == 0xE0:
+            lo = 0xA0
+        elif c == 0xED:
+            hi = 0x9F
+    elif 0xF0 <= c <= 0xF4:
+        more = 3
+        if c == 0xF0:
+            lo = 0x90
+        elif c == 0xF4:
+            hi = 0x8F
+    else:
+        return -1
+    if i + more >= n:
+        return -1
+    if not (lo <= s[i + 1] <= hi):
+        return -1
+    if more >= 2 and not (0x80 <= s[i + 2] <= 0xBF):
+        return -1
+    if more == 3 and not (0x80 <= s[i + 3] <= 0xBF):
+        return -1
+    return i + more + 1
+
+
+cdef inline Py_ssize_t _string(
+    const unsigned char* s, Py_ssize_t i, Py_ssize_t n, bint* escaped
+) noexcept nogil:
+    """s[i] is the opening quote: the index after the closing one, or -1."""
+    i += 1
+    while True:
+        while i < n and not STOP[s[i]]:
+            i += 1
+        if i >= n:
+            return -1
+        if s[i] == 34:
+            return i + 1
+        if s[i] == 92:
+            escaped[0] = True
+            if i + 1 >= n:
+                return -1
+            c = s[i + 1]
+            if c == 117:  # \uXXXX
+                if i + 5 >= n or not (
+                    HEX[s[i + 2]] and HEX[s[i + 3]] and HEX[s[i + 4]] and HEX[s[i + 5]]
+                ):
+                    return -1
+                i += 6
+            elif c == 34 or c == 92 or c == 47 or c == 98 or c == 102 or c == 110 \
+                    or c == 114 or c == 116:
+                i += 2
+            else:
+                return -1
+        elif s[i] < 32:
+            return -1
+        else:
+            i = _utf8(s, i, n)
+            if i < 0:
+                return -1
+
+
+cdef inline Py_ssize_t _digits(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    while i < n and 48 <= s[i] <= 57:
+        i += 1
+    return i
+
+
+cdef inline Py_ssize_t _number(
+    const unsigned char* s, Py_ssize_t i, Py_ssize_t n, int* kind
+) noexcept nogil:
+    """A number (or NaN, Infinity, -Infinity, as json.loads reads them) at i: the index after
+    it, or -1; kind is K_INT or K_FLOAT."""
+    cdef Py_ssize_t j
+    kind[0] = K_INT
+    if s[i] == 78:  # NaN
+        kind[0] = K_FLOAT
+        return i + 3 if i + 3 <= n and memcmp(s + i, b"NaN", 3) == 0 else -1
+    if s[i] == 45:  # -
+        i += 1
+    if i < n and s[i] == 73:  # Infinity
+        kind[0] = K_FLOAT
+        return i + 8 if i + 8 <= n and memcmp(s + i, b"Infinity", 8) == 0 else -1
+    if i >= n or not (48 <= s[i] <= 57):
+        return -1
+    if s[i] == 48:
+        i += 1
+    else:
+        i = _digits(s, i, n)
+    if i < n and s[i] == 46:  # .
+        j = _digits(s, i + 1, n)
+        if j == i + 1:
+            return -1
+        i = j
+        kind[0] = K_FLOAT
+    if i < n and (s[i] == 101 or s[i] == 69):  # e E
+        i += 1
+        if i < n and (s[i] == 43 or s[i] == 45):
+            i += 1
+        j = _digits(s, i, n)
+        if j == i:
+            return -1
+        i = j
+        kind[0] = K_FLOAT
+    return i
+
+
+cdef object _key(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
+    """The decoded key of the string token s[start:end] (it has escapes)."""
+    text = PyUnicode_DecodeUTF8(<const char*>s + start, end - start, NULL)
+    return _scanstring(text, 1, True)[0]
+
+
+def locate(bytes line not None, tuple path not None):
+    """(code, a, b) for the value at `path` (a tuple of str keys) in the JSON line `line`.
+
+    FOUND: a, b = the quoted string token's byte span; NULL_TEXT; NOT_STRING: a = its kind;
+    MISSING: a = how many keys matched, b = the kind of what stood there; INVALID (also for
+    a line that is not UTF-8).
+    """
+    return _locate(<const unsigned char*>PyBytes_AS_STRING(line), 0, PyBytes_GET_SIZE(line),
+                   path, _keys(path))
+
+
+cdef tuple _locate(
+    const unsigned char* s, Py_ssize_t i, Py_ssize_t n, tuple path, list keys
+):
+    """`locate` on the bytes s[i:n]: a loop over three states, with the open containers on a
+    heap stack (so depth costs memory, never recursion)."""
+    cdef Py_ssize_t depth = 0, capacity = 64, start, key_start
+    cdef Py_ssize_t levels = len(path)
+    cdef Py_ssize_t want = -1  # the value about to be read is at path[want] (-1: off the path)
+    cdef Py_ssize_t a = 0, b = K_OBJECT
+    cdef int code = MISSING, kind, state = VALUE
+    cdef bint escaped
+    cdef unsigned char c
+    # per open container: its closing byte, and for an object on the path the index of the
+    # key searched in it (-1 otherwise)
+    cdef unsigned char* closer = <unsigned char*>malloc(capacity)
+    cdef Py_ssize_t* level = <Py_ssize_t*>malloc(capacity * sizeof(Py_ssize_t))
+    cdef void* grown
+    if closer == NULL or level == NULL:
+        free(closer)
+        free(level)
+        raise MemoryError()
+    try:
+        while True:
+            if state == VALUE:
+                i = _space(s, i, n)
+                if i >= n:
+                    return _INVALID
+                c = s[i]
+                if c == 123 or c == 91:  # { [
+                    kind = K_OBJECT if c == 123 else K_LIST
+                    if depth == capacity:
+                        capacity *= 2
+                        grown = realloc(closer, capacity)
+                        if grown == NULL:
+                            raise MemoryError()
+                        closer = <unsigned char*>grown
+                        grown = realloc(level, capacity * sizeof(Py_ssize_t))
+                        if grown == NULL:
+                            raise MemoryError()
+                        level = <Py_ssize_t*>grown
+                    closer[depth] = 125 if c == 123 else 93
+                    level[depth] = -1
+                    if depth == 0:
+                        b = kind
+                        if c == 123:
+                            level[0] = 0
+                    elif want == levels - 1:
+                        code, a, b = NOT_STRING, kind, 0
+                    elif want >= 0:
+                        code, a, b = MISSING, want + 1, kind
+                        if c == 123:
+                            level[depth] = want + 1
+                    depth += 1
+                    want = -1
+                    i = _space(s, i + 1, n)
+                    if i < n and s[i] == closer[depth - 1]:  # empty
+                        depth -= 1
+                        i += 1
+                        state = AFTER
+                    else:
+                        state = MEMBER if c == 123 else VALUE
+                    continue
+                start = i
+                if c == 34:  # "
+                    escaped = False
+                    i = _string(s, i, n, &escaped)
+                    kind = K_STRING
+                elif c == 110 and i + 4 <= n and memcmp(s + i, b"null", 4) == 0:
+                    i, kind = i + 4, K_NULL
+                elif c == 116 and i + 4 <= n and memcmp(s + i, b"true", 4) == 0:
+                    i, kind = i + 4, K_BOOL
+                elif c == 102 and i + 5 <= n and memcmp(s + i, b"false", 5) == 0:
+                    i, kind = i + 5, K_BOOL
+                else:
+                    i = _number(s, i, n, &kind)
+                if i < 0:
+                    return _INVALID
+                if depth == 0:
+                    b = kind
+                elif want == levels - 1:
+                    if kind == K_STRING:
+                        code, a, b = FOUND, start, i
+                    elif kind == K_NULL:
+                        code, a, b = NULL_TEXT, 0, 0
+                    else:
+                        code, a, b = NOT_STRING, kind, 0
+                elif want >= 0:
+                    code, a, b = MISSING, want + 1, kind
+                want = -1
+                state = AFTER
+            elif state == AFTER:
+                i = _space(s, i, n)
+                if depth == 0:
+                    return (code, a, b) if i == n else _INVALID
+                if i >= n:
+                    return _INVALID
+                c = s[i]
+                i += 1
+                if c == 44:  # ,
+                    state = MEMBER if closer[depth - 1] == 125 else VALUE
+                elif c == closer[depth - 1]:
+                    depth -= 1
+                else:
+                    return _INVALID
+            else:  # MEMBER: a key and its colon, then the value
+                i = _space(s, i, n)
+                if i >= n or s[i] != 34:
+                    return _INVALID
+                key_start, escaped = i, False
+                i = _string(s, i, n, &escaped)
+                if i < 0:
+                    return _INVALID
+                if level[depth - 1] >= 0:
+                    want = _match(s, key_start, i, escaped, path, keys, level[depth - 1])
+                i = _space(s, i, n)
+                if i >= n or s[i] != 58:
+                    return _INVALID
+                i += 1
+                state = VALUE
+    finally:
+        free(closer)
+        free(level)
+
+
+cdef Py_ssize_t _match(
+    const unsigned char* s, Py_ssize_t start, Py_ssize_t end, bint escaped, tuple path,
+    list keys, Py_ssize_t level
+) except -2:
+    """`level` when the key token s[start:end] is path[level], else -1."""
+    cdef bytes wanted = keys[level]
+    if escaped:
+        return level if _key(s, start, end) == path[level] else -1
+    if end - start - 2 != PyBytes_GET_SIZE(wanted):
+        return -1
+    return level if memcmp(s + start + 1, PyBytes_AS_STRING(wanted), end - start - 2) == 0 \
+        else -1
+
+
+def may_hold_start(bytes line not None, Py_ssize_t start, Py_ssize_t end):
+    """False when the string token line[start:end] cannot hold a START (U+E200, raw or as a
+    \\uE200 escape in either case): nothing in it can change."""
+    if start < 0 or end > PyBytes_GET_SIZE(line) or start > end:
+        raise ValueError("span out of range")
+    return _may_hold_start(<const unsigned char*>PyBytes_AS_STRING(line), start, end)
+
+
+cdef bint _may_hold_start(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    cdef const unsigned char* p
+    cdef const unsigned char* stop
+    p = s + start
+    stop = s + end
+    while p < stop:
+        p = <const unsigned char*>memchr(p, 0xEE, stop - p)
+        if p == NULL:
+            break
+        if p + 2 < stop and p[1] == 0x88 and p[2] == 0x80:
+            return True
+        p += 1
+    p = s + start
+    while p < stop:
+        p = <const unsigned char*>memchr(p, 92, stop - p)
+        if p == NULL:
+            return False
+        if p + 5 < stop and p[1] == 117 and (p[2] == 101 or p[2] == 69) and p[3] == 50 \
+                and p[4] == 48 and p[5] == 48:
+            return True
+        p += 1
+    return False
+
+
+_encode_ascii = json.encoder.encode_basestring_ascii
+_encode_utf8 = json.encoder.encode_basestring
+
+
+cdef inline bint _blank(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    return _space(s, i, n) == n
+
+
+cdef object _text(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
+    """The str of the (valid) string token s[start:end]."""
+    if memchr(s + start, 92, end - start) == NULL:  # no escapes: its bytes are the text
+        return PyUnicode_DecodeUTF8(<const char*>s + start + 1, end - start - 2, NULL)
+    return _scanstring(PyUnicode_DecodeUTF8(<const char*>s + start, end - start, NULL), 1,
+                       True)[0]
+
+
+cdef bint _ascii(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    cdef Py_ssize_t i
+    for i in range(start, end):
+        if s[i] >= 128:
+            return False
+    return True
+
+
+cdef bytes _token(str text, bint ascii):
+    """`text` as a JSON string token: \\uXXXX escapes when the original was ASCII-only (or
+    when the text holds a lone surrogate, which UTF-8 cannot carry), UTF-8 otherwise."""
+    if not ascii:
+        try:
+            return (<str>_encode_utf8(text)).encode("utf-8")
+        except UnicodeEncodeError:
+            pass
+    return (<str>_encode_ascii(text)).encode("ascii")
+
+
+cdef list _keys(tuple path):
+    if not path:
+        raise ValueError("path must name at least one key")
+    keys = []
+    for key in path:
+        if type(key) is not str:
+            raise TypeError(f"path must be a tuple of str, not one holding {type(key).__name__}")
+        keys.append((<str>key).encode("utf-8", "surrogatepass"))
+    return keys
+
+
+def text_lines(bytes data not None, tuple path not None, bint skip_bad):
+    """Each line of `data` (split at b"\\n"), the text at `path`:
+
+    (rows, texts, blanks, bad): rows = the index of each good line, texts = its str (None for
+    null); blanks = how many lines are blank (only spaces); bad = [(index, code, a, b)] of the
+    lines `locate` refused (without skip_bad the scan stops at the first).
+    """
+    cdef list keys = _keys(path)
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0, end, index = 0, blanks = 0
+    cdef const unsigned char* newline
+    cdef list rows = [], texts = [], bad = []
+    cdef tuple found
+    while i < n:
+        newline = <const unsigned char*>memchr(s + i, 10, n - i)
+        end = n if newline == NULL else newline - s
+        if _blank(s, i, end):
+            blanks += 1
+        else:
+            found = _locate(s + i, 0, end - i, path, keys)
+            code = found[0]
+            if code == FOUND:
+                rows.append(index)
+                texts.append(_text(s + i, found[1], found[2]))
+            elif code == NULL_TEXT:
+                rows.append(index)
+                texts.append(None)
+            else:
+                bad.append((index, *found))
+                if not skip_bad:
+                    break
+        index += 1
+        i = end + 1
+    return rows, texts, blanks, bad
+
+
+cdef bint _raw_ok(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                  tuple families) except -1:
+    """True when the string token s[start:end] can be stripped as its raw bytes: no \\u
+    escape (which could spell a marker character), and no escape from a START that opens a
+    marker of `families` (START family DELIM) to the STOP after it: every marker of those
+    families then reads the same raw and decoded (escapes elsewhere are kept as they are)."""
+    cdef Py_ssize_t i = start + 1, stop = end - 1, size
+    cdef bint open_marker = False
+    cdef bytes family
+    # the next backslash and the next EE byte (the lead byte of START, STOP and DELIM), each
+    # found with memchr: most of a token is neither
+    cdef const unsigned char* slash = <const unsigned char*>memchr(s + i, 92, stop - i)
+    cdef const unsigned char* lead = <const unsigned char*>memchr(s + i, 0xEE, stop - i)
+    while slash != NULL or lead != NULL:
+        if lead == NULL or (slash != NULL and slash < lead):
+            if open_marker or slash[1] == 117:  # slash[1] is within the token: it ends '"'
+                return False
+            i = slash - s + 2
+            slash = <const unsigned char*>memchr(s + i, 92, stop - i) if i < stop else NULL
+            if lead != NULL and lead < s + i:
+                lead = <const unsigned char*>memchr(s + i, 0xEE, stop - i) if i < stop else NULL
+            continue
+        i = lead - s
+        if i + 2 < stop and s[i + 1] == 0x88:
+            if s[i + 2] == 0x80 and not open_marker:
+                for family in families:
+                    size = PyBytes_GET_SIZE(family)
+                    if i + 6 + size <= stop and memcmp(s + i + 3, PyBytes_AS_STRING(family),
+                                                       size) == 0 \
+                            and memcmp(s + i + 3 + size, b"\xee\x88\x82", 3) == 0:
+                        open_marker = True
+                        break
+            elif s[i + 2] == 0x81:
+                open_marker = False
+        i += 1
+        lead = <const unsigned char*>memchr(s + i, 0xEE, stop - i) if i < stop else NULL
+    return True
+
+
+def raw_ok(bytes token not None, tuple families not None):
+    """See `_raw_ok`: can the string token (quotes included) be stripped as raw bytes?"""
+    if PyBytes_GET_SIZE(token) < 2:
+        raise ValueError("not a string token")
+    for family in families:
+        if type(family) is not bytes:
+            raise TypeError(f"families must hold bytes, not {type(family).__name__}")
+    return _raw_ok(<const unsigned char*>PyBytes_AS_STRING(token), 0, PyBytes_GET_SIZE(token),
+                   families)
+
+
+def strip_lines(bytes data not None, tuple path not None, object many not None, bint skip_bad,
+                object families=None):
+    """`data` (lines split at b"\\n") with the string at `path` in each line replaced by what
+    `many(texts)` (a list of str -> a list of str) gives for it; every other byte kept.
+
+    Only the texts that can hold a START are handed to `many` (the others cannot change).
+    With `families` (a tuple of UTF-8 bytes: `many` strips those families' citations), a
+    token that `raw_ok` accepts is stripped as raw UTF-8 by the Arrow kernel instead,
+    without decoding it: its escapes stay as they were.
+    (out, rows, blanks, bad) as in `text_lines`, rows = how many good lines; blank lines are
+    copied; out leaves bad lines out, and without skip_bad stops before the first.
+    """
+    if families is not None:
+        if type(families) is not tuple:
+            raise TypeError(
+                f"families must be a tuple of bytes or None, not {type(families).__name__}")
+        for family in families:
+            if type(family) is not bytes:
+                raise TypeError(f"families must hold bytes, not {type(family).__name__}")
+    return _strip_lines(data, path, many, skip_bad, True, families)
+
+
+def map_lines(bytes data not None, tuple path not None, object many not None, bint skip_bad):
+    """`strip_lines`, with every text handed to `many` (a text->text command that may change
+    text without a START)."""
+    return _strip_lines(data, path, many, skip_bad, False, None)
+
+
+cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint start_only,
+                        object families):
+    cdef list keys = _keys(path)
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0, end, index = 0, blanks = 0, rows = 0
+    cdef Py_ssize_t stop = n, copied = 0, k, start, token_end, a, b, raw_count = 0
+    cdef const unsigned char* newline
+    cdef list spans = [], texts = [], bad = []
+    cdef list out = []
+    cdef tuple found
+    cdef int64_t* raw_offsets = NULL
+    cdef const int64_t* new_offsets = NULL
+    cdef const unsigned char* new_data = NULL
+    # spans: (line start, line end, token start, token end, -1 | index into texts | -2 - raw)
+    while i < n:
+        newline = <const unsigned char*>memchr(s + i, 10, n - i)
+        end = n if newline == NULL else newline - s
+        if _blank(s, i, end):
+            blanks += 1
+        else:
+            found = _locate(s + i, 0, end - i, path, keys)
+            code = found[0]
+            if code == FOUND:
+                rows += 1
+                start = i + <Py_ssize_t>found[1]
+                token_end = i + <Py_ssize_t>found[2]
+                if not start_only or _may_hold_start(s, start, token_end):
+                    if families is not None and _raw_ok(s, start, token_end, families):
+                        spans.append((i, end, start, token_end, -2 - raw_count))
+                        raw_count += 1
+                    else:
+                        spans.append((i, end, start, token_end, len(texts)))
+                        texts.append(_text(s, start, token_end))
+            elif code == NULL_TEXT:
+                rows += 1
+            else:
+                bad.append((index, *found))
+                spans.append((i, end, -1, -1, -1))
+                if not skip_bad:
+                    stop = i
+                    break
+        index += 1
+        i = end + 1
+    cleaned = many(texts) if texts else []
+    if len(cleaned) != len(texts):
+        raise ValueError("many() must give one text for each text")
+    stripped = None
+    if raw_count:
+        # One Arrow string array over `data` itself, no copy: row 2k is the k-th raw token
+        # (quotes off), row 2k+1 the bytes up to the next one, null (the kernel skips nulls).
+        raw_offsets = <int64_t*>malloc((2 * raw_count + 1) * sizeof(int64_t))
+        if raw_offsets == NULL:
+            raise MemoryError()
+        try:
+            k = 0
+            for entry in spans:
+                if <Py_ssize_t>entry[4] <= -2:
+                    raw_offsets[2 * k] = <Py_ssize_t>entry[2] + 1
+                    raw_offsets[2 * k + 1] = <Py_ssize_t>entry[3] - 1
+                    k += 1
+            raw_offsets[2 * k] = raw_offsets[2 * k - 1]
+            offsets = PyBytes_FromStringAndSize(<char*>raw_offsets,
+                                                (2 * raw_count + 1) * sizeof(int64_t))
+        finally:
+            free(raw_offsets)
+        validity = b"\x55" * ((2 * raw_count + 7) // 8)
+        stripped = _arrow_kernel().strip_utf8(validity, offsets, data, 0, 2 * raw_count, 8,
+                                              families)
+    if stripped is not None:
+        new_offsets_view = memoryview(stripped[1]).cast("B")
+        new_data_view = memoryview(stripped[2]).cast("B")
+        new_offsets = <const int64_t*>_address(new_offsets_view)
+        new_data = <const unsigned char*>_address(new_data_view)
+    for line_start, line_end, start, token_end, k in spans:
+        if start < 0:  # a bad line: out with its newline
+            if copied < line_start:
+                out.append(data[copied:line_start])
+            copied = min(line_end + 1, n)
+            continue
+        if k <= -2:
+            if stripped is None:
+                continue
+            k = -2 - k
+            a = new_offsets[2 * k]
+            b = new_offsets[2 * k + 1]
+            if b - a == token_end - start - 2:  # stripping only removes: nothing removed
+                continue
+            if copied < start + 1:
+                out.append(data[copied:start + 1])
+            out.append(new_data_view[a:b])  # a view: a long text is not copied twice
+            copied = token_end - 1
+            continue
+        text = texts[k]
+        new = cleaned[k]
+        if new is text or new == text:
+            continue
+        if copied < start:
+            out.append(data[copied:start])
+        out.append(_token(new, _ascii(s, start, token_end)))
+        copied = token_end
+    if copied < stop:
+        out.append(data[copied:stop])
+    return b"".join(out), rows, blanks, bad
+
+
+cdef const void* _address(object view) except NULL:
+    cdef const unsigned char[::1] bytes_view = view
+    if bytes_view.shape[0] == 0:
+        return <const void*>b""
+    return <const void*>&bytes_view[0]
+
+
+cdef object _kernel = None
+
+
+cdef object _arrow_kernel():
+    global _kernel
+    if _kernel is None:
+        from . import _arrow_c
+        _kernel = _arrow_c
+    return _kernel
+
+
+# --- extract's JSON lines ------------------------------------------------------------------
+
+from cpython.dict cimport PyDict_Next, PyDict_Size
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+from cpython.object cimport PyObject
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from libc.stdio cimport snprintf
+
+_encode_json = json.JSONEncoder(ensure_ascii=False).encode
+_CITATION_KEYS = ("raw", "family", "source_ids", "locator", "start", "end")
+
+
+cdef struct Out:
+    char* data
+    Py_ssize_t size
+    Py_ssize_t capacity
+
+
+cdef int _reserve(Out* out, Py_ssize_t extra) except -1:
+    cdef Py_ssize_t wanted = out.size + extra
+    cdef char* grown
+    if wanted <= out.capacity:
+        return 0
+    wanted = max(wanted, 2 * out.capacity, 4096)
+    grown = <char*>realloc(out.data, wanted)
+    if grown == NULL:
+        raise MemoryError()
+    out.data = grown
+    out.capacity = wanted
+    return 0
+
+
+cdef inline int _put(Out* out, const char* data, Py_ssize_t size) except -1:
+    _reserve(out, size)
+    memcpy(out.data + out.size, data, size)
+    out.size += size
+    return 0
+
+
+cdef int _put_int(Out* out, object number) except -1:
+    cdef char digits[32]
+    cdef long long value
+    try:
+        value = number
+    except OverflowError:
+        text = str(number).encode("ascii")
+        return _put(out, text, len(text))
+    return _put(out, digits, snprintf(digits, 32, "%lld", value))
+
+
+cdef int _put_string(Out* out, str text) except -1:
+    """`text` as a JSON string, as json.dumps(ensure_ascii=False) writes it, in UTF-8."""
+    cdef Py_ssize_t size, i, run = 0
+    cdef const char* utf8 = PyUnicode_AsUTF8AndSize(text, &size)  # raises on a lone surrogate
+    cdef unsigned char c
+    cdef char escape[8]
+    _reserve(out, size + 2)
+    out.data[out.size] = 34
+    out.size += 1
+    for i in range(size):
+        c = <unsigned char>utf8[i]
+        if c == 34 or c == 92 or c < 32:
+            _put(out, utf8 + run, i - run)
+            run = i + 1
+            if c == 34:
+                _put(out, b'\\"', 2)
+            elif c == 92:
+                _put(out, b"\\\\", 2)
+            elif c == 10:
+                _put(out, b"\\n", 2)
+            elif c == 13:
+                _put(out, b"\\r", 2)
+            elif c == 9:
+                _put(out, b"\\t", 2)
+            elif c == 8:
+                _put(out, b"\\b", 2)
+            elif c == 12:
+                _put(out, b"\\f", 2)
+            else:
+                _put(out, escape, snprintf(escape, 8, "\\u%04x", c))
+    _put(out, utf8 + run, size - run)
+    _put(out, b'"', 1)
+    return 0
+
+
+cdef bint _plain_citation(object citation) except -1:
+    """A Citation dict as the scanners make it: its keys in order, values of their types."""
+    cdef Py_ssize_t position = 0, index = 0
+    cdef PyObject* key
+    cdef PyObject* value
+    if type(citation) is not dict or PyDict_Size(citation) != 6:
+        return False
+    while PyDict_Next(citation, &position, &key, &value):
+        if <object>key != _CITATION_KEYS[index]:
+            return False
+        index += 1
+    ids = citation["source_ids"]
+    if type(citation["raw"]) is not str or type(citation["family"]) is not str \
+            or type(ids) is not list or type(citation["start"]) is not int \
+            or type(citation["end"]) is not int \
+            or not (citation["locator"] is None or type(citation["locator"]) is str):
+        return False
+    for one in ids:
+        if type(one) is not str:
+            return False
+    return True
+
+
+cdef int _put_json(Out* out, object value) except -1:
+    text = (<str>_encode_json(value)).encode("utf-8")
+    return _put(out, text, len(text))
+
+
+cdef int _put_citations(Out* out, object citations) except -1:
+    """A list of Citation dicts, as json.dumps writes it; anything else through json."""
+    cdef Py_ssize_t i, j
+    if type(citations) is not list:
+        return _put_json(out, citations)
+    _put(out, b"[", 1)
+    for i in range(PyList_GET_SIZE(citations)):
+        citation = <object>PyList_GET_ITEM(citations, i)
+        if i:
+            _put(out, b", ", 2)
+        if not _plain_citation(citation):
+            _put_json(out, citation)
+            continue
+        _put(out, b'{"raw": ', 8)
+        _put_string(out, citation["raw"])
+        _put(out, b', "family": ', 12)
+        _put_string(out, citation["family"])
+        _put(out, b', "source_ids": [', 17)
+        ids = citation["source_ids"]
+        for j in range(PyList_GET_SIZE(ids)):
+            if j:
+                _put(out, b", ", 2)
+            _put_string(out, <str>PyList_GET_ITEM(ids, j))
+        _put(out, b'], "locator": ', 14)
+        if citation["locator"] is None:
+            _put(out, b"null", 4)
+        else:
+            _put_string(out, citation["locator"])
+        _put(out, b', "start": ', 11)
+        _put_int(out, citation["start"])
+        _put(out, b', "end": ', 9)
+        _put_int(out, citation["end"])
+        _put(out, b"}", 1)
+    _put(out, b"]", 1)
+    return 0
+
+
+def citation_lines(str file not None, list rows not None, list citations not None):
+    """{"file", "row", "citations"} JSON lines, byte for byte as
+    json.dumps(..., ensure_ascii=False) writes them, UTF-8; a line whose text holds a lone
+    surrogate in ASCII JSON (json.dumps(..., ensure_ascii=True))."""
+    cdef Out out
+    cdef Py_ssize_t i, line_start
+    if len(rows) != len(citations):
+        raise ValueError("rows and citations must be as long")
+    for row in rows:
+        if type(row) is not int:
+            raise TypeError(f"rows must hold int, not {type(row).__name__}")
+    out.data = NULL
+    out.size = out.capacity = 0
+    try:
+        for i in range(len(rows)):
+            line_start = out.size
+            try:
+                _put(&out, b'{"file": ', 9)
+                _put_string(&out, file)
+                _put(&out, b', "row": ', 9)
+                _put_int(&out, rows[i])
+                _put(&out, b', "citations": ', 15)
+                _put_citations(&out, citations[i])
+                _put(&out, b"}\n", 2)
+            except UnicodeEncodeError:
+                out.size = line_start
+                text = json.dumps({"file": file, "row": rows[i], "citations": citations[i]})
+                _put(&out, (text + "\n").encode("ascii"), len(text) + 1)
+        return PyBytes_FromStringAndSize(out.data, out.size)
+    finally:
+        free(out.data)

@@ -1,0 +1,387 @@
+"""The JSONL kernels (`_jsonl_c` and its twin `_jsonl_py`): the same results on every input,
+held to json.loads: JSONTestSuite's files, generated documents, and the splice contract of
+`strip_lines` (the text at the path replaced, every other byte as it was)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+from citemark import _jsonl, extract_citations, strip_citations, strip_many
+
+KERNELS = {"cython": "citemark._jsonl_c", "python": "citemark._jsonl_py"}
+SUITE = Path(__file__).parent / "data" / "JSONTestSuite" / "test_parsing"
+S, D, E = "\ue200", "\ue202", "\ue201"
+PATH = ("response", "text")
+CITE = (b"cite",)
+
+
+@pytest.fixture(scope="module", params=sorted(KERNELS))
+def kernel(request: pytest.FixtureRequest) -> ModuleType:
+    """One JSONL kernel; a missing compiled one fails (ImportError), never skips."""
+    return importlib.import_module(KERNELS[request.param])
+
+
+@pytest.fixture(scope="module")
+def both() -> tuple[ModuleType, ModuleType]:
+    return tuple(importlib.import_module(KERNELS[name]) for name in sorted(KERNELS))  # type: ignore[return-value]
+
+
+def json_accepts(data: bytes) -> bool:
+    """json.loads's decision on a line as the command reads it: UTF-8, then JSON."""
+    try:
+        json.loads(data.decode("utf-8"))
+    except (ValueError, RecursionError):
+        return False
+    return True
+
+
+def reference(line: bytes, path: tuple[str, ...]) -> tuple[int, Any]:
+    """What `locate` must say, from json.loads: (code, the value or the missing depth)."""
+    if not json_accepts(line):
+        return _jsonl.INVALID, None
+    value = json.loads(line.decode("utf-8"))
+    for depth, key in enumerate(path):
+        if not isinstance(value, dict) or key not in value:
+            return _jsonl.MISSING, depth
+        value = value[key]
+    if value is None:
+        return _jsonl.NULL_TEXT, None
+    if not isinstance(value, str):
+        return _jsonl.NOT_STRING, type(value).__name__
+    return _jsonl.FOUND, value
+
+
+def check(kernel: ModuleType, line: bytes, path: tuple[str, ...] = PATH) -> None:
+    code, a, b = kernel.locate(line, path)
+    want, detail = reference(line, path)
+    assert code == want, (line[:80], code, a, b)
+    if code == _jsonl.FOUND:
+        assert json.loads(line[a:b].decode("utf-8")) == detail
+        assert _jsonl.value_at(line, path) == detail
+    elif code == _jsonl.MISSING:
+        assert a == detail
+    elif code == _jsonl.NOT_STRING:
+        assert _jsonl._KIND_NOUN[a].split()[-1] in ("object", "list", detail)
+
+
+def test_codes_and_kinds_have_one_numbering(both) -> None:
+    compiled, pure = both
+    assert compiled.CODES == pure.CODES == (0, 1, 2, 3, 4)
+    assert (_jsonl.FOUND, _jsonl.NULL_TEXT, _jsonl.NOT_STRING) == (0, 1, 2)
+    assert (_jsonl.MISSING, _jsonl.INVALID) == (3, 4)
+    assert compiled.KINDS == pure.KINDS == tuple(range(7))
+
+
+# --- JSONTestSuite: the same accept/reject decision as json.loads on every file ----------
+
+SUITE_FILES = sorted(SUITE.glob("*.json"))
+
+
+def test_the_suite_is_here() -> None:
+    assert len(SUITE_FILES) > 300
+    assert (SUITE.parent / "LICENSE").read_text().startswith("MIT License")
+
+
+@pytest.mark.parametrize("name", [path.name for path in SUITE_FILES])
+def test_json_test_suite(kernel, name: str) -> None:
+    data = (SUITE / name).read_bytes()
+    if name.startswith("y_"):
+        assert json_accepts(data), "json.loads accepts every y_ file"
+    if name.startswith("n_") and json_accepts(data):
+        # json.loads accepts a few n_ files (NaN, Infinity): the kernels follow json.loads
+        assert name in {
+            "n_number_NaN.json",
+            "n_number_infinity.json",
+            "n_number_minus_infinity.json",
+        }
+    code = kernel.locate(data, ("a",))[0]
+    assert (code != _jsonl.INVALID) == json_accepts(data), name
+
+
+def test_the_suite_gives_the_same_codes_on_both(both) -> None:
+    compiled, pure = both
+    for path in SUITE_FILES:
+        data = path.read_bytes()
+        for keys in (("a",), ("a", "b"), ("",)):
+            assert compiled.locate(data, keys) == pure.locate(data, keys), path.name
+
+
+# --- generated documents ----------------------------------------------------------------
+
+KEYS = st.sampled_from(["response", "text", "a", "", "t\u00e9xt", 'res"ponse'])
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=20),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(KEYS, inner, max_size=4)),
+    max_leaves=20,
+)
+SPACES = st.sampled_from(["", " ", "\t", "\r", "  \n "])
+
+
+def dump(value: Any, ascii_only: bool, space: str) -> bytes:
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    # spacing where JSON allows it; string contents are left alone by json's own separators
+    text = json.dumps(value, ensure_ascii=ascii_only, separators=(space + "," + space, ":" + space))
+    try:
+        return (space + text + space).encode("utf-8")
+    except UnicodeEncodeError:
+        return (space + json.dumps(value) + space).encode("ascii")
+
+
+@given(
+    value=st.dictionaries(KEYS, VALUES, max_size=5),
+    inner=VALUES,
+    ascii_only=st.booleans(),
+    space=SPACES,
+    duplicate=st.booleans(),
+)
+def test_generated_lines_agree_with_json(both, value, inner, ascii_only, space, duplicate) -> None:
+    value = dict(value)
+    value["response"] = {"text": inner} if not isinstance(inner, dict) else inner
+    line = dump(value, ascii_only, space)
+    if duplicate:  # json.loads keeps the last of duplicate keys; so must the kernels
+        line = line.rstrip()[:-1] + b', "response": ' + dump(inner, ascii_only, "") + b"}"
+    for kernel in both:
+        check(kernel, line)
+    assert both[0].locate(line, PATH) == both[1].locate(line, PATH)
+
+
+@given(st.binary(max_size=60), st.sampled_from([b"", b'{"response": {"text": "x"}}', b"[1,"]))
+def test_random_bytes_agree_with_json(both, noise, frame) -> None:
+    line = frame[: len(frame) // 2] + noise + frame[len(frame) // 2 :]
+    assume(b"\n" not in line)
+    for kernel in both:
+        check(kernel, line)
+    assert both[0].locate(line, PATH) == both[1].locate(line, PATH)
+
+
+@given(st.text(max_size=40), st.sampled_from(list(range(0, 40))))
+def test_mutated_lines_agree_with_json(both, text, cut) -> None:
+    line = json.dumps({"response": {"text": text}, "n": [1.5e3, -0, True, None]}).encode()
+    for mutated in (line[:cut] + line[cut + 1 :], line[:cut] + b'"' + line[cut:], line[:cut]):
+        assume(b"\n" not in mutated)
+        for kernel in both:
+            check(kernel, mutated)
+        assert both[0].locate(mutated, PATH) == both[1].locate(mutated, PATH)
+
+
+@pytest.mark.parametrize("depth", [1000, 100_000])
+def test_any_depth_is_read_without_recursion(kernel, depth: int) -> None:
+    deep = b'{"x": ' + b"[" * depth + b"]" * depth + b', "response": {"text": "ok"}}'
+    code, a, b = kernel.locate(deep, PATH)
+    assert code == _jsonl.FOUND
+    assert deep[a:b] == b'"ok"'
+    unclosed = b"[" * depth
+    assert kernel.locate(unclosed, PATH)[0] == _jsonl.INVALID
+    assert "invalid JSON" in _jsonl.why(unclosed, PATH, _jsonl.INVALID, 0, 0)
+
+
+def test_escaped_keys_and_messages(kernel) -> None:
+    line = b'{"\\u0072esponse": {"te\\u0078t": "\\u00e9 \xc3\xa9"}}'
+    code, a, b = kernel.locate(line, PATH)
+    assert code == _jsonl.FOUND
+    assert json.loads(line[a:b]) == "\u00e9 \u00e9"
+    cases = {
+        b'{"response": {"text": 5}}': "field 'response.text' is not a string: it is a int",
+        b'{"response": {"text": [1]}}': "field 'response.text' is not a string: it is a list",
+        b'{"response": {}}': "no field 'response.text' (response is an object without it)",
+        b'{"response": "s"}': "no field 'response.text' (response is a string)",
+        b"[1]": "no field 'response.text' (the line is a list)",
+        b'{"response": {"text": "\xff"}}': "not UTF-8 (invalid start byte at byte 23)",
+    }
+    for line, message in cases.items():
+        code, a, b = kernel.locate(line, PATH)
+        assert _jsonl.why(line, PATH, code, a, b) == message
+
+
+def test_arguments_are_type_checked(kernel) -> None:
+    with pytest.raises(TypeError):
+        kernel.locate("not bytes", PATH)
+    with pytest.raises(TypeError, match="path"):
+        kernel.locate(b"{}", ("a", 1))
+    with pytest.raises(ValueError, match="path"):
+        kernel.locate(b"{}", ())
+    with pytest.raises(TypeError):
+        kernel.text_lines(None, PATH, False)
+    with pytest.raises(TypeError, match="families"):
+        kernel.strip_lines(b"", PATH, strip_many, False, ["cite"])
+    with pytest.raises(TypeError, match="families"):
+        kernel.raw_ok(b'""', ("cite",))
+    with pytest.raises(TypeError, match="rows"):
+        kernel.citation_lines("f", ["0"], [[]])
+
+
+# --- chunks of lines ----------------------------------------------------------------------
+
+TEXTS = st.lists(
+    st.one_of(
+        st.text(alphabet=st.sampled_from('ab \n"\\/\t\u00e9' + S + D + E), max_size=30),
+        st.sampled_from(
+            [
+                f"x {S}cite{D}turn0search1{E} y",
+                f"x {S}cite{D}turn0search1\n{E} y\n",
+                f'x {S}cite{D}turn0search1{D} turn1news2 {D}L3-L4{E}.\n\n"q"',
+                f"{S}cite{D}turn0search1 a\u00e9\\ {S}cite{D}turn1file2{E}",
+                f"{S}navlist{D}a\n{E} \\n {S}cite{D}turn2view3{E}",
+                f"{S}cite{D}turn0search1",
+                "\ud800 lone",
+            ]
+        ),
+    ),
+    min_size=1,
+    max_size=8,
+)
+
+
+def lines_of(texts: list[str], ascii_only: bool, extra: list[bytes]) -> bytes:
+    out = []
+    for index, text in enumerate(texts):
+        record = {"id": index, "response": {"text": text, "n": 1.50}}
+        try:
+            out.append(json.dumps(record, ensure_ascii=ascii_only).encode("utf-8"))
+        except UnicodeEncodeError:
+            out.append(json.dumps(record).encode("ascii"))
+    out[1:1] = extra
+    return b"\n".join(out)
+
+
+EXTRA = st.lists(
+    st.sampled_from([b"", b"  \r", b'{"response": {"text": null}}', b"not json", b"{}"]),
+    max_size=3,
+)
+
+
+@given(texts=TEXTS, ascii_only=st.booleans(), extra=EXTRA, newline=st.booleans())
+def test_strip_lines_splices_and_agrees(both, texts, ascii_only, extra, newline) -> None:
+    data = lines_of(texts, ascii_only, extra) + (b"\n" if newline else b"")
+    results = []
+    for kernel in both:
+        for families in (CITE, None):
+            results.append(kernel.strip_lines(data, PATH, strip_many, True, families))
+    assert all(result == results[0] for result in results)
+    out, rows, blanks, bad = results[0]
+    lines = data.split(b"\n")
+    if data.endswith(b"\n"):
+        lines.pop()
+    bad_lines = {index for index, *_ in bad}
+    if len(lines) - 1 not in bad_lines:  # the last line's ending is kept
+        assert out.endswith(b"\n") == data.endswith(b"\n")
+    kept = [line for index, line in enumerate(lines) if index not in bad_lines]
+    got = out.split(b"\n")
+    if out.endswith(b"\n") or not out:
+        got.pop()
+    assert len(got) == len(kept)
+    assert blanks == sum(1 for line in lines if not line.strip(b" \t\r"))
+    assert rows == len(kept) - blanks
+    for before, after in zip(kept, got, strict=True):
+        if not before.strip(b" \t\r"):
+            assert after == before
+            continue
+        old = json.loads(before)
+        new = json.loads(after)
+        text = old["response"]["text"]
+        if text is not None:
+            old["response"]["text"] = strip_citations(text, extract_citations(text))
+        assert new == old
+        code, a, b = both[1].locate(before, PATH)
+        if code == _jsonl.FOUND:
+            _, c, d = both[1].locate(after, PATH)
+            assert before[:a] == after[:c]  # every other byte
+            assert before[b:] == after[d:]
+
+
+@given(texts=TEXTS, extra=EXTRA)
+def test_text_lines_and_map_lines_agree(both, texts, extra) -> None:
+    data = lines_of(texts, False, extra)
+    upper = lambda many: [text.upper() for text in many]  # noqa: E731
+    compiled, pure = both
+    for skip in (True, False):
+        assert compiled.text_lines(data, PATH, skip) == pure.text_lines(data, PATH, skip)
+        assert compiled.map_lines(data, PATH, upper, skip) == pure.map_lines(
+            data, PATH, upper, skip
+        )
+    rows, found, _, _ = compiled.text_lines(data, PATH, True)
+    lines = data.split(b"\n")
+    for row, text in zip(rows, found, strict=True):
+        assert json.loads(lines[row])["response"]["text"] == text
+
+
+def test_a_bad_line_stops_a_chunk_after_a_whole_line_prefix(kernel) -> None:
+    data = b'{"response": {"text": "a"}}\n\n{bad\n{"response": {"text": "c"}}\n'
+    out, rows, blanks, bad = kernel.strip_lines(data, PATH, strip_many, False, CITE)
+    assert out == b'{"response": {"text": "a"}}\n\n'
+    assert (rows, blanks, [entry[:2] for entry in bad]) == (1, 1, [(2, _jsonl.INVALID)])
+    out, rows, blanks, bad = kernel.strip_lines(data, PATH, strip_many, True, CITE)
+    assert out == b'{"response": {"text": "a"}}\n\n{"response": {"text": "c"}}\n'
+
+
+def test_lone_surrogate_result_keeps_every_other_byte(kernel) -> None:
+    line = (
+        b'{"n": 1.50, "response": {"text": "\\ud800 '
+        + b"\xee\x88\x80cite\xee\x88\x82turn0search1\xee\x88\x81"
+        + b'"}, "n": 2}\n'
+    )
+    out = kernel.strip_lines(line, PATH, strip_many, False, CITE)[0]
+    assert out == b'{"n": 1.50, "response": {"text": "\\ud800 "}, "n": 2}\n'
+
+
+@given(st.text(max_size=30), st.sampled_from(["cite", "navlist"]))
+def test_raw_ok_agrees(both, text, family) -> None:
+    token = json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass")
+    families = (family.encode(),)
+    assert both[0].raw_ok(token, families) == both[1].raw_ok(token, families)
+
+
+@given(
+    st.lists(
+        st.lists(
+            st.fixed_dictionaries(
+                {
+                    "raw": st.text(max_size=10),
+                    "family": st.text(max_size=5),
+                    "source_ids": st.lists(st.text(max_size=5), max_size=3),
+                    "locator": st.none() | st.text(max_size=5),
+                    "start": st.integers(0, 2**70),
+                    "end": st.integers(-5, 10),
+                }
+            ),
+            max_size=3,
+        )
+        | st.none(),
+        max_size=4,
+    ),
+    st.text(max_size=8),
+)
+def test_citation_lines_are_json_dumps(both, citations, file) -> None:
+    rows = list(range(len(citations)))
+    expected = b""
+    for row, found in zip(rows, citations, strict=True):
+        value = {"file": file, "row": row, "citations": found}
+        try:
+            expected += json.dumps(value, ensure_ascii=False).encode("utf-8") + b"\n"
+        except UnicodeEncodeError:
+            expected += json.dumps(value).encode("ascii") + b"\n"
+    for kernel in both:
+        assert kernel.citation_lines(file, rows, citations) == expected
+
+
+def test_the_active_kernel_is_chosen_with_the_scanner() -> None:
+    from citemark import IMPLEMENTATION
+
+    assert _jsonl.kernel().__name__ == KERNELS[IMPLEMENTATION]
+    assert "citemark._jsonl_py" in sys.modules or IMPLEMENTATION == "cython"
