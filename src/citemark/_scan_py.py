@@ -24,16 +24,22 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ._grammar import Citation
+from ._grammar import (
+    FAMILY_WORD_RE,
+    LOCATOR,
+    SOURCE_ID,
+    UNITS_CODE_POINTS,
+    UNITS_UTF8,
+    UNITS_UTF16,
+    Citation,
+)
 
 if TYPE_CHECKING:
     from ._types import Matcher
 
-UNITS_CODE_POINTS, UNITS_UTF16, UNITS_UTF8 = 0, 1, 2
 
-_word_family = re.compile(r"[A-Za-z0-9_]+")
-_builtin_source_id = re.compile(r"[A-Za-z0-9_-]+")
-_builtin_locator = re.compile(r"L\d+(?:-L\d+)?")
+_builtin_source_id = re.compile(SOURCE_ID)
+_builtin_locator = re.compile(LOCATOR)
 
 
 class Match(NamedTuple):
@@ -149,7 +155,7 @@ def scan(text: str, grammar: Grammar, keep_invalid: bool) -> list[Match]:
 def heads_at(text: str, i: int, grammar: Grammar) -> Iterable[tuple[str, int]]:
     """(family, index after its DELIM) for each family that fits at i, in order."""
     if grammar.any_family:
-        word = _word_family.match(text, i)
+        word = FAMILY_WORD_RE.match(text, i)
         if word is not None and text.startswith(grammar.delimiter, word.end()):
             yield word.group(), word.end() + 1
         return
