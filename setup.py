@@ -49,11 +49,16 @@ def extensions():
     kernel = Extension(
         "citemark._scan_c",
         ["src/citemark/_scan_c.pyx"],
-        depends=["src/citemark/_simd.h"],
+        depends=["src/citemark/_simd.h", "src/citemark/_grammar_c.pxi"],
         extra_compile_args=flags,
     )
     # citemark.arrow's compiled path: the scan over Arrow's UTF-8 string buffers.
-    arrow = Extension("citemark._arrow_c", ["src/citemark/_arrow_c.pyx"], extra_compile_args=flags)
+    arrow = Extension(
+        "citemark._arrow_c",
+        ["src/citemark/_arrow_c.pyx"],
+        depends=["src/citemark/_simd.h", "src/citemark/_grammar_c.pxi"],
+        extra_compile_args=flags,
+    )
     return cythonize([kernel, arrow], compiler_directives={"language_level": 3}, quiet=True)
 
 

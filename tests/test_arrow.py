@@ -274,7 +274,12 @@ def test_results_outlive_their_inputs(arrow) -> None:
     assert found.to_pylist()[49][2]["source_ids"] == ["turn0search0"]
 
 
-# --- the compiled kernel's own guards ----------------------------------------------------
+# --- the kernels' own guards (both paths take the same buffers) -------------------------
+
+
+@pytest.fixture(scope="module", params=sorted(PATHS), ids=sorted(PATHS))
+def kernel(request: pytest.FixtureRequest) -> Any:
+    return importlib.import_module(PATHS[request.param])
 
 
 def layout_of(array: pa.Array) -> tuple[Any, ...]:
@@ -282,8 +287,7 @@ def layout_of(array: pa.Array) -> tuple[Any, ...]:
     return validity, offsets, data, array.offset, len(array), 4
 
 
-def test_kernel_rejects_inconsistent_buffers() -> None:
-    kernel = importlib.import_module("citemark._arrow_c")
+def test_kernel_rejects_inconsistent_buffers(kernel) -> None:
     array = pa.array(["a\ue200cite\ue202x\ue201", None, "bc"])
     _, offsets, data, offset, length, width = layout_of(array)
     families = (b"cite",)
@@ -304,44 +308,124 @@ def test_kernel_rejects_inconsistent_buffers() -> None:
             function(None, offsets, data, offset, length, 2, families)
         with pytest.raises(ValueError, match=">= 0"):
             function(None, offsets, data, -1, length, width, families)
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match="families"):
             function(None, offsets, data, offset, length, width, ("cite",))
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match="families"):
             function(None, offsets, data, offset, length, width, [b"cite"])
 
 
-def test_kernel_is_memory_safe_on_invalid_utf8() -> None:
-    # Arrow requires valid UTF-8; bytes that are not must not make the kernel read or write
-    # out of bounds (the valgrind run checks that), whatever the result.
-    kernel = importlib.import_module("citemark._arrow_c")
-    pieces = [
-        b"\xee\x88\x80cite\xee\x88\x82a\xee\x88\x81",
-        b"\xee\x88\x80cite\xee\x88\x82\xf4\x90\x80\x80\xee\x88\x81",
-        b"\xee\x88\x80cite\xee\x88\x82L\xe0\xee\x88\x81",
-        b"\xee\x88\x80cite\xee\x88\x82\xc2",
-        b"\xee\x88\x80cite\xee",
-        b"\xee\x88",
-        b"\xee",
-        b"\xff\xfe\xee\x88\x80cite\xee\x88\x82 x \xe3\x80",
-    ]
+INVALID_PIECES = [
+    b"\xee\x88\x80cite\xee\x88\x82a\xee\x88\x81",
+    b"\xee\x88\x80cite\xee\x88\x82\xf4\x90\x80\x80\xee\x88\x81",
+    b"\xee\x88\x80cite\xee\x88\x82L\xe0\xee\x88\x81",
+    b"\xee\x88\x80cite\xee\x88\x82\xc2",
+    b"\xee\x88\x80cite\xee",
+    b"\xee\x88",
+    b"\xee",
+    b"\xff\xfe\xee\x88\x80cite\xee\x88\x82 x \xe3\x80",
+    b"\xed\xa0\x80 surrogate",
+    b"\xc0\x80 overlong",
+    b"plain",
+]
+
+
+def outcome(function: Any, *args: Any) -> Any:
+    try:
+        result = function(*args)
+    except ValueError as error:
+        return ("ValueError", str(error))
+    if result is None:
+        return None
+    if isinstance(result, dict):
+        return {
+            key: value if isinstance(value, int) else bytes(value or b"")
+            for key, value in result.items()
+        }
+    return tuple(None if part is None else bytes(part) for part in result)
+
+
+def test_invalid_utf8_rows_are_named_alike_by_both_kernels() -> None:
+    # Arrow requires valid UTF-8; a row that is not is a ValueError naming it, the same in
+    # both kernels, and never a read or write out of bounds (the valgrind run checks that).
+    compiled = importlib.import_module(PATHS["compiled"])
+    pure = importlib.import_module(PATHS["pure"])
     offsets = [0]
-    for piece in pieces:
+    for piece in INVALID_PIECES:
         offsets.append(offsets[-1] + len(piece))
-    data = b"".join(pieces)
+    data = b"".join(INVALID_PIECES)
     offsets_buffer = pa.array(offsets, pa.int32()).buffers()[1]
-    for rows in range(len(pieces) + 1):
-        for first in range(len(pieces) - rows + 1):
-            kernel.strip_utf8(None, offsets_buffer, data, first, rows, 4, (b"cite", b""))
-            kernel.extract_utf8(None, offsets_buffer, data, first, rows, 4, (b"cite",))
+    count = len(INVALID_PIECES)
+    for rows in range(count + 1):
+        for first in range(count - rows + 1):
+            for name in ("strip_utf8", "extract_utf8"):
+                args = (None, offsets_buffer, data, first, rows, 4, (b"cite", b""))
+                got = outcome(getattr(compiled, name), *args)
+                assert got == outcome(getattr(pure, name), *args), (name, first, rows)
+                bad = [r for r in range(rows) if INVALID_PIECES[first + r] != INVALID_PIECES[0]]
+                if bad and first + bad[0] < count - 1:
+                    assert got == ("ValueError", f"row {bad[0]} is not valid UTF-8")
     # Cut every row short: each one ends inside a marker or a multi-byte sequence.
     for end in range(len(data)):
         cut = pa.array([0, end], pa.int64()).buffers()[1]
-        kernel.strip_utf8(None, cut, data[:end], 0, 1, 8, (b"cite",))
-        kernel.extract_utf8(None, cut, data[:end], 0, 1, 8, (b"cite",))
+        for name in ("strip_utf8", "extract_utf8"):
+            args = (None, cut, data[:end], 0, 1, 8, (b"cite",))
+            assert outcome(getattr(compiled, name), *args) == outcome(getattr(pure, name), *args)
 
 
-def test_kernel_strip_of_markerless_rows_is_none() -> None:
-    kernel = importlib.import_module("citemark._arrow_c")
+def test_a_null_row_is_never_decoded(arrow) -> None:
+    offsets = pa.array([0, 2, 4], pa.int32()).buffers()[1]
+    validity = pa.array([False, True]).buffers()[1]
+    array = pa.Array.from_buffers(pa.string(), 2, [validity, offsets, pa.py_buffer(b"\xff\xffok")])
+    assert arrow.strip(array).to_pylist() == [None, "ok"]
+    assert arrow.extract(array).to_pylist() == [None, []]
+
+
+def invalid_array(large: bool = False) -> pa.Array:
+    rows = [b"fine \xee\x88\x80cite\xee\x88\x82turn0search0\xee\x88\x81", b"ok", b"", b"bad \xff"]
+    bounds = [0]
+    for row in rows:
+        bounds.append(bounds[-1] + len(row))
+    kind, width = (pa.large_string(), pa.int64()) if large else (pa.string(), pa.int32())
+    offsets = pa.array(bounds, width).buffers()[1]
+    return pa.Array.from_buffers(kind, len(rows), [None, offsets, pa.py_buffer(b"".join(rows))])
+
+
+@pytest.mark.parametrize("large", [False, True])
+def test_invalid_utf8_from_buffers_names_the_row(arrow, large) -> None:
+    array = invalid_array(large)
+    for function in (arrow.strip, arrow.extract):
+        with pytest.raises(ValueError, match=r"^row 3 is not valid UTF-8$"):
+            function(array)
+        with pytest.raises(ValueError, match=r"^row 2 is not valid UTF-8$"):
+            function(array.slice(1))
+        assert function(array.slice(0, 3)) is not None
+        chunked = pa.chunked_array([array.slice(0, 2), array.slice(2)])
+        with pytest.raises(ValueError, match=r"^row 3 is not valid UTF-8$"):
+            function(chunked)
+
+
+def test_invalid_utf8_from_parquet_names_the_row(arrow, tmp_path) -> None:
+    import pyarrow.parquet as pq
+
+    # Neither pyarrow's Parquet writer nor its reader checks UTF-8: such a file exists.
+    rows = [b"ok", b"a \xe2\x82", b"x"]
+    offsets = pa.array([0, 2, 6, 7], pa.int32()).buffers()[1]
+    bad = pa.Array.from_buffers(pa.string(), 3, [None, offsets, pa.py_buffer(b"".join(rows))])
+    pq.write_table(pa.table({"text": bad}), tmp_path / "bad.parquet")
+    column = pq.read_table(tmp_path / "bad.parquet")["text"]
+    for function in (arrow.strip, arrow.extract):
+        with pytest.raises(ValueError, match=r"^row 1 is not valid UTF-8$"):
+            function(column)
+
+
+def test_zero_length_array_with_empty_offsets(arrow) -> None:
+    for kind in (pa.string(), pa.large_string()):
+        empty = pa.Array.from_buffers(kind, 0, [None, pa.py_buffer(b""), pa.py_buffer(b"")])
+        assert arrow.strip(empty).to_pylist() == []
+        assert arrow.extract(empty).to_pylist() == []
+
+
+def test_kernel_strip_of_markerless_rows_is_none(kernel) -> None:
     array = pa.array(["plain", "\ue201 \ue202 only"])
     assert kernel.strip_utf8(*layout_of(array), (b"cite",)) is None
 

@@ -1,4 +1,4 @@
-/* Vector search for one code unit in a PEP 393 buffer, and the OR of a span.
+/* Vector search for one code unit in a PEP 393 buffer, the OR of a span, and a UTF-8 check.
  *
  * CPython's own str.find has no fast path for U+E200 (its low byte is zero, which defeats
  * the memchr trick it uses), so the kernel brings its own.  On x86-64 the AVX2 path is
@@ -187,6 +187,47 @@ static inline uint32_t cm_or_ucs4(const Py_UCS4 *data, Py_ssize_t a, Py_ssize_t 
     Py_UCS4 bits = 0;
     for (; a < b; a++) bits |= data[a];
     return bits;
+}
+
+/* The index of the first byte of data[0:n] that does not begin a well-formed UTF-8 sequence
+ * (as Python's strict decoder and Arrow's validator judge it: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or -1 when all of it is well formed.  ASCII runs go
+ * 16 bytes at a time; nothing at or past n is read. */
+static inline Py_ssize_t cm_utf8_check(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+    while (i < n) {
+        while (n - i >= 16) {
+            uint64_t a, b;
+            memcpy(&a, s + i, 8);
+            memcpy(&b, s + i + 8, 8);
+            if ((a | b) & 0x8080808080808080ULL) break;
+            i += 16;
+        }
+        if (i >= n) break;
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+        } else if (c >= 0xC2 && c <= 0xDF) {
+            if (n - i < 2 || (s[i + 1] & 0xC0) != 0x80) return i;
+            i += 2;
+        } else if (c >= 0xE0 && c <= 0xEF) {
+            if (n - i < 3) return i;
+            unsigned char c1 = s[i + 1];
+            if ((c1 & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80) return i;
+            if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F)) return i;
+            i += 3;
+        } else if (c >= 0xF0 && c <= 0xF4) {
+            if (n - i < 4) return i;
+            unsigned char c1 = s[i + 1];
+            if ((c1 & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80 || (s[i + 3] & 0xC0) != 0x80)
+                return i;
+            if ((c == 0xF0 && c1 < 0x90) || (c == 0xF4 && c1 > 0x8F)) return i;
+            i += 4;
+        } else {
+            return i;
+        }
+    }
+    return -1;
 }
 
 #endif

@@ -19,14 +19,19 @@ stays null.
   `large_string` or `string_view` input every string and list in it is the large variant
   (`citation_type(large=True)`).  `.to_pylist()` gives the `Citation` dicts.
 
-Two paths, one behaviour: the compiled one (`_arrow_c`) reads the Arrow buffers directly (UTF-8
-bytes, no Python `str` per row, GIL released) and builds the result buffers; the pure one
-(`_arrow_py`) goes through Python strings row by row.  `IMPLEMENTATION` says which is active;
-`CITEMARK_IMPLEMENTATION=python` forces the pure one, `=cython` demands the compiled one.
+Two paths, one behaviour, one seam: the compiled kernel (`_arrow_c`) and its pure twin
+(`_arrow_py`) both take the Arrow buffers of a chunk and give the buffers of the result, which
+this module turns into arrays.  The kernel reads UTF-8 bytes in place (no Python `str` per row,
+GIL released); the twin decodes each row and scans it with the pure scanner.  A non-null row
+that is not well-formed UTF-8 (Arrow's rule, which a foreign array or `from_buffers` may break)
+is a ValueError naming it: "row 3 is not valid UTF-8", counted over the whole (chunked) array.
+`IMPLEMENTATION` says which path is active; `CITEMARK_IMPLEMENTATION=python` forces the pure
+one, `=cython` demands the compiled one.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any
@@ -41,6 +46,9 @@ _kernel = arrow_kernel()
 IMPLEMENTATION: str = "python" if _kernel is _arrow_py else "cython"
 
 ArrayLike = pa.Array | pa.ChunkedArray
+
+# The kernels' message for a bad row; a chunked array renumbers it from its first chunk.
+_BAD_ROW = re.compile(r"row (\d+) is not valid UTF-8")
 
 
 def citation_type(*, large: bool = False) -> pa.DataType:
@@ -69,20 +77,25 @@ class Arrow:
 
     def __init__(self, kernel: ModuleType) -> None:
         self.kernel = kernel
-        self.compiled = kernel is not _arrow_py
 
     def strip(self, array: ArrayLike, *, families: Iterable[str] = DEFAULT_FAMILIES) -> Any:
         """`array` without the valid citations of its rows; the same type and length."""
         work_type = _work_type(array)  # rejects what is not a string array
         if not families:
             return array
-        checked = check_families(families)
-        encoded = _encode(checked)
+        encoded = _encode(check_families(families))
 
         def one(chunk: pa.Array) -> pa.Array:
-            if self.compiled:
-                return _strip_compiled(self.kernel, chunk, encoded)
-            return _arrow_py.strip_chunk(chunk, checked)
+            result = self.kernel.strip_utf8(*_layout(chunk), encoded)
+            if result is None:  # no citation in any row
+                return chunk
+            validity, offsets, data = result
+            return pa.Array.from_buffers(
+                chunk.type,
+                len(chunk),
+                [_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)],
+                null_count=chunk.null_count,
+            )
 
         result_type = array.type
         if work_type != result_type:  # string_view: work on large_string, give a view back
@@ -97,15 +110,14 @@ class Arrow:
         """The valid citations of each row, as a list array (see the module's doc)."""
         work_type = _work_type(array)
         result_type = citation_type(large=pa.types.is_large_string(work_type))
-        checked = check_families(families) if families else ()
-        encoded = _encode(checked)
+        encoded = _encode(check_families(families) if families else ())
 
         def one(chunk: pa.Array) -> pa.Array:
             if chunk.type != work_type:
                 chunk = chunk.cast(work_type)
-            if self.compiled:
-                return _extract_compiled(self.kernel, chunk, encoded, result_type)
-            return _arrow_py.extract_chunk(chunk, checked, result_type)
+            return _citations(
+                self.kernel.extract_utf8(*_layout(chunk), encoded), chunk, result_type
+            )
 
         return _each_chunk(array, one, result_type)
 
@@ -127,9 +139,21 @@ def _work_type(array: Any) -> pa.DataType:
 def _each_chunk(
     array: ArrayLike, one: Callable[[pa.Array], pa.Array], result_type: pa.DataType
 ) -> Any:
-    if isinstance(array, pa.ChunkedArray):
-        return pa.chunked_array([one(chunk) for chunk in array.chunks], type=result_type)
-    return one(array)
+    if not isinstance(array, pa.ChunkedArray):
+        return one(array)
+    done = []
+    first_row = 0
+    for chunk in array.chunks:
+        try:
+            done.append(one(chunk))
+        except ValueError as error:
+            bad = _BAD_ROW.fullmatch(str(error))
+            if bad is None or not first_row:
+                raise
+            row = first_row + int(bad.group(1))
+            raise ValueError(f"row {row} is not valid UTF-8") from None
+        first_row += len(chunk)
+    return pa.chunked_array(done, type=result_type)
 
 
 def _encode(families: tuple[str, ...]) -> tuple[bytes, ...]:
@@ -139,13 +163,12 @@ def _encode(families: tuple[str, ...]) -> tuple[bytes, ...]:
 
 
 def _layout(chunk: pa.Array) -> tuple[Any, Any, Any, int, int, int]:
+    """The arguments the kernels take for `chunk` (before the families)."""
     validity, offsets, data = chunk.buffers()
     width = 8 if pa.types.is_large_string(chunk.type) else 4
-    if offsets is None:  # defensive: pyarrow always allocates them, even for length 0
-        offsets = bytes(width)
     return (
         validity if chunk.null_count else None,
-        offsets,
+        b"" if offsets is None else offsets,  # a zero-length array may have none
         data,
         chunk.offset,
         len(chunk),
@@ -153,23 +176,8 @@ def _layout(chunk: pa.Array) -> tuple[Any, Any, Any, int, int, int]:
     )
 
 
-def _strip_compiled(kernel: ModuleType, chunk: pa.Array, families: tuple[bytes, ...]) -> pa.Array:
-    result = kernel.strip_utf8(*_layout(chunk), families)
-    if result is None:  # no START in any row
-        return chunk
-    validity, offsets, data = result
-    return pa.Array.from_buffers(
-        chunk.type,
-        len(chunk),
-        [_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)],
-        null_count=chunk.null_count,
-    )
-
-
-def _extract_compiled(
-    kernel: ModuleType, chunk: pa.Array, families: tuple[bytes, ...], result_type: pa.DataType
-) -> pa.Array:
-    out = kernel.extract_utf8(*_layout(chunk), families)
+def _citations(out: dict[str, Any], chunk: pa.Array, result_type: pa.DataType) -> pa.Array:
+    """The list<struct<...>> array of the buffers an extract kernel gave for `chunk`."""
     citation = result_type.value_type
     text = citation.field("raw").type
     n = out["n_citations"]
