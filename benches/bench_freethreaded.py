@@ -17,7 +17,9 @@ change in the machine's load between rounds cancels out; the table gives medians
 `control` is a Python loop of integer additions that shares nothing: its ratio is what the
 machine gives 2 threads at that moment (on a shared machine, less than 2).  `cpu 2/1` is
 the CPU time of the 2-thread run over the 1-thread run: above 1 means the threads spend
-cycles on each other (atomic reference counts, cache lines moving between cores).
+cycles on each other (atomic reference counts, cache lines moving between cores), when
+they run at the same time.  `vs control` divides each round's ratio by the control's ratio
+in the same round: what is left is what citemark itself loses to sharing.
 
 Script mode (the table):
     python benches/bench_freethreaded.py [--rounds N] [--texts N]
@@ -176,35 +178,45 @@ class Runner:
         self._start.abort()
 
 
+def pair(runner: Runner, work: Work, texts: Sequence[str]) -> tuple[float, float, float, float]:
+    """(1-thread wall, 2-thread wall, 1-thread CPU, 2-thread CPU) of one pair of runs."""
+    wall1, cpu1, _ = runner.run(work, texts, 1)
+    wall2, cpu2, _ = runner.run(work, texts, 2)
+    return wall1, wall2, cpu1, cpu2
+
+
 def measure(runner: Runner, work: Work, texts: Sequence[str], rounds: int) -> dict[str, float]:
-    """Medians over `rounds` pairs of (1 thread, 2 threads) runs."""
-    runner.run(work, texts, 1)  # warm-up
-    runner.run(work, texts, 2)
-    one, two, ratios, cpu = [], [], [], []
+    """Medians over `rounds` rounds, each a pair of (1 thread, 2 threads) runs of `work`
+    next to a pair of `control` runs over the same texts: `vs_control` is the ratio of
+    `work` over the ratio of the control in the same round, so a load that comes and goes
+    between rounds cancels out."""
+    pair(runner, work, texts)  # warm-up
+    one, two, ratios, cpu, relative = [], [], [], [], []
     for _ in range(rounds):
-        wall1, cpu1, _ = runner.run(work, texts, 1)
-        wall2, cpu2, _ = runner.run(work, texts, 2)
+        control1, control2, _, _ = pair(runner, control, texts)
+        wall1, wall2, cpu1, cpu2 = pair(runner, work, texts)
         one.append(wall1)
         two.append(wall2)
         ratios.append(wall1 / wall2)
         cpu.append(cpu2 / cpu1 if cpu1 else float("nan"))
+        relative.append((wall1 / wall2) / (control1 / control2))
     return {
         "one": statistics.median(one),
         "two": statistics.median(two),
         "ratio": statistics.median(ratios),
         "cpu": statistics.median(cpu),
+        "vs_control": statistics.median(relative),
     }
 
 
 def table(rounds: int, count: int) -> list[tuple[str, str, dict[str, float]]]:
-    ops = operations()
+    ops = {"control": control, **operations()}
     rows = []
     runner = Runner()
     try:
         for workload in WORKLOADS:
             texts = typical(count) if workload == "typical_4KB" else large()
-            rows.append((workload, "control", measure(runner, control, texts, rounds)))
-            for op in OPS:
+            for op in ("control", *OPS):
                 rows.append((workload, op, measure(runner, ops[op], texts, rounds)))
     finally:
         runner.close()
@@ -225,14 +237,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{LARGE_TEXTS} x 1 MB dense; medians of {args.rounds} pairs"
     )
     print(
-        f"{'workload':<12} {'call':<13} {'1 thread':>9} {'2 threads':>9} {'2/1':>6} {'cpu 2/1':>7}"
+        f"{'workload':<12} {'call':<13} {'1 thread':>9} {'2 threads':>9} {'2/1':>6} {'cpu 2/1':>7} "
+        f"{'vs control':>10}"
     )
     for workload, op, row in table(args.rounds, args.texts):
         print(
             f"{workload:<12} {op:<13} {row['one'] * 1e3:7.1f}ms {row['two'] * 1e3:7.1f}ms "
-            f"{row['ratio']:5.2f}x {row['cpu']:7.2f}"
+            f"{row['ratio']:5.2f}x {row['cpu']:7.2f} {row['vs_control']:10.2f}"
         )
-    print("2/1: throughput of 2 threads over 1 (2.00x = perfect); control: the machine's share")
+    print("2/1: throughput of 2 threads over 1 (2.00x = perfect); control: the machine's share;")
+    print("vs control: 2/1 over the control's 2/1 in the same round (1.00 = scales as well)")
     return 0
 
 
