@@ -122,7 +122,10 @@ class Runner:
 
     def _serve(self, slot: int) -> None:
         while True:
-            self._start.wait()
+            try:
+                self._start.wait()
+            except threading.BrokenBarrierError:  # close()
+                return
             job = self._jobs[slot]
             if job is not None:
                 work, texts = job
