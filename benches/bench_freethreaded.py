@@ -27,6 +27,13 @@ pytest (each case timed by pytest-benchmark, parity checked; the ratios are in t
 `extra_info` of each entry):
     pytest benches/bench_freethreaded.py --benchmark-json=benches/freethreaded.json -q
 
+What the threads share can be counted, one event per reference a thread drops on an object
+that another thread made (the atomic half of biased reference counting), with a uprobe:
+    perf probe -x "$(command -v python3.13t)" --add '_Py_DecRefShared op=%di'
+    perf record -e probe_python3:_Py_DecRefShared -- python3.13t <a script>
+then `perf script` and group the op= addresses by `id()` of the suspects (remove the probe
+with `perf probe -d 'probe_python3:*'`).
+
 Meaningful on a free-threaded build (`sys._is_gil_enabled()` False); with the GIL the
 kernel scales only on the 1 MB texts, where it releases it.
 """
