@@ -23,8 +23,9 @@ in the same round: what is left is what citemark itself loses to sharing.
 
 Script mode (the table):
     python benches/bench_freethreaded.py [--rounds N] [--texts N]
-pytest (each case timed by pytest-benchmark, parity checked; the ratios are in the
-`extra_info` of each entry):
+pytest (each case timed by pytest-benchmark and checked against a 1-thread run; `extra_info`
+names the workload, call and thread count: the ratio is the 1-thread median over the 2-thread
+one, from the same run):
     pytest benches/bench_freethreaded.py --benchmark-json=benches/freethreaded.json -q
 
 What the threads share can be counted, one event per reference a thread drops on an object
