@@ -470,26 +470,26 @@ class Inputs:
         of at most chunk_rows lines; and the index of the line after them.  `lead`: bytes of
         the file before `base` that start the first line."""
         tasks = []
-        position = 0
-        while position < len(data):
-            end = position
-            for _ in range(self.chunk_rows):
-                newline = data.find(b"\n", end)
-                if newline < 0:
-                    end = len(data)
-                    break
-                end = newline + 1
-                if end == len(data):
-                    break
-            before = lead if position == 0 else 0
+        # Halve a span at a line boundary until it holds at most chunk_rows lines: a few
+        # bytes.count passes in C over the block, no Python work per line.
+        pending = [(0, len(data))]
+        while pending:
+            start, end = pending.pop()
+            lines = data.count(b"\n", start, end) + (data[end - 1 : end] != b"\n")
+            if lines > self.chunk_rows:
+                middle = data.rfind(b"\n", start, (start + end) // 2) + 1
+                if middle <= start:
+                    middle = data.find(b"\n", (start + end) // 2, end) + 1
+                pending += [(middle, end), (start, middle)]  # the first half first
+                continue
+            before = lead if start == 0 else 0
             payload: Any = (
-                data[position:end]
+                data[start:end]
                 if base is None
-                else FileSlice(file, base + position - before, end - position + before)
+                else FileSlice(file, base + start - before, end - start + before)
             )
-            tasks.append(Task(file, first, payload, end - position + before))
-            first += data.count(b"\n", position, end) + (data[end - 1 : end] != b"\n")
-            position = end
+            tasks.append(Task(file, first, payload, end - start + before))
+            first += lines
         return tasks, first
 
     def _parquet(self, file: str) -> Iterator[Task]:
