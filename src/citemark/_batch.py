@@ -64,7 +64,7 @@ def _strip_many(job: Job) -> Callable[[list[str]], list[str]]:
 
 
 def _clean_many(job: Job) -> Callable[[list[str]], list[str]]:
-    # another module's, imported when the command runs (an install without it has no clean)
+    # imported when the command runs: the other commands never load clean's rules
     clean = import_module("citemark.clean").clean
     lenient = bool(job.option("lenient"))
     return lambda texts: [clean(text, lenient=lenient) for text in texts]
@@ -90,7 +90,8 @@ TEXT_COMMANDS: dict[str, TextCommand] = {
                 {
                     "dest": "lenient",
                     "action": "store_true",
-                    "help": "also remove markers that are not valid citations",
+                    "help": "also remove degraded markers whose private-use characters were lost "
+                    "(citeturn0search0, U+FFFD, \\ue200 escapes, :contentReference[oaicite:N])",
                 },
             ),
         ),

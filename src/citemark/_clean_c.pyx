@@ -1,5 +1,5 @@
 # cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
-# cython: cdivision=True, freethreading_compatible=True
+# cython: cdivision=True, freethreading_compatible=True, auto_pickle=False, autotestdict=False
 """The compiled kernel of `citemark.clean`: every marker character found, classified and cut
 in one pass over CPython's own string storage (PEP 393).
 

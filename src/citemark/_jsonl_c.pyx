@@ -1,4 +1,5 @@
-# cython: boundscheck=False, wraparound=False, cdivision=True, freethreading_compatible=True
+# cython: boundscheck=False, wraparound=False, cdivision=True
+# cython: freethreading_compatible=True, autotestdict=False
 """The compiled JSONL kernel: validate a line and find the value at a dotted path, on bytes.
 
 One pass over the line's bytes, no Python object built for what is not at the path: the
@@ -533,7 +534,6 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
     cdef tuple found
     cdef int64_t* raw_offsets = NULL
     cdef const int64_t* new_offsets = NULL
-    cdef const unsigned char* new_data = NULL
     # spans: (line start, line end, token start, token end, -1 | index into texts | -2 - raw)
     while i < n:
         newline = <const unsigned char*>memchr(s + i, 10, n - i)
@@ -593,7 +593,6 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
         new_offsets_view = memoryview(stripped[1]).cast("B")
         new_data_view = memoryview(stripped[2]).cast("B")
         new_offsets = <const int64_t*>_address(new_offsets_view)
-        new_data = <const unsigned char*>_address(new_data_view)
     for line_start, line_end, start, token_end, k in spans:
         if start < 0:  # a bad line: out with its newline
             if copied < line_start:

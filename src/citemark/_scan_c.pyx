@@ -47,8 +47,6 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_New, PyUnicode_Substring
 from libc.stdint cimport uint32_t
 
-from re import Pattern
-
 include "_grammar_c.pxi"
 
 cdef extern from "Python.h":
