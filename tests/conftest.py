@@ -53,6 +53,7 @@ MARKER = "c_extension"
 # this table goes.  A module listed with None needs the kernel to be imported at all.
 COMPILED_ONLY: dict[str, frozenset[str] | None] = {
     "test_simd.py": None,
+    "test_clean_differential.py": None,
     "test_arrow.py": frozenset(
         {
             "test_kernel_rejects_inconsistent_buffers",

@@ -342,6 +342,7 @@ def outcome(function: Any, *args: Any) -> Any:
     return tuple(None if part is None else bytes(part) for part in result)
 
 
+@pytest.mark.c_extension
 def test_invalid_utf8_rows_are_named_alike_by_both_kernels() -> None:
     # Arrow requires valid UTF-8; a row that is not is a ValueError naming it, the same in
     # both kernels, and never a read or write out of bounds (the valgrind run checks that).
@@ -501,6 +502,7 @@ print(scanner.SIMD, checked)
 """
 
 
+@pytest.mark.c_extension
 @pytest.mark.parametrize("level", ["portable", "avx2"])
 def test_utf8_check_agrees_with_python_on_every_path(level) -> None:
     # The vector path is chosen at import (CITEMARK_SIMD caps it): one interpreter each.

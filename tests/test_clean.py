@@ -412,6 +412,7 @@ def test_kernel_type_checks(implementation: str) -> None:
         kernel.has_markers(b"x")
 
 
+@pytest.mark.c_extension
 def test_both_kernels_read_the_same_rules() -> None:
     from citemark import _clean_c, _clean_py, _clean_rules
 
@@ -450,6 +451,7 @@ def test_drop_in_unchanged() -> None:
     )
 
 
+@pytest.mark.c_extension
 @pytest.mark.parametrize(
     "text",
     [

@@ -24,10 +24,10 @@ PATH = ("response", "text")
 CITE = (b"cite",)
 
 
-@pytest.fixture(scope="module", params=sorted(KERNELS))
-def kernel(request: pytest.FixtureRequest) -> ModuleType:
+@pytest.fixture(scope="module")
+def kernel(implementation: str) -> ModuleType:
     """One JSONL kernel; a missing compiled one fails (ImportError), never skips."""
-    return importlib.import_module(KERNELS[request.param])
+    return importlib.import_module(KERNELS[implementation])
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +73,7 @@ def check(kernel: ModuleType, line: bytes, path: tuple[str, ...] = PATH) -> None
         assert _jsonl._KIND_NOUN[a].split()[-1] in ("object", "list", detail)
 
 
+@pytest.mark.c_extension
 def test_codes_and_kinds_have_one_numbering(both) -> None:
     compiled, pure = both
     assert compiled.CODES == pure.CODES == (0, 1, 2, 3, 4)
@@ -107,6 +108,7 @@ def test_json_test_suite(kernel, name: str) -> None:
     assert (code != _jsonl.INVALID) == json_accepts(data), name
 
 
+@pytest.mark.c_extension
 def test_the_suite_gives_the_same_codes_on_both(both) -> None:
     compiled, pure = both
     for path in SUITE_FILES:
@@ -150,6 +152,7 @@ def dump(value: Any, ascii_only: bool, space: str) -> bytes:
     space=SPACES,
     duplicate=st.booleans(),
 )
+@pytest.mark.c_extension
 def test_generated_lines_agree_with_json(both, value, inner, ascii_only, space, duplicate) -> None:
     value = dict(value)
     value["response"] = {"text": inner} if not isinstance(inner, dict) else inner
@@ -161,6 +164,7 @@ def test_generated_lines_agree_with_json(both, value, inner, ascii_only, space, 
     assert both[0].locate(line, PATH) == both[1].locate(line, PATH)
 
 
+@pytest.mark.c_extension
 @given(st.binary(max_size=60), st.sampled_from([b"", b'{"response": {"text": "x"}}', b"[1,"]))
 def test_random_bytes_agree_with_json(both, noise, frame) -> None:
     line = frame[: len(frame) // 2] + noise + frame[len(frame) // 2 :]
@@ -170,6 +174,7 @@ def test_random_bytes_agree_with_json(both, noise, frame) -> None:
     assert both[0].locate(line, PATH) == both[1].locate(line, PATH)
 
 
+@pytest.mark.c_extension
 @given(st.text(max_size=40), st.sampled_from(list(range(0, 40))))
 def test_mutated_lines_agree_with_json(both, text, cut) -> None:
     line = json.dumps({"response": {"text": text}, "n": [1.5e3, -0, True, None]}).encode()
@@ -266,6 +271,7 @@ EXTRA = st.lists(
 )
 
 
+@pytest.mark.c_extension
 @given(texts=TEXTS, ascii_only=st.booleans(), extra=EXTRA, newline=st.booleans())
 def test_strip_lines_splices_and_agrees(both, texts, ascii_only, extra, newline) -> None:
     data = lines_of(texts, ascii_only, extra) + (b"\n" if newline else b"")
@@ -305,6 +311,7 @@ def test_strip_lines_splices_and_agrees(both, texts, ascii_only, extra, newline)
             assert before[b:] == after[d:]
 
 
+@pytest.mark.c_extension
 @given(texts=TEXTS, extra=EXTRA)
 def test_text_lines_and_map_lines_agree(both, texts, extra) -> None:
     data = lines_of(texts, False, extra)
@@ -340,6 +347,7 @@ def test_lone_surrogate_result_keeps_every_other_byte(kernel) -> None:
     assert out == b'{"n": 1.50, "response": {"text": "\\ud800 "}, "n": 2}\n'
 
 
+@pytest.mark.c_extension
 @given(st.text(max_size=30), st.sampled_from(["cite", "navlist"]))
 def test_raw_ok_agrees(both, text, family) -> None:
     token = json.dumps(text, ensure_ascii=False).encode("utf-8", "surrogatepass")
@@ -367,6 +375,7 @@ def test_raw_ok_agrees(both, text, family) -> None:
     ),
     st.text(max_size=8),
 )
+@pytest.mark.c_extension
 def test_citation_lines_are_json_dumps(both, citations, file) -> None:
     rows = list(range(len(citations)))
     expected = b""
