@@ -449,11 +449,13 @@ class Inputs:
                     else:
                         parts.append(block)
                     continue
-                if seekable:
-                    data = block[:cut]
-                    tasks, first = self._lines(file, first, data, offset + lead, lead)
-                    offset += lead + len(data)
+                if seekable:  # the block itself, up to `cut`: no copy, workers read the file
+                    tasks, first = self._lines(file, first, block, offset + lead, lead, cut)
+                    offset += lead + cut
                     lead = len(block) - cut
+                    del block  # a long line is not held here while a worker reads it
+                    yield from tasks
+                    continue
                 else:
                     data = b"".join([*parts, block[:cut]]) if parts else block[:cut]
                     parts = [block[cut:]] if cut < len(block) else []
@@ -465,15 +467,21 @@ class Inputs:
                 handle.close()
 
     def _lines(
-        self, file: str, first: int, data: bytes, base: int | None, lead: int = 0
+        self,
+        file: str,
+        first: int,
+        data: bytes,
+        base: int | None,
+        lead: int = 0,
+        size: int | None = None,
     ) -> tuple[list[Task], int]:
         """`data` (whole lines, at file offset `base` when it is a regular file) cut into tasks
         of at most chunk_rows lines; and the index of the line after them.  `lead`: bytes of
-        the file before `base` that start the first line."""
+        the file before `base` that start the first line; `size`: the lines are data[:size]."""
         tasks = []
         # Halve a span at a line boundary until it holds at most chunk_rows lines: a few
         # bytes.count passes in C over the block, no Python work per line.
-        pending = [(0, len(data))]
+        pending = [(0, len(data) if size is None else size)]
         while pending:
             start, end = pending.pop()
             lines = data.count(b"\n", start, end) + (data[end - 1 : end] != b"\n")
@@ -636,6 +644,8 @@ class _Worker:
             ) from None
         if kind == "error":
             raise value
+        if kind == "bytes":  # the output came after the rest, as raw bytes: no unpickle copy
+            value.output = self.connection.recv_bytes()
         return value  # type: ignore[no-any-return]
 
     def stop(self) -> None:
@@ -661,20 +671,42 @@ def _widen(connection: Any) -> None:
 
 
 def _work(job: Job, tasks: Any, connection: Any) -> None:
+    """A worker: tasks in, results out, in order.  Results are sent by a thread, so the next
+    task is worked on while the main process has not yet taken the last result (it reads the
+    workers in turn); the main process's window bounds what waits here to two results."""
+    import queue
+    import threading
+
     _worker_init()
+    outbox: queue.Queue[tuple[str, Any] | None] = queue.Queue()
+
+    def send() -> None:
+        while (answer := outbox.get()) is not None:
+            try:
+                result = answer[1]
+                if answer[0] == "result" and isinstance(result.output, bytes):
+                    # the output after the rest, as raw bytes: no pickle copy of it
+                    output, result.output = result.output, None
+                    connection.send(("bytes", result))
+                    connection.send_bytes(output)
+                else:
+                    connection.send(answer)
+            except OSError:  # the main process is gone: so is the work
+                return
+
+    sender = threading.Thread(target=send, daemon=True)
+    sender.start()
     while True:
         try:
             task = tasks.recv()
-        except (EOFError, OSError):  # the main process is gone: so is the work
-            return
+        except (EOFError, OSError):
+            break
         try:
-            answer: tuple[str, Any] = ("result", process(job, task))
+            outbox.put(("result", process(job, task)))
         except Exception as error:
-            answer = ("error", error)
-        try:
-            connection.send(answer)
-        except OSError:
-            return
+            outbox.put(("error", error))
+    outbox.put(None)
+    sender.join()
 
 
 def _threaded(job: Job, tasks: Iterator[Task], jobs: int) -> Iterator[Result]:
