@@ -38,7 +38,7 @@ from typing import NamedTuple
 
 from ._clean_rules import BARE, BROKEN, DELIM, ENTITY, MARKER, START, STOP, STRAY
 from ._commonmark import CodeScanner, code_walls, maybe_code
-from ._grammar import FAMILY_CHAR, LINE_LOCATOR_RE, MARKER_RANGE, check_text
+from ._grammar import FAMILY_CHAR, LINE_BREAK_RE, LINE_LOCATOR_RE, MARKER_RANGE, check_text
 from ._select import IMPLEMENTATION, Implementation, load
 from .offsets import OFFSET_UNITS, OffsetMap, OffsetUnit
 
@@ -322,7 +322,6 @@ def _degraded(text: str, walls: list[tuple[int, int]]) -> tuple[str, list[tuple[
 
 # --- streams ---------------------------------------------------------------------------------
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 DEFAULT_MAX_HOLD = 1 << 16
 
 
@@ -412,7 +411,7 @@ class CleanStream:
         scanner.text = lines
         scanner.base = self._complete
         start = 0
-        for line_end in _LINE_BREAK.finditer(lines):
+        for line_end in LINE_BREAK_RE.finditer(lines):
             scanner.line(start, line_end.start())
             start = line_end.end()
         if start < len(lines):
