@@ -362,10 +362,13 @@ def _after_marker(text: str, pos: int, end: int, col: int) -> tuple[int, int, in
 
 def _runs(text: str, first: int, end: int, base: int) -> list[tuple[int, int, bool]]:
     """The backtick runs of text[first:end]: (start, end, escaped), positions plus base."""
-    return [
-        (base + run.start(), base + run.end(), _escaped(text, run.start(), first))
-        for run in _BACKTICKS.finditer(text, first, end)
-    ]
+    runs = []
+    for run in _BACKTICKS.finditer(text, first, end):
+        at, stop = run.span()
+        # Most runs follow no backslash: count them only when one is there.
+        escaped = at > first and text[at - 1] == "\\" and _escaped(text, at, first)
+        runs.append((base + at, base + stop, escaped))
+    return runs
 
 
 def _pair(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:
