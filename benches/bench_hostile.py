@@ -46,10 +46,10 @@ def _arrow(array: Any) -> Any:
     return citemark.arrow.strip(array), citemark.arrow.extract(array)
 
 
-def _code_spans(text: str) -> Any:
-    from citemark._markdown import code_spans
+def _code_walls(text: str) -> Any:
+    from citemark._commonmark import code_walls
 
-    return code_spans(text)
+    return code_walls(text)
 
 
 def _validate(text: str) -> Any:
@@ -60,7 +60,7 @@ def _validate(text: str) -> Any:
 
 CASES: dict[str, tuple[Callable[[int], Any], Callable[[Any], Any]]] = {
     "arrow_unclosed_starts": (arrow_rows, _arrow),
-    "code_spans_backticks": (backticks, _code_spans),
+    "code_walls_backticks": (backticks, _code_walls),
     "validate_hostile_markdown": (hostile_markdown, _validate),
 }
 

@@ -1,12 +1,22 @@
-"""`code_spans`: where Markdown code is, so that markers there stay literal."""
+"""`_commonmark.code_walls`: where Markdown code is, so that markers there stay literal; and
+the Markdown structure validate reads (`_markdown`).
+
+These cases were written for the line-level detector `code_walls` replaced.  Its ranges held
+whole blocks, fence lines included; `code_walls` holds what CommonMark (markdown-it) renders
+as code: a fence's content lines, not its fence lines or info string, and an indented block's
+lines without the blank lines between them (checked against markdown-it below)."""
 
 from __future__ import annotations
+
+import re
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from markdown_it import MarkdownIt
 
-from citemark._markdown import blocks, code_spans, emphasis, line_spans
+from citemark._commonmark import code_walls
+from citemark._markdown import blocks, emphasis, line_spans, paragraphs
 from citemark._spans import cut_at, inside, merge, outermost, overlaps, without
 
 MARKER = "\ue200cite\ue202turn0search0\ue201"
@@ -14,22 +24,22 @@ MARKER = "\ue200cite\ue202turn0search0\ue201"
 # text -> the code it holds, in order
 CASES = {
     # fenced blocks
-    "field-fence": ("```text\n" + MARKER + "\n```\n", ["```text\n" + MARKER + "\n```"]),
-    "tilde-fence-with-info": ("a\n\n~~~ python x=1\ncode\n~~~\nb", ["~~~ python x=1\ncode\n~~~"]),
-    "longer-closing-fence": ("```\nx\n`````\nafter", ["```\nx\n`````"]),
-    "shorter-fence-does-not-close": ("````\nx\n```\ny\n````", ["````\nx\n```\ny\n````"]),
-    "other-character-does-not-close": ("```\nx\n~~~\ny", ["```\nx\n~~~\ny"]),
-    "text-after-closing-fence-does-not-close": ("```\nx\n``` y\nz", ["```\nx\n``` y\nz"]),
-    "unclosed-fence-runs-to-the-end": ("a\n```\n" + MARKER + "\n", ["```\n" + MARKER + "\n"]),
-    "fence-indented-3-spaces": ("   ```\nx\n  ```\ny", ["   ```\nx\n  ```"]),
-    "closing-fence-trailing-white-space": ("```\nx\n```  \t\ny", ["```\nx\n```  \t"]),
+    "field-fence": ("```text\n" + MARKER + "\n```\n", [MARKER]),
+    "tilde-fence-with-info": ("a\n\n~~~ python x=1\ncode\n~~~\nb", ["code"]),
+    "longer-closing-fence": ("```\nx\n`````\nafter", ["x"]),
+    "shorter-fence-does-not-close": ("````\nx\n```\ny\n````", ["x", "```", "y"]),
+    "other-character-does-not-close": ("```\nx\n~~~\ny", ["x", "~~~", "y"]),
+    "text-after-closing-fence-does-not-close": ("```\nx\n``` y\nz", ["x", "``` y", "z"]),
+    "unclosed-fence-runs-to-the-end": ("a\n```\n" + MARKER + "\n", [MARKER]),
+    "fence-indented-3-spaces": ("   ```\nx\n  ```\ny", ["x"]),
+    "closing-fence-trailing-white-space": ("```\nx\n```  \t\ny", ["x"]),
     "backtick-in-info-is-not-a-fence": ("```a`b\nx", []),
-    "tilde-info-may-hold-backticks": ("~~~ a`b\nx\n~~~", ["~~~ a`b\nx\n~~~"]),
-    "fence-interrupts-a-paragraph": ("para\n```\ncode\n```", ["```\ncode\n```"]),
-    "inline-then-fence": ("a `b`\n```\nc\n```", ["`b`", "```\nc\n```"]),
-    "crlf-fence": ("```\r\nx\r\n```\r\ny", ["```\r\nx\r\n```"]),
-    "cr-fence": ("```\rx\r```\ry", ["```\rx\r```"]),
-    "inline-inside-fence-is-the-fence": ("```\n`a` `b`\n```", ["```\n`a` `b`\n```"]),
+    "tilde-info-may-hold-backticks": ("~~~ a`b\nx\n~~~", ["x"]),
+    "fence-interrupts-a-paragraph": ("para\n```\ncode\n```", ["code"]),
+    "inline-then-fence": ("a `b`\n```\nc\n```", ["`b`", "c"]),
+    "crlf-fence": ("```\r\nx\r\n```\r\ny", ["x"]),
+    "cr-fence": ("```\rx\r```\ry", ["x"]),
+    "inline-inside-fence-is-the-fence": ("```\n`a` `b`\n```", ["`a` `b`"]),
     # indented blocks
     "indented-at-start": ("    code " + MARKER + "\ntext", ["    code " + MARKER]),
     "indented-after-blank": ("para\n\n    code\n", ["    code"]),
@@ -37,14 +47,19 @@ CASES = {
     "spaces-then-tab-reach-4-columns": ("  \tcode", ["  \tcode"]),
     "three-spaces-are-not-code": ("para\n\n   text", []),
     "indented-continues-a-paragraph": ("para\n    more " + MARKER, []),
-    "indented-block-keeps-inner-blank-lines": ("    a\n\n    b\n\n\nc", ["    a\n\n    b"]),
+    "indented-block-keeps-inner-blank-lines": ("    a\n\n    b\n\n\nc", ["    a", "    b"]),
     "indented-after-heading": ("# Title\n    code", ["    code"]),
-    "indented-after-fence": ("```\nx\n```\n    code", ["```\nx\n```", "    code"]),
-    "fence-inside-indented-block-is-content": ("    ```\n    x\ny", ["    ```\n    x"]),
+    "indented-after-fence": ("```\nx\n```\n    code", ["x", "    code"]),
+    "fence-inside-indented-block-is-content": ("    ```\n    x\ny", ["    ```", "    x"]),
     "list-continuation-is-not-code": ("- item\n\n    more " + MARKER, []),
     "ordered-list-continuation": ("1. item\n\n    more", []),
     "list-ends-at-unindented-paragraph": ("- item\n\npara\n\n    code", ["    code"]),
     "lazy-line-keeps-the-list": ("- item\nlazy\n\n    more", []),
+    # containers (the old detector missed these: issue 10)
+    "indented-in-a-list-item": ("- item\n\n      code " + MARKER, ["    code " + MARKER]),
+    "fence-in-a-list-item": ("- item\n\n  ```\n  " + MARKER + "\n  ```", [MARKER]),
+    "fence-in-a-block-quote": ("> ```\n> " + MARKER + "\n> ```", [MARKER]),
+    "indented-in-a-block-quote": (">     code", ["    code"]),
     # inline code
     "inline": ("a `b` c", ["`b`"]),
     "inline-marker": ("use `" + MARKER + "` literally " + MARKER, ["`" + MARKER + "`"]),
@@ -71,15 +86,27 @@ CASES = {
 
 
 @pytest.mark.parametrize(("text", "expected"), list(CASES.values()), ids=list(CASES))
-def test_code_spans(text: str, expected: list[str]) -> None:
-    spans = code_spans(text)
+def test_code_walls(text: str, expected: list[str]) -> None:
+    spans = code_walls(text)
     assert [text[start:end] for start, end in spans] == expected
     assert_well_formed(text, spans)
 
 
+_md = MarkdownIt("commonmark")
+
+
+@pytest.mark.parametrize("text", [text for text, _ in CASES.values()], ids=list(CASES))
+def test_cases_agree_with_markdown_it(text: str) -> None:
+    """The code's characters (blanks aside) are those markdown-it puts in <code>."""
+    html = _md.render(text.replace("\r\n", "\n").replace("\r", "\n"))
+    rendered = "".join(re.findall(r"<code[^>]*>(.*?)</code>", html, re.S))
+    walls = "".join(text[start:end] for start, end in code_walls(text))
+    assert "".join(walls.replace("`", "").split()) == "".join(rendered.replace("`", "").split())
+
+
 def test_field_fence_range_covers_the_marker() -> None:
     text = "```text\n" + MARKER + "\n```\n"
-    assert code_spans(text) == [(0, 31)]
+    assert code_walls(text) == [(8, 27)]
     assert text.index(MARKER) == 8
 
 
@@ -96,7 +123,7 @@ def pieces(*alphabet: str) -> st.SearchStrategy[str]:
 
 @given(pieces("`", "```", "~~~", " ", "    ", "\t", "\n", "\r", "\\", "# ", "- ", "1. ", "a"))
 def test_spans_are_sorted_disjoint_and_in_range(text: str) -> None:
-    assert_well_formed(text, code_spans(text))
+    assert_well_formed(text, code_walls(text))
 
 
 def naive_inline(text: str) -> list[tuple[int, int]]:
@@ -136,7 +163,7 @@ def naive_inline(text: str) -> list[tuple[int, int]]:
 @given(pieces("`", "``", "a", " ", "\\"))
 def test_inline_code_matches_the_obvious_algorithm(text: str) -> None:
     line = "x" + text  # never a fence, list item, heading or indented line
-    assert code_spans(line) == naive_inline(line)
+    assert code_walls(line) == naive_inline(line)
 
 
 ADVERSARIAL = {
@@ -153,7 +180,7 @@ ADVERSARIAL = {
 @pytest.mark.parametrize("text", list(ADVERSARIAL.values()), ids=list(ADVERSARIAL))
 def test_adversarial_input_is_linear(text: str) -> None:
     # No clock here (a quadratic scan would hang the run): benches/bench_hostile.py times it.
-    spans = code_spans(text)
+    spans = code_walls(text)
     assert_well_formed(text, spans)
 
 
@@ -185,7 +212,13 @@ def test_emphasis_is_the_inside_of_bold_and_italics() -> None:
 
 def test_emphasis_skips_code_and_markers() -> None:
     text = "`*a*` x *b*"
-    assert [text[s:e] for s, e in emphasis(text, code_spans(text), [])] == ["b"]
+    assert [text[s:e] for s, e in emphasis(text, code_walls(text), [])] == ["b"]
+
+
+def test_paragraphs_split_at_code_blocks_in_containers() -> None:
+    text = "a\n- b\n\n      code\n\n  c\n```\nx\n```\nd"
+    found = [text[s:e] for s, e in paragraphs(text, code_walls(text))]
+    assert found == ["a", "- b", "  c", "d"]
 
 
 def test_span_helpers() -> None:
@@ -204,3 +237,33 @@ def test_span_helpers() -> None:
         (-1, "e"),
         (5, "f"),
     ]
+
+
+# -- Parser(skip_code=True) and StreamParser read code through code_walls (issue 10) ---------
+
+IN_LIST = f"- item\n\n      {MARKER}\n\nafter {MARKER}"
+
+
+def test_skip_code_keeps_a_marker_in_indented_code_in_a_list_item(implementation: str) -> None:
+    from citemark import Parser
+    from citemark.stream import StreamParser
+
+    made = Parser(skip_code=True, implementation=implementation)  # type: ignore[arg-type]
+    assert made.strip(IN_LIST) == f"- item\n\n      {MARKER}\n\nafter "
+    found = list(made.finditer(IN_LIST))
+    assert [(c.start, c.end) for c in found] == [(len(IN_LIST) - len(MARKER), len(IN_LIST))]
+    for size in (1, 3, len(IN_LIST)):
+        stream = StreamParser(made)
+        out = "".join(
+            stream.feed(IN_LIST[at : at + size]).text for at in range(0, len(IN_LIST), size)
+        )
+        assert out + stream.close().text == made.strip(IN_LIST)
+
+
+def test_skip_code_strips_a_marker_in_a_fence_info_string(implementation: str) -> None:
+    """CommonMark does not render the info string as code (markdown-it: a class name)."""
+    from citemark import Parser
+
+    made = Parser(skip_code=True, implementation=implementation)  # type: ignore[arg-type]
+    text = f"```py {MARKER}\nx {MARKER}\n```\n"
+    assert made.strip(text) == f"```py \nx {MARKER}\n```\n"

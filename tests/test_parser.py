@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 
 import citemark
 from citemark import CitationSpan, Parser
+from citemark._commonmark import code_walls
 from citemark._dropin import DropIn
-from citemark._markdown import code_spans
 from citemark._select import load
 from parser_oracle import DELIM as D
 from parser_oracle import START as S
@@ -49,7 +49,7 @@ def parser(impl: str, *args: Any, **options: Any) -> Parser:
 def oracle_for(options: dict[str, Any]) -> Oracle:
     options = dict(options)
     skip_code = options.pop("skip_code", False)
-    return Oracle(**options, code=code_spans if skip_code else None)
+    return Oracle(**options, code=code_walls if skip_code else None)
 
 
 def label(record: CitationSpan) -> str:

@@ -1,8 +1,9 @@
 """Where Markdown code is, following CommonMark's block structure, so markers there stay literal.
 
-`citemark.clean` needs more than `_markdown.code_spans`: code inside block quotes and list
-items (`- item\\n\\n      code`: indented code in a list item), lazy continuation lines, and a
-line-by-line scanner that a stream can feed as lines arrive.  The rules are CommonMark's:
+The one home of "where is code" for `citemark.clean`, `Parser(skip_code=True)`, `StreamParser`
+and validate: code inside block quotes and list items (`- item\\n\\n      code`: indented code
+in a list item), lazy continuation lines, and a line-by-line scanner that a stream can feed
+as lines arrive.  The rules are CommonMark's:
 
 - containers: block quotes (`>`, one optional space) and list items (bullet `-+*` or ordered
   `1.`/`1)`; the content column is the marker's width plus 1-4 spaces, or 1 when 5+ spaces
@@ -27,7 +28,7 @@ import re
 
 from ._grammar import MARKER_RANGE
 
-__all__ = ["CodeScanner", "code_walls"]
+__all__ = ["CodeScanner", "block_cuts", "code_walls"]
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
@@ -247,6 +248,25 @@ def code_walls(text: str) -> list[tuple[int, int]]:
     return scanner.walls
 
 
+def block_cuts(text: str) -> tuple[list[tuple[int, int]], list[int]]:
+    """`code_walls(text)`, and the starts of the non-blank lines before which the scanner is
+    `neutral`: cut there, each part reads as it does in the whole text (a stream's cuts)."""
+    scanner = CodeScanner(text)
+    cuts = []
+    start = 0
+    for line_end in _LINE_END.finditer(text):
+        if start and scanner.neutral and start < line_end.start():
+            cuts.append(start)
+        scanner.line(start, line_end.start())
+        start = line_end.end()
+    if start < len(text):
+        if start and scanner.neutral:
+            cuts.append(start)
+        scanner.line(start, len(text))
+    scanner.finish()
+    return scanner.walls, cuts
+
+
 def maybe_code(text: str) -> bool:
     """False when `text` cannot hold Markdown code (no backtick, tilde, tab or 4 spaces)."""
     return "`" in text or "~" in text or "\t" in text or "    " in text
@@ -342,10 +362,13 @@ def _after_marker(text: str, pos: int, end: int, col: int) -> tuple[int, int, in
 
 def _runs(text: str, first: int, end: int, base: int) -> list[tuple[int, int, bool]]:
     """The backtick runs of text[first:end]: (start, end, escaped), positions plus base."""
-    return [
-        (base + run.start(), base + run.end(), _escaped(text, run.start(), first))
-        for run in _BACKTICKS.finditer(text, first, end)
-    ]
+    runs = []
+    for run in _BACKTICKS.finditer(text, first, end):
+        at, stop = run.span()
+        # Most runs follow no backslash: count them only when one is there.
+        escaped = at > first and text[at - 1] == "\\" and _escaped(text, at, first)
+        runs.append((base + at, base + stop, escaped))
+    return runs
 
 
 def _pair(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:

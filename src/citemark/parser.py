@@ -12,6 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
+from ._commonmark import code_walls, maybe_code
 from ._grammar import (
     CITATION_DELIMITER,
     CITATION_START,
@@ -31,7 +32,6 @@ from ._grammar import (
     check_families,
     check_text,
 )
-from ._markdown import code_spans
 from ._select import IMPLEMENTATION, Implementation, scanner_for
 from ._spans import cut_at
 from .offsets import length as units_length
@@ -336,7 +336,7 @@ class Parser:
     # -- skip_code plumbing: code regions are walls the scanner never looks behind --------
 
     def _code(self, plain: str) -> list[tuple[int, int]]:
-        return code_spans(plain) if self.skip_code else []
+        return code_walls(plain) if self.skip_code and maybe_code(plain) else []
 
     def _pieces(self, plain: str) -> list[tuple[int, str]]:
         """The text cut at code: (offset, prose) pieces and (-1, code) pieces, in order."""

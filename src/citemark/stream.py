@@ -21,19 +21,14 @@ list(parser.finditer(whole)))`.
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
+from ._commonmark import block_cuts
 from ._grammar import FAMILY_WORD_RE
-from ._markdown import code_spans
 from .offsets import length as units_length
 from .parser import CitationSpan, Parser
 
 DEFAULT_MAX_MARKER_LENGTH = 4096
-
-# A line start after a blank line, whose first character is not blank: the Markdown state
-# there is the state at the start of a text (see `_block_cuts`).
-_BLOCK_START = re.compile(r"(?:\r\n|\r(?!\n)|\n)[ \t]*(?:\r\n|\r|\n)(?=[^ \t\r\n])")
 
 
 class StreamUpdate(NamedTuple):
@@ -151,33 +146,23 @@ class StreamParser:
         """skip_code: the last place where data can be cut so that both halves read as
         they do in the whole stream, or 0.
 
-        A cut goes at the start of a line that follows a blank line and begins with a
-        non-blank character, outside code: there no paragraph (and so no inline code) is
-        open, an indented block or a list ends, and the Markdown state is the state at the
-        start of a text.  The prose before it must also hold no START whose fate the rest
-        of the stream could change.  Two candidates at most are tried per look (the last
-        cut, then the last one before the first undecided START), so a look is linear.
+        A cut goes at the start of a non-blank line before which the CommonMark scanner is
+        neutral (no container, fence, indented block or paragraph open: the Markdown state
+        at the start of a text), so code is found the same on both sides.  The prose before
+        it must also hold no START whose fate the rest of the stream could change.  Two
+        candidates at most are tried per look (the last cut, then the last one before the
+        first undecided START), so a look is linear.
         """
-        cuts = [match.end() for match in _BLOCK_START.finditer(data)]
-        if not cuts:
-            return 0
-        code = code_spans(data)
+        code, cuts = block_cuts(data)
         tried = 0
         index = len(cuts) - 1
         while index >= 0 and tried < 2:
             cut = cuts[index]
             prose_from = 0
-            inside = False
             for code_start, code_end in code:
                 if code_start >= cut:
                     break
-                if code_end > cut:
-                    inside = True  # in a fence (an unclosed one runs to the end of data)
-                    break
                 prose_from = code_end
-            if inside:
-                index -= 1
-                continue
             tried += 1
             undecided = prose_from + self._undecided_from(data[prose_from:cut], self._prose_parser)
             if undecided == cut:

@@ -66,6 +66,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ._commonmark import code_walls
 from ._grammar import (
     DEFAULT_FAMILY,
     FAMILY_WORD_RE,
@@ -81,7 +82,6 @@ from ._markdown import (
     FENCE_LINE,
     LIST_OR_QUOTE,
     blocks,
-    code_spans,
     emphasis,
     is_punctuation,
     line_spans,
@@ -260,7 +260,7 @@ class _Check:
         for citation in self.citations:
             self.locate(citation)
         fence_cited = self.fence_lines()
-        code = code_spans(self.masked_for_code(fence_cited))
+        code = code_walls(self.masked_for_code(fence_cited))
         self.placement(code, fence_cited)
         walls = merge([*code, *((s, e) for s, e, _ in self.consumed), *foreign])
         self.references(walls)
