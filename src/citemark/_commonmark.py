@@ -26,11 +26,10 @@ from __future__ import annotations
 
 import re
 
-from ._grammar import MARKER_RANGE
+from ._grammar import LINE_BREAK_RE, MARKER_RANGE
 
 __all__ = ["CodeScanner", "block_cuts", "code_walls"]
 
-_LINE_END = re.compile(r"\r\n|\r|\n")
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")
 _BULLET = re.compile(r"([-+*]|([0-9]{1,9})[.)])(?=[ \t]|$)")
@@ -239,7 +238,7 @@ def code_walls(text: str) -> list[tuple[int, int]]:
     """The code point ranges of Markdown code in `text`: sorted, disjoint."""
     scanner = CodeScanner(text)
     start = 0
-    for line_end in _LINE_END.finditer(text):
+    for line_end in LINE_BREAK_RE.finditer(text):
         scanner.line(start, line_end.start())
         start = line_end.end()
     if start < len(text):
@@ -254,7 +253,7 @@ def block_cuts(text: str) -> tuple[list[tuple[int, int]], list[int]]:
     scanner = CodeScanner(text)
     cuts = []
     start = 0
-    for line_end in _LINE_END.finditer(text):
+    for line_end in LINE_BREAK_RE.finditer(text):
         if start and scanner.neutral and start < line_end.start():
             cuts.append(start)
         scanner.line(start, line_end.start())
