@@ -350,41 +350,61 @@ class _Check:
                 end,
                 f"not a citation (empty, or an id the id rule refuses): {_show(text[start:end])}",
             )
-        chars = re.escape(parser.start + parser.delimiter + parser.stop)
+        start_char, stop_char, delimiter = parser.start, parser.stop, parser.delimiter
+        # Runs of STARTs or DELIMITERs are one match each: a run outside every marker is
+        # reported in bulk (one diagnostic a character, built in C), not a character at a time.
+        runs = re.compile(
+            f"{re.escape(start_char)}+|{re.escape(stop_char)}|{re.escape(delimiter)}+"
+        )
         consumed = iter(self.consumed)
         span = next(consumed, None)
-        opened: int | None = None
-        foreign = []
-        for char in re.finditer(f"[{chars}]", text):
-            at = char.start()
-            while span is not None and span[1] <= at:
+        self.opened: int | None = None
+        self.foreign: list[tuple[int, int]] = []
+        for run in runs.finditer(text):
+            first, last = run.span()
+            while span is not None and span[1] <= first:
                 span = next(consumed, None)
-            if span is not None and span[0] <= at < span[1]:
-                if opened is not None:  # a consumed marker after an unclosed START
-                    foreign.append(self.unterminated(opened))
-                    opened = None
-                continue
-            if char.group() == parser.start:
-                if opened is not None:
-                    foreign.append(self.unterminated(opened))
-                opened = at
-            elif char.group() == parser.stop:
-                if opened is None:
-                    self.add("stray-stop", at, at + 1, "a STOP character outside any marker")
-                else:
-                    foreign.append((opened, at + 1))
-                    self.add(
-                        "invalid-marker",
-                        opened,
-                        at + 1,
-                        self.refused(opened, at + 1),
-                    )
-                    opened = None
-            elif opened is None:
-                self.add("stray-delimiter", at, at + 1, "a DELIMITER character outside any marker")
-        if opened is not None:
-            foreign.append(self.unterminated(opened))
-        return foreign
+            if span is not None and span[0] < last:  # the run meets a consumed marker
+                for at in range(first, last):
+                    while span is not None and span[1] <= at:
+                        span = next(consumed, None)
+                    if span is not None and span[0] <= at < span[1]:
+                        if self.opened is not None:  # a consumed marker after an open START
+                            self.foreign.append(self.unterminated(self.opened))
+                            self.opened = None
+                        continue
+                    self.stray(text[at], at, at + 1)
+            else:
+                self.stray(text[first], first, last)
+        if self.opened is not None:
+            self.foreign.append(self.unterminated(self.opened))
+        return self.foreign
+
+    def stray(self, char: str, first: int, last: int) -> None:
+        """text[first:last], a run of `char` (a marker character) outside every marker."""
+        parser = self.parser
+        if char == parser.start:
+            if self.opened is not None:
+                self.foreign.append(self.unterminated(self.opened))
+            if last - first > 1:
+                # Each START but the last is followed by a START: left open, with no word
+                # glued to it.  Touching spans merge into one wall, so one span covers them.
+                self.add_run(
+                    "unterminated-marker", first, last - 1, "a START character that no STOP closes"
+                )
+                self.foreign.append((first, last - 1))
+            self.opened = last - 1
+        elif char == parser.stop:
+            if self.opened is None:
+                self.add("stray-stop", first, last, "a STOP character outside any marker")
+            else:
+                self.foreign.append((self.opened, last))
+                self.add("invalid-marker", self.opened, last, self.refused(self.opened, last))
+                self.opened = None
+        elif self.opened is None:
+            self.add_run(
+                "stray-delimiter", first, last, "a DELIMITER character outside any marker"
+            )
 
     def unterminated(self, at: int) -> tuple[int, int]:
         """Report a START that nothing closes; returns the span of the START and the word
