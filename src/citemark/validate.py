@@ -141,12 +141,12 @@ class Diagnostic(NamedTuple):
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return tuple.__eq__(self, other)  # type: ignore[arg-type]
+        return tuple.__eq__(self, other)
 
     def __ne__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
             return NotImplemented
-        return tuple.__ne__(self, other)  # type: ignore[arg-type]
+        return tuple.__ne__(self, other)
 
     def __hash__(self) -> int:
         return tuple.__hash__(self)
@@ -287,6 +287,7 @@ class _Check:
         self.sources = sources
         self.style = style
         self.found: list[Diagnostic] = []
+        self.code: list[tuple[int, int]] | None = None  # code spans, once references need them
         self.citations = list(parser.finditer(text))
         self.consumed = parser.spans(text)  # (start, end, is_citation)
         self.lines = line_spans(text)
@@ -314,11 +315,14 @@ class _Check:
         foreign = self.markers()
         for citation in self.citations:
             self.locate(citation)
-        fence_cited = self.fence_lines()
-        code = code_spans(self.masked_for_code(fence_cited))
-        self.placement(code, fence_cited)
-        walls = merge([*code, *((s, e) for s, e, _ in self.consumed), *foreign])
-        self.references(walls)
+        code: list[tuple[int, int]] | None = None
+        if self.citations:
+            fence_cited = self.fence_lines()
+            code = code_spans(self.masked_for_code(fence_cited))
+            self.placement(code, fence_cited)
+        # Without citations, code is looked for only when an id or an escape outside every
+        # marker needs it: a range overlaps a union of spans when it overlaps one of them.
+        self.references(merge([*((s, e) for s, e, _ in self.consumed), *foreign]), code)
         return sorted(self.found, key=_ORDER)
 
     # -- markers that are not citations -------------------------------------------------
@@ -402,9 +406,7 @@ class _Check:
                 self.add("invalid-marker", self.opened, last, self.refused(self.opened, last))
                 self.opened = None
         elif self.opened is None:
-            self.add_run(
-                "stray-delimiter", first, last, "a DELIMITER character outside any marker"
-            )
+            self.add_run("stray-delimiter", first, last, "a DELIMITER character outside any marker")
 
     def unterminated(self, at: int) -> tuple[int, int]:
         """Report a START that nothing closes; returns the span of the START and the word
@@ -527,7 +529,10 @@ class _Check:
                 )
             else:
                 outside.append(citation)
-        emphasized = emphasis(self.text, code, self.consumed)
+        # Emphasis needs a `*` or `_` run: without one (or without a citation to check)
+        # the CommonMark pass would find nothing.
+        wanted = outside and ("*" in self.text or "_" in self.text)
+        emphasized = emphasis(self.text, code, self.consumed) if wanted else []
         for citation in outside:
             if inside(emphasized, citation.start, citation.end):
                 self.add(
@@ -570,7 +575,7 @@ class _Check:
             line_start, line_end = self.lines[line]
             rest = without(self.text, line_start, line_end, self.consumed)
             rest = rest[LIST_OR_QUOTE.match(rest).end() :]  # type: ignore[union-attr]
-            if all(char.isspace() or is_punctuation(char) for char in rest):
+            if _filler(rest):
                 self.add(
                     "citation-alone",
                     found[0].start,
@@ -599,7 +604,7 @@ class _Check:
 
     # -- ids and escapes written as text ---------------------------------------------------
 
-    def references(self, walls: list[tuple[int, int]]) -> None:
+    def references(self, walls: list[tuple[int, int]], code: list[tuple[int, int]] | None) -> None:
         families = {DEFAULT_FAMILY, "filecite", *self.parser.families}
         family = "|".join(re.escape(f) for f in sorted(families, key=len, reverse=True) if f)
         extra = sorted(
@@ -619,7 +624,7 @@ class _Check:
         glued = rf"(?:(?:{family})|(?<!{SOURCE_ID_CHAR}))"
         pattern = re.compile(rf"{glued}(?:{ids})(?:{ids}|{LOCATOR})*")
         for found in pattern.finditer(self.text):
-            if overlaps(walls, found.start(), found.end()):
+            if self.walled(walls, code, found.start(), found.end()):
                 continue
             written = found.group()
             message = (
@@ -632,13 +637,23 @@ class _Check:
         characters |= {self.parser.delimiter, self.parser.stop}
         escapes = "|".join(f"{ord(c):04x}" for c in sorted(characters))
         for found in re.finditer(rf"\\u(?:{escapes})", self.text, re.IGNORECASE):
-            if not overlaps(walls, found.start(), found.end()):
+            if not self.walled(walls, code, found.start(), found.end()):
                 self.add(
                     "escaped-marker",
                     found.start(),
                     found.end(),
                     f"{found.group()} is an escape, not the marker character it names",
                 )
+
+    def walled(
+        self, walls: list[tuple[int, int]], code: list[tuple[int, int]] | None, start: int, end: int
+    ) -> bool:
+        """Whether [start, end) overlaps a marker or code (found now if not yet)."""
+        if overlaps(walls, start, end):
+            return True
+        if self.code is None:
+            self.code = code if code is not None else code_spans(self.text)
+        return overlaps(self.code, start, end)
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -650,4 +665,4 @@ def _show(raw: str) -> str:
 
 def _filler(text: str) -> bool:
     """Only white space and punctuation."""
-    return all(char.isspace() or is_punctuation(char) for char in text)
+    return all(char.isspace() or is_punctuation(char) for char in set(text))
