@@ -138,15 +138,16 @@ class Diagnostic(NamedTuple):
     start: int
     end: int
 
+    # A plain tuple would answer for itself (tuple == tuple): say False for it here.
     def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return tuple.__eq__(self, other)
+        if other.__class__ is self.__class__:
+            return tuple.__eq__(self, other)
+        return False if isinstance(other, tuple) else NotImplemented
 
     def __ne__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return tuple.__ne__(self, other)
+        if other.__class__ is self.__class__:
+            return tuple.__ne__(self, other)
+        return True if isinstance(other, tuple) else NotImplemented
 
     def __hash__(self) -> int:
         return tuple.__hash__(self)
