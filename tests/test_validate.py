@@ -529,3 +529,44 @@ def docstring_codes() -> dict[str, str]:
 def test_the_docstring_table_is_codes() -> None:
     table = docstring_codes()
     assert list(table.items()) == list(CODES.items())
+
+
+# -- Diagnostic keeps a frozen dataclass's manners; stray runs are reported a character each --
+
+
+def test_diagnostic_is_a_value() -> None:
+    import pickle
+
+    made = Diagnostic("stray-stop", "error", "a STOP", 3, 4)
+    assert made == Diagnostic(code="stray-stop", severity="error", message="a STOP", start=3, end=4)
+    assert made != Diagnostic("stray-stop", "error", "a STOP", 3, 5)
+    assert made != ("stray-stop", "error", "a STOP", 3, 4)  # equal only to a Diagnostic
+    assert hash(made) == hash(("stray-stop", "error", "a STOP", 3, 4))
+    assert repr(made) == (
+        "Diagnostic(code='stray-stop', severity='error', message='a STOP', start=3, end=4)"
+    )
+    assert pickle.loads(pickle.dumps(made)) == made
+    with pytest.raises(AttributeError):
+        made.start = 0  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        _ = made < made  # not ordered, as before
+
+
+def test_runs_of_stray_characters(parser: Parser) -> None:
+    foreign = "navlist" + D + "x "
+    text = "a " + D * 5 + " " + S * 4 + c("turn0file0") + " " + S * 3 + foreign + E * 2
+    found = [(d.code, d.start, d.end) for d in validate(text, REGISTRY, parser=parser)]
+    delimiters = [("stray-delimiter", at, at + 1) for at in range(2, 7)]
+    first = 8  # the four STARTs before the citation: each left open (the last by the citation)
+    opened = [("unterminated-marker", at, at + 1) for at in range(first, first + 4)]
+    after = first + 4 + len(c("turn0file0")) + 1
+    # Three STARTs, the last one closed by the first STOP: a marker of a foreign family.
+    late = [("unterminated-marker", at, at + 1) for at in range(after, after + 2)]
+    close = text.index(E, after)
+    assert found == [
+        *delimiters,
+        *opened,
+        *late,
+        ("invalid-marker", after + 2, close + 1),
+        ("stray-stop", close + 1, close + 2),
+    ]

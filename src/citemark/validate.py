@@ -64,7 +64,10 @@ import re
 from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from functools import partial
+from itertools import repeat
+from operator import itemgetter
+from typing import Any, Literal, NamedTuple
 
 from ._commonmark import code_walls
 from ._grammar import (
@@ -121,15 +124,46 @@ _PUNCTUATION = frozenset(".,;:!?…。，、；：！？")
 _TURN_ID = TURN_ID_RE.pattern
 
 
-@dataclass(frozen=True)
-class Diagnostic:
-    """One finding: a stable `code`, its `severity`, a message, and where (code points)."""
+class Diagnostic(NamedTuple):
+    """One finding: a stable `code`, its `severity`, a message, and where (code points).
+
+    A named tuple, not a dataclass: validate builds one per stray character, and a tuple is
+    built in C (a frozen dataclass cost about 1 us each, most of validate's time).  It keeps
+    a frozen dataclass's manners: equal only to another Diagnostic, not ordered, hashed on
+    its fields."""
 
     code: str
     severity: Severity
     message: str
     start: int
     end: int
+
+    # A plain tuple would answer for itself (tuple == tuple): say False for it here.
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return tuple.__eq__(self, other)
+        return False if isinstance(other, tuple) else NotImplemented
+
+    def __ne__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return tuple.__ne__(self, other)
+        return True if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return tuple.__hash__(self)
+
+    # Not ordered, as a dataclass without order=True: sort by the fields you mean.
+    def __lt__(self, other: object) -> bool:
+        return NotImplemented
+
+    def __le__(self, other: object) -> bool:
+        return NotImplemented
+
+    def __gt__(self, other: object) -> bool:
+        return NotImplemented
+
+    def __ge__(self, other: object) -> bool:
+        return NotImplemented
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -139,6 +173,13 @@ class Diagnostic:
             "start": self.start,
             "end": self.end,
         }
+
+
+# Builds a Diagnostic from a (code, severity, message, start, end) tuple in C, without the
+# Python-level __new__ of a named tuple: the bulk path for runs of stray characters.
+_new = partial(tuple.__new__, Diagnostic)
+# validate's order: by place, then code; ties keep the order they were found in.
+_ORDER = itemgetter(3, 4, 0)
 
 
 @dataclass(frozen=True)
@@ -247,24 +288,43 @@ class _Check:
         self.sources = sources
         self.style = style
         self.found: list[Diagnostic] = []
+        self.code: list[tuple[int, int]] | None = None  # code spans, once references need them
         self.citations = list(parser.finditer(text))
         self.consumed = parser.spans(text)  # (start, end, is_citation)
         self.lines = line_spans(text)
         self.head = re.compile(rf"[^\s{re.escape(parser.start + parser.stop)}]*")
 
     def add(self, code: str, start: int, end: int, message: str) -> None:
-        self.found.append(Diagnostic(code, CODES[code], message, start, end))
+        self.found.append(_new((code, CODES[code], message, start, end)))
+
+    def add_run(self, code: str, start: int, end: int, message: str) -> None:
+        """One diagnostic for each character of text[start:end], built in C."""
+        self.found.extend(
+            map(
+                _new,
+                zip(
+                    repeat(code),
+                    repeat(CODES[code]),
+                    repeat(message),
+                    range(start, end),
+                    range(start + 1, end + 1),
+                ),
+            )
+        )
 
     def run(self) -> list[Diagnostic]:
         foreign = self.markers()
         for citation in self.citations:
             self.locate(citation)
-        fence_cited = self.fence_lines()
-        code = code_walls(self.masked_for_code(fence_cited))
-        self.placement(code, fence_cited)
-        walls = merge([*code, *((s, e) for s, e, _ in self.consumed), *foreign])
-        self.references(walls)
-        return sorted(self.found, key=lambda d: (d.start, d.end, d.code))
+        code: list[tuple[int, int]] | None = None
+        if self.citations:
+            fence_cited = self.fence_lines()
+            code = code_walls(self.masked_for_code(fence_cited))
+            self.placement(code, fence_cited)
+        # Without citations, code is looked for only when an id or an escape outside every
+        # marker needs it: a range overlaps a union of spans when it overlaps one of them.
+        self.references(merge([*((s, e) for s, e, _ in self.consumed), *foreign]), code)
+        return sorted(self.found, key=_ORDER)
 
     # -- markers that are not citations -------------------------------------------------
 
@@ -295,41 +355,59 @@ class _Check:
                 end,
                 f"not a citation (empty, or an id the id rule refuses): {_show(text[start:end])}",
             )
-        chars = re.escape(parser.start + parser.delimiter + parser.stop)
+        start_char, stop_char, delimiter = parser.start, parser.stop, parser.delimiter
+        # Runs of STARTs or DELIMITERs are one match each: a run outside every marker is
+        # reported in bulk (one diagnostic a character, built in C), not a character at a time.
+        runs = re.compile(
+            f"{re.escape(start_char)}+|{re.escape(stop_char)}|{re.escape(delimiter)}+"
+        )
         consumed = iter(self.consumed)
         span = next(consumed, None)
-        opened: int | None = None
-        foreign = []
-        for char in re.finditer(f"[{chars}]", text):
-            at = char.start()
-            while span is not None and span[1] <= at:
+        self.opened: int | None = None
+        self.foreign: list[tuple[int, int]] = []
+        for run in runs.finditer(text):
+            first, last = run.span()
+            while span is not None and span[1] <= first:
                 span = next(consumed, None)
-            if span is not None and span[0] <= at < span[1]:
-                if opened is not None:  # a consumed marker after an unclosed START
-                    foreign.append(self.unterminated(opened))
-                    opened = None
-                continue
-            if char.group() == parser.start:
-                if opened is not None:
-                    foreign.append(self.unterminated(opened))
-                opened = at
-            elif char.group() == parser.stop:
-                if opened is None:
-                    self.add("stray-stop", at, at + 1, "a STOP character outside any marker")
-                else:
-                    foreign.append((opened, at + 1))
-                    self.add(
-                        "invalid-marker",
-                        opened,
-                        at + 1,
-                        self.refused(opened, at + 1),
-                    )
-                    opened = None
-            elif opened is None:
-                self.add("stray-delimiter", at, at + 1, "a DELIMITER character outside any marker")
-        if opened is not None:
-            foreign.append(self.unterminated(opened))
-        return foreign
+            if span is not None and span[0] < last:  # the run meets a consumed marker
+                for at in range(first, last):
+                    while span is not None and span[1] <= at:
+                        span = next(consumed, None)
+                    if span is not None and span[0] <= at < span[1]:
+                        if self.opened is not None:  # a consumed marker after an open START
+                            self.foreign.append(self.unterminated(self.opened))
+                            self.opened = None
+                        continue
+                    self.stray(text[at], at, at + 1)
+            else:
+                self.stray(text[first], first, last)
+        if self.opened is not None:
+            self.foreign.append(self.unterminated(self.opened))
+        return self.foreign
+
+    def stray(self, char: str, first: int, last: int) -> None:
+        """text[first:last], a run of `char` (a marker character) outside every marker."""
+        parser = self.parser
+        if char == parser.start:
+            if self.opened is not None:
+                self.foreign.append(self.unterminated(self.opened))
+            if last - first > 1:
+                # Each START but the last is followed by a START: left open, with no word
+                # glued to it.  Touching spans merge into one wall, so one span covers them.
+                self.add_run(
+                    "unterminated-marker", first, last - 1, "a START character that no STOP closes"
+                )
+                self.foreign.append((first, last - 1))
+            self.opened = last - 1
+        elif char == parser.stop:
+            if self.opened is None:
+                self.add("stray-stop", first, last, "a STOP character outside any marker")
+            else:
+                self.foreign.append((self.opened, last))
+                self.add("invalid-marker", self.opened, last, self.refused(self.opened, last))
+                self.opened = None
+        elif self.opened is None:
+            self.add_run("stray-delimiter", first, last, "a DELIMITER character outside any marker")
 
     def unterminated(self, at: int) -> tuple[int, int]:
         """Report a START that nothing closes; returns the span of the START and the word
@@ -452,7 +530,10 @@ class _Check:
                 )
             else:
                 outside.append(citation)
-        emphasized = emphasis(self.text, code, self.consumed)
+        # Emphasis needs a `*` or `_` run: without one (or without a citation to check)
+        # the CommonMark pass would find nothing.
+        wanted = outside and ("*" in self.text or "_" in self.text)
+        emphasized = emphasis(self.text, code, self.consumed) if wanted else []
         for citation in outside:
             if inside(emphasized, citation.start, citation.end):
                 self.add(
@@ -495,7 +576,7 @@ class _Check:
             line_start, line_end = self.lines[line]
             rest = without(self.text, line_start, line_end, self.consumed)
             rest = rest[LIST_OR_QUOTE.match(rest).end() :]  # type: ignore[union-attr]
-            if all(char.isspace() or is_punctuation(char) for char in rest):
+            if _filler(rest):
                 self.add(
                     "citation-alone",
                     found[0].start,
@@ -524,7 +605,7 @@ class _Check:
 
     # -- ids and escapes written as text ---------------------------------------------------
 
-    def references(self, walls: list[tuple[int, int]]) -> None:
+    def references(self, walls: list[tuple[int, int]], code: list[tuple[int, int]] | None) -> None:
         families = {DEFAULT_FAMILY, "filecite", *self.parser.families}
         family = "|".join(re.escape(f) for f in sorted(families, key=len, reverse=True) if f)
         extra = sorted(
@@ -544,7 +625,7 @@ class _Check:
         glued = rf"(?:(?:{family})|(?<!{SOURCE_ID_CHAR}))"
         pattern = re.compile(rf"{glued}(?:{ids})(?:{ids}|{LOCATOR})*")
         for found in pattern.finditer(self.text):
-            if overlaps(walls, found.start(), found.end()):
+            if self.walled(walls, code, found.start(), found.end()):
                 continue
             written = found.group()
             message = (
@@ -557,13 +638,23 @@ class _Check:
         characters |= {self.parser.delimiter, self.parser.stop}
         escapes = "|".join(f"{ord(c):04x}" for c in sorted(characters))
         for found in re.finditer(rf"\\u(?:{escapes})", self.text, re.IGNORECASE):
-            if not overlaps(walls, found.start(), found.end()):
+            if not self.walled(walls, code, found.start(), found.end()):
                 self.add(
                     "escaped-marker",
                     found.start(),
                     found.end(),
                     f"{found.group()} is an escape, not the marker character it names",
                 )
+
+    def walled(
+        self, walls: list[tuple[int, int]], code: list[tuple[int, int]] | None, start: int, end: int
+    ) -> bool:
+        """Whether [start, end) overlaps a marker or code (found now if not yet)."""
+        if overlaps(walls, start, end):
+            return True
+        if self.code is None:
+            self.code = code if code is not None else code_walls(self.text)
+        return overlaps(self.code, start, end)
 
 
 # -- helpers ----------------------------------------------------------------------------------
@@ -575,4 +666,4 @@ def _show(raw: str) -> str:
 
 def _filler(text: str) -> bool:
     """Only white space and punctuation."""
-    return all(char.isspace() or is_punctuation(char) for char in text)
+    return all(char.isspace() or is_punctuation(char) for char in set(text))
