@@ -38,7 +38,7 @@ Memory safety, the argument:
 from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_FillInfo, PyBuffer_Release
 from cpython.buffer cimport PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
-from libc.stdint cimport INT32_MAX, int32_t, int64_t, uint64_t
+from libc.stdint cimport INT32_MAX, int32_t, int64_t
 from libc.string cimport memset
 
 include "_grammar_c.pxi"
@@ -46,6 +46,7 @@ include "_grammar_c.pxi"
 cdef extern from "_simd.h" nogil:
     bint cm_utf8_valid(const uint8_t* data, Py_ssize_t n)
     void cm_advise_huge(void* data, Py_ssize_t n)
+    Py_ssize_t cm_count_points(const uint8_t* data, Py_ssize_t n)
 
 cdef enum:
     START = 0xE200
@@ -336,23 +337,9 @@ cdef inline int scan_row(Rows* rows, Py_ssize_t row, Py_ssize_t first, Py_ssize_
 
 
 cdef inline Py_ssize_t count_points(const uint8_t* data, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
-    """Code points in data[a:b] (a <= b): the bytes that are not continuation bytes.
-
-    Eight bytes a step (this runs over every byte before a row's last citation): a byte is a
-    continuation byte when its top bits are 10, so (w >> 7) & ~(w >> 6) has 1 in bit 0 of
-    exactly those bytes; the multiply sums the eight 0/1 bytes into the top one (at most 8).
-    Each word read is data[a:a + 8] with a + 8 <= b."""
-    cdef Py_ssize_t count = b - a
-    cdef uint64_t word
-    while b - a >= 8:
-        memcpy(&word, data + a, 8)
-        word = (word >> 7) & ~(word >> 6) & <uint64_t>0x0101010101010101
-        count -= <Py_ssize_t>((word * <uint64_t>0x0101010101010101) >> 56)
-        a += 8
-    while a < b:
-        count -= (data[a] & 0xC0) == 0x80
-        a += 1
-    return count
+    """Code points in data[a:b] (a <= b): the bytes that are not continuation bytes (this runs
+    over every byte before a row's last citation, so it is vectorised in _simd.h)."""
+    return cm_count_points(data + a, b - a)
 
 
 cdef int copy_bits(const Rows* rows, Grow* bits) noexcept nogil:
