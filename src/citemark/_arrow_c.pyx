@@ -45,7 +45,6 @@ include "_grammar_c.pxi"
 
 cdef extern from "_simd.h" nogil:
     bint cm_utf8_valid(const uint8_t* data, Py_ssize_t n)
-    void cm_advise_huge(void* data, Py_ssize_t n)
     Py_ssize_t cm_count_points(const uint8_t* data, Py_ssize_t n)
 
 cdef enum:
@@ -80,8 +79,6 @@ cdef int grow_reserve(Grow* grow, Py_ssize_t extra) noexcept nogil:
     bigger = <uint8_t*>PyMem_RawRealloc(grow.data, capacity)
     if bigger == NULL:
         return OUT_OF_MEMORY
-    # Only the new bytes, not yet written: advice on written pages would be wasted work.
-    cm_advise_huge(bigger + grow.size, capacity - grow.size)
     grow.data = bigger
     grow.capacity = capacity
     return 0

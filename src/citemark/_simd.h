@@ -400,24 +400,4 @@ static inline Py_ssize_t cm_count_points(const unsigned char *s, Py_ssize_t n) {
     return cm_count_points_scalar(s, n);
 }
 
-/* Ask Linux to back the 2 MB-aligned part of a large, not yet written allocation with
- * transparent huge pages: the first write to each 2 MB then takes one page fault instead of
- * 512 (fresh-page faults were 10-20% of an Arrow strip over a large column).  Only the range
- * inside [p, p + n) is advised; advice is a hint, so failure is ignored.  A no-op elsewhere. */
-#if defined(__linux__)
-#include <sys/mman.h>
-#endif
-static inline void cm_advise_huge(void *p, Py_ssize_t n) {
-#if defined(__linux__) && defined(MADV_HUGEPAGE)
-    const uintptr_t huge = (uintptr_t)1 << 21;
-    uintptr_t first = ((uintptr_t)p + huge - 1) & ~(huge - 1);
-    uintptr_t end = ((uintptr_t)p + (uintptr_t)n) & ~(huge - 1);
-    if (n >= (Py_ssize_t)(4 * huge) && end > first)
-        (void)madvise((void *)first, end - first, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)n;
-#endif
-}
-
 #endif
