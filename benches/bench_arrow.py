@@ -11,6 +11,8 @@ pytest (`report.py` prints the ratios from the JSON):
     pytest benches/bench_arrow.py --benchmark-json=benches/arrow.json -q
 Script mode (measures and prints MB/s and the ratios to the floor):
     python benches/bench_arrow.py
+    python benches/bench_arrow.py --repeat 8   # the column 8 times over (156 MB), large_string:
+                                               # output past the caches, fresh pages each call
 """
 
 from __future__ import annotations
@@ -73,15 +75,19 @@ def test_arrow(benchmark: Any, path: str, op: str) -> None:
     assert len(result) == len(array)
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    repeat = int(args[args.index("--repeat") + 1]) if "--repeat" in args else 1
     array = column()
+    if repeat > 1:
+        array = pa.array(answers(ROWS) * repeat, type=pa.large_string())
     floor = median_time(pc.utf8_length, array, budget=2.0)
     mb = size_of(array) / 1e6
     print(f"column: {len(array)} rows, {mb:.1f} MB of UTF-8")
     print(f"{'call':<28} {'MB/s':>8} {'x floor':>8}")
     print(f"{'pyarrow utf8_length':<28} {mb / floor:8.0f} {1.0:8.2f}")
     for path in ("kernel", "twin"):
-        part = column(rows_for(path))
+        part = column(rows_for(path)) if repeat == 1 or path == "twin" else array
         share = size_of(part) / size_of(array)
         for op in ("strip", "extract"):
             seconds = median_time(getattr(arrow_for(path), op), part, budget=2.0) / share

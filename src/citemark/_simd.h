@@ -323,6 +323,16 @@ cm_utf8_valid_avx2(const unsigned char *s, Py_ssize_t n) {
     unsigned char tail[32];
     Py_ssize_t i = 0;
     for (;; i += 32) {
+        /* Two vectors of ASCII at once (most text): one test, no lookups.  Both lie below n. */
+        while (n - i >= 64) {
+            __m256i low = _mm256_loadu_si256((const __m256i *)(s + i));
+            __m256i high = _mm256_loadu_si256((const __m256i *)(s + i + 32));
+            if (_mm256_movemask_epi8(_mm256_or_si256(low, high)) != 0) break;
+            error = _mm256_or_si256(error, incomplete);
+            incomplete = _mm256_setzero_si256();
+            previous = high;
+            i += 64;
+        }
         if (n - i >= 32) {
             input = _mm256_loadu_si256((const __m256i *)(s + i));
         } else {
@@ -350,6 +360,44 @@ static inline int cm_utf8_valid(const unsigned char *s, Py_ssize_t n) {
     if (cm_level == CM_WIDE_VECTOR) return cm_utf8_valid_avx2(s, n);
 #endif
     return cm_utf8_valid_scalar(s, n);
+}
+
+/* The code points of UTF-8 bytes s[0:n]: the bytes that are not continuation bytes (10xxxxxx).
+ * Eight bytes a step portably: (w >> 7) & ~(w >> 6) has 1 in bit 0 of exactly the
+ * continuation bytes, and the multiply sums those eight 0/1 bytes into the top one (<= 8).
+ * With AVX2, 32 a step: a continuation byte is one below -64 as a signed char.  Every load
+ * is of bytes below n. */
+static inline Py_ssize_t cm_count_points_scalar(const unsigned char *s, Py_ssize_t n) {
+    Py_ssize_t i = 0, count = n;
+    for (; n - i >= 8; i += 8) {
+        uint64_t word;
+        memcpy(&word, s + i, 8);
+        word = (word >> 7) & ~(word >> 6) & 0x0101010101010101ULL;
+        count -= (Py_ssize_t)((word * 0x0101010101010101ULL) >> 56);
+    }
+    for (; i < n; i++) count -= (s[i] & 0xC0) == 0x80;
+    return count;
+}
+
+#if defined(CM_AVX2)
+__attribute__((target("avx2,popcnt"))) static Py_ssize_t
+cm_count_points_avx2(const unsigned char *s, Py_ssize_t n) {
+    const __m256i limit = _mm256_set1_epi8(-64);
+    Py_ssize_t i = 0, count = n;
+    for (; n - i >= 32; i += 32) {
+        __m256i input = _mm256_loadu_si256((const __m256i *)(s + i));
+        unsigned int mask = (unsigned int)_mm256_movemask_epi8(_mm256_cmpgt_epi8(limit, input));
+        count -= __builtin_popcount(mask);
+    }
+    return count - (n - i - cm_count_points_scalar(s + i, n - i));
+}
+#endif
+
+static inline Py_ssize_t cm_count_points(const unsigned char *s, Py_ssize_t n) {
+#if defined(CM_AVX2)
+    if (cm_level == CM_WIDE_VECTOR) return cm_count_points_avx2(s, n);
+#endif
+    return cm_count_points_scalar(s, n);
 }
 
 #endif
