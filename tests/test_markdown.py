@@ -15,8 +15,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
+from citemark import _commonmark_py
 from citemark._commonmark import code_walls
 from citemark._markdown import blocks, emphasis, line_spans, paragraphs
+from citemark._select import load
 from citemark._spans import cut_at, inside, merge, outermost, overlaps, without
 
 MARKER = "\ue200cite\ue202turn0search0\ue201"
@@ -267,3 +269,57 @@ def test_skip_code_strips_a_marker_in_a_fence_info_string(implementation: str) -
     made = Parser(skip_code=True, implementation=implementation)  # type: ignore[arg-type]
     text = f"```py {MARKER}\nx {MARKER}\n```\n"
     assert made.strip(text) == f"```py \nx {MARKER}\n```\n"
+
+
+# The `_commonmark_c` / `_commonmark_py` pair: the hot loops of the code scan, the same results
+# on both (runs of a text's lines with any backslashes and non-ASCII, paired on both).
+@given(
+    pieces("`", "``", "```", "\\", "\\\\`", "a", " ", "\u00e9", "\ue200", "\U0001f600"),
+    st.integers(0, 5),
+    st.integers(0, 3),
+)
+def test_commonmark_pair_matches_the_twin(
+    implementation: str, text: str, cut: int, base: int
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    first = min(cut, len(text))
+    found = kernel.runs(text, first, len(text), base)
+    assert found == _commonmark_py.runs(text, first, len(text), base)
+    walls: list[tuple[int, int]] = [(0, 0)]
+    kernel.pair(found, walls)
+    expected: list[tuple[int, int]] = [(0, 0)]
+    _commonmark_py.pair(found, expected)
+    assert walls == expected
+
+
+@pytest.mark.c_extension
+def test_commonmark_kernel_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    for call, name in [
+        (lambda: kernel.runs(1, 0, 0, 0), "text"),
+        (lambda: kernel.runs("a", "0", 1, 0), "first"),
+        (lambda: kernel.runs("a", 0, 1.0, 0), "end"),
+        (lambda: kernel.runs("a", 0, 1, None), "base"),
+        (lambda: kernel.pair((), []), "runs"),
+        (lambda: kernel.pair([], None), "walls"),
+        (lambda: kernel.pair([(0, 1, False), (2, 3)], []), "runs"),
+        (lambda: kernel.pair([(0, 1, False)] * 9 + [(0, 1, 0)], []), "runs"),
+    ]:
+        with pytest.raises(TypeError, match=name):
+            call()
+    for bad in [(-1, 1), (1, 0), (0, 2)]:
+        with pytest.raises(ValueError):
+            kernel.runs("a", bad[0], bad[1], 0)
+
+
+@pytest.mark.c_extension
+def test_commonmark_kernel_is_linear_on_many_runs() -> None:
+    # Thousands of runs of every length: both pairings finish (no quadratic step to time out).
+    text = "".join("`" * (1 + k % 50) + "a" for k in range(20000))
+    kernel = load("_commonmark", "cython")
+    found = kernel.runs(text, 0, len(text), 0)
+    walls: list[tuple[int, int]] = []
+    kernel.pair(found, walls)
+    expected: list[tuple[int, int]] = []
+    _commonmark_py.pair(found, expected)
+    assert walls == expected and len(found) == 20000

@@ -25,8 +25,16 @@ linear scan: adversarial input (thousands of backtick runs) costs time proportio
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from ._grammar import LINE_BREAK_RE, MARKER_RANGE
+from ._select import IMPLEMENTATION, load
+
+# The hot loops (a paragraph's backtick runs and their pairing) come from the active
+# implementation of the `_commonmark_c` / `_commonmark_py` pair.
+_kernel = load("_commonmark", IMPLEMENTATION)
+_runs: Callable[[str, int, int, int], list[tuple[int, int, bool]]] = _kernel.runs
+_pair: Callable[[list[tuple[int, int, bool]], list[tuple[int, int]]], None] = _kernel.pair
 
 __all__ = ["CodeScanner", "block_cuts", "code_walls"]
 
@@ -36,7 +44,6 @@ _BULLET = re.compile(r"([-+*]|([0-9]{1,9})[.)])(?=[ \t]|$)")
 _HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
 _THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
-_BACKTICKS = re.compile(r"`+")
 _BLANK = " \t"
 # The characters a line may start with to be more than paragraph text (white space,
 # containers, fences, headings, breaks, list markers, setext underlines).
@@ -357,74 +364,3 @@ def _after_marker(text: str, pos: int, end: int, col: int) -> tuple[int, int, in
         width = 4 - col % 4
         return pos + 1, col + width, width - 1
     return pos, col, 0
-
-
-def _runs(text: str, first: int, end: int, base: int) -> list[tuple[int, int, bool]]:
-    """The backtick runs of text[first:end]: (start, end, escaped), positions plus base."""
-    runs = []
-    for run in _BACKTICKS.finditer(text, first, end):
-        at, stop = run.span()
-        # Most runs follow no backslash: count them only when one is there.
-        escaped = at > first and text[at - 1] == "\\" and _escaped(text, at, first)
-        runs.append((base + at, base + stop, escaped))
-    return runs
-
-
-def _pair(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:
-    """Append the inline code spans that the backtick runs of one paragraph make.
-
-    Openers are taken left to right; per run length a cursor remembers how far the search for
-    a closer got, and since openers only move right no run is looked at twice."""
-    if len(runs) < 2:
-        return
-    if len(runs) <= _FEW_RUNS:
-        _pair_few(runs, walls)
-        return
-    by_length: dict[int, list[int]] = {}
-    for index, (run_start, run_end, _) in enumerate(runs):
-        by_length.setdefault(run_end - run_start, []).append(index)
-    cursors: dict[int, int] = {}
-    index = 0
-    while index < len(runs):
-        run_start, run_end, escaped = runs[index]
-        if escaped:
-            run_start += 1  # only an opener can be escaped: inside code a backslash is literal
-        length = run_end - run_start
-        closers = by_length.get(length, [])
-        cursor = cursors.get(length, 0)
-        while cursor < len(closers) and closers[cursor] <= index:
-            cursor += 1
-        cursors[length] = cursor
-        if length and cursor < len(closers):
-            closer = closers[cursor]
-            walls.append((run_start, runs[closer][1]))
-            index = closer + 1
-        else:
-            index += 1
-
-
-_FEW_RUNS = 8
-
-
-def _pair_few(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:
-    """`_pair` for a handful of runs (the usual paragraph): the same pairing, looked up
-    directly (at most _FEW_RUNS squared steps)."""
-    index = 0
-    while index < len(runs):
-        run_start, run_end, escaped = runs[index]
-        length = run_end - run_start - escaped
-        closer = index + 1
-        while closer < len(runs) and runs[closer][1] - runs[closer][0] != length:
-            closer += 1
-        if length and closer < len(runs):
-            walls.append((run_start + escaped, runs[closer][1]))
-            index = closer + 1
-        else:
-            index += 1
-
-
-def _escaped(text: str, index: int, floor: int) -> bool:
-    count = 0
-    while index - count > floor and text[index - count - 1] == "\\":
-        count += 1
-    return count % 2 == 1
