@@ -304,6 +304,13 @@ def test_commonmark_kernel_checks_its_arguments() -> None:
         (lambda: kernel.pair([], None), "walls"),
         (lambda: kernel.pair([(0, 1, False), (2, 3)], []), "runs"),
         (lambda: kernel.pair([(0, 1, False)] * 9 + [(0, 1, 0)], []), "runs"),
+        (lambda: kernel.plain(b"a", 0, 0, [], [], False, None), "text"),
+        (lambda: kernel.plain("a", None, 0, [], [], False, None), "start"),
+        (lambda: kernel.plain("a", 0, 0.0, [], [], False, None), "base"),
+        (lambda: kernel.plain("a", 0, 0, (), [], False, None), "pending"),
+        (lambda: kernel.plain("a", 0, 0, [], {}, False, None), "walls"),
+        (lambda: kernel.plain("a", 0, 0, [], [], 0, None), "in_paragraph"),
+        (lambda: kernel.plain("a", 0, 0, [], [], False, "0"), "ticked_from"),
     ]:
         with pytest.raises(TypeError, match=name):
             call()
@@ -323,3 +330,22 @@ def test_commonmark_kernel_is_linear_on_many_runs() -> None:
     expected: list[tuple[int, int]] = []
     _commonmark_py.pair(found, expected)
     assert walls == expected and len(found) == 20000
+
+
+@given(
+    pieces("`", "``", "\\", "a", " ", "\n", "\r", "\r\n", "# ", "- ", "\u00e9", "\ue200"),
+    st.integers(0, 8),
+    st.booleans(),
+)
+def test_commonmark_plain_matches_the_twin(
+    implementation: str, text: str, cut: int, in_paragraph: bool
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    start = min(cut, len(text))
+    pending: list[tuple[int, int, bool]] = [(0, 1, False)] if in_paragraph else []
+    walls: list[tuple[int, int]] = []
+    got = kernel.plain(text, start, 3, pending, walls, in_paragraph, None)
+    twin_pending: list[tuple[int, int, bool]] = [(0, 1, False)] if in_paragraph else []
+    twin_walls: list[tuple[int, int]] = []
+    expected = _commonmark_py.plain(text, start, 3, twin_pending, twin_walls, in_paragraph, None)
+    assert (got, pending, walls) == (expected, twin_pending, twin_walls)

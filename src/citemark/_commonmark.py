@@ -28,6 +28,7 @@ import re
 from collections.abc import Callable
 
 from ._grammar import LINE_BREAK_RE, MARKER_RANGE
+from ._commonmark_py import BLOCK_STARTS
 from ._select import IMPLEMENTATION, load
 
 # The hot loops (a paragraph's backtick runs and their pairing) come from the active
@@ -35,6 +36,10 @@ from ._select import IMPLEMENTATION, load
 _kernel = load("_commonmark", IMPLEMENTATION)
 _runs: Callable[[str, int, int, int], list[tuple[int, int, bool]]] = _kernel.runs
 _pair: Callable[[list[tuple[int, int, bool]], list[tuple[int, int]]], None] = _kernel.pair
+_plain: Callable[
+    [str, int, int, list[tuple[int, int, bool]], list[tuple[int, int]], bool, int | None],
+    tuple[int, bool, int | None],
+] = _kernel.plain
 
 __all__ = ["CodeScanner", "block_cuts", "code_walls"]
 
@@ -45,9 +50,7 @@ _HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
 _THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
 _BLANK = " \t"
-# The characters a line may start with to be more than paragraph text (white space,
-# containers, fences, headings, breaks, list markers, setext underlines).
-_BLOCK_STARTS = frozenset(" \t>-+*#`~=_0123456789")
+_BLOCK_STARTS = frozenset(BLOCK_STARTS)
 
 
 class CodeScanner:
@@ -71,6 +74,17 @@ class CodeScanner:
     @property
     def neutral(self) -> bool:
         return not (self.containers or self.fence or self.indented or self.in_paragraph)
+
+    def plain(self, start: int) -> int:
+        """Process the common lines from the line at `start` on while no container or code
+        block is open (see `_commonmark_py.plain`): the start of the first line left (the
+        text's length when none)."""
+        if self.containers or self.fence or self.indented:
+            return start
+        start, self.in_paragraph, self.ticked_from = _plain(
+            self.text, start, self.base, self.runs, self.walls, self.in_paragraph, self.ticked_from
+        )
+        return start
 
     def finish(self) -> None:
         self._end_paragraph()
@@ -244,12 +258,17 @@ class CodeScanner:
 def code_walls(text: str) -> list[tuple[int, int]]:
     """The code point ranges of Markdown code in `text`: sorted, disjoint."""
     scanner = CodeScanner(text)
-    start = 0
-    for line_end in LINE_BREAK_RE.finditer(text):
+    start, size = 0, len(text)
+    while start < size:  # a line starts at every start before the end
+        start = scanner.plain(start)
+        if start == size:
+            break
+        line_end = LINE_BREAK_RE.search(text, start)
+        if line_end is None:
+            scanner.line(start, size)
+            break
         scanner.line(start, line_end.start())
         start = line_end.end()
-    if start < len(text):
-        scanner.line(start, len(text))
     scanner.finish()
     return scanner.walls
 

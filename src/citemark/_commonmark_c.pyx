@@ -7,9 +7,12 @@ Same functions, names and branch order as the twin in `_commonmark_py.py`:
 
 - `runs(text, first, end, base)`: the backtick runs of text[first:end], `(start, end,
   escaped)`, positions plus base.
+- `plain(text, start, base, pending, walls, in_paragraph, ticked_from)`: the common lines
+  outside every container and code block, up to the first other line.
 - `pair(runs, walls)`: append to walls the inline code spans those runs make.
 
-The threshold between the two pairings is read from the twin at import (one home).
+The threshold between the two pairings and the characters that start blocks are read from
+the twin at import (one home); the line breaks are checked against it.
 """
 
 from citemark import _commonmark_py as twin
@@ -25,6 +28,22 @@ cdef enum:
     BACKSLASH = 0x5C
     # The stack arrays of pair_few: at least the twin's FEW_RUNS (checked at import).
     FEW_MAX = 8
+
+cdef enum:
+    CR = 0x0D
+    LF = 0x0A
+
+if twin.LINE_BREAKS != "\\r\\n|\\r|\\n":
+    raise ImportError("_commonmark_c splits lines at CR LF, CR and LF only")
+
+# BLOCK_STARTS as a table over ASCII (every character of it is ASCII, checked here).
+cdef bint block_start[128]
+for _unit in range(128):
+    block_start[_unit] = False
+for _char in twin.BLOCK_STARTS:
+    if ord(_char) >= 128:
+        raise ImportError("_commonmark_c expects ASCII block starts")
+    block_start[ord(_char)] = True
 
 cdef Py_ssize_t FEW_RUNS = twin.FEW_RUNS
 if not 0 <= FEW_RUNS <= FEW_MAX:
@@ -72,6 +91,65 @@ def runs(str text not None, first, end, base):
         # offset + i <= offset + n <= PY_SSIZE_T_MAX (checked above): no overflow.
         found.append((offset + at, offset + i, escaped))
     return found
+
+
+def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_from):
+    cdef Py_ssize_t at = as_index(start, "start")
+    cdef Py_ssize_t offset = as_index(base, "base")
+    if type(pending) is not list:
+        raise TypeError(f"pending must be a list, not {type(pending).__name__}")
+    if type(walls) is not list:
+        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
+    if type(in_paragraph) is not bool:
+        raise TypeError(f"in_paragraph must be a bool, not {type(in_paragraph).__name__}")
+    if ticked_from is not None and type(ticked_from) is not int:
+        raise TypeError(f"ticked_from must be None or an int, not {type(ticked_from).__name__}")
+    cdef Py_ssize_t size = len(text)
+    if at > size:
+        raise ValueError("start must be at most len(text)")
+    if offset > PY_SSIZE_T_MAX - size:
+        raise ValueError("base + len(text) must fit in an index")
+    cdef list open_runs = pending
+    cdef bint paragraph = in_paragraph
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t end, following, i
+    cdef Py_UCS4 unit
+    cdef bint ticked
+    # Every read is at an index below size (each loop tests it first): inside the string.
+    while at < size:
+        unit = read_unit(kind, data, at)
+        if unit < 128 and block_start[unit]:  # (an empty line starts with its line break)
+            break
+        end = at
+        ticked = False
+        while end < size:
+            unit = read_unit(kind, data, end)
+            if unit == CR or unit == LF:
+                break
+            if unit == BACKTICK:
+                ticked = True
+            end += 1
+        following = end
+        if end < size:
+            following = end + 1
+            if read_unit(kind, data, end) == CR and following < size and \
+                    read_unit(kind, data, following) == LF:
+                following += 1
+        if at == end:
+            if paragraph:  # an empty line ends the paragraph
+                pair(open_runs, walls)
+                paragraph = False
+                del open_runs[:]
+                ticked_from = None
+        else:
+            paragraph = True
+            if ticked:
+                if ticked_from is None:
+                    ticked_from = offset + at  # <= PY_SSIZE_T_MAX (checked above)
+                open_runs += runs(text, at, end, offset)
+        at = following  # > at: every line moves on by at least one character
+    return at, paragraph, ticked_from
 
 
 cdef int read_run(object run, Py_ssize_t* start, Py_ssize_t* stop, Py_ssize_t* escaped) except -1:

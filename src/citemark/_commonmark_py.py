@@ -7,6 +7,10 @@ calls them lives once, in `_commonmark`.
 - `runs(text, first, end, base)`: the backtick runs of text[first:end] as
   `(start, end, escaped)`, positions plus base; escaped: an odd number of backslashes
   (within text[first:end]) stands before the run.
+- `plain(text, start, base, pending, walls, in_paragraph, ticked_from)`: `_commonmark`'s common
+  lines outside every container and code block (empty, or starting with a character no block
+  starts with) from the line at `start` on, up to the first other line: its start (len(text)
+  when none), with the paragraph state after them.
 - `pair(runs, walls)`: append to walls the inline code spans those runs make: each opener
   (left to right) is closed by the next run of its length.
 
@@ -18,7 +22,17 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["FEW_RUNS", "pair", "runs"]
+from ._grammar import LINE_BREAK_RE
+
+__all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "pair", "plain", "runs"]
+
+# The characters a line may start with to be more than paragraph text (white space,
+# containers, fences, headings, breaks, list markers, setext underlines).
+BLOCK_STARTS = " \t>-+*#`~=_0123456789"
+_BLOCK_STARTS = frozenset(BLOCK_STARTS)
+
+LINE_BREAKS = LINE_BREAK_RE.pattern
+"""The line breaks `plain` splits at (the kernel checks at import that they are these)."""
 
 _BACKTICKS = re.compile(r"`+")
 
@@ -36,6 +50,39 @@ def runs(text: str, first: int, end: int, base: int) -> list[tuple[int, int, boo
         escaped = at > first and text[at - 1] == "\\" and _escaped(text, at, first)
         found.append((base + at, base + stop, escaped))
     return found
+
+
+def plain(
+    text: str,
+    start: int,
+    base: int,
+    pending: list[tuple[int, int, bool]],
+    walls: list[tuple[int, int]],
+    in_paragraph: bool,
+    ticked_from: int | None,
+) -> tuple[int, bool, int | None]:
+    """Process the plain lines from text[start:] on (see the module's text): `pending` (the
+    open paragraph's runs) and walls change in place."""
+    size = len(text)
+    while start < size:
+        if text[start] in _BLOCK_STARTS:  # (an empty line starts with its line break)
+            break
+        found = LINE_BREAK_RE.search(text, start)
+        end = size if found is None else found.start()
+        if start == end:
+            if in_paragraph:  # an empty line ends the paragraph
+                pair(pending, walls)
+                in_paragraph = False
+                del pending[:]
+                ticked_from = None
+        else:
+            in_paragraph = True
+            if text.find("`", start, end) >= 0:
+                if ticked_from is None:
+                    ticked_from = base + start
+                pending += runs(text, start, end, base)
+        start = size if found is None else found.end()
+    return start, in_paragraph, ticked_from
 
 
 def pair(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:
