@@ -105,7 +105,9 @@ def extensions():
         "citemark._commonmark_c", ["src/citemark/_commonmark_c.pyx"], extra_compile_args=flags
     )
     return cythonize(
-        [kernel, arrow, clean, jsonl, commonmark], compiler_directives={"language_level": 3}, quiet=True
+        [kernel, arrow, clean, jsonl, commonmark],
+        compiler_directives={"language_level": 3},
+        quiet=True,
     )
 
 

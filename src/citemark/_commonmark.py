@@ -27,8 +27,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from ._grammar import LINE_BREAK_RE, MARKER_RANGE
 from ._commonmark_py import BLOCK_STARTS
+from ._grammar import LINE_BREAK_RE, MARKER_RANGE
 from ._select import IMPLEMENTATION, load
 
 # The hot loops (a paragraph's backtick runs and their pairing) come from the active

@@ -113,7 +113,7 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
     cdef bint paragraph = in_paragraph
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef Py_ssize_t end, following, i
+    cdef Py_ssize_t end, following
     cdef Py_UCS4 unit
     cdef bint ticked
     # Every read is at an index below size (each loop tests it first): inside the string.
