@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from citemark import _commonmark_py
-from citemark._commonmark import code_walls
+from citemark._commonmark import CodeScanner, code_walls
+from citemark._grammar import LINE_BREAK_RE
 from citemark._markdown import blocks, emphasis, line_spans, paragraphs
 from citemark._select import load
 from citemark._spans import cut_at, inside, merge, outermost, overlaps, without
@@ -350,3 +351,22 @@ def test_commonmark_plain_matches_the_twin(
     twin_walls: list[tuple[int, int]] = []
     expected = _commonmark_py.plain(text, start, 3, twin_pending, twin_walls, in_paragraph, None)
     assert (got, pending, walls) == (expected, twin_pending, twin_walls)
+
+
+@given(
+    pieces(
+        "`", "```", "~~~", " ", "    ", "\t", "\n", "\r", "\r\n", "\\", "# ", "- ", "> ", "a", "b"
+    )
+)
+def test_code_walls_in_bulk_match_line_by_line(text: str) -> None:
+    # code_walls hands the common lines to the kernel's `plain` in bulk; line by line through
+    # CodeScanner.line the walls are the same.
+    scanner = CodeScanner(text)
+    start = 0
+    for line_end in LINE_BREAK_RE.finditer(text):
+        scanner.line(start, line_end.start())
+        start = line_end.end()
+    if start < len(text):
+        scanner.line(start, len(text))
+    scanner.finish()
+    assert code_walls(text) == scanner.walls

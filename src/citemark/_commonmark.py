@@ -31,8 +31,9 @@ from ._commonmark_py import BLOCK_STARTS
 from ._grammar import LINE_BREAK_RE, MARKER_RANGE
 from ._select import IMPLEMENTATION, load
 
-# The hot loops (a paragraph's backtick runs and their pairing) come from the active
-# implementation of the `_commonmark_c` / `_commonmark_py` pair.
+# The hot loops (the common lines outside containers and code, a paragraph's backtick runs
+# and their pairing) come from the active implementation of the `_commonmark_c` /
+# `_commonmark_py` pair.
 _kernel = load("_commonmark", IMPLEMENTATION)
 _runs: Callable[[str, int, int, int], list[tuple[int, int, bool]]] = _kernel.runs
 _pair: Callable[[list[tuple[int, int, bool]], list[tuple[int, int]]], None] = _kernel.pair
