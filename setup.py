@@ -100,8 +100,14 @@ def extensions():
     )
     # citemark's JSONL path: validate a line and find the value at a path, on bytes.
     jsonl = Extension("citemark._jsonl_c", ["src/citemark/_jsonl_c.pyx"], extra_compile_args=flags)
+    # citemark._commonmark's hot loops: a paragraph's backtick runs and their pairing.
+    commonmark = Extension(
+        "citemark._commonmark_c", ["src/citemark/_commonmark_c.pyx"], extra_compile_args=flags
+    )
     return cythonize(
-        [kernel, arrow, clean, jsonl], compiler_directives={"language_level": 3}, quiet=True
+        [kernel, arrow, clean, jsonl, commonmark],
+        compiler_directives={"language_level": 3},
+        quiet=True,
     )
 
 

@@ -15,8 +15,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from citemark._commonmark import code_walls
+from citemark import _commonmark_py
+from citemark._commonmark import CodeScanner, code_walls
+from citemark._grammar import LINE_BREAK_RE
 from citemark._markdown import blocks, emphasis, line_spans, paragraphs
+from citemark._select import load
 from citemark._spans import cut_at, inside, merge, outermost, overlaps, without
 
 MARKER = "\ue200cite\ue202turn0search0\ue201"
@@ -267,3 +270,103 @@ def test_skip_code_strips_a_marker_in_a_fence_info_string(implementation: str) -
     made = Parser(skip_code=True, implementation=implementation)  # type: ignore[arg-type]
     text = f"```py {MARKER}\nx {MARKER}\n```\n"
     assert made.strip(text) == f"```py \nx {MARKER}\n```\n"
+
+
+# The `_commonmark_c` / `_commonmark_py` pair: the hot loops of the code scan, the same results
+# on both (runs of a text's lines with any backslashes and non-ASCII, paired on both).
+@given(
+    pieces("`", "``", "```", "\\", "\\\\`", "a", " ", "\u00e9", "\ue200", "\U0001f600"),
+    st.integers(0, 5),
+    st.integers(0, 3),
+)
+def test_commonmark_pair_matches_the_twin(
+    implementation: str, text: str, cut: int, base: int
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    first = min(cut, len(text))
+    found = kernel.runs(text, first, len(text), base)
+    assert found == _commonmark_py.runs(text, first, len(text), base)
+    walls: list[tuple[int, int]] = [(0, 0)]
+    kernel.pair(found, walls)
+    expected: list[tuple[int, int]] = [(0, 0)]
+    _commonmark_py.pair(found, expected)
+    assert walls == expected
+
+
+@pytest.mark.c_extension
+def test_commonmark_kernel_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    for call, name in [
+        (lambda: kernel.runs(1, 0, 0, 0), "text"),
+        (lambda: kernel.runs("a", "0", 1, 0), "first"),
+        (lambda: kernel.runs("a", 0, 1.0, 0), "end"),
+        (lambda: kernel.runs("a", 0, 1, None), "base"),
+        (lambda: kernel.pair((), []), "runs"),
+        (lambda: kernel.pair([], None), "walls"),
+        (lambda: kernel.pair([(0, 1, False), (2, 3)], []), "runs"),
+        (lambda: kernel.pair([(0, 1, False)] * 9 + [(0, 1, 0)], []), "runs"),
+        (lambda: kernel.plain(b"a", 0, 0, [], [], False, None), "text"),
+        (lambda: kernel.plain("a", None, 0, [], [], False, None), "start"),
+        (lambda: kernel.plain("a", 0, 0.0, [], [], False, None), "base"),
+        (lambda: kernel.plain("a", 0, 0, (), [], False, None), "pending"),
+        (lambda: kernel.plain("a", 0, 0, [], {}, False, None), "walls"),
+        (lambda: kernel.plain("a", 0, 0, [], [], 0, None), "in_paragraph"),
+        (lambda: kernel.plain("a", 0, 0, [], [], False, "0"), "ticked_from"),
+    ]:
+        with pytest.raises(TypeError, match=name):
+            call()
+    for bad in [(-1, 1), (1, 0), (0, 2)]:
+        with pytest.raises(ValueError, match=r"first|end"):
+            kernel.runs("a", bad[0], bad[1], 0)
+
+
+@pytest.mark.c_extension
+def test_commonmark_kernel_is_linear_on_many_runs() -> None:
+    # Thousands of runs of every length: both pairings finish (no quadratic step to time out).
+    text = "".join("`" * (1 + k % 50) + "a" for k in range(20000))
+    kernel = load("_commonmark", "cython")
+    found = kernel.runs(text, 0, len(text), 0)
+    walls: list[tuple[int, int]] = []
+    kernel.pair(found, walls)
+    expected: list[tuple[int, int]] = []
+    _commonmark_py.pair(found, expected)
+    assert len(found) == 20000
+    assert walls == expected
+
+
+@given(
+    pieces("`", "``", "\\", "a", " ", "\n", "\r", "\r\n", "# ", "- ", "\u00e9", "\ue200"),
+    st.integers(0, 8),
+    st.booleans(),
+)
+def test_commonmark_plain_matches_the_twin(
+    implementation: str, text: str, cut: int, in_paragraph: bool
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    start = min(cut, len(text))
+    pending: list[tuple[int, int, bool]] = [(0, 1, False)] if in_paragraph else []
+    walls: list[tuple[int, int]] = []
+    got = kernel.plain(text, start, 3, pending, walls, in_paragraph, None)
+    twin_pending: list[tuple[int, int, bool]] = [(0, 1, False)] if in_paragraph else []
+    twin_walls: list[tuple[int, int]] = []
+    expected = _commonmark_py.plain(text, start, 3, twin_pending, twin_walls, in_paragraph, None)
+    assert (got, pending, walls) == (expected, twin_pending, twin_walls)
+
+
+@given(
+    pieces(
+        "`", "```", "~~~", " ", "    ", "\t", "\n", "\r", "\r\n", "\\", "# ", "- ", "> ", "a", "b"
+    )
+)
+def test_code_walls_in_bulk_match_line_by_line(text: str) -> None:
+    # code_walls hands the common lines to the kernel's `plain` in bulk; line by line through
+    # CodeScanner.line the walls are the same.
+    scanner = CodeScanner(text)
+    start = 0
+    for line_end in LINE_BREAK_RE.finditer(text):
+        scanner.line(start, line_end.start())
+        start = line_end.end()
+    if start < len(text):
+        scanner.line(start, len(text))
+    scanner.finish()
+    assert code_walls(text) == scanner.walls

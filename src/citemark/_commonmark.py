@@ -25,8 +25,22 @@ linear scan: adversarial input (thousands of backtick runs) costs time proportio
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
+from ._commonmark_py import BLOCK_STARTS
 from ._grammar import LINE_BREAK_RE, MARKER_RANGE
+from ._select import IMPLEMENTATION, load
+
+# The hot loops (the common lines outside containers and code, a paragraph's backtick runs
+# and their pairing) come from the active implementation of the `_commonmark_c` /
+# `_commonmark_py` pair.
+_kernel = load("_commonmark", IMPLEMENTATION)
+_runs: Callable[[str, int, int, int], list[tuple[int, int, bool]]] = _kernel.runs
+_pair: Callable[[list[tuple[int, int, bool]], list[tuple[int, int]]], None] = _kernel.pair
+_plain: Callable[
+    [str, int, int, list[tuple[int, int, bool]], list[tuple[int, int]], bool, int | None],
+    tuple[int, bool, int | None],
+] = _kernel.plain
 
 __all__ = ["CodeScanner", "block_cuts", "code_walls"]
 
@@ -36,11 +50,8 @@ _BULLET = re.compile(r"([-+*]|([0-9]{1,9})[.)])(?=[ \t]|$)")
 _HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
 _THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
-_BACKTICKS = re.compile(r"`+")
 _BLANK = " \t"
-# The characters a line may start with to be more than paragraph text (white space,
-# containers, fences, headings, breaks, list markers, setext underlines).
-_BLOCK_STARTS = frozenset(" \t>-+*#`~=_0123456789")
+_BLOCK_STARTS = frozenset(BLOCK_STARTS)
 
 
 class CodeScanner:
@@ -64,6 +75,17 @@ class CodeScanner:
     @property
     def neutral(self) -> bool:
         return not (self.containers or self.fence or self.indented or self.in_paragraph)
+
+    def plain(self, start: int) -> int:
+        """Process the common lines from the line at `start` on while no container or code
+        block is open (see `_commonmark_py.plain`): the start of the first line left (the
+        text's length when none)."""
+        if self.containers or self.fence or self.indented:
+            return start
+        start, self.in_paragraph, self.ticked_from = _plain(
+            self.text, start, self.base, self.runs, self.walls, self.in_paragraph, self.ticked_from
+        )
+        return start
 
     def finish(self) -> None:
         self._end_paragraph()
@@ -237,12 +259,17 @@ class CodeScanner:
 def code_walls(text: str) -> list[tuple[int, int]]:
     """The code point ranges of Markdown code in `text`: sorted, disjoint."""
     scanner = CodeScanner(text)
-    start = 0
-    for line_end in LINE_BREAK_RE.finditer(text):
+    start, size = 0, len(text)
+    while start < size:  # a line starts at every start before the end
+        start = scanner.plain(start)
+        if start == size:
+            break
+        line_end = LINE_BREAK_RE.search(text, start)
+        if line_end is None:
+            scanner.line(start, size)
+            break
         scanner.line(start, line_end.start())
         start = line_end.end()
-    if start < len(text):
-        scanner.line(start, len(text))
     scanner.finish()
     return scanner.walls
 
@@ -357,74 +384,3 @@ def _after_marker(text: str, pos: int, end: int, col: int) -> tuple[int, int, in
         width = 4 - col % 4
         return pos + 1, col + width, width - 1
     return pos, col, 0
-
-
-def _runs(text: str, first: int, end: int, base: int) -> list[tuple[int, int, bool]]:
-    """The backtick runs of text[first:end]: (start, end, escaped), positions plus base."""
-    runs = []
-    for run in _BACKTICKS.finditer(text, first, end):
-        at, stop = run.span()
-        # Most runs follow no backslash: count them only when one is there.
-        escaped = at > first and text[at - 1] == "\\" and _escaped(text, at, first)
-        runs.append((base + at, base + stop, escaped))
-    return runs
-
-
-def _pair(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:
-    """Append the inline code spans that the backtick runs of one paragraph make.
-
-    Openers are taken left to right; per run length a cursor remembers how far the search for
-    a closer got, and since openers only move right no run is looked at twice."""
-    if len(runs) < 2:
-        return
-    if len(runs) <= _FEW_RUNS:
-        _pair_few(runs, walls)
-        return
-    by_length: dict[int, list[int]] = {}
-    for index, (run_start, run_end, _) in enumerate(runs):
-        by_length.setdefault(run_end - run_start, []).append(index)
-    cursors: dict[int, int] = {}
-    index = 0
-    while index < len(runs):
-        run_start, run_end, escaped = runs[index]
-        if escaped:
-            run_start += 1  # only an opener can be escaped: inside code a backslash is literal
-        length = run_end - run_start
-        closers = by_length.get(length, [])
-        cursor = cursors.get(length, 0)
-        while cursor < len(closers) and closers[cursor] <= index:
-            cursor += 1
-        cursors[length] = cursor
-        if length and cursor < len(closers):
-            closer = closers[cursor]
-            walls.append((run_start, runs[closer][1]))
-            index = closer + 1
-        else:
-            index += 1
-
-
-_FEW_RUNS = 8
-
-
-def _pair_few(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:
-    """`_pair` for a handful of runs (the usual paragraph): the same pairing, looked up
-    directly (at most _FEW_RUNS squared steps)."""
-    index = 0
-    while index < len(runs):
-        run_start, run_end, escaped = runs[index]
-        length = run_end - run_start - escaped
-        closer = index + 1
-        while closer < len(runs) and runs[closer][1] - runs[closer][0] != length:
-            closer += 1
-        if length and closer < len(runs):
-            walls.append((run_start + escaped, runs[closer][1]))
-            index = closer + 1
-        else:
-            index += 1
-
-
-def _escaped(text: str, index: int, floor: int) -> bool:
-    count = 0
-    while index - count > floor and text[index - count - 1] == "\\":
-        count += 1
-    return count % 2 == 1
