@@ -1,5 +1,6 @@
-"""Choose every compiled/pure pair: the scanner (`_scan_c` / `_scan_py`) and the Arrow kernel
-(`_arrow_c` / `_arrow_py`).  This is the only module that knows there are two implementations.
+"""Choose every compiled/pure pair: the scanner (`_scan`), the Arrow kernel (`_arrow`), clean's
+scan (`_clean`), the JSONL walker (`_jsonl`) and the Markdown code scan (`_commonmark`), each
+`<pair>_c` or `<pair>_py`.  This is the only module that knows there are two implementations.
 
 CITEMARK_IMPLEMENTATION=python forces the pure modules; =cython demands the compiled ones (an
 ImportError that says how to build them when they are missing); unset picks the compiled ones
