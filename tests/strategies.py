@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from itertools import pairwise
 from typing import Any
 
 from hypothesis import assume
@@ -168,3 +169,20 @@ def jsonl_lines() -> st.SearchStrategy[str]:
 def cuts(text: str) -> st.SearchStrategy[list[int]]:
     """Sorted cut points inside `text`: where a stream delivers its chunks."""
     return st.lists(st.integers(0, len(text)), max_size=12).map(sorted)
+
+
+def chunked(text: str, cuts: list[int]) -> list[str]:
+    """`text` cut at `cuts` (taken modulo its length): the chunks a stream receives."""
+    bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    return [text[a:b] for a, b in pairwise(bounds)]
+
+
+def feed_all(stream: Any, chunks: list[str]) -> tuple[str, list[Any]]:
+    """What a `StreamParser` gives for `chunks` then `close()`: the text and the citations."""
+    text, citations = [], []
+    for chunk in chunks:
+        update = stream.feed(chunk)
+        text.append(update.text)
+        citations += update.citations
+    update = stream.close()
+    return "".join([*text, update.text]), citations + update.citations

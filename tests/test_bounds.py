@@ -4,7 +4,6 @@ structure that keeps every public API linear (work counted, never timed)."""
 from __future__ import annotations
 
 import re
-from itertools import pairwise
 from typing import Any
 
 import pytest
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 from citemark import sources as sources_module
 from citemark.parser import DEFAULT_MAX_PART_LENGTH, Parser
 from citemark.stream import StreamParser
+from strategies import chunked, feed_all
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 
@@ -68,21 +68,6 @@ OPTIONS: list[dict[str, Any]] = [
 ]
 
 
-def run(stream: StreamParser, chunks: list[str]) -> tuple[str, list[Any]]:
-    text, citations = [], []
-    for chunk in chunks:
-        update = stream.feed(chunk)
-        text.append(update.text)
-        citations += update.citations
-    update = stream.close()
-    return "".join([*text, update.text]), citations + update.citations
-
-
-def chunked(text: str, cuts: list[int]) -> list[str]:
-    bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
-    return [text[a:b] for a, b in pairwise(bounds)]
-
-
 @given(
     text=st.lists(st.sampled_from(PIECES), max_size=60).map("".join),
     cuts=st.lists(st.integers(0, 600), max_size=60),
@@ -101,7 +86,7 @@ def test_any_chunking_under_every_option(
     parser = Parser(**options, offsets=offsets, implementation=implementation)  # type: ignore[arg-type]
     stream = StreamParser(parser, max_marker_length=bound)
     batch = stream.parser
-    assert run(stream, chunked(text, cuts)) == (batch.strip(text), list(batch.finditer(text)))
+    assert feed_all(stream, chunked(text, cuts)) == (batch.strip(text), list(batch.finditer(text)))
 
 
 @given(
@@ -113,7 +98,7 @@ def test_one_character_at_a_time_under_every_option(
 ) -> None:
     stream = StreamParser(Parser(**options, implementation=implementation))  # type: ignore[arg-type]
     batch = stream.parser
-    assert run(stream, list(text)) == (batch.strip(text), list(batch.finditer(text)))
+    assert feed_all(stream, list(text)) == (batch.strip(text), list(batch.finditer(text)))
 
 
 CODE_CASES = [
@@ -135,7 +120,7 @@ CODE_CASES = [
 def test_skip_code_stream_equals_the_batch(implementation: str, text: str, size: int) -> None:
     parser = Parser(skip_code=True, implementation=implementation)  # type: ignore[arg-type]
     chunks = [text[i : i + size] for i in range(0, len(text), size)]
-    got = run(StreamParser(parser), chunks)
+    got = feed_all(StreamParser(parser), chunks)
     assert got == (parser.strip(text), list(parser.finditer(text)))
     assert (S in got[0]) == (text != CODE_CASES[-1])  # a marker in code was kept
 

@@ -2,32 +2,16 @@
 
 from __future__ import annotations
 
-from itertools import pairwise
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from citemark.parser import Parser
 from citemark.stream import StreamParser
+from strategies import chunked, feed_all
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 PIECES = [S, D, E, "cite", "ci", "te", "turn0search1", "L1-L2", " ", "x", "\n", "😀", "é", "中"]
-
-
-def run(stream: StreamParser, chunks: list[str]) -> tuple[str, list]:
-    text, citations = [], []
-    for chunk in chunks:
-        update = stream.feed(chunk)
-        text.append(update.text)
-        citations += update.citations
-    update = stream.close()
-    return "".join([*text, update.text]), citations + update.citations
-
-
-def chunked(text: str, cuts: list[int]) -> list[str]:
-    bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
-    return [text[a:b] for a, b in pairwise(bounds)]
 
 
 grammars = st.sampled_from(
@@ -52,14 +36,14 @@ def test_any_chunking_gives_the_batch_result(implementation, text, cuts, grammar
     parser = Parser(**grammar, offsets=offsets, implementation=implementation)
     stream = StreamParser(parser, max_marker_length=bound)
     batch = stream.parser
-    assert run(stream, chunked(text, cuts)) == (batch.strip(text), list(batch.finditer(text)))
+    assert feed_all(stream, chunked(text, cuts)) == (batch.strip(text), list(batch.finditer(text)))
 
 
 @given(text=st.lists(st.sampled_from(PIECES), max_size=30).map("".join))
 def test_one_character_chunks(implementation, text):
     stream = StreamParser(Parser(implementation=implementation))
     batch = stream.parser
-    assert run(stream, list(text)) == (batch.strip(text), list(batch.finditer(text)))
+    assert feed_all(stream, list(text)) == (batch.strip(text), list(batch.finditer(text)))
 
 
 def test_a_marker_split_across_chunks_is_held_then_released(implementation):
@@ -92,7 +76,7 @@ def test_an_unclosed_start_is_released_at_close(implementation):
 
 def test_offsets_are_in_the_parsers_unit(implementation):
     stream = StreamParser(Parser(offsets="utf16", implementation=implementation))
-    text, citations = run(stream, ["Evidence 😀 ", S + "cite" + D + "turn0search0", E + "."])
+    text, citations = feed_all(stream, ["Evidence 😀 ", S + "cite" + D + "turn0search0", E + "."])
     assert text == "Evidence 😀 ."
     assert [(c.start, c.clean_start) for c in citations] == [(12, 12)]
 
