@@ -548,6 +548,7 @@ print(len(rows))
 """
 
 
+@pytest.mark.c_extension
 @pytest.mark.parametrize("level", ["portable", "sse2", "avx2"])
 def test_every_vector_path_gives_the_twins_results(level) -> None:
     # UTF-8 check and code point count are vectorised in _simd.h; each path is chosen once at

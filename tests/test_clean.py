@@ -12,6 +12,7 @@ import citemark
 from citemark.clean import (
     CITATION_FAMILIES,
     Cleaned,
+    CleanStream,
     Mark,
     Marker,
     clean,
@@ -486,3 +487,24 @@ def test_abandoned_start_keeps_the_good_citation(implementation: str) -> None:
         ("broken", ("turn0view0",), 1),
         ("citation", ("turn0view1",), 10),
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            f"See {S}url{D}Example site{D}https://example.org/a{E} for more.",
+            "See Example site for more.",
+        ),
+        (f"Check {S}link_title{D}Docs{D}turn0search1{E} today.", "Check Docs today."),
+        (f"Check {S}link_title{D}{E} today.", "Check today."),
+        (
+            f"`{S}url{D}Kept{D}x{E}` and {S}url{D}Shown{D}y{E}.",
+            f"`{S}url{D}Kept{D}x{E}` and Shown.",
+        ),
+    ],
+)
+def test_titled_families_show_their_title(implementation: str, text: str, shown: str) -> None:
+    assert clean(text, implementation=implementation) == shown  # type: ignore[arg-type]
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    assert "".join([*(stream.feed(ch) for ch in text), stream.close()]) == shown

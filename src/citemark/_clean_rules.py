@@ -26,6 +26,9 @@ ENTITY = 2  # a MARKER of the family below: its body is shown, not removed
 BROKEN = 3  # START family DELIM ids, never closed (or abandoned by a new START)
 BARE = 4  # DELIM ids, outside any marker
 ENTITY_FAMILY = "entity"
+# Families a sentence reads through, like entities: "See <link_title: Docs, turn0search1> for
+# more" shows its title (the body's first part) instead of losing the word.
+TITLED_FAMILIES = ("url", "link_title")
 
 # Spacing around a removed marker.  BLANKS are the horizontal white space that a removal may
 # double up; CLOSING the punctuation that never follows a space ("sentence \ue200..\ue201." is

@@ -7,7 +7,8 @@ prose, and never touches Markdown code:
 - markers of any family (`cite`, `filecite`, `navlist`, `image_group`, `i`, `video`, ...) and
   family-less groups `\\ue200\\ue202turn0search0\\ue202turn0news0\\ue201` are removed;
   `entity` markers show their display name (the second element of their JSON array), so
-  "It works with <entity>, which" keeps its word; `widgets` renders any family instead.
+  "It works with <entity>, which" keeps its word, and so do `url`/`link_title` markers,
+  which show their title; `widgets` renders any family instead.
 - U+E203/U+E204 (around the prose a citation supports) and the U+E206 anchor go, the prose
   stays; bare anchors `\\ue202turn0search0` go with their ids; broken markers (a START never
   closed, or abandoned by a new START) lose their head and ids, and any other stray
@@ -36,7 +37,17 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import NamedTuple
 
-from ._clean_rules import BARE, BROKEN, DELIM, ENTITY, MARKER, START, STOP, STRAY
+from ._clean_rules import (
+    BARE,
+    BROKEN,
+    DELIM,
+    ENTITY,
+    MARKER,
+    START,
+    STOP,
+    STRAY,
+    TITLED_FAMILIES,
+)
 from ._commonmark import CodeScanner, code_walls, maybe_code
 from ._grammar import FAMILY_CHAR, LINE_BREAK_RE, LINE_LOCATOR_RE, MARKER_RANGE, check_text
 from ._select import IMPLEMENTATION, Implementation, load
@@ -126,7 +137,8 @@ def clean(
     """`text` as a person should see it (see the module's documentation).
 
     `widgets` maps a family name to a function of its `Marker` that returns the text to
-    show instead (entity markers show their name unless "entity" is mapped too).
+    show instead (entity markers show their name, and `url`/`link_title` markers their
+    title, unless their family is mapped too).
     """
     _check(lenient, skip_code, widgets)
     kernel = _kernel(implementation)
@@ -139,7 +151,7 @@ def clean(
         if not hints:
             return text
         walls = code_walls(plain) if skip_code and hints == 3 else []
-    if not widgets:
+    if not widgets and not _titled(plain):
         fast: str = kernel.clean(plain, walls, entity_name)
         return text if fast is text else fast
     return _clean(kernel, plain, walls, widgets)[0]
@@ -221,11 +233,24 @@ def _replacement(marker: Marker, widgets: Widgets | None) -> str:
     if widgets and marker.kind in ("citation", "widget", "entity"):
         render = widgets.get(marker.family)
     if render is None:
-        return entity_name(marker.body) if marker.kind == "entity" else ""
+        if marker.kind == "entity":
+            return entity_name(marker.body)
+        if marker.family in TITLED_FAMILIES and marker.source_ids:
+            return marker.source_ids[0]
+        return ""
     shown = render(marker)
     if not isinstance(shown, str):
         raise TypeError(f"a widgets renderer must return str, not {type(shown).__name__}")
     return str.__str__(shown)
+
+
+_TITLED_HEADS = tuple(f"{START}{family}{DELIM}" for family in TITLED_FAMILIES)
+
+
+def _titled(text: str) -> bool:
+    """Whether `text` holds a marker whose title shows (the kernel's one-call `clean` only
+    knows entities): a few substring searches at C speed."""
+    return any(head in text for head in _TITLED_HEADS)
 
 
 _MARKER_CHARS = re.compile(f"[{MARKER_RANGE}\r\n]")
@@ -452,7 +477,7 @@ class CleanStream:
             piece, walls = _degraded(piece, walls)
         elif not self._kernel.has_markers(piece):
             return piece
-        if not self._widgets:
+        if not self._widgets and not _titled(piece):
             fast: str = self._kernel.clean(piece, walls, entity_name)
             return fast
         return _clean(self._kernel, piece, walls, self._widgets)[0]
