@@ -116,3 +116,18 @@ def check_text(text: object) -> str:
     if not isinstance(text, str):
         raise TypeError(f"text must be str, not {type(text).__name__}")
     return str.__str__(text)
+
+
+def check_rules(max_marker_length: object, source_id: object, locator: object) -> None:
+    """The scanners' Grammar checks of its optional rules, written once for the kernel and
+    the twin: an int bound or None, and id/locator rules with a `fullmatch` (a compiled
+    pattern, or `Parser`'s wrapper that caps the parts it is run on)."""
+    if max_marker_length is not None and not isinstance(max_marker_length, int):
+        raise TypeError(
+            f"max_marker_length must be an int or None, not {type(max_marker_length).__name__}"
+        )
+    for pattern, name in ((source_id, "source_id"), (locator, "locator")):
+        if pattern is not None and not callable(getattr(pattern, "fullmatch", None)):
+            raise TypeError(
+                f"{name} must be a compiled pattern or None, not {type(pattern).__name__}"
+            )

@@ -47,6 +47,8 @@ from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
 from cpython.unicode cimport PyUnicode_New, PyUnicode_Substring
 from libc.stdint cimport uint32_t
 
+from citemark._grammar import check_rules
+
 include "_grammar_c.pxi"
 
 cdef extern from "Python.h":
@@ -118,16 +120,7 @@ cdef class Grammar:
         set_mark(&self.rules.start, marker("start", start))
         set_mark(&self.rules.delim, marker("delimiter", delimiter))
         set_mark(&self.rules.stop, marker("stop", stop))
-        if max_marker_length is not None and not isinstance(max_marker_length, int):
-            raise TypeError(
-                f"max_marker_length must be an int or None, not {type(max_marker_length).__name__}"
-            )
-        for pattern, name in ((source_id, "source_id"), (locator, "locator")):
-            # Any object with a `fullmatch` will do: Parser caps custom patterns this way.
-            if pattern is not None and not callable(getattr(pattern, "fullmatch", None)):
-                raise TypeError(
-                    f"{name} must be a compiled pattern or None, not {type(pattern).__name__}"
-                )
+        check_rules(max_marker_length, source_id, locator)
         self.families = families
         self.source_id = source_id
         self.locator = locator

@@ -32,6 +32,7 @@ from ._grammar import (
     UNITS_UTF8,
     UNITS_UTF16,
     Citation,
+    check_rules,
 )
 
 if TYPE_CHECKING:
@@ -75,16 +76,7 @@ class Grammar:
                 raise TypeError(_wrong_type(name, "str", value))
             if len(value) != 1:
                 raise ValueError(f"{name} must be exactly one character, not {value!r}")
-        if max_marker_length is not None and not isinstance(max_marker_length, int):
-            raise TypeError(
-                f"max_marker_length must be an int or None, not {type(max_marker_length).__name__}"
-            )
-        for pattern, name in ((source_id, "source_id"), (locator, "locator")):
-            # Any object with a `fullmatch` will do: Parser caps custom patterns this way.
-            if pattern is not None and not callable(getattr(pattern, "fullmatch", None)):
-                raise TypeError(
-                    f"{name} must be a compiled pattern or None, not {type(pattern).__name__}"
-                )
+        check_rules(max_marker_length, source_id, locator)
         self.families = families
         self.start = start
         self.delimiter = delimiter
