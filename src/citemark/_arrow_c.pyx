@@ -35,9 +35,11 @@ Memory safety, the argument:
   input sizes, so they cannot overflow; int32 offsets are checked against INT32_MAX.
 """
 
-from cpython.buffer cimport PyBUF_SIMPLE, PyBuffer_FillInfo, PyBuffer_Release
+from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_FillInfo, PyBuffer_Release
 from cpython.buffer cimport PyObject_CheckBuffer, PyObject_GetBuffer
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_GET_SIZE
+from cpython.object cimport PyObject
+from cpython.ref cimport Py_DECREF, Py_INCREF
 from libc.stdint cimport INT32_MAX, int32_t, int64_t
 from libc.string cimport memset
 
@@ -55,6 +57,7 @@ cdef enum:
     OUT_OF_MEMORY = -1
     TOO_LARGE = -2
     BAD_UTF8 = -3
+    ALLOCATE_FAILED = -4  # the exception is in the Grow's error
 
 
 # --- growable output buffers -------------------------------------------------------------
@@ -63,6 +66,57 @@ cdef struct Grow:
     uint8_t* data
     Py_ssize_t size
     Py_ssize_t capacity
+    # With `allocate` (a callable, kept alive by the caller): the memory is the writable view
+    # of the object it returned last (owner), and a failed call leaves its exception in
+    # error.  Without: PyMem_RawRealloc'd memory.
+    PyObject* allocate
+    PyObject* owner
+    Py_buffer view
+    PyObject* error
+
+
+cdef int writable_view(object owner, Py_buffer* view, Py_ssize_t size) except -1:
+    """A writable view of at least `size` bytes of what `allocate` returned."""
+    try:
+        PyObject_GetBuffer(owner, view, PyBUF_WRITABLE)
+    except (TypeError, BufferError):
+        raise TypeError(
+            f"allocate must return a writable bytes-like object, not {type(owner).__name__}"
+        ) from None
+    if view.len < size:
+        length = view.len
+        PyBuffer_Release(view)
+        raise ValueError(f"allocate({size}) returned {length} bytes")
+    return 0
+
+
+cdef void release_owner(Grow* grow) noexcept:
+    if grow.owner != NULL:
+        PyBuffer_Release(&grow.view)
+        Py_DECREF(<object>grow.owner)
+        grow.owner = NULL
+
+
+cdef int grow_in_pool(Grow* grow, Py_ssize_t capacity) noexcept with gil:
+    """Move grow's bytes to a new buffer of `capacity` (> grow.size) from its allocate."""
+    cdef Py_buffer view
+    try:
+        owner = (<object>grow.allocate)(capacity)
+        writable_view(owner, &view, capacity)
+    except BaseException as error:
+        if grow.error == NULL:
+            Py_INCREF(error)
+            grow.error = <PyObject*>error
+        return ALLOCATE_FAILED
+    if grow.size > 0:
+        memcpy(view.buf, grow.data, grow.size)  # grow.size <= the old capacity < capacity
+    release_owner(grow)
+    Py_INCREF(owner)
+    grow.owner = <PyObject*>owner
+    grow.view = view
+    grow.data = <uint8_t*>view.buf
+    grow.capacity = capacity
+    return 0
 
 
 cdef int grow_reserve(Grow* grow, Py_ssize_t extra) noexcept nogil:
@@ -76,6 +130,9 @@ cdef int grow_reserve(Grow* grow, Py_ssize_t extra) noexcept nogil:
     capacity = 2 * grow.capacity + 64
     if capacity - grow.size < extra:
         capacity = grow.size + extra
+    if grow.allocate != NULL:
+        # a few calls into Python a buffer, each with the GIL, then none for long stretches
+        return grow_in_pool(grow, capacity if capacity > 4096 else 4096)
     bigger = <uint8_t*>PyMem_RawRealloc(grow.data, capacity)
     if bigger == NULL:
         return OUT_OF_MEMORY
@@ -85,7 +142,8 @@ cdef int grow_reserve(Grow* grow, Py_ssize_t extra) noexcept nogil:
 
 
 cdef inline int grow_append(Grow* grow, const void* source, Py_ssize_t count) noexcept nogil:
-    if grow_reserve(grow, count) < 0:
+    # The test of grow_reserve, inline: almost every append has the room already.
+    if count > grow.capacity - grow.size and grow_reserve(grow, count) < 0:
         return OUT_OF_MEMORY
     if count > 0:
         memcpy(grow.data + grow.size, source, count)  # reserved just above
@@ -134,9 +192,21 @@ cdef class OwnedBuffer:
         return self.size
 
 
-cdef OwnedBuffer own(Grow* grow):
-    """A new OwnedBuffer holding grow's memory; grow is left empty (freeing it is a no-op)."""
-    cdef OwnedBuffer buffer = OwnedBuffer.__new__(OwnedBuffer)
+cdef object own(Grow* grow):
+    """grow's bytes as a new bytes-like object (an OwnedBuffer of its memory, or a read-only
+    view of the first grow.size bytes of its allocate's buffer); grow is left empty."""
+    cdef OwnedBuffer buffer
+    if grow.allocate != NULL:
+        if grow.owner == NULL and grow_in_pool(grow, 8) < 0:  # nothing written
+            raise <object>grow.error
+        owner = <object>grow.owner
+        size = grow.size
+        release_owner(grow)
+        grow.data = NULL
+        grow.size = 0
+        grow.capacity = 0
+        return memoryview(owner).toreadonly()[:size]
+    buffer = OwnedBuffer.__new__(OwnedBuffer)
     if grow.data == NULL:  # nothing written: still hand out a real pointer
         grow.data = <uint8_t*>PyMem_RawMalloc(8)
         if grow.data == NULL:
@@ -150,8 +220,14 @@ cdef OwnedBuffer own(Grow* grow):
     return buffer
 
 
-cdef void free_grow(Grow* grow) noexcept nogil:
-    PyMem_RawFree(grow.data)
+cdef void free_grow(Grow* grow) noexcept:
+    if grow.allocate != NULL:
+        release_owner(grow)
+    else:
+        PyMem_RawFree(grow.data)
+    if grow.error != NULL:
+        Py_DECREF(<object>grow.error)
+        grow.error = NULL
     grow.data = NULL
     grow.size = 0
     grow.capacity = 0
@@ -217,6 +293,11 @@ cdef object check_int(object value, str name):
     if not isinstance(value, int):
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
     return value
+
+
+cdef void check_allocate(object allocate) except *:
+    if allocate is not None and not callable(allocate):
+        raise TypeError(f"allocate must be callable or None, not {type(allocate).__name__}")
 
 
 cdef void check_bytes_like(object value, str name, bint optional) except *:
@@ -368,14 +449,27 @@ cdef inline void store_offset(uint8_t* offsets, Py_ssize_t i, int64_t value,
         memcpy(offsets + i * 8, &value, 8)
 
 
-cdef int strip_rows(Rows* rows, Matches* matches, Grow* offsets, Grow* data,
-                    Py_ssize_t* n_matches) noexcept nogil:
-    """The kept bytes of every row, into data; offsets (room for length + 1, reserved by the
-    caller) as input offsets minus the bytes removed before them.  Kept bytes are copied in
-    runs that span rows: a copy happens only where something is removed."""
+cdef inline void copy_kept(uint8_t* out, const uint8_t* data, Py_ssize_t a, Py_ssize_t b,
+                           Py_ssize_t removed) noexcept nogil:
+    """data[a:b] (a <= b) to out[a - removed:], where its bytes go in the result."""
+    if b > a:
+        memcpy(out + (a - removed), data + a, b - a)
+
+
+cdef int strip_rows(Rows* rows, Matches* matches, uint8_t* out_offsets, uint8_t* out_data,
+                    Py_ssize_t* n_matches, Py_ssize_t* kept) noexcept nogil:
+    """The kept bytes of every row, into out_data (room for end - first bytes); out_offsets
+    (room for length + 1) as the input offsets minus the bytes removed before them.  Kept
+    bytes are copied in runs that span rows: a copy happens only where something is removed.
+
+    Bounds: every copy is data[kept_from:x] with first <= kept_from <= x <= end (matches lie
+    inside their row, the rows in order inside [first, end]), written at kept_from - removed,
+    where removed is rows.first plus every byte skipped so far: the copies tile
+    out_data[0 : end - removed] in order, inside its end - first bytes; *kept = end - removed."""
     cdef Py_ssize_t row, i, first, end, kept_from = rows.first, removed = rows.first
+    cdef const Match* match
     cdef int status
-    store_offset(offsets.data, 0, 0, rows.width)
+    store_offset(out_offsets, 0, 0, rows.width)
     for row in range(rows.length):
         first = row_bound(rows, row)
         end = row_bound(rows, row + 1)  # 0 <= first <= end <= data size (Layout.open)
@@ -385,46 +479,108 @@ cdef int strip_rows(Rows* rows, Matches* matches, Grow* offsets, Grow* data,
                 return status
             n_matches[0] += matches.count
             for i in range(matches.count):  # in order, within the row
-                grow_append(data, rows.data + kept_from, first + matches.items[i].start - kept_from)
-                kept_from = first + matches.items[i].end
-                removed += matches.items[i].end - matches.items[i].start
+                match = &matches.items[i]
+                copy_kept(out_data, rows.data, kept_from, first + match.start, removed)
+                kept_from = first + match.end
+                removed += match.end - match.start
         elif end > first:  # a null row's bytes are not kept
-            grow_append(data, rows.data + kept_from, first - kept_from)
+            copy_kept(out_data, rows.data, kept_from, first, removed)
             kept_from = end
             removed += end - first
-        store_offset(offsets.data, row + 1, end - removed, rows.width)
-    grow_append(data, rows.data + kept_from, rows.end - kept_from)
-    offsets.size = (rows.length + 1) * rows.width
+        store_offset(out_offsets, row + 1, end - removed, rows.width)
+    copy_kept(out_data, rows.data, kept_from, rows.end, removed)
+    kept[0] = rows.end - removed
     return 0
 
 
-def strip_utf8(validity, offsets, data, offset, length, width, families):
+cdef class Output:
+    """A buffer of the result: memory from `allocate` (held through a writable view while the
+    kernel fills it) or, without one, the kernel's own (an OwnedBuffer)."""
+    cdef object owner
+    cdef object allocate
+    cdef Py_buffer view
+    cdef bint has_view
+    cdef uint8_t* data
+
+    def __dealloc__(self):
+        if self.has_view:
+            PyBuffer_Release(&self.view)
+
+    cdef int open(self, object allocate, Py_ssize_t size) except -1:
+        """`size` writable bytes at self.data."""
+        cdef OwnedBuffer owned
+        self.allocate = allocate
+        if allocate is None:
+            owned = OwnedBuffer.__new__(OwnedBuffer)
+            owned.data = <uint8_t*>PyMem_RawMalloc(size if size > 0 else 1)
+            if owned.data == NULL:
+                raise MemoryError()
+            owned.size = size
+            self.owner = owned
+            self.data = owned.data
+            return 0
+        self.owner = allocate(size)
+        try:
+            PyObject_GetBuffer(self.owner, &self.view, PyBUF_WRITABLE)
+        except (TypeError, BufferError):
+            raise TypeError(
+                f"allocate must return a writable bytes-like object, "
+                f"not {type(self.owner).__name__}"
+            ) from None
+        self.has_view = True
+        if self.view.len < size:
+            raise ValueError(f"allocate({size}) returned {self.view.len} bytes")
+        self.data = <uint8_t*>self.view.buf
+        return 0
+
+    cdef object close(self, Py_ssize_t size):
+        """The filled buffer, its view released; `size` (<= the size asked) is the length of
+        an OwnedBuffer (memory from `allocate` keeps the length it came with)."""
+        if self.allocate is None:
+            (<OwnedBuffer>self.owner).size = size
+        if self.has_view:
+            PyBuffer_Release(&self.view)
+            self.has_view = False
+        return self.owner
+
+
+def strip_utf8(validity, offsets, data, offset, length, width, families, allocate=None):
     """Strip the valid citations of every row of a UTF-8 string array.
 
     Returns None when no row holds a citation (the input is its own result), else
     (validity, offsets, data) of the result: offset 0, `width`-byte offsets, a null row empty
-    and still null, `validity` None when it was None.  A non-null row that is not well-formed
-    UTF-8 is a ValueError naming it ("row 3 is not valid UTF-8").
+    and still null, `validity` None when it was None.  `allocate(size)`, when given, returns
+    the writable bytes-like object that becomes `offsets` or `data` (pyarrow's
+    `allocate_buffer`: memory from its pool, which reuses its pages, where fresh memory from
+    the system is zeroed page by page on first touch); `data` then keeps the size asked, the
+    input rows' bytes, and is zero past the last offset.  None: memory of the kernel's own,
+    `data` exactly the result's bytes.
+    A non-null row that is not well-formed UTF-8 is a ValueError naming it ("row 3 is not
+    valid UTF-8").
     """
     cdef Layout layout = Layout()
     cdef Matches matches
-    cdef Grow out_offsets, out_data, out_bits
-    cdef Py_ssize_t n_matches = 0
+    cdef Grow out_bits
+    cdef Output out_offsets = Output(), out_data = Output()
+    cdef Py_ssize_t n_matches = 0, kept = 0
     cdef int status = 0
     cdef Rows* rows = &layout.rows
     layout.open(validity, offsets, data, offset, length, width, families)
+    check_allocate(allocate)
+    # The result is never longer than the input rows: one buffer each, sized up front.
+    out_data.open(allocate, rows.end - rows.first)
+    out_offsets.open(allocate, (rows.length + 1) * rows.width)
     init_matches(&matches)
-    memset(&out_offsets, 0, sizeof(Grow))
-    memset(&out_data, 0, sizeof(Grow))
     memset(&out_bits, 0, sizeof(Grow))
     try:
         with nogil:
-            # The result is never longer than the input rows: one allocation each.
-            status = grow_reserve(&out_data, rows.end - rows.first)
+            status = strip_rows(
+                rows, &matches, out_offsets.data, out_data.data, &n_matches, &kept
+            )
             if status == 0:
-                status = grow_reserve(&out_offsets, (rows.length + 1) * rows.width)
-            if status == 0:
-                status = strip_rows(rows, &matches, &out_offsets, &out_data, &n_matches)
+                # The room the removed bytes left: zeros, so that every result byte is set
+                # (the twin's are alike).  kept <= end - first: this is inside out_data.
+                memset(out_data.data + kept, 0, rows.end - rows.first - kept)
             if status == 0 and rows.validity != NULL and n_matches:
                 status = copy_bits(rows, &out_bits)
         raise_status(status, rows)
@@ -432,13 +588,11 @@ def strip_utf8(validity, offsets, data, offset, length, width, families):
             return None
         return (
             own(&out_bits) if rows.validity != NULL else None,
-            own(&out_offsets),
-            own(&out_data),
+            out_offsets.close((rows.length + 1) * rows.width),
+            out_data.close(kept),
         )
     finally:
         free_matches(&matches)
-        free_grow(&out_offsets)
-        free_grow(&out_data)
         free_grow(&out_bits)
 
 
@@ -471,18 +625,22 @@ cdef enum:
 
 cdef int emit(const utf8_t* row, const Match* match, const Rules* rules, Py_ssize_t start,
               Py_ssize_t end, Columns* out, int width) noexcept nogil:
-    """Append one citation (code point offsets start, end) to the columns."""
+    """Append one citation (code point offsets start, end) to the columns; 0, or the status
+    of the first append that failed."""
     cdef Py_ssize_t i = match.body, stop = match.end - rules.stop.utf8_size, a, b, n_ids = 0
     cdef const Family* family = &rules.families[match.family]
     cdef int64_t wide
+    cdef int status
     if grow_append(&out.raw_data, row + match.start, match.end - match.start) < 0:
         return OUT_OF_MEMORY
-    if put_offset(&out.raw_offsets, out.raw_data.size, width) < 0:
-        return TOO_LARGE
+    status = put_offset(&out.raw_offsets, out.raw_data.size, width)
+    if status < 0:
+        return status
     if grow_append(&out.family_data, family.chars, family.length) < 0:
         return OUT_OF_MEMORY
-    if put_offset(&out.family_offsets, out.family_data.size, width) < 0:
-        return TOO_LARGE
+    status = put_offset(&out.family_offsets, out.family_data.size, width)
+    if status < 0:
+        return status
     # The first n_ids non-empty parts of the body; judge_body counted them, so the loop ends
     # before stop, and every part lies within row[body:stop].
     while n_ids < match.n_ids and i <= stop:
@@ -490,12 +648,14 @@ cdef int emit(const utf8_t* row, const Match* match, const Rules* rules, Py_ssiz
         if a < b:
             if grow_append(&out.ids_data, row + a, b - a) < 0:
                 return OUT_OF_MEMORY
-            if put_offset(&out.ids_offsets, out.ids_data.size, width) < 0:
-                return TOO_LARGE
+            status = put_offset(&out.ids_offsets, out.ids_data.size, width)
+            if status < 0:
+                return status
             n_ids += 1
     out.n_ids += n_ids
-    if put_offset(&out.ids_lists, out.n_ids, width) < 0:
-        return TOO_LARGE
+    status = put_offset(&out.ids_lists, out.n_ids, width)
+    if status < 0:
+        return status
     if put_bit(&out.locator_bits, out.n_citations, match.locator >= 0) < 0:
         return OUT_OF_MEMORY
     if match.locator >= 0:
@@ -503,8 +663,9 @@ cdef int emit(const utf8_t* row, const Match* match, const Rules* rules, Py_ssiz
         if grow_append(&out.locator_data, row + match.locator,
                        match.locator_end - match.locator) < 0:
             return OUT_OF_MEMORY
-    if put_offset(&out.locator_offsets, out.locator_data.size, width) < 0:
-        return TOO_LARGE
+    status = put_offset(&out.locator_offsets, out.locator_data.size, width)
+    if status < 0:
+        return status
     wide = start
     if grow_append(&out.starts, &wide, 8) < 0:
         return OUT_OF_MEMORY
@@ -565,7 +726,7 @@ cdef Grow* column(Columns* out, Py_ssize_t i) noexcept nogil:
     return &(<Grow*>out)[i]
 
 
-def extract_utf8(validity, offsets, data, offset, length, width, families):
+def extract_utf8(validity, offsets, data, offset, length, width, families, allocate=None):
     """The valid citations of every row of a UTF-8 string array, as the buffers of a
     list<struct<raw, family, source_ids: list<string>, locator, start: int64, end: int64>>
     array (strings and lists with `width`-byte offsets).
@@ -573,8 +734,10 @@ def extract_utf8(validity, offsets, data, offset, length, width, families):
     Returns a dict: "lists", "list_validity" (None when `validity` is None), "raw_offsets",
     "raw_data", "family_offsets", "family_data", "ids_lists", "ids_offsets", "ids_data",
     "locator_validity", "locator_offsets", "locator_data", "starts", "ends" (buffers) and
-    "n_citations", "n_ids", "n_locators" (counts).  A non-null row that is not well-formed
-    UTF-8 is a ValueError naming it.
+    "n_citations", "n_ids", "n_locators" (counts).  `allocate(size)`, when given, returns the
+    writable bytes-like objects the buffers grow in (as in `strip_utf8`; each buffer is then
+    a read-only memoryview of the first bytes of one); None: memory of the kernel's own.  A
+    non-null row that is not well-formed UTF-8 is a ValueError naming it.
     """
     cdef Layout layout = Layout()
     cdef Matches matches
@@ -583,11 +746,18 @@ def extract_utf8(validity, offsets, data, offset, length, width, families):
     cdef int status = 0
     cdef Rows* rows = &layout.rows
     layout.open(validity, offsets, data, offset, length, width, families)
+    check_allocate(allocate)
     init_matches(&matches)
     memset(&out, 0, sizeof(Columns))
+    if allocate is not None:
+        for i in range(N_COLUMNS):
+            column(&out, i).allocate = <PyObject*>allocate
     try:
         with nogil:
             status = extract_rows(rows, &matches, &out)
+        for i in range(N_COLUMNS):
+            if column(&out, i).error != NULL:
+                raise <object>column(&out, i).error
         raise_status(status, rows)
         return {
             "lists": own(&out.lists),

@@ -19,7 +19,7 @@ from typing import Any
 from . import _scan_py
 from ._grammar import CITATION_DELIMITER, CITATION_START, CITATION_STOP
 
-Buffers = tuple[bytes | None, bytes, bytes]
+Buffers = tuple[bytes | None, Any, Any]
 
 
 class Layout:
@@ -114,11 +114,57 @@ def _bits(flags: list[bool]) -> bytes:
     return bytes(out)
 
 
+def _check_allocate(allocate: Any) -> None:
+    if allocate is not None and not callable(allocate):
+        raise TypeError(f"allocate must be callable or None, not {type(allocate).__name__}")
+
+
+def _output(allocate: Any, size: int) -> Any:
+    """A buffer of `size` writable bytes: from `allocate`, checked as the kernel checks it, or
+    a bytearray (the kernel's own memory)."""
+    if allocate is None:
+        return bytearray(size)
+    owner = allocate(size)
+    try:
+        view = memoryview(owner)
+    except TypeError:
+        view = None
+    if view is None or view.readonly:
+        raise TypeError(
+            f"allocate must return a writable bytes-like object, not {type(owner).__name__}"
+        )
+    with view:
+        if view.nbytes < size:
+            raise ValueError(f"allocate({size}) returned {view.nbytes} bytes")
+    return owner
+
+
+def _fill(output: Any, content: bytes, allocate: Any) -> Any:
+    """`output` holding `content` then zeros; the kernel's own memory is just `content`."""
+    if allocate is None:
+        return content
+    with memoryview(output) as view, view.cast("B") as raw:
+        raw[: len(content)] = content
+        raw[len(content) :] = bytes(len(raw) - len(content))
+    return output
+
+
 def strip_utf8(
-    validity: Any, offsets: Any, data: Any, offset: Any, length: Any, width: Any, families: Any
+    validity: Any,
+    offsets: Any,
+    data: Any,
+    offset: Any,
+    length: Any,
+    width: Any,
+    families: Any,
+    allocate: Any = None,
 ) -> Buffers | None:
     """Strip the valid citations of every row (see `_arrow_c.strip_utf8`)."""
     layout = Layout(validity, offsets, data, offset, length, width, families)
+    _check_allocate(allocate)
+    # The kernel's buffers, asked for in its order before any row is read.
+    out_data = _output(allocate, layout.bounds[-1] - layout.bounds[0])
+    out_offsets = _output(allocate, (length + 1) * width)
     kept: list[bytes] = []
     bounds = [0]
     size = n_matches = 0
@@ -135,7 +181,11 @@ def strip_utf8(
     if n_matches == 0:
         return None
     bits = _bits(layout.valid) if layout.has_validity else None
-    return bits, layout.offsets(bounds), b"".join(kept)
+    return (
+        bits,
+        _fill(out_offsets, layout.offsets(bounds), allocate),
+        _fill(out_data, b"".join(kept), allocate),
+    )
 
 
 class Columns:
@@ -173,10 +223,18 @@ def _strings(layout: Layout, values: list[bytes]) -> tuple[bytes, bytes]:
 
 
 def extract_utf8(
-    validity: Any, offsets: Any, data: Any, offset: Any, length: Any, width: Any, families: Any
+    validity: Any,
+    offsets: Any,
+    data: Any,
+    offset: Any,
+    length: Any,
+    width: Any,
+    families: Any,
+    allocate: Any = None,
 ) -> dict[str, Any]:
     """The valid citations of every row, as buffers (see `_arrow_c.extract_utf8`)."""
     layout = Layout(validity, offsets, data, offset, length, width, families)
+    _check_allocate(allocate)
     out = Columns()
     by_name = dict(zip(layout.grammar.families, families, strict=True))
     for row in range(layout.length):
@@ -189,7 +247,7 @@ def extract_utf8(
     family_offsets, family_data = _strings(layout, out.families)
     ids_offsets, ids_data = _strings(layout, out.ids)
     locator_offsets, locator_data = _strings(layout, out.locators)
-    return {
+    buffers = {
         "lists": layout.offsets(out.lists),
         "list_validity": _bits(layout.valid) if layout.has_validity else None,
         "raw_offsets": raw_offsets,
@@ -204,6 +262,14 @@ def extract_utf8(
         "locator_data": locator_data,
         "starts": array("q", out.starts).tobytes(),
         "ends": array("q", out.ends).tobytes(),
+    }
+    if allocate is not None:  # each buffer in memory from allocate, as the kernel's
+        for key, value in buffers.items():
+            if value is not None:
+                owner = _fill(_output(allocate, len(value)), value, allocate)
+                buffers[key] = memoryview(owner).toreadonly()[: len(value)]
+    return {
+        **buffers,
         "n_citations": len(out.starts),
         "n_ids": len(out.ids),
         "n_locators": sum(out.has_locator),

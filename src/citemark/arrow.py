@@ -93,15 +93,16 @@ class Arrow:
         encoded = _encode(check_families(families))
 
         def one(chunk: pa.Array) -> pa.Array:
-            result = self.kernel.strip_utf8(*_layout(chunk), encoded)
+            layout = _layout(chunk)
+            result = self.kernel.strip_utf8(*layout, encoded, _allocate)
             if result is None:  # no citation in any row
                 return chunk
             validity, offsets, data = result
+            # data has room for the input rows: give back what the removed bytes left.
+            width = layout[-1]
+            data.resize(int.from_bytes(offsets[-width:], "little"), shrink_to_fit=True)
             return pa.Array.from_buffers(
-                chunk.type,
-                len(chunk),
-                [_buffer(validity), pa.py_buffer(offsets), pa.py_buffer(data)],
-                null_count=chunk.null_count,
+                chunk.type, len(chunk), [_buffer(validity), offsets, data], null_count=chunk.null_count
             )
 
         result_type = array.type
@@ -123,7 +124,7 @@ class Arrow:
             if chunk.type != work_type:
                 chunk = chunk.cast(work_type)
             return _citations(
-                self.kernel.extract_utf8(*_layout(chunk), encoded), chunk, result_type
+                self.kernel.extract_utf8(*_layout(chunk), encoded, _allocate), chunk, result_type
             )
 
         return _each_chunk(array, one, result_type)
@@ -224,6 +225,13 @@ def _citations(out: dict[str, Any], chunk: pa.Array, result_type: pa.DataType) -
         null_count=chunk.null_count,
         children=[structs],
     )
+
+
+def _allocate(size: int) -> pa.ResizableBuffer:
+    """The kernels' output buffers, from pyarrow's memory pool: it reuses the pages of the
+    buffers freed before (memory fresh from the system is zeroed page by page on first touch,
+    which costs more than the whole scan for a column past the caches)."""
+    return pa.allocate_buffer(size, resizable=True)
 
 
 def _buffer(owned: Any) -> pa.Buffer | None:
