@@ -181,6 +181,22 @@ def test_field_examples(arrow) -> None:
     assert found[7][0]["locator"] == "L١-L٢"
 
 
+def test_parts_stripped_at_both_ends_by_every_whitespace(arrow) -> None:
+    # A part is stripped from its end while the end is ASCII, forward past anything else.
+    ends = ["", " ", "  \t", "\u3000", "\u3000 ", " \u2003 ", "\xa0\n", "\x85"]
+    cores = ["a", "turn0search1", "é", "中x", "x中", "a b", "a\u3000b", "\U0001f600"]
+    rows = [
+        S + "cite" + D + left + core + right + D + left + "L1" + right + E
+        for left in ends
+        for right in ends
+        for core in cores
+    ]
+    rows += [S + "cite" + D + left + core + left + E for left in ends for core in cores + ends]
+    array = pa.array(rows)
+    assert arrow.extract(array).to_pylist() == expected_extract(rows)
+    assert arrow.strip(array).to_pylist() == expected_strip(rows)
+
+
 def test_families_in_order_and_literal(arrow) -> None:
     rows = ["\ue200a.c\ue202x\ue201 \ue200abc\ue202y\ue201", "\ue200navlist\ue202t\ue202z\ue201"]
     for families in [("a.c",), ("abc", "a.c"), ("navlist", "cite"), "cite", iter(["abc"]), ()]:

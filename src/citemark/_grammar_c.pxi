@@ -280,19 +280,34 @@ cdef inline Py_ssize_t next_part(const unit_t* data, Py_ssize_t i, Py_ssize_t st
                                  const Mark* delim, Py_ssize_t* a, Py_ssize_t* b) noexcept nogil:
     """The part starting at i, stripped (`str.strip()`) to data[a:b] (a == b: empty); returns
     the index where it ends (a DELIM, or stop).  i <= stop."""
-    cdef Py_ssize_t part_end = find_mark(data, i, stop, delim), after
+    cdef Py_ssize_t part_end = find_mark(data, i, stop, delim), after, last
     cdef Py_UCS4 ch
-    cdef bint empty = True
     if part_end < 0:
         part_end = stop
     a[0] = part_end
     b[0] = part_end
-    while i < part_end:  # read_point reads below part_end only
+    while i < part_end:  # the leading spaces; read_point reads below part_end only
         after = read_point(data, i, part_end, &ch)
         if not is_space(ch):
-            if empty:
-                a[0] = i
-                empty = False
+            a[0] = i
+            b[0] = after
+            break
+        i = after
+    if i >= part_end:
+        return part_end  # empty (or all spaces)
+    # The trailing spaces, from the end while they are ASCII (a unit below 128 is a whole
+    # character in every encoding: never part of a UTF-8 sequence), so an id costs no pass
+    # of its own.  last > a[0] (data[a[0]] is a character that is not a space).
+    last = part_end
+    while last > b[0] and at(data, last - 1) < 128 and is_space(at(data, last - 1)):
+        last -= 1
+    if last > b[0] and at(data, last - 1) < 128:
+        b[0] = last  # data[last - 1] is not a space: the part ends there
+        return part_end
+    i = b[0]
+    while i < last:  # a character that is not ASCII at the end: forward, as above
+        after = read_point(data, i, last, &ch)
+        if not is_space(ch):
             b[0] = after
         i = after
     return part_end
