@@ -281,7 +281,8 @@ def _parquet(job: Job, task: Task, result: Result) -> None:
 
     batch = task.payload
     index = batch.schema.get_field_index(job.column)
-    bad = _not_utf8(batch.column(index))
+    done = _arrow_first(job, batch.column(index))
+    bad = [] if done is not None else _not_utf8(batch.column(index))
     if bad:
         # A named bad row, as in JSONL: stop before it, or leave it out with --skip-bad.
         for row in bad:
@@ -302,7 +303,7 @@ def _parquet(job: Job, task: Task, result: Result) -> None:
         result.stats.skipped = len(result.skips)
     elif job.command in TEXT_COMMANDS:
         if job.command == "strip":
-            new = arrow.strip(column, families=job.families)
+            new = done if done is not None else arrow.strip(column, families=job.families)
         else:
             texts = column.to_pylist()
             present = [text for text in texts if text is not None]
@@ -314,7 +315,7 @@ def _parquet(job: Job, task: Task, result: Result) -> None:
         else:
             result.output = b"".join(_json_line(row) for row in _json_rows(batch))
     else:
-        found = arrow.extract(column, families=job.families)
+        found = done if done is not None else arrow.extract(column, families=job.families)
         if pa.types.is_large_list(found.type):  # large_string or string_view column
             found = found.cast(arrow.citation_type())
         rows = list(range(task.first_row, task.first_row + batch.num_rows))
@@ -329,6 +330,20 @@ def _parquet(job: Job, task: Task, result: Result) -> None:
             )
         else:
             result.output = _citation_lines(task.file, rows, found.to_pylist())
+
+
+def _arrow_first(job: Job, column: Any) -> Any:
+    """strip's or extract's result for the whole column, or None when a row is not UTF-8 (or
+    for another command): the kernels check every row themselves, so the check that lists
+    the bad rows runs only when there is one."""
+    from . import arrow
+
+    if job.command not in ("strip", "extract"):
+        return None
+    try:
+        return getattr(arrow, job.command)(column, families=job.families)
+    except ValueError:  # "row N is not valid UTF-8": _not_utf8 finds every such row
+        return None
 
 
 def _not_utf8(column: Any) -> list[int]:
