@@ -445,6 +445,48 @@ def test_kernel_strip_of_markerless_rows_is_none(kernel) -> None:
     assert kernel.strip_utf8(*layout_of(array), (b"cite",)) is None
 
 
+def test_kernel_output_from_allocate(kernel) -> None:
+    rows = ["a" + S + "cite" + D + "x" + E + "b", None, "é" + S + "cite" + D + "y" + E, "c"]
+    array = pa.array(rows)
+    args = (*layout_of(array), (b"cite",))
+    asked: list[int] = []
+
+    def allocate(size: int) -> Any:
+        asked.append(size)
+        return pa.allocate_buffer(size)
+
+    own = kernel.strip_utf8(*args)
+    validity, offsets, data = kernel.strip_utf8(*args, allocate)
+    # data keeps the room of the input rows, zero past the result's bytes
+    assert asked == [len(array.buffers()[2]), 5 * 4]
+    assert bytes(validity) == bytes(own[0])
+    assert bytes(offsets) == bytes(own[1])
+    assert bytes(data) == bytes(own[2]) + bytes(len(data) - len(own[2]))
+    found = kernel.extract_utf8(*args, allocate)
+    for key, value in kernel.extract_utf8(*args).items():
+        assert (value if isinstance(value, int) else bytes(value)) == (
+            found[key] if isinstance(value, int) else bytes(found[key])
+        ), key
+
+
+def test_kernel_allocate_is_checked(kernel) -> None:
+    args = (*layout_of(pa.array(["a" + S + "cite" + D + "x" + E, None, "b"])), (b"cite",))
+
+    def fails(size: int) -> Any:
+        raise MemoryError("pool exhausted")
+
+    for function in (kernel.strip_utf8, kernel.extract_utf8):
+        with pytest.raises(TypeError, match="allocate must be callable or None, not int"):
+            function(*args, 3)
+        for read_only in (bytes, lambda size: None, lambda size: memoryview(bytes(size))):
+            with pytest.raises(TypeError, match="allocate must return a writable bytes-like"):
+                function(*args, read_only)
+        with pytest.raises(ValueError, match=r"allocate\(\d+\) returned \d+ bytes"):
+            function(*args, lambda size: bytearray(max(size - 1, 0)))
+        with pytest.raises(MemoryError, match="pool exhausted"):
+            function(*args, fails)
+
+
 # --- which path is active ----------------------------------------------------------------
 
 

@@ -1,7 +1,9 @@
 """Typed face of the compiled Arrow kernel (`_arrow_c.pyx`); the twin `_arrow_py` has the same
-entry points.  Buffers: any object with the buffer protocol (pyarrow.Buffer, bytes)."""
+entry points.  Buffers: any object with the buffer protocol (pyarrow.Buffer, bytes);
+`allocate(size)` returns a writable one (pyarrow.allocate_buffer)."""
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
 from typing_extensions import disjoint_base
@@ -20,6 +22,10 @@ class OwnedBuffer:
 class Layout:
     """The checked input buffers of one string array (internal to the entry points)."""
 
+@disjoint_base
+class Output:
+    """One output buffer being filled (internal to the entry points)."""
+
 def strip_utf8(
     validity: Any,
     offsets: Any,
@@ -28,7 +34,8 @@ def strip_utf8(
     length: int,
     width: int,
     families: tuple[bytes, ...],
-) -> tuple[OwnedBuffer | None, OwnedBuffer, OwnedBuffer] | None: ...
+    allocate: Callable[[int], Any] | None = None,
+) -> tuple[OwnedBuffer | None, Any, Any] | None: ...
 def extract_utf8(
     validity: Any,
     offsets: Any,
@@ -37,4 +44,5 @@ def extract_utf8(
     length: int,
     width: int,
     families: tuple[bytes, ...],
+    allocate: Callable[[int], Any] | None = None,
 ) -> dict[str, Any]: ...

@@ -33,6 +33,12 @@ Memory safety, the argument:
 * Strip writes into buffers sized up front (the result is never longer than the input);
   extract writes through `Grow`, which reserves before it copies.  Sizes are Py_ssize_t sums of
   input sizes, so they cannot overflow; int32 offsets are checked against INT32_MAX.
+* Memory from `allocate` is written through a writable view held while it is filled, checked
+  to hold at least the size asked (`writable_view`) before any write.
+
+Output memory: `citemark.arrow` passes `allocate` (pyarrow's pool), whose freed pages serve
+the next call; memory fresh from the system is zeroed page by page on first touch, which for
+a column past the caches cost more than the scan itself.
 """
 
 from cpython.buffer cimport PyBUF_SIMPLE, PyBUF_WRITABLE, PyBuffer_FillInfo, PyBuffer_Release

@@ -247,7 +247,7 @@ def extract_utf8(
     family_offsets, family_data = _strings(layout, out.families)
     ids_offsets, ids_data = _strings(layout, out.ids)
     locator_offsets, locator_data = _strings(layout, out.locators)
-    buffers = {
+    buffers: dict[str, Any] = {
         "lists": layout.offsets(out.lists),
         "list_validity": _bits(layout.valid) if layout.has_validity else None,
         "raw_offsets": raw_offsets,

@@ -102,7 +102,10 @@ class Arrow:
             width = layout[-1]
             data.resize(int.from_bytes(offsets[-width:], "little"), shrink_to_fit=True)
             return pa.Array.from_buffers(
-                chunk.type, len(chunk), [_buffer(validity), offsets, data], null_count=chunk.null_count
+                chunk.type,
+                len(chunk),
+                [_buffer(validity), offsets, data],
+                null_count=chunk.null_count,
             )
 
         result_type = array.type
