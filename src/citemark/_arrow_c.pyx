@@ -569,6 +569,7 @@ def strip_utf8(validity, offsets, data, offset, length, width, families, allocat
     cdef Grow out_bits
     cdef Output out_offsets = Output(), out_data = Output()
     cdef Py_ssize_t n_matches = 0, kept = 0
+    cdef bint pooled = allocate is not None
     cdef int status = 0
     cdef Rows* rows = &layout.rows
     layout.open(validity, offsets, data, offset, length, width, families)
@@ -583,9 +584,11 @@ def strip_utf8(validity, offsets, data, offset, length, width, families, allocat
             status = strip_rows(
                 rows, &matches, out_offsets.data, out_data.data, &n_matches, &kept
             )
-            if status == 0:
-                # The room the removed bytes left: zeros, so that every result byte is set
-                # (the twin's are alike).  kept <= end - first: this is inside out_data.
+            if status == 0 and pooled:
+                # The room the removed bytes left in a buffer handed back whole: zeros, so
+                # that every byte of it is set (the twin's are alike).  kept <= end - first:
+                # this is inside out_data.  (The kernel's own buffer ends at kept: its pages
+                # past that are never touched, which the JSONL path's memory bound counts on.)
                 memset(out_data.data + kept, 0, rows.end - rows.first - kept)
             if status == 0 and rows.validity != NULL and n_matches:
                 status = copy_bits(rows, &out_bits)
