@@ -8,6 +8,8 @@ from typing import Any
 
 from typing_extensions import disjoint_base
 
+UTF8_CHECK: str
+
 @disjoint_base
 class OwnedBuffer:
     """Memory filled by the kernel, exported read-only through the buffer protocol."""

@@ -54,6 +54,11 @@ include "_grammar_c.pxi"
 cdef extern from "_simd.h" nogil:
     bint cm_utf8_valid(const uint8_t* data, Py_ssize_t n)
     Py_ssize_t cm_count_points(const uint8_t* data, Py_ssize_t n)
+    const char* cm_utf8_path()
+
+# The UTF-8 check's vector path ("avx512", "avx2" or "scalar"), chosen at import (after
+# cm_init, in _grammar_c.pxi); the tests run each.
+UTF8_CHECK = cm_utf8_path().decode()
 
 cdef enum:
     START = 0xE200
