@@ -146,9 +146,8 @@ def _cases() -> dict[str, Callable[[str], Callable[[], Any]]]:
         if not found:
             return list
         first, count = found[0], len(found)
-        raw, family, ids, locator = (
-            first[key] for key in ("raw", "family", "source_ids", "locator")
-        )
+        raw, family, locator = first["raw"], first["family"], first["locator"]
+        ids = list(first["source_ids"])
         step = max(1, len(text) // count)
         del found
 
@@ -195,10 +194,10 @@ def _cases() -> dict[str, Callable[[str], Callable[[], Any]]]:
     }
     if hasattr(citemark, "clean") or importlib.util.find_spec("citemark.clean") is not None:
         clean_module = importlib.import_module("citemark.clean")
-        clean = getattr(clean_module, "clean", None) or citemark.clean  # type: ignore[attr-defined]
+        clean = getattr(clean_module, "clean", None) or citemark.clean
         cases["clean"] = lambda t: lambda: clean(t)
     if importlib.util.find_spec("pyarrow") is not None:
-        import pyarrow as pa  # type: ignore[import-untyped]
+        import pyarrow as pa
 
         import citemark.arrow
 
