@@ -14,10 +14,11 @@ worker process), and log(time) is fitted against log(size) by least squares: 1 i
     python benches/bench_bounds.py --rows rows.jsonl --out table.md  # a table from saved rows
     pytest benches/bench_bounds.py -q                   # the same fit at small sizes
 
-The full table takes about 25 minutes of CPU time, half of it the pure twin's one-character
-streams at 4 MB; `--jobs` workers (one API and implementation each) share it out, and each
-worker's rows are appended to `--json` as it ends, so a stopped run loses only what was
-running.
+The full table takes about 16 minutes of CPU time, a quarter of it the pure twin's
+one-character streams (32 minutes of wall time with the default two jobs on a shared 2-core
+machine at a load of 6-8); `--jobs` workers (one API and implementation each) share it out,
+and each worker's rows are appended to `--json` as it ends, so a stopped run loses only
+what was running.
 
 Times are CPU time of the worker (`time.process_time`), the best of at least `--least` calls
 and of as many as fit in `--budget` (5 at most); a call of `--slow` seconds or more is not
