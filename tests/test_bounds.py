@@ -282,3 +282,54 @@ def test_a_custom_pattern_never_sees_a_part_past_the_cap(implementation: str) ->
 def test_max_part_length_is_checked(bad: object) -> None:
     with pytest.raises((TypeError, ValueError), match="max_part_length"):
         Parser(max_part_length=bad)  # type: ignore[arg-type]
+
+
+# -- results built to their floor: shared strings, never shared containers --------------
+
+
+def test_recurring_citations_are_independent_results(api: Any, parser: Parser) -> None:
+    # The kernel shares the str of a recurring id, marker or locator and copies a dict's
+    # key table from the previous citation: every dict and list must still be its own.
+    raw = f"{S}cite{D}turn0search0{D}L1-L2{E}"
+    text = f"a {raw} b" * 3
+    found = api.extract_citations(text)
+    assert [list(c) for c in found] == [
+        ["raw", "family", "source_ids", "locator", "start", "end"]
+    ] * 3
+    assert len({id(c) for c in found}) == len({id(c["source_ids"]) for c in found}) == 3
+    found[0]["source_ids"].append("changed")
+    found[0]["raw"] = "changed"
+    found[1]["start"] = -1
+    assert found[2] == {
+        "raw": raw,
+        "family": "cite",
+        "source_ids": ["turn0search0"],
+        "locator": "L1-L2",
+        "start": 2 * len(text) // 3 + 2,
+        "end": 2 * len(text) // 3 + 2 + len(raw),
+    }
+    spans = list(parser.finditer(text))
+    assert [s.source_ids for s in spans] == [("turn0search0",)] * 3
+
+
+@pytest.mark.parametrize("wide", ["", "é", "😀"], ids=["ucs1", "ucs2", "ucs4"])
+def test_many_recurring_ids_equal_the_twin(implementation: str, wide: str) -> None:
+    # More distinct ids, markers and locators than the kernel's shared slots, recurring in
+    # an order that makes them collide and evict each other, in every storage width.
+    import random
+
+    from citemark import _scan_py
+    from citemark._dropin import DropIn
+
+    rng = random.Random(12)
+    ids = [f"turn{i}search{i % 7}" for i in range(300)]
+    pieces = []
+    for _ in range(3000):
+        body = D.join(rng.sample(ids, rng.randint(1, 3)))
+        locator = rng.choice(["", f"{D}L{rng.randint(1, 40)}", f"{D} L2-L{rng.randint(3, 9)} "])
+        pieces.append(f"{wide}x {S}cite{D}{body}{locator}{E}")
+    text = "".join(pieces)
+    made = Parser(implementation=implementation)  # type: ignore[arg-type]
+    twin = DropIn(_scan_py)
+    assert made.extract(text) == twin.extract_citations(text)
+    assert list(made.finditer(text)) == list(Parser(implementation="python").finditer(text))
