@@ -212,7 +212,8 @@ def throughput(log: Path, out: Path) -> dict[str, Any]:
             return
         rows.append(
             {"case": name, "seconds": round(wall, 2), "mb_per_s": round(size / wall / 1e6, 1),
-             "cpu_seconds": round(cpu, 2), "mb_per_cpu_s": round(size / cpu / 1e6, 1)}
+             "cpu_seconds": round(cpu, 2),
+             "mb_per_cpu_s": round(size / max(cpu, 1e-3) / 1e6, 1)}
         )  # fmt: skip
         print(f"  {name:<28}{wall:8.2f} s  {size / wall / 1e6:7.1f} MB/s", file=sys.stderr)
 

@@ -479,18 +479,10 @@ class Inputs:
         of at most chunk_rows lines; and the index of the line after them.  `lead`: bytes of
         the file before `base` that start the first line; `size`: the lines are data[:size]."""
         tasks = []
-        # Halve a span at a line boundary until it holds at most chunk_rows lines: a few
-        # bytes.count passes in C over the block, no Python work per line.
-        pending = [(0, len(data) if size is None else size)]
-        while pending:
-            start, end = pending.pop()
-            lines = data.count(b"\n", start, end) + (data[end - 1 : end] != b"\n")
-            if lines > self.chunk_rows:
-                middle = data.rfind(b"\n", start, (start + end) // 2) + 1
-                if middle <= start:
-                    middle = data.find(b"\n", (start + end) // 2, end) + 1
-                pending += [(middle, end), (start, middle)]  # the first half first
-                continue
+        # Even pieces of at most chunk_rows lines, cut by the kernel in two memchr passes over
+        # the block (no Python work per line).
+        cuts = _jsonl_kernel().line_cuts(data, len(data) if size is None else size, self.chunk_rows)
+        for start, end, lines in cuts:
             before = lead if start == 0 else 0
             payload: Any = (
                 data[start:end]

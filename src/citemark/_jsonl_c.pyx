@@ -46,13 +46,54 @@ KINDS = (K_OBJECT, K_LIST, K_STRING, K_NULL, K_INT, K_FLOAT, K_BOOL)
 _scanstring = json.decoder.scanstring
 _INVALID = (INVALID, 0, 0)
 
-# 1: a byte that ends the plain run of a string (quote, backslash, control, non-ASCII)
-cdef unsigned char STOP[256]
 cdef unsigned char HEX[256]
 cdef int _i
 for _i in range(256):
-    STOP[_i] = 1 if (_i == 34 or _i == 92 or _i < 32 or _i >= 128) else 0
     HEX[_i] = 1 if (48 <= _i <= 57 or 65 <= _i <= 70 or 97 <= _i <= 102) else 0
+
+cdef extern from "_simd.h" nogil:
+    const char* cm_init()
+    bint cm_utf8_valid(const unsigned char* data, Py_ssize_t n)
+
+# The plain run of a string (every byte but a quote, a backslash and a control character):
+# 16 bytes a step with SSE2, then 8 with portable word tricks (the whole run where there is no
+# SSE2; the tail of it here, so the tests run that loop too), then byte by byte.  Bytes >= 0x80 are plain
+# here: the line's UTF-8 is checked once, whole, before the walk (`_locate`).  Nothing at or
+# past n is read.
+cdef extern from *:
+    """
+    #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+    #include <emmintrin.h>
+    #define CMJ_SSE2 1
+    #endif
+    static inline Py_ssize_t cmj_plain_run(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
+    #if defined(CMJ_SSE2)
+        const __m128i quote = _mm_set1_epi8(34), slash = _mm_set1_epi8(92);
+        const __m128i control = _mm_set1_epi8(0x1F);
+        for (; n - i >= 16; i += 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
+            __m128i hit = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, slash)),
+                _mm_cmpeq_epi8(_mm_min_epu8(x, control), x));
+            int mask = _mm_movemask_epi8(hit);
+            if (mask) return i + __builtin_ctz((unsigned int)mask);
+        }
+    #endif
+        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+        for (; n - i >= 8; i += 8) {
+            uint64_t w, q, b;
+            memcpy(&w, s + i, 8);
+            q = w ^ (ones * 34);
+            b = w ^ (ones * 92);
+            if ((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w)) & highs) break;
+        }
+        while (i < n && s[i] != 34 && s[i] != 92 && s[i] >= 0x20) i++;
+        return i;
+    }
+    """
+    Py_ssize_t cmj_plain_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) nogil
+
+cm_init()
 
 
 cdef inline Py_ssize_t _space(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -61,73 +102,36 @@ cdef inline Py_ssize_t _space(const unsigned char* s, Py_ssize_t i, Py_ssize_t n
     return i
 
 
-cdef inline Py_ssize_t _utf8(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    """s[i] >= 0x80: the index after its well-formed UTF-8 sequence, or -1 (the same
-    sequences CPython's strict decoder accepts: no overlongs, no surrogates, <= U+10FFFF)."""
-    cdef unsigned char c = s[i]
-    cdef unsigned char lo = 0x80, hi = 0xBF
-    cdef int more
-    if 0xC2 <= c <= 0xDF:
-        more = 1
-    elif 0xE0 <= c <= 0xEF:
-        more = 2
-        if c == 0xE0:
-            lo = 0xA0
-        elif c == 0xED:
-            hi = 0x9F
-    elif 0xF0 <= c <= 0xF4:
-        more = 3
-        if c == 0xF0:
-            lo = 0x90
-        elif c == 0xF4:
-            hi = 0x8F
-    else:
-        return -1
-    if i + more >= n:
-        return -1
-    if not (lo <= s[i + 1] <= hi):
-        return -1
-    if more >= 2 and not (0x80 <= s[i + 2] <= 0xBF):
-        return -1
-    if more == 3 and not (0x80 <= s[i + 3] <= 0xBF):
-        return -1
-    return i + more + 1
-
-
 cdef inline Py_ssize_t _string(
     const unsigned char* s, Py_ssize_t i, Py_ssize_t n, bint* escaped
 ) noexcept nogil:
-    """s[i] is the opening quote: the index after the closing one, or -1."""
+    """s[i] is the opening quote: the index after the closing one, or -1.  The bytes are
+    well-formed UTF-8 (checked before)."""
+    cdef unsigned char c
     i += 1
     while True:
-        while i < n and not STOP[s[i]]:
-            i += 1
+        i = cmj_plain_run(s, i, n)
         if i >= n:
             return -1
         if s[i] == 34:
             return i + 1
-        if s[i] == 92:
-            escaped[0] = True
-            if i + 1 >= n:
-                return -1
-            c = s[i + 1]
-            if c == 117:  # \uXXXX
-                if i + 5 >= n or not (
-                    HEX[s[i + 2]] and HEX[s[i + 3]] and HEX[s[i + 4]] and HEX[s[i + 5]]
-                ):
-                    return -1
-                i += 6
-            elif c == 34 or c == 92 or c == 47 or c == 98 or c == 102 or c == 110 \
-                    or c == 114 or c == 116:
-                i += 2
-            else:
-                return -1
-        elif s[i] < 32:
+        if s[i] < 32:
             return -1
-        else:
-            i = _utf8(s, i, n)
-            if i < 0:
+        escaped[0] = True  # a backslash
+        if i + 1 >= n:
+            return -1
+        c = s[i + 1]
+        if c == 117:  # \uXXXX
+            if i + 5 >= n or not (
+                HEX[s[i + 2]] and HEX[s[i + 3]] and HEX[s[i + 4]] and HEX[s[i + 5]]
+            ):
                 return -1
+            i += 6
+        elif c == 34 or c == 92 or c == 47 or c == 98 or c == 102 or c == 110 \
+                or c == 114 or c == 116:
+            i += 2
+        else:
+            return -1
 
 
 cdef inline Py_ssize_t _digits(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -214,6 +218,8 @@ cdef tuple _locate(
         free(level)
         raise MemoryError()
     try:
+        if not cm_utf8_valid(s + i, n - i):  # strict UTF-8, as a str of the line needs
+            return _INVALID
         while True:
             if state == VALUE:
                 i = _space(s, i, n)
@@ -442,6 +448,44 @@ def text_lines(bytes data not None, tuple path not None, bint skip_bad):
         index += 1
         i = end + 1
     return rows, texts, blanks, bad
+
+
+def line_cuts(bytes data not None, Py_ssize_t size, Py_ssize_t most):
+    """The lines of data[:size] (split after each b"\\n"; a last line without one counts) in
+    the fewest pieces of at most `most` lines, as even in lines as can be:
+    [(start, end, lines)], consecutive, covering data[:size].  Two memchr passes, no Python
+    work per line."""
+    if size < 0 or size > PyBytes_GET_SIZE(data):
+        raise ValueError("size out of range")
+    if most < 1:
+        raise ValueError("most must be at least 1")
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef const unsigned char* p = s
+    cdef const unsigned char* stop = s + size
+    cdef Py_ssize_t lines = 0, pieces, piece, seen = 0, start = 0, wanted
+    cdef list cuts = []
+    with nogil:
+        while p < stop:
+            p = <const unsigned char*>memchr(p, 10, stop - p)
+            if p == NULL:
+                break
+            lines += 1
+            p += 1
+    if size and s[size - 1] != 10:
+        lines += 1
+    if lines == 0:
+        return cuts
+    pieces = (lines + most - 1) // most
+    p = s
+    for piece in range(pieces - 1):
+        wanted = lines * (piece + 1) // pieces  # lines before the end of this piece
+        while seen < wanted:  # each of them ends with a newline (the last piece is not here)
+            p = <const unsigned char*>memchr(p, 10, stop - p) + 1
+            seen += 1
+        cuts.append((start, p - s, wanted - (lines * piece // pieces)))
+        start = p - s
+    cuts.append((start, size, lines - lines * (pieces - 1) // pieces))
+    return cuts
 
 
 cdef bint _raw_ok(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,

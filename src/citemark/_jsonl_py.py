@@ -203,6 +203,31 @@ def _lines(data: bytes) -> list[tuple[int, int]]:
     return spans
 
 
+def line_cuts(data: bytes, size: int, most: int) -> list[tuple[int, int, int]]:
+    """See `_jsonl_c.line_cuts`."""
+    if not isinstance(data, bytes):
+        raise TypeError(f"data must be bytes, not {type(data).__name__}")
+    if not 0 <= size <= len(data):
+        raise ValueError("size out of range")
+    if most < 1:
+        raise ValueError("most must be at least 1")
+    lines = data.count(b"\n", 0, size) + (size > 0 and data[size - 1] != 10)
+    if lines == 0:
+        return []
+    pieces = -(-lines // most)
+    cuts = []
+    start = at = seen = 0
+    for piece in range(pieces - 1):
+        wanted = lines * (piece + 1) // pieces
+        while seen < wanted:
+            at = data.index(b"\n", at) + 1
+            seen += 1
+        cuts.append((start, at, wanted - lines * piece // pieces))
+        start = at
+    cuts.append((start, size, lines - lines * (pieces - 1) // pieces))
+    return cuts
+
+
 def _blank(line: bytes) -> bool:
     return not line.strip(b" \t\r")
 
