@@ -17,24 +17,25 @@ JSONL kernel (`_jsonl`), at any depth.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field
 from functools import partial
 from importlib import import_module
 from itertools import chain
-from typing import Any, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from . import extract_many, strip_many
 from ._jsonl import why
 from ._progress import Progress
 from ._stats import Stats
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 CHUNK_ROWS = 4096
 CHUNK_BYTES = 8 << 20
@@ -702,6 +703,8 @@ def _work(job: Job, tasks: Any, connection: Any) -> None:
 
 
 def _threaded(job: Job, tasks: Iterator[Task], jobs: int) -> Iterator[Result]:
+    from concurrent.futures import ThreadPoolExecutor  # here: -j 1 never loads it
+
     pool = ThreadPoolExecutor(max_workers=jobs)
     window: deque[Future[Result]] = deque()
     try:
@@ -724,6 +727,8 @@ def _worker_init() -> None:
 def _context() -> Any:
     # forkserver: workers start from a clean process (no threads, no open output files);
     # spawn where there is no forkserver.
+    import multiprocessing  # here: -j 1 never loads it
+
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
