@@ -201,6 +201,13 @@ def _jsonl(job: Job, task: Task, result: Result) -> None:
         else:
             out, good, blanks, bad = kernel.map_lines(data, path, many, job.skip_bad)
         result.output = out
+    elif job.command == "extract" and job.output_format == "jsonl":
+        # JSON lines written by the kernel; the tokens it can scan raw make no Python object
+        families = tuple(family.encode("utf-8", "surrogatepass") for family in job.families)
+        many = partial(extract_many, families=job.families)
+        result.output, good, blanks, bad = kernel.extract_lines(
+            data, path, many, job.skip_bad, task.file, task.first_row, families
+        )
     else:
         rows, texts, blanks, bad = kernel.text_lines(data, path, job.skip_bad)
         good = len(rows)

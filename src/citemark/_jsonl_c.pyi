@@ -24,3 +24,12 @@ def map_lines(
     data: bytes, path: tuple[str, ...], many: Callable[[list[str]], list[str]], skip_bad: bool
 ) -> tuple[bytes, int, int, list[tuple[int, int, int, int]]]: ...
 def citation_lines(file: str, rows: list[int], citations: list[Any]) -> bytes: ...
+def extract_lines(
+    data: bytes,
+    path: tuple[str, ...],
+    many: Callable[[list[str]], list[Any]],
+    skip_bad: bool,
+    file: str,
+    first_row: int,
+    families: tuple[bytes, ...] | None = None,
+) -> tuple[bytes, int, int, list[tuple[int, int, int, int]]]: ...

@@ -26,7 +26,7 @@ DEF FOUND = 0  # a string at the path: (FOUND, start, end) of its quoted token
 DEF NULL_TEXT = 1  # null at the path: a row without text
 DEF NOT_STRING = 2  # (NOT_STRING, kind, 0)
 DEF MISSING = 3  # (MISSING, keys matched, kind of what stood there)
-DEF INVALID = 4  # (INVALID, 0, 0): not JSON, or not UTF-8 (the message is made elsewhere)
+DEF NOT_JSON = 4  # (NOT_JSON, 0, 0): not JSON, or not UTF-8 (the message is made elsewhere)
 
 DEF K_OBJECT = 0
 DEF K_LIST = 1
@@ -40,20 +40,24 @@ DEF VALUE = 0
 DEF AFTER = 1
 DEF MEMBER = 2
 
-CODES = (FOUND, NULL_TEXT, NOT_STRING, MISSING, INVALID)
+CODES = (FOUND, NULL_TEXT, NOT_STRING, MISSING, NOT_JSON)
 KINDS = (K_OBJECT, K_LIST, K_STRING, K_NULL, K_INT, K_FLOAT, K_BOOL)
 
 _scanstring = json.decoder.scanstring
-_INVALID = (INVALID, 0, 0)
+_INVALID = (NOT_JSON, 0, 0)
 
 cdef unsigned char HEX[256]
 cdef int _i
 for _i in range(256):
     HEX[_i] = 1 if (48 <= _i <= 57 or 65 <= _i <= 70 or 97 <= _i <= 102) else 0
 
+# The one C grammar of the markers (read-only here, as in `_arrow_c`): extract scans a raw
+# UTF-8 token with it, as `_arrow_c` scans an Arrow row.  It also picks the vector path once.
+include "_grammar_c.pxi"
+
 cdef extern from "_simd.h" nogil:
-    const char* cm_init()
     bint cm_utf8_valid(const unsigned char* data, Py_ssize_t n)
+    Py_ssize_t cm_count_points(const unsigned char* data, Py_ssize_t n)
 
 # The plain run of a string (every byte but a quote, a backslash and a control character):
 # 16 bytes a step with SSE2, then 8 with portable word tricks (the whole run where there is no
@@ -92,8 +96,6 @@ cdef extern from *:
     }
     """
     Py_ssize_t cmj_plain_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) nogil
-
-cm_init()
 
 
 cdef inline Py_ssize_t _space(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -837,12 +839,30 @@ cdef int _put_citations(Out* out, object citations) except -1:
     return 0
 
 
+cdef int _put_line(Out* out, str file, object row, object citations) except -1:
+    """One {"file", "row", "citations"} JSON line, as `citation_lines` writes it."""
+    cdef Py_ssize_t line_start = out.size
+    try:
+        _put(out, b'{"file": ', 9)
+        _put_string(out, file)
+        _put(out, b', "row": ', 9)
+        _put_int(out, row)
+        _put(out, b', "citations": ', 15)
+        _put_citations(out, citations)
+        _put(out, b"}\n", 2)
+    except UnicodeEncodeError:
+        out.size = line_start
+        text = json.dumps({"file": file, "row": row, "citations": citations})
+        _put(out, (text + "\n").encode("ascii"), len(text) + 1)
+    return 0
+
+
 def citation_lines(str file not None, list rows not None, list citations not None):
     """{"file", "row", "citations"} JSON lines, byte for byte as
     json.dumps(..., ensure_ascii=False) writes them, UTF-8; a line whose text holds a lone
     surrogate in ASCII JSON (json.dumps(..., ensure_ascii=True))."""
     cdef Out out
-    cdef Py_ssize_t i, line_start
+    cdef Py_ssize_t i
     if len(rows) != len(citations):
         raise ValueError("rows and citations must be as long")
     for row in rows:
@@ -852,19 +872,220 @@ def citation_lines(str file not None, list rows not None, list citations not Non
     out.size = out.capacity = 0
     try:
         for i in range(len(rows)):
-            line_start = out.size
-            try:
-                _put(&out, b'{"file": ', 9)
-                _put_string(&out, file)
-                _put(&out, b', "row": ', 9)
-                _put_int(&out, rows[i])
-                _put(&out, b', "citations": ', 15)
-                _put_citations(&out, citations[i])
-                _put(&out, b"}\n", 2)
-            except UnicodeEncodeError:
-                out.size = line_start
-                text = json.dumps({"file": file, "row": rows[i], "citations": citations[i]})
-                _put(&out, (text + "\n").encode("ascii"), len(text) + 1)
+            _put_line(&out, file, rows[i], citations[i])
         return PyBytes_FromStringAndSize(out.data, out.size)
     finally:
         free(out.data)
+
+
+# --- extract straight from the raw tokens ---------------------------------------------------
+
+from ._grammar import CITATION_DELIMITER, CITATION_START, CITATION_STOP
+
+
+cdef inline Py_ssize_t _escapes(const unsigned char* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+    """How many escapes start in s[i:end] (i is not inside one)."""
+    cdef const unsigned char* p
+    cdef Py_ssize_t count = 0
+    while i < end:
+        p = <const unsigned char*>memchr(s + i, 92, end - i)
+        if p == NULL:
+            break
+        count += 1
+        i = p - s + 2
+    return count
+
+
+cdef int _put_bytes_string(Out* out, const unsigned char* s, Py_ssize_t a, Py_ssize_t b) except -1:
+    """s[a:b] as a JSON string: bytes of a marker in a raw token, which hold no quote, no
+    backslash and no control character (a JSON string has none unescaped, and `_raw_ok`
+    allows no escape in a marker), so json.dumps(..., ensure_ascii=False) writes them as
+    they are."""
+    _reserve(out, b - a + 2)
+    out.data[out.size] = 34
+    memcpy(out.data + out.size + 1, s + a, b - a)
+    out.data[out.size + 1 + b - a] = 34
+    out.size += b - a + 2
+    return 0
+
+
+cdef int _put_raw_citations(Out* out, const unsigned char* s, Py_ssize_t a, Py_ssize_t b,
+                            const Rules* rules, Matches* matches, list names) except -1:
+    """The citations of the raw string token s[a:b] (one `_raw_ok` accepts) as a JSON list,
+    as `_put_citations` writes extract's dicts for the decoded text: the same matches (its
+    markers read the same raw and decoded), offsets in code points of the decoded text (a
+    raw token has no \\u escape: each escape is two bytes for one code point)."""
+    cdef const unsigned char* data = s + a + 1
+    cdef Py_ssize_t n = b - a - 2, k, cursor = 0, points = 0, start, i, stop, part_a, part_b
+    cdef Py_ssize_t n_ids
+    cdef const Match* match
+    cdef bytes name
+    matches.count = 0
+    if scan_units(<const utf8_t*>data, n, rules, False, matches) < 0:
+        raise MemoryError()
+    _put(out, b"[", 1)
+    for k in range(matches.count):
+        match = &matches.items[k]
+        if k:
+            _put(out, b", ", 2)
+        points += cm_count_points(data + cursor, match.start - cursor) \
+            - _escapes(data, cursor, match.start)
+        start = points
+        points += cm_count_points(data + match.start, match.end - match.start)
+        cursor = match.end
+        _put(out, b'{"raw": ', 8)
+        _put_bytes_string(out, data, match.start, match.end)
+        _put(out, b', "family": ', 12)
+        name = names[match.family]
+        _put(out, PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name))
+        _put(out, b', "source_ids": [', 17)
+        # The first n_ids non-empty parts of the body (judge_body counted them), as
+        # `_arrow_c.emit` takes them.
+        i = match.body
+        stop = match.end - rules.stop.utf8_size
+        n_ids = 0
+        while n_ids < match.n_ids and i <= stop:
+            i = next_part(<const utf8_t*>data, i, stop, &rules.delim, &part_a, &part_b) \
+                + rules.delim.utf8_size
+            if part_a < part_b:
+                if n_ids:
+                    _put(out, b", ", 2)
+                _put_bytes_string(out, data, part_a, part_b)
+                n_ids += 1
+        _put(out, b'], "locator": ', 14)
+        if match.locator < 0:
+            _put(out, b"null", 4)
+        else:
+            _put_bytes_string(out, data, match.locator, match.locator_end)
+        _put(out, b', "start": ', 11)
+        _put_int(out, start)
+        _put(out, b', "end": ', 9)
+        _put_int(out, points)
+        _put(out, b"}", 1)
+    _put(out, b"]", 1)
+    return 0
+
+
+def extract_lines(bytes data not None, tuple path not None, object many not None,
+                  bint skip_bad, str file not None, Py_ssize_t first_row, object families=None):
+    """extract's JSON lines for the rows of `data` (lines split at b"\\n"): for each good line
+    {"file": file, "row": first_row + its index, "citations": ...} as `citation_lines` writes
+    it, the citations of its text as `many(texts)` (a list of str -> a list of citation
+    lists) gives them; null for a null text.
+
+    Only the texts that `many` must read are handed to it: a text that cannot hold a START
+    has none, and with `families` (a tuple of UTF-8 bytes: `many` extracts those families)
+    a token that `raw_ok` accepts is scanned here as raw UTF-8, with no Python object made
+    for it or its citations.  (out, rows, blanks, bad) as in `strip_lines`.
+    """
+    cdef list keys = _keys(path)
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0, end, index = 0, blanks = 0, rows = 0
+    cdef Py_ssize_t start = 0, token_end = 0, f, copied
+    cdef const unsigned char* newline
+    cdef list texts = [], later = [], bad = [], names = []
+    cdef tuple found
+    cdef Out out, whole
+    cdef Rules rules
+    cdef Matches matches
+    cdef bint plain_file = True
+    cdef int what
+    if families is not None:
+        if type(families) is not tuple:
+            raise TypeError(
+                f"families must be a tuple of bytes or None, not {type(families).__name__}")
+        for family in families:
+            if type(family) is not bytes:
+                raise TypeError(f"families must hold bytes, not {type(family).__name__}")
+        try:
+            for family in families:
+                names.append(_encode_json((<bytes>family).decode("utf-8")).encode("utf-8"))
+        except UnicodeError:  # not UTF-8: `many` reads every text
+            families = None
+    try:
+        file.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: every line is written by `_put_line`
+        plain_file = False
+    out.data = whole.data = NULL
+    out.size = out.capacity = whole.size = whole.capacity = 0
+    rules.families = NULL
+    init_matches(&matches)
+    try:
+        if families is not None:
+            set_mark(&rules.start, ord(CITATION_START))
+            set_mark(&rules.delim, ord(CITATION_DELIMITER))
+            set_mark(&rules.stop, ord(CITATION_STOP))
+            rules.max_length = PY_SSIZE_T_MAX
+            rules.any_family = False
+            rules.builtin_rules = True
+            rules.n_families = len(families)
+            rules.families = <Family*>PyMem_RawMalloc((rules.n_families + 1) * sizeof(Family))
+            if rules.families == NULL:
+                raise MemoryError()
+            for f in range(rules.n_families):
+                rules.families[f].chars = PyBytes_AS_STRING(families[f])
+                rules.families[f].kind = 1
+                rules.families[f].length = PyBytes_GET_SIZE(families[f])
+        while i < n:
+            newline = <const unsigned char*>memchr(s + i, 10, n - i)
+            end = n if newline == NULL else newline - s
+            if _blank(s, i, end):
+                blanks += 1
+            else:
+                found = _locate(s + i, 0, end - i, path, keys)
+                code = found[0]
+                if code == FOUND or code == NULL_TEXT:
+                    rows += 1
+                    what = 0  # null text
+                    if code == FOUND:
+                        start = i + <Py_ssize_t>found[1]
+                        token_end = i + <Py_ssize_t>found[2]
+                        if not _may_hold_start(s, start, token_end):
+                            what = 1  # no citation
+                        elif families is not None and _raw_ok(s, start, token_end, families):
+                            what = 2  # scanned here
+                        else:
+                            what = 3  # read by `many`
+                    if what == 3 or not plain_file:
+                        # written once `many` has read it, at this point of the output
+                        later.append((out.size, first_row + index,
+                                      len(texts) if what >= 2 else -1 - what))
+                        if what >= 2:
+                            texts.append(_text(s, start, token_end))
+                    else:
+                        _put(&out, b'{"file": ', 9)
+                        _put_string(&out, file)
+                        _put(&out, b', "row": ', 9)
+                        _put_int(&out, first_row + index)
+                        _put(&out, b', "citations": ', 15)
+                        if what == 0:
+                            _put(&out, b"null", 4)
+                        elif what == 1:
+                            _put(&out, b"[]", 2)
+                        else:
+                            _put_raw_citations(&out, s, start, token_end, &rules, &matches,
+                                               names)
+                        _put(&out, b"}\n", 2)
+                else:
+                    bad.append((index, *found))
+                    if not skip_bad:
+                        break
+            index += 1
+            i = end + 1
+        if not later:
+            return PyBytes_FromStringAndSize(out.data, out.size), rows, blanks, bad
+        cited = many(texts)
+        if len(cited) != len(texts):
+            raise ValueError("many() must give one list for each text")
+        copied = 0
+        for at_size, row, k in later:
+            _put(&whole, out.data + copied, <Py_ssize_t>at_size - copied)
+            copied = at_size
+            _put_line(&whole, file, row, cited[k] if k >= 0 else None if k == -1 else [])
+        _put(&whole, out.data + copied, out.size - copied)
+        return PyBytes_FromStringAndSize(whole.data, whole.size), rows, blanks, bad
+    finally:
+        free(out.data)
+        free(whole.data)
+        free_matches(&matches)
+        PyMem_RawFree(rules.families)
