@@ -17,6 +17,8 @@ from libc.stdint cimport int64_t
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy
+from libc.stdio cimport snprintf
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 
 import json
 
@@ -378,10 +380,114 @@ cdef inline bint _blank(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noex
     return _space(s, i, n) == n
 
 
+cdef struct Out:
+    char* data
+    Py_ssize_t size
+    Py_ssize_t capacity
+
+
+cdef int _reserve(Out* out, Py_ssize_t extra) except -1:
+    cdef Py_ssize_t wanted = out.size + extra
+    cdef char* grown
+    if wanted <= out.capacity:
+        return 0
+    wanted = max(wanted, 2 * out.capacity, 4096)
+    grown = <char*>realloc(out.data, wanted)
+    if grown == NULL:
+        raise MemoryError()
+    out.data = grown
+    out.capacity = wanted
+    return 0
+
+
+cdef inline int _put(Out* out, const char* data, Py_ssize_t size) except -1:
+    _reserve(out, size)
+    memcpy(out.data + out.size, data, size)
+    out.size += size
+    return 0
+
+
+cdef int _put_int(Out* out, object number) except -1:
+    cdef char digits[32]
+    cdef long long value
+    try:
+        value = number
+    except OverflowError:
+        text = str(number).encode("ascii")
+        return _put(out, text, len(text))
+    return _put(out, digits, snprintf(digits, 32, "%lld", value))
+
+
+cdef int _put_string(Out* out, str text) except -1:
+    """`text` as a JSON string, as json.dumps(ensure_ascii=False) writes it, in UTF-8: its
+    UTF-8 bytes in runs between the bytes to escape (found 16 a step)."""
+    cdef Py_ssize_t size, i = 0, j
+    # raises UnicodeEncodeError on a lone surrogate
+    cdef const unsigned char* utf8 = <const unsigned char*>PyUnicode_AsUTF8AndSize(text, &size)
+    cdef unsigned char c
+    cdef char escape[8]
+    _reserve(out, size + 2)
+    out.data[out.size] = 34
+    out.size += 1
+    while True:
+        j = cmj_plain_run(utf8, i, size)
+        _put(out, <const char*>utf8 + i, j - i)
+        if j >= size:
+            break
+        c = utf8[j]
+        if c == 34:
+            _put(out, b'\\"', 2)
+        elif c == 92:
+            _put(out, b"\\\\", 2)
+        elif c == 10:
+            _put(out, b"\\n", 2)
+        elif c == 13:
+            _put(out, b"\\r", 2)
+        elif c == 9:
+            _put(out, b"\\t", 2)
+        elif c == 8:
+            _put(out, b"\\b", 2)
+        elif c == 12:
+            _put(out, b"\\f", 2)
+        else:
+            _put(out, escape, snprintf(escape, 8, "\\u%04x", c))
+        i = j + 1
+    _put(out, b'"', 1)
+    return 0
+
+
+cdef unsigned char UNESCAPE[128]  # the byte that a two-byte escape \\X stands for
+UNESCAPE[34], UNESCAPE[92], UNESCAPE[47] = 34, 92, 47
+UNESCAPE[98], UNESCAPE[102], UNESCAPE[110], UNESCAPE[114], UNESCAPE[116] = 8, 12, 10, 13, 9
+
+
 cdef object _text(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
-    """The str of the (valid) string token s[start:end]."""
-    if memchr(s + start, 92, end - start) == NULL:  # no escapes: its bytes are the text
+    """The str of the (valid) string token s[start:end]: its bytes, unescaped here into
+    UTF-8 when every escape is a two-byte one; json's scanstring reads a token with a \\u
+    escape (half of a surrogate pair, or a lone one)."""
+    cdef const unsigned char* p = <const unsigned char*>memchr(s + start, 92, end - start)
+    cdef Py_ssize_t i = start + 1, stop = end - 1, size = 0, j
+    cdef unsigned char* buffer
+    if p == NULL:  # no escapes: its bytes are the text
         return PyUnicode_DecodeUTF8(<const char*>s + start + 1, end - start - 2, NULL)
+    buffer = <unsigned char*>malloc(end - start)
+    if buffer == NULL:
+        raise MemoryError()
+    try:
+        while True:
+            p = <const unsigned char*>memchr(s + i, 92, stop - i) if i < stop else NULL
+            j = stop if p == NULL else p - s
+            memcpy(buffer + size, s + i, j - i)
+            size += j - i
+            if p == NULL:
+                return PyUnicode_DecodeUTF8(<const char*>buffer, size, NULL)
+            if s[j + 1] == 117:  # \\u
+                break
+            buffer[size] = UNESCAPE[s[j + 1]]  # a valid escape: s[j + 1] < 128
+            size += 1
+            i = j + 2
+    finally:
+        free(buffer)
     return _scanstring(PyUnicode_DecodeUTF8(<const char*>s + start, end - start, NULL), 1,
                        True)[0]
 
@@ -392,17 +498,6 @@ cdef bint _ascii(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) noexc
         if s[i] >= 128:
             return False
     return True
-
-
-cdef bytes _token(str text, bint ascii):
-    """`text` as a JSON string token: \\uXXXX escapes when the original was ASCII-only (or
-    when the text holds a lone surrogate, which UTF-8 cannot carry), UTF-8 otherwise."""
-    if not ascii:
-        try:
-            return (<str>_encode_utf8(text)).encode("utf-8")
-        except UnicodeEncodeError:
-            pass
-    return (<str>_encode_ascii(text)).encode("ascii")
 
 
 cdef list _keys(tuple path):
@@ -576,7 +671,9 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
     cdef Py_ssize_t stop = n, copied = 0, k, start, token_end, a, b, raw_count = 0
     cdef const unsigned char* newline
     cdef list spans = [], texts = [], bad = []
-    cdef list out = []
+    cdef Out whole
+    cdef const char* new_data = NULL
+    cdef Py_ssize_t mark
     cdef tuple found
     cdef int64_t* raw_offsets = NULL
     cdef const int64_t* new_offsets = NULL
@@ -639,36 +736,49 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
         new_offsets_view = memoryview(stripped[1]).cast("B")
         new_data_view = memoryview(stripped[2]).cast("B")
         new_offsets = <const int64_t*>_address(new_offsets_view)
-    for line_start, line_end, start, token_end, k in spans:
-        if start < 0:  # a bad line: out with its newline
-            if copied < line_start:
-                out.append(data[copied:line_start])
-            copied = min(line_end + 1, n)
-            continue
-        if k <= -2:
-            if stripped is None:
+        new_data = <const char*>_address(new_data_view)
+    whole.data = NULL
+    whole.size = whole.capacity = 0
+    try:
+        for line_start, line_end, start, token_end, k in spans:
+            if start < 0:  # a bad line: out with its newline
+                _put(&whole, <const char*>s + copied, line_start - copied)
+                copied = min(line_end + 1, n)
                 continue
-            k = -2 - k
-            a = new_offsets[2 * k]
-            b = new_offsets[2 * k + 1]
-            if b - a == token_end - start - 2:  # stripping only removes: nothing removed
+            if k <= -2:
+                if stripped is None:
+                    continue
+                k = -2 - k
+                a = new_offsets[2 * k]
+                b = new_offsets[2 * k + 1]
+                if b - a == token_end - start - 2:  # stripping only removes: nothing removed
+                    continue
+                _put(&whole, <const char*>s + copied, start + 1 - copied)
+                _put(&whole, new_data + a, b - a)
+                copied = token_end - 1
                 continue
-            if copied < start + 1:
-                out.append(data[copied:start + 1])
-            out.append(new_data_view[a:b])  # a view: a long text is not copied twice
-            copied = token_end - 1
-            continue
-        text = texts[k]
-        new = cleaned[k]
-        if new is text or new == text:
-            continue
-        if copied < start:
-            out.append(data[copied:start])
-        out.append(_token(new, _ascii(s, start, token_end)))
-        copied = token_end
-    if copied < stop:
-        out.append(data[copied:stop])
-    return b"".join(out), rows, blanks, bad
+            text = texts[k]
+            new = cleaned[k]
+            if new is text or new == text:
+                continue
+            # UTF-8 JSON, or \\uXXXX escapes when the original was ASCII-only (or when the
+            # text holds a lone surrogate, which UTF-8 cannot carry)
+            _put(&whole, <const char*>s + copied, start - copied)
+            copied = token_end
+            if not _ascii(s, start, token_end):
+                mark = whole.size
+                try:
+                    _put_string(&whole, new)
+                    continue
+                except UnicodeEncodeError:  # a lone surrogate: in ASCII JSON, as below
+                    whole.size = mark
+            token = (<str>_encode_ascii(new)).encode("ascii")
+            _put(&whole, PyBytes_AS_STRING(token), PyBytes_GET_SIZE(token))
+        if copied < stop:  # (a bad line that stops the chunk was passed over: copied > stop)
+            _put(&whole, <const char*>s + copied, stop - copied)
+        return PyBytes_FromStringAndSize(whole.data, whole.size), rows, blanks, bad
+    finally:
+        free(whole.data)
 
 
 cdef const void* _address(object view) except NULL:
@@ -694,84 +804,9 @@ cdef object _arrow_kernel():
 from cpython.dict cimport PyDict_Next, PyDict_Size
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
 from cpython.object cimport PyObject
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize
-from libc.stdio cimport snprintf
 
 _encode_json = json.JSONEncoder(ensure_ascii=False).encode
 _CITATION_KEYS = ("raw", "family", "source_ids", "locator", "start", "end")
-
-
-cdef struct Out:
-    char* data
-    Py_ssize_t size
-    Py_ssize_t capacity
-
-
-cdef int _reserve(Out* out, Py_ssize_t extra) except -1:
-    cdef Py_ssize_t wanted = out.size + extra
-    cdef char* grown
-    if wanted <= out.capacity:
-        return 0
-    wanted = max(wanted, 2 * out.capacity, 4096)
-    grown = <char*>realloc(out.data, wanted)
-    if grown == NULL:
-        raise MemoryError()
-    out.data = grown
-    out.capacity = wanted
-    return 0
-
-
-cdef inline int _put(Out* out, const char* data, Py_ssize_t size) except -1:
-    _reserve(out, size)
-    memcpy(out.data + out.size, data, size)
-    out.size += size
-    return 0
-
-
-cdef int _put_int(Out* out, object number) except -1:
-    cdef char digits[32]
-    cdef long long value
-    try:
-        value = number
-    except OverflowError:
-        text = str(number).encode("ascii")
-        return _put(out, text, len(text))
-    return _put(out, digits, snprintf(digits, 32, "%lld", value))
-
-
-cdef int _put_string(Out* out, str text) except -1:
-    """`text` as a JSON string, as json.dumps(ensure_ascii=False) writes it, in UTF-8."""
-    cdef Py_ssize_t size, i, run = 0
-    cdef const char* utf8 = PyUnicode_AsUTF8AndSize(text, &size)  # raises on a lone surrogate
-    cdef unsigned char c
-    cdef char escape[8]
-    _reserve(out, size + 2)
-    out.data[out.size] = 34
-    out.size += 1
-    for i in range(size):
-        c = <unsigned char>utf8[i]
-        if c == 34 or c == 92 or c < 32:
-            _put(out, utf8 + run, i - run)
-            run = i + 1
-            if c == 34:
-                _put(out, b'\\"', 2)
-            elif c == 92:
-                _put(out, b"\\\\", 2)
-            elif c == 10:
-                _put(out, b"\\n", 2)
-            elif c == 13:
-                _put(out, b"\\r", 2)
-            elif c == 9:
-                _put(out, b"\\t", 2)
-            elif c == 8:
-                _put(out, b"\\b", 2)
-            elif c == 12:
-                _put(out, b"\\f", 2)
-            else:
-                _put(out, escape, snprintf(escape, 8, "\\u%04x", c))
-    _put(out, utf8 + run, size - run)
-    _put(out, b'"', 1)
-    return 0
 
 
 cdef bint _plain_citation(object citation) except -1:
