@@ -19,6 +19,7 @@ from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy
 from libc.stdio cimport snprintf
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from cpython.object cimport PyObject
 
 import json
 
@@ -196,17 +197,40 @@ def locate(bytes line not None, tuple path not None):
     MISSING: a = how many keys matched, b = the kind of what stood there; INVALID (also for
     a line that is not UTF-8).
     """
+    cdef _PathKeys keys = _path_keys(path)
     return _locate(<const unsigned char*>PyBytes_AS_STRING(line), 0, PyBytes_GET_SIZE(line),
-                   path, _keys(path))
+                   &keys.path)
+
+
+cdef struct Path:
+    const Key* keys  # the UTF-8 of each key
+    Py_ssize_t levels
+    PyObject* path  # the tuple of str keys (borrowed): an escaped key is compared with them
+
+
+cdef struct Key:
+    const char* data
+    Py_ssize_t size
 
 
 cdef tuple _locate(
-    const unsigned char* s, Py_ssize_t i, Py_ssize_t n, tuple path, list keys
+    const unsigned char* s, Py_ssize_t i, Py_ssize_t n, const Path* path
 ):
-    """`locate` on the bytes s[i:n]: a loop over three states, with the open containers on a
-    heap stack (so depth costs memory, never recursion)."""
-    cdef Py_ssize_t depth = 0, capacity = 64, start, key_start
-    cdef Py_ssize_t levels = len(path)
+    """`_walk` as a (code, a, b) tuple."""
+    cdef Py_ssize_t a, b
+    cdef int code = _walk(s + i, n - i, path, &a, &b)
+    return (code, a, b) if code != NOT_JSON else _INVALID
+
+
+cdef int _walk(
+    const unsigned char* s, Py_ssize_t n, const Path* path, Py_ssize_t* out_a,
+    Py_ssize_t* out_b
+) except -1 nogil:
+    """`locate` on the bytes s[0:n], without the GIL (but for an escaped key on the path):
+    the code, with a and b in out_a, out_b.  A loop over three states, with the open
+    containers on a heap stack (so depth costs memory, never recursion)."""
+    cdef Py_ssize_t i = 0, depth = 0, capacity = 64, start, key_start
+    cdef Py_ssize_t levels = path.levels
     cdef Py_ssize_t want = -1  # the value about to be read is at path[want] (-1: off the path)
     cdef Py_ssize_t a = 0, b = K_OBJECT
     cdef int code = MISSING, kind, state = VALUE
@@ -220,15 +244,17 @@ cdef tuple _locate(
     if closer == NULL or level == NULL:
         free(closer)
         free(level)
-        raise MemoryError()
+        with gil:
+            raise MemoryError()
+    out_a[0] = out_b[0] = 0
     try:
-        if not cm_utf8_valid(s + i, n - i):  # strict UTF-8, as a str of the line needs
-            return _INVALID
+        if not cm_utf8_valid(s, n):  # strict UTF-8, as a str of the line needs
+            return NOT_JSON
         while True:
             if state == VALUE:
                 i = _space(s, i, n)
                 if i >= n:
-                    return _INVALID
+                    return NOT_JSON
                 c = s[i]
                 if c == 123 or c == 91:  # { [
                     kind = K_OBJECT if c == 123 else K_LIST
@@ -236,11 +262,13 @@ cdef tuple _locate(
                         capacity *= 2
                         grown = realloc(closer, capacity)
                         if grown == NULL:
-                            raise MemoryError()
+                            with gil:
+                                raise MemoryError()
                         closer = <unsigned char*>grown
                         grown = realloc(level, capacity * sizeof(Py_ssize_t))
                         if grown == NULL:
-                            raise MemoryError()
+                            with gil:
+                                raise MemoryError()
                         level = <Py_ssize_t*>grown
                     closer[depth] = 125 if c == 123 else 93
                     level[depth] = -1
@@ -278,7 +306,7 @@ cdef tuple _locate(
                 else:
                     i = _number(s, i, n, &kind)
                 if i < 0:
-                    return _INVALID
+                    return NOT_JSON
                 if depth == 0:
                     b = kind
                 elif want == levels - 1:
@@ -295,9 +323,13 @@ cdef tuple _locate(
             elif state == AFTER:
                 i = _space(s, i, n)
                 if depth == 0:
-                    return (code, a, b) if i == n else _INVALID
+                    if i != n:
+                        return NOT_JSON
+                    out_a[0] = a
+                    out_b[0] = b
+                    return code
                 if i >= n:
-                    return _INVALID
+                    return NOT_JSON
                 c = s[i]
                 i += 1
                 if c == 44:  # ,
@@ -305,20 +337,20 @@ cdef tuple _locate(
                 elif c == closer[depth - 1]:
                     depth -= 1
                 else:
-                    return _INVALID
+                    return NOT_JSON
             else:  # MEMBER: a key and its colon, then the value
                 i = _space(s, i, n)
                 if i >= n or s[i] != 34:
-                    return _INVALID
+                    return NOT_JSON
                 key_start, escaped = i, False
                 i = _string(s, i, n, &escaped)
                 if i < 0:
-                    return _INVALID
+                    return NOT_JSON
                 if level[depth - 1] >= 0:
-                    want = _match(s, key_start, i, escaped, path, keys, level[depth - 1])
+                    want = _match(s, key_start, i, escaped, path, level[depth - 1])
                 i = _space(s, i, n)
                 if i >= n or s[i] != 58:
-                    return _INVALID
+                    return NOT_JSON
                 i += 1
                 state = VALUE
     finally:
@@ -327,17 +359,17 @@ cdef tuple _locate(
 
 
 cdef Py_ssize_t _match(
-    const unsigned char* s, Py_ssize_t start, Py_ssize_t end, bint escaped, tuple path,
-    list keys, Py_ssize_t level
-) except -2:
+    const unsigned char* s, Py_ssize_t start, Py_ssize_t end, bint escaped, const Path* path,
+    Py_ssize_t level
+) except -2 nogil:
     """`level` when the key token s[start:end] is path[level], else -1."""
-    cdef bytes wanted = keys[level]
+    cdef const Key* wanted = &path.keys[level]
     if escaped:
-        return level if _key(s, start, end) == path[level] else -1
-    if end - start - 2 != PyBytes_GET_SIZE(wanted):
+        with gil:
+            return level if _key(s, start, end) == (<tuple>path.path)[level] else -1
+    if end - start - 2 != wanted.size:
         return -1
-    return level if memcmp(s + start + 1, PyBytes_AS_STRING(wanted), end - start - 2) == 0 \
-        else -1
+    return level if memcmp(s + start + 1, wanted.data, wanted.size) == 0 else -1
 
 
 def may_hold_start(bytes line not None, Py_ssize_t start, Py_ssize_t end):
@@ -500,6 +532,34 @@ cdef bint _ascii(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) noexc
     return True
 
 
+cdef class _PathKeys:
+    """A path as `_walk` reads it, and the objects its pointers point into."""
+    cdef tuple keys  # the UTF-8 bytes of each key
+    cdef tuple names  # the path itself
+    cdef Key* array
+    cdef Path path
+
+    def __dealloc__(self):
+        PyMem_RawFree(self.array)
+
+
+cdef _PathKeys _path_keys(tuple path):
+    cdef _PathKeys made = _PathKeys.__new__(_PathKeys)
+    cdef Py_ssize_t k
+    made.keys = tuple(_keys(path))
+    made.names = path
+    made.array = <Key*>PyMem_RawMalloc(len(path) * sizeof(Key))
+    if made.array == NULL:
+        raise MemoryError()
+    for k in range(len(path)):
+        made.array[k].data = PyBytes_AS_STRING(made.keys[k])
+        made.array[k].size = PyBytes_GET_SIZE(made.keys[k])
+    made.path.keys = made.array
+    made.path.levels = len(path)
+    made.path.path = <PyObject*>path
+    return made
+
+
 cdef list _keys(tuple path):
     if not path:
         raise ValueError("path must name at least one key")
@@ -518,7 +578,7 @@ def text_lines(bytes data not None, tuple path not None, bint skip_bad):
     null); blanks = how many lines are blank (only spaces); bad = [(index, code, a, b)] of the
     lines `locate` refused (without skip_bad the scan stops at the first).
     """
-    cdef list keys = _keys(path)
+    cdef _PathKeys keys = _path_keys(path)
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0, end, index = 0, blanks = 0
     cdef const unsigned char* newline
@@ -530,7 +590,7 @@ def text_lines(bytes data not None, tuple path not None, bint skip_bad):
         if _blank(s, i, end):
             blanks += 1
         else:
-            found = _locate(s + i, 0, end - i, path, keys)
+            found = _locate(s + i, 0, end - i, &keys.path)
             code = found[0]
             if code == FOUND:
                 rows.append(index)
@@ -665,7 +725,7 @@ def map_lines(bytes data not None, tuple path not None, object many not None, bi
 
 cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint start_only,
                         object families):
-    cdef list keys = _keys(path)
+    cdef _PathKeys keys = _path_keys(path)
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0, end, index = 0, blanks = 0, rows = 0
     cdef Py_ssize_t stop = n, copied = 0, k, start, token_end, a, b, raw_count = 0
@@ -684,7 +744,7 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
         if _blank(s, i, end):
             blanks += 1
         else:
-            found = _locate(s + i, 0, end - i, path, keys)
+            found = _locate(s + i, 0, end - i, &keys.path)
             code = found[0]
             if code == FOUND:
                 rows += 1
@@ -803,7 +863,6 @@ cdef object _arrow_kernel():
 
 from cpython.dict cimport PyDict_Next, PyDict_Size
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.object cimport PyObject
 
 _encode_json = json.JSONEncoder(ensure_ascii=False).encode
 _CITATION_KEYS = ("raw", "family", "source_ids", "locator", "start", "end")
@@ -1013,7 +1072,7 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
     a token that `raw_ok` accepts is scanned here as raw UTF-8, with no Python object made
     for it or its citations.  (out, rows, blanks, bad) as in `strip_lines`.
     """
-    cdef list keys = _keys(path)
+    cdef _PathKeys keys = _path_keys(path)
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0, end, index = 0, blanks = 0, rows = 0
     cdef Py_ssize_t start = 0, token_end = 0, f, copied
@@ -1067,7 +1126,7 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
             if _blank(s, i, end):
                 blanks += 1
             else:
-                found = _locate(s + i, 0, end - i, path, keys)
+                found = _locate(s + i, 0, end - i, &keys.path)
                 code = found[0]
                 if code == FOUND or code == NULL_TEXT:
                     rows += 1
