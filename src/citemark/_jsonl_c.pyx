@@ -23,6 +23,8 @@ from cpython.object cimport PyObject
 
 import json
 
+from ._grammar import CITATION_DELIMITER, CITATION_START, CITATION_STOP
+
 # Codes shared with `_jsonl_py` and `_jsonl` (one home: `_jsonl` imports them from here
 # and from the twin, and the tests check they agree).
 DEF FOUND = 0  # a string at the path: (FOUND, start, end) of its quoted token
@@ -418,7 +420,7 @@ cdef struct Out:
     Py_ssize_t capacity
 
 
-cdef int _reserve(Out* out, Py_ssize_t extra) except -1:
+cdef int _reserve(Out* out, Py_ssize_t extra) except -1 nogil:
     cdef Py_ssize_t wanted = out.size + extra
     cdef char* grown
     if wanted <= out.capacity:
@@ -426,13 +428,14 @@ cdef int _reserve(Out* out, Py_ssize_t extra) except -1:
     wanted = max(wanted, 2 * out.capacity, 4096)
     grown = <char*>realloc(out.data, wanted)
     if grown == NULL:
-        raise MemoryError()
+        with gil:
+            raise MemoryError()
     out.data = grown
     out.capacity = wanted
     return 0
 
 
-cdef inline int _put(Out* out, const char* data, Py_ssize_t size) except -1:
+cdef inline int _put(Out* out, const char* data, Py_ssize_t size) except -1 nogil:
     _reserve(out, size)
     memcpy(out.data + out.size, data, size)
     out.size += size
@@ -646,14 +649,13 @@ def line_cuts(bytes data not None, Py_ssize_t size, Py_ssize_t most):
 
 
 cdef bint _raw_ok(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
-                  tuple families) except -1:
+                  const Rules* rules) noexcept nogil:
     """True when the string token s[start:end] can be stripped as its raw bytes: no \\u
     escape (which could spell a marker character), and no escape from a START that opens a
     marker of `families` (START family DELIM) to the STOP after it: every marker of those
     families then reads the same raw and decoded (escapes elsewhere are kept as they are)."""
-    cdef Py_ssize_t i = start + 1, stop = end - 1, size
+    cdef Py_ssize_t i = start + 1, stop = end - 1, size, f
     cdef bint open_marker = False
-    cdef bytes family
     # the next backslash and the next EE byte (the lead byte of START, STOP and DELIM), each
     # found with memchr: most of a token is neither
     cdef const unsigned char* slash = <const unsigned char*>memchr(s + i, 92, stop - i)
@@ -670,9 +672,9 @@ cdef bint _raw_ok(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
         i = lead - s
         if i + 2 < stop and s[i + 1] == 0x88:
             if s[i + 2] == 0x80 and not open_marker:
-                for family in families:
-                    size = PyBytes_GET_SIZE(family)
-                    if i + 6 + size <= stop and memcmp(s + i + 3, PyBytes_AS_STRING(family),
+                for f in range(rules.n_families):
+                    size = rules.families[f].length
+                    if i + 6 + size <= stop and memcmp(s + i + 3, rules.families[f].chars,
                                                        size) == 0 \
                             and memcmp(s + i + 3 + size, b"\xee\x88\x82", 3) == 0:
                         open_marker = True
@@ -688,11 +690,50 @@ def raw_ok(bytes token not None, tuple families not None):
     """See `_raw_ok`: can the string token (quotes included) be stripped as raw bytes?"""
     if PyBytes_GET_SIZE(token) < 2:
         raise ValueError("not a string token")
+    cdef _Rules rules = _rules(families)
+    return _raw_ok(<const unsigned char*>PyBytes_AS_STRING(token), 0, PyBytes_GET_SIZE(token),
+                   &rules.rules)
+
+
+cdef class _Rules:
+    """The grammar's rules for UTF-8 `families`, and the bytes they point into."""
+    cdef tuple families
+    cdef Rules rules
+
+    def __cinit__(self):
+        self.rules.families = NULL
+
+    def __dealloc__(self):
+        PyMem_RawFree(self.rules.families)
+
+
+cdef _Rules _rules(object families):
+    """Rules for `families` (a tuple of bytes, type-checked here): the default markers, the
+    guide's id and locator rules."""
+    cdef _Rules made = _Rules.__new__(_Rules)
+    cdef Py_ssize_t f
+    if type(families) is not tuple:
+        raise TypeError(
+            f"families must be a tuple of bytes or None, not {type(families).__name__}")
     for family in families:
         if type(family) is not bytes:
             raise TypeError(f"families must hold bytes, not {type(family).__name__}")
-    return _raw_ok(<const unsigned char*>PyBytes_AS_STRING(token), 0, PyBytes_GET_SIZE(token),
-                   families)
+    made.families = families
+    set_mark(&made.rules.start, ord(CITATION_START))
+    set_mark(&made.rules.delim, ord(CITATION_DELIMITER))
+    set_mark(&made.rules.stop, ord(CITATION_STOP))
+    made.rules.max_length = PY_SSIZE_T_MAX
+    made.rules.any_family = False
+    made.rules.builtin_rules = True
+    made.rules.n_families = len(families)
+    made.rules.families = <Family*>PyMem_RawMalloc((len(families) + 1) * sizeof(Family))
+    if made.rules.families == NULL:
+        raise MemoryError()
+    for f in range(made.rules.n_families):
+        made.rules.families[f].chars = PyBytes_AS_STRING(families[f])
+        made.rules.families[f].kind = 1
+        made.rules.families[f].length = PyBytes_GET_SIZE(families[f])
+    return made
 
 
 def strip_lines(bytes data not None, tuple path not None, object many not None, bint skip_bad,
@@ -702,19 +743,14 @@ def strip_lines(bytes data not None, tuple path not None, object many not None, 
 
     Only the texts that can hold a START are handed to `many` (the others cannot change).
     With `families` (a tuple of UTF-8 bytes: `many` strips those families' citations), a
-    token that `raw_ok` accepts is stripped as raw UTF-8 by the Arrow kernel instead,
+    token that `raw_ok` accepts is stripped here as raw UTF-8 with the shared C grammar,
     without decoding it: its escapes stay as they were.
     (out, rows, blanks, bad) as in `text_lines`, rows = how many good lines; blank lines are
-    copied; out leaves bad lines out, and without skip_bad stops before the first.
+    copied; out leaves bad lines out, and without skip_bad stops before the first.  The pass
+    over the lines runs without the GIL; `many` is called after it.
     """
-    if families is not None:
-        if type(families) is not tuple:
-            raise TypeError(
-                f"families must be a tuple of bytes or None, not {type(families).__name__}")
-        for family in families:
-            if type(family) is not bytes:
-                raise TypeError(f"families must hold bytes, not {type(family).__name__}")
-    return _strip_lines(data, path, many, skip_bad, True, families)
+    cdef _Rules rules = None if families is None else _rules(families)
+    return _strip_lines(data, path, many, skip_bad, True, rules)
 
 
 def map_lines(bytes data not None, tuple path not None, object many not None, bint skip_bad):
@@ -723,140 +759,144 @@ def map_lines(bytes data not None, tuple path not None, object many not None, bi
     return _strip_lines(data, path, many, skip_bad, False, None)
 
 
+cdef struct Hole:  # a token `many` reads, and where its result goes in the output
+    Py_ssize_t at
+    Py_ssize_t start
+    Py_ssize_t end
+
+
+cdef struct BadLine:
+    Py_ssize_t index
+    Py_ssize_t code
+    Py_ssize_t a
+    Py_ssize_t b
+
+
+cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, const Rules* rules,
+                     bint start_only, bint skip_bad, Out* out, Out* holes, Out* bads,
+                     Py_ssize_t* counts) except -1 nogil:
+    """The lines of s[:n] into out, but for the tokens left to `many` (holes) and the bad
+    lines (bads); counts[0] = good lines, counts[1] = blank ones."""
+    cdef Py_ssize_t i = 0, end, index = 0, copied = 0, stop = n, start, token_end, k, a, b
+    cdef Py_ssize_t inner
+    cdef int code
+    cdef const unsigned char* newline
+    cdef Hole hole
+    cdef BadLine bad
+    cdef Matches matches
+    init_matches(&matches)
+    try:
+        while i < n:
+            newline = <const unsigned char*>memchr(s + i, 10, n - i)
+            end = n if newline == NULL else newline - s
+            if _blank(s, i, end):
+                counts[1] += 1
+            else:
+                code = _walk(s + i, end - i, path, &a, &b)
+                if code == FOUND:
+                    counts[0] += 1
+                    start = i + a
+                    token_end = i + b
+                    if not start_only or _may_hold_start(s, start, token_end):
+                        if rules != NULL and _raw_ok(s, start, token_end, rules):
+                            inner = start + 1
+                            matches.count = 0
+                            if scan_units(<const utf8_t*>(s + inner), token_end - 1 - inner,
+                                          rules, False, &matches) < 0:
+                                with gil:
+                                    raise MemoryError()
+                            for k in range(matches.count):  # cut out, in order
+                                _put(out, <const char*>s + copied,
+                                     inner + matches.items[k].start - copied)
+                                copied = inner + matches.items[k].end
+                        else:
+                            _put(out, <const char*>s + copied, start - copied)
+                            hole.at = out.size
+                            hole.start = start
+                            hole.end = token_end
+                            _put(holes, <const char*>&hole, sizeof(Hole))
+                            copied = token_end
+                elif code == NULL_TEXT:
+                    counts[0] += 1
+                else:  # a bad line: out with its newline
+                    bad.index = index
+                    bad.code = code
+                    bad.a = a
+                    bad.b = b
+                    _put(bads, <const char*>&bad, sizeof(BadLine))
+                    _put(out, <const char*>s + copied, i - copied)
+                    copied = min(end + 1, n)
+                    if not skip_bad:
+                        stop = i
+                        break
+            index += 1
+            i = end + 1
+        if copied < stop:
+            _put(out, <const char*>s + copied, stop - copied)
+    finally:
+        free_matches(&matches)
+    return 0
+
+
 cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint start_only,
-                        object families):
+                        _Rules rules):
     cdef _PathKeys keys = _path_keys(path)
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0, end, index = 0, blanks = 0, rows = 0
-    cdef Py_ssize_t stop = n, copied = 0, k, start, token_end, a, b, raw_count = 0
-    cdef const unsigned char* newline
-    cdef list spans = [], texts = [], bad = []
-    cdef Out whole
-    cdef const char* new_data = NULL
-    cdef Py_ssize_t mark
-    cdef tuple found
-    cdef int64_t* raw_offsets = NULL
-    cdef const int64_t* new_offsets = NULL
-    # spans: (line start, line end, token start, token end, -1 | index into texts | -2 - raw)
-    while i < n:
-        newline = <const unsigned char*>memchr(s + i, 10, n - i)
-        end = n if newline == NULL else newline - s
-        if _blank(s, i, end):
-            blanks += 1
-        else:
-            found = _locate(s + i, 0, end - i, &keys.path)
-            code = found[0]
-            if code == FOUND:
-                rows += 1
-                start = i + <Py_ssize_t>found[1]
-                token_end = i + <Py_ssize_t>found[2]
-                if not start_only or _may_hold_start(s, start, token_end):
-                    if families is not None and _raw_ok(s, start, token_end, families):
-                        spans.append((i, end, start, token_end, -2 - raw_count))
-                        raw_count += 1
-                    else:
-                        spans.append((i, end, start, token_end, len(texts)))
-                        texts.append(_text(s, start, token_end))
-            elif code == NULL_TEXT:
-                rows += 1
-            else:
-                bad.append((index, *found))
-                spans.append((i, end, -1, -1, -1))
-                if not skip_bad:
-                    stop = i
-                    break
-        index += 1
-        i = end + 1
-    cleaned = many(texts) if texts else []
-    if len(cleaned) != len(texts):
-        raise ValueError("many() must give one text for each text")
-    stripped = None
-    if raw_count:
-        # One Arrow string array over `data` itself, no copy: row 2k is the k-th raw token
-        # (quotes off), row 2k+1 the bytes up to the next one, null (the kernel skips nulls).
-        raw_offsets = <int64_t*>malloc((2 * raw_count + 1) * sizeof(int64_t))
-        if raw_offsets == NULL:
-            raise MemoryError()
-        try:
-            k = 0
-            for entry in spans:
-                if <Py_ssize_t>entry[4] <= -2:
-                    raw_offsets[2 * k] = <Py_ssize_t>entry[2] + 1
-                    raw_offsets[2 * k + 1] = <Py_ssize_t>entry[3] - 1
-                    k += 1
-            raw_offsets[2 * k] = raw_offsets[2 * k - 1]
-            offsets = PyBytes_FromStringAndSize(<char*>raw_offsets,
-                                                (2 * raw_count + 1) * sizeof(int64_t))
-        finally:
-            free(raw_offsets)
-        validity = b"\x55" * ((2 * raw_count + 7) // 8)
-        stripped = _arrow_kernel().strip_utf8(validity, offsets, data, 0, 2 * raw_count, 8,
-                                              families)
-    if stripped is not None:
-        new_offsets_view = memoryview(stripped[1]).cast("B")
-        new_data_view = memoryview(stripped[2]).cast("B")
-        new_offsets = <const int64_t*>_address(new_offsets_view)
-        new_data = <const char*>_address(new_data_view)
-    whole.data = NULL
-    whole.size = whole.capacity = 0
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), k, copied = 0, mark, n_holes
+    cdef Py_ssize_t counts[2]
+    cdef const Rules* grammar = NULL if rules is None else &rules.rules
+    cdef Out out, holes, bads, whole
+    cdef const Hole* hole
+    cdef const BadLine* bad
+    cdef list texts = [], bad_lines = []
+    out.data = holes.data = bads.data = whole.data = NULL
+    out.size = out.capacity = holes.size = holes.capacity = 0
+    bads.size = bads.capacity = whole.size = whole.capacity = 0
+    counts[0] = counts[1] = 0
     try:
-        for line_start, line_end, start, token_end, k in spans:
-            if start < 0:  # a bad line: out with its newline
-                _put(&whole, <const char*>s + copied, line_start - copied)
-                copied = min(line_end + 1, n)
-                continue
-            if k <= -2:
-                if stripped is None:
-                    continue
-                k = -2 - k
-                a = new_offsets[2 * k]
-                b = new_offsets[2 * k + 1]
-                if b - a == token_end - start - 2:  # stripping only removes: nothing removed
-                    continue
-                _put(&whole, <const char*>s + copied, start + 1 - copied)
-                _put(&whole, new_data + a, b - a)
-                copied = token_end - 1
-                continue
+        with nogil:
+            _strip_pass(s, n, &keys.path, grammar, start_only, skip_bad, &out, &holes, &bads,
+                        counts)
+        for k in range(bads.size // <Py_ssize_t>sizeof(BadLine)):
+            bad = &(<const BadLine*>bads.data)[k]
+            bad_lines.append((bad.index, bad.code, bad.a, bad.b))
+        n_holes = holes.size // <Py_ssize_t>sizeof(Hole)
+        if n_holes == 0:
+            return PyBytes_FromStringAndSize(out.data, out.size), counts[0], counts[1], bad_lines
+        for k in range(n_holes):
+            hole = &(<const Hole*>holes.data)[k]
+            texts.append(_text(s, hole.start, hole.end))
+        cleaned = many(texts)
+        if len(cleaned) != len(texts):
+            raise ValueError("many() must give one text for each text")
+        _reserve(&whole, out.size + (out.size >> 3))
+        for k in range(n_holes):
+            hole = &(<const Hole*>holes.data)[k]
+            _put(&whole, out.data + copied, hole.at - copied)
+            copied = hole.at
             text = texts[k]
             new = cleaned[k]
             if new is text or new == text:
+                _put(&whole, <const char*>s + hole.start, hole.end - hole.start)
                 continue
             # UTF-8 JSON, or \\uXXXX escapes when the original was ASCII-only (or when the
             # text holds a lone surrogate, which UTF-8 cannot carry)
-            _put(&whole, <const char*>s + copied, start - copied)
-            copied = token_end
-            if not _ascii(s, start, token_end):
+            if not _ascii(s, hole.start, hole.end):
                 mark = whole.size
                 try:
                     _put_string(&whole, new)
                     continue
-                except UnicodeEncodeError:  # a lone surrogate: in ASCII JSON, as below
+                except UnicodeEncodeError:
                     whole.size = mark
             token = (<str>_encode_ascii(new)).encode("ascii")
             _put(&whole, PyBytes_AS_STRING(token), PyBytes_GET_SIZE(token))
-        if copied < stop:  # (a bad line that stops the chunk was passed over: copied > stop)
-            _put(&whole, <const char*>s + copied, stop - copied)
-        return PyBytes_FromStringAndSize(whole.data, whole.size), rows, blanks, bad
+        _put(&whole, out.data + copied, out.size - copied)
+        return PyBytes_FromStringAndSize(whole.data, whole.size), counts[0], counts[1], bad_lines
     finally:
+        free(out.data)
+        free(holes.data)
+        free(bads.data)
         free(whole.data)
-
-
-cdef const void* _address(object view) except NULL:
-    cdef const unsigned char[::1] bytes_view = view
-    if bytes_view.shape[0] == 0:
-        return <const void*>b""
-    return <const void*>&bytes_view[0]
-
-
-cdef object _kernel = None
-
-
-cdef object _arrow_kernel():
-    global _kernel
-    if _kernel is None:
-        from . import _arrow_c
-        _kernel = _arrow_c
-    return _kernel
 
 
 # --- extract's JSON lines ------------------------------------------------------------------
@@ -974,7 +1014,6 @@ def citation_lines(str file not None, list rows not None, list citations not Non
 
 # --- extract straight from the raw tokens ---------------------------------------------------
 
-from ._grammar import CITATION_DELIMITER, CITATION_START, CITATION_STOP
 
 
 cdef inline Py_ssize_t _escapes(const unsigned char* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
@@ -1080,17 +1119,13 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
     cdef list texts = [], later = [], bad = [], names = []
     cdef tuple found
     cdef Out out, whole
-    cdef Rules rules
+    cdef _Rules rules = None
+    cdef const Rules* grammar = NULL
     cdef Matches matches
     cdef bint plain_file = True
     cdef int what
     if families is not None:
-        if type(families) is not tuple:
-            raise TypeError(
-                f"families must be a tuple of bytes or None, not {type(families).__name__}")
-        for family in families:
-            if type(family) is not bytes:
-                raise TypeError(f"families must hold bytes, not {type(family).__name__}")
+        rules = _rules(families)
         try:
             for family in families:
                 names.append(_encode_json((<bytes>family).decode("utf-8")).encode("utf-8"))
@@ -1102,24 +1137,10 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
         plain_file = False
     out.data = whole.data = NULL
     out.size = out.capacity = whole.size = whole.capacity = 0
-    rules.families = NULL
+    if families is not None:
+        grammar = &rules.rules
     init_matches(&matches)
     try:
-        if families is not None:
-            set_mark(&rules.start, ord(CITATION_START))
-            set_mark(&rules.delim, ord(CITATION_DELIMITER))
-            set_mark(&rules.stop, ord(CITATION_STOP))
-            rules.max_length = PY_SSIZE_T_MAX
-            rules.any_family = False
-            rules.builtin_rules = True
-            rules.n_families = len(families)
-            rules.families = <Family*>PyMem_RawMalloc((rules.n_families + 1) * sizeof(Family))
-            if rules.families == NULL:
-                raise MemoryError()
-            for f in range(rules.n_families):
-                rules.families[f].chars = PyBytes_AS_STRING(families[f])
-                rules.families[f].kind = 1
-                rules.families[f].length = PyBytes_GET_SIZE(families[f])
         while i < n:
             newline = <const unsigned char*>memchr(s + i, 10, n - i)
             end = n if newline == NULL else newline - s
@@ -1136,7 +1157,7 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
                         token_end = i + <Py_ssize_t>found[2]
                         if not _may_hold_start(s, start, token_end):
                             what = 1  # no citation
-                        elif families is not None and _raw_ok(s, start, token_end, families):
+                        elif families is not None and _raw_ok(s, start, token_end, grammar):
                             what = 2  # scanned here
                         else:
                             what = 3  # read by `many`
@@ -1157,7 +1178,7 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
                         elif what == 1:
                             _put(&out, b"[]", 2)
                         else:
-                            _put_raw_citations(&out, s, start, token_end, &rules, &matches,
+                            _put_raw_citations(&out, s, start, token_end, grammar, &matches,
                                                names)
                         _put(&out, b"}\n", 2)
                 else:
@@ -1182,4 +1203,3 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
         free(out.data)
         free(whole.data)
         free_matches(&matches)
-        PyMem_RawFree(rules.families)
