@@ -827,7 +827,14 @@ def run(
     """Every task's result written in order.  Ctrl-C (KeyboardInterrupt, raised from here)
     never cuts a write: the output is always a prefix of whole results, so of whole lines."""
     outcome = Outcome(stats=Stats() if job.command == "stats" else None)
-    threads = job.input_format == "parquet" and job.command != "stats" and _arrow_releases_gil()
+    threads = (
+        job.input_format == "parquet" and job.command != "stats" and _arrow_releases_gil()
+    ) or (
+        job.input_format == "jsonl"
+        and job.command in _JSONL_THREADED
+        and job.output_format == "jsonl"
+        and _jsonl_compiled()
+    )
     writing = False
     pending = False
 
@@ -886,6 +893,15 @@ def _install(handler: Callable[[int, Any], None]) -> Any:
 def _restore(previous: Any) -> None:
     if previous is not None:
         signal.signal(signal.SIGINT, previous)
+
+
+# JSONL commands whose compiled kernel does a chunk without the GIL (but for the rare token
+# left to Python): threads, not processes, so no worker starts and no result crosses a pipe.
+_JSONL_THREADED = frozenset({"strip", "extract"})
+
+
+def _jsonl_compiled() -> bool:
+    return bool(_jsonl_kernel().__name__.endswith("_c"))
 
 
 def _arrow_releases_gil() -> bool:

@@ -761,8 +761,9 @@ def map_lines(bytes data not None, tuple path not None, object many not None, bi
 
 cdef struct Hole:  # a token `many` reads, and where its result goes in the output
     Py_ssize_t at
-    Py_ssize_t start
+    Py_ssize_t start  # -1: a null text (extract)
     Py_ssize_t end
+    Py_ssize_t index  # of its line (extract)
 
 
 cdef struct BadLine:
@@ -1029,7 +1030,8 @@ cdef inline Py_ssize_t _escapes(const unsigned char* s, Py_ssize_t i, Py_ssize_t
     return count
 
 
-cdef int _put_bytes_string(Out* out, const unsigned char* s, Py_ssize_t a, Py_ssize_t b) except -1:
+cdef int _put_bytes_string(Out* out, const unsigned char* s, Py_ssize_t a,
+                           Py_ssize_t b) except -1 nogil:
     """s[a:b] as a JSON string: bytes of a marker in a raw token, which hold no quote, no
     backslash and no control character (a JSON string has none unescaped, and `_raw_ok`
     allows no escape in a marker), so json.dumps(..., ensure_ascii=False) writes them as
@@ -1042,8 +1044,14 @@ cdef int _put_bytes_string(Out* out, const unsigned char* s, Py_ssize_t a, Py_ss
     return 0
 
 
+cdef int _put_size(Out* out, Py_ssize_t number) except -1 nogil:
+    cdef char digits[32]
+    return _put(out, digits, snprintf(digits, 32, "%zd", number))
+
+
 cdef int _put_raw_citations(Out* out, const unsigned char* s, Py_ssize_t a, Py_ssize_t b,
-                            const Rules* rules, Matches* matches, list names) except -1:
+                            const Rules* rules, Matches* matches,
+                            const Key* names) except -1 nogil:
     """The citations of the raw string token s[a:b] (one `_raw_ok` accepts) as a JSON list,
     as `_put_citations` writes extract's dicts for the decoded text: the same matches (its
     markers read the same raw and decoded), offsets in code points of the decoded text (a
@@ -1052,10 +1060,10 @@ cdef int _put_raw_citations(Out* out, const unsigned char* s, Py_ssize_t a, Py_s
     cdef Py_ssize_t n = b - a - 2, k, cursor = 0, points = 0, start, i, stop, part_a, part_b
     cdef Py_ssize_t n_ids
     cdef const Match* match
-    cdef bytes name
     matches.count = 0
     if scan_units(<const utf8_t*>data, n, rules, False, matches) < 0:
-        raise MemoryError()
+        with gil:
+            raise MemoryError()
     _put(out, b"[", 1)
     for k in range(matches.count):
         match = &matches.items[k]
@@ -1069,8 +1077,7 @@ cdef int _put_raw_citations(Out* out, const unsigned char* s, Py_ssize_t a, Py_s
         _put(out, b'{"raw": ', 8)
         _put_bytes_string(out, data, match.start, match.end)
         _put(out, b', "family": ', 12)
-        name = names[match.family]
-        _put(out, PyBytes_AS_STRING(name), PyBytes_GET_SIZE(name))
+        _put(out, names[match.family].data, names[match.family].size)
         _put(out, b', "source_ids": [', 17)
         # The first n_ids non-empty parts of the body (judge_body counted them), as
         # `_arrow_c.emit` takes them.
@@ -1091,9 +1098,9 @@ cdef int _put_raw_citations(Out* out, const unsigned char* s, Py_ssize_t a, Py_s
         else:
             _put_bytes_string(out, data, match.locator, match.locator_end)
         _put(out, b', "start": ', 11)
-        _put_int(out, start)
+        _put_size(out, start)
         _put(out, b', "end": ', 9)
-        _put_int(out, points)
+        _put_size(out, points)
         _put(out, b"}", 1)
     _put(out, b"]", 1)
     return 0
@@ -1109,97 +1116,150 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
     Only the texts that `many` must read are handed to it: a text that cannot hold a START
     has none, and with `families` (a tuple of UTF-8 bytes: `many` extracts those families)
     a token that `raw_ok` accepts is scanned here as raw UTF-8, with no Python object made
-    for it or its citations.  (out, rows, blanks, bad) as in `strip_lines`.
+    for it or its citations.  (out, rows, blanks, bad) as in `strip_lines`.  The pass over
+    the lines runs without the GIL; `many` is called after it.
     """
     cdef _PathKeys keys = _path_keys(path)
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0, end, index = 0, blanks = 0, rows = 0
-    cdef Py_ssize_t start = 0, token_end = 0, f, copied
-    cdef const unsigned char* newline
-    cdef list texts = [], later = [], bad = [], names = []
-    cdef tuple found
-    cdef Out out, whole
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), k, copied = 0, n_holes, f
+    cdef Py_ssize_t counts[2]
     cdef _Rules rules = None
     cdef const Rules* grammar = NULL
-    cdef Matches matches
-    cdef bint plain_file = True
-    cdef int what
+    cdef Out out, holes, bads, whole
+    cdef const Hole* hole
+    cdef const BadLine* bad
+    cdef list texts = [], bad_lines = [], names = []
+    cdef Key* name_keys = NULL
+    cdef bytes head = None
+    cdef const char* head_data = NULL
+    cdef Py_ssize_t head_size = 0
     if families is not None:
         rules = _rules(families)
+        grammar = &rules.rules
         try:
             for family in families:
                 names.append(_encode_json((<bytes>family).decode("utf-8")).encode("utf-8"))
         except UnicodeError:  # not UTF-8: `many` reads every text
-            families = None
+            grammar = NULL
     try:
-        file.encode("utf-8")
+        head = b'{"file": ' + (<str>_encode_json(file)).encode("utf-8") + b', "row": '
+        head_data = PyBytes_AS_STRING(head)
+        head_size = PyBytes_GET_SIZE(head)
     except UnicodeEncodeError:  # a lone surrogate: every line is written by `_put_line`
-        plain_file = False
-    out.data = whole.data = NULL
-    out.size = out.capacity = whole.size = whole.capacity = 0
-    if families is not None:
-        grammar = &rules.rules
+        pass
+    out.data = holes.data = bads.data = whole.data = NULL
+    out.size = out.capacity = holes.size = holes.capacity = 0
+    bads.size = bads.capacity = whole.size = whole.capacity = 0
+    counts[0] = counts[1] = 0
+    try:
+        if grammar != NULL:
+            name_keys = <Key*>PyMem_RawMalloc((len(names) + 1) * sizeof(Key))
+            if name_keys == NULL:
+                raise MemoryError()
+            for f in range(len(names)):
+                name_keys[f].data = PyBytes_AS_STRING(names[f])
+                name_keys[f].size = PyBytes_GET_SIZE(names[f])
+        with nogil:
+            _extract_pass(s, n, &keys.path, grammar, name_keys, head_data, head_size,
+                          first_row, skip_bad, &out, &holes, &bads, counts)
+        for k in range(bads.size // <Py_ssize_t>sizeof(BadLine)):
+            bad = &(<const BadLine*>bads.data)[k]
+            bad_lines.append((bad.index, bad.code, bad.a, bad.b))
+        n_holes = holes.size // <Py_ssize_t>sizeof(Hole)
+        if n_holes == 0:
+            return PyBytes_FromStringAndSize(out.data, out.size), counts[0], counts[1], bad_lines
+        for k in range(n_holes):
+            hole = &(<const Hole*>holes.data)[k]
+            if hole.start >= 0 and _may_hold_start(s, hole.start, hole.end):
+                texts.append(_text(s, hole.start, hole.end))
+        cited = many(texts) if texts else []
+        if len(cited) != len(texts):
+            raise ValueError("many() must give one list for each text")
+        f = 0
+        for k in range(n_holes):
+            hole = &(<const Hole*>holes.data)[k]
+            _put(&whole, out.data + copied, hole.at - copied)
+            copied = hole.at
+            if hole.start < 0:  # a null text
+                found = None
+            elif _may_hold_start(s, hole.start, hole.end):
+                found = cited[f]
+                f += 1
+            else:
+                found = []
+            _put_line(&whole, file, first_row + hole.index, found)
+        _put(&whole, out.data + copied, out.size - copied)
+        return PyBytes_FromStringAndSize(whole.data, whole.size), counts[0], counts[1], bad_lines
+    finally:
+        free(out.data)
+        free(holes.data)
+        free(bads.data)
+        free(whole.data)
+        PyMem_RawFree(name_keys)
+
+
+cdef int _extract_pass(const unsigned char* s, Py_ssize_t n, const Path* path,
+                       const Rules* rules, const Key* names, const char* head,
+                       Py_ssize_t head_size, Py_ssize_t first_row, bint skip_bad, Out* out,
+                       Out* holes, Out* bads, Py_ssize_t* counts) except -1 nogil:
+    """extract's lines of s[:n] into out, but for the rows left to `many` and `_put_line`
+    (holes: a token that is not raw, or every row when there is no `head`) and the bad lines
+    (bads); counts[0] = good lines, counts[1] = blank ones."""
+    cdef Py_ssize_t i = 0, end, index = 0, start, token_end, a, b
+    cdef int code, what
+    cdef const unsigned char* newline
+    cdef Hole hole
+    cdef BadLine bad
+    cdef Matches matches
     init_matches(&matches)
     try:
         while i < n:
             newline = <const unsigned char*>memchr(s + i, 10, n - i)
             end = n if newline == NULL else newline - s
             if _blank(s, i, end):
-                blanks += 1
+                counts[1] += 1
             else:
-                found = _locate(s + i, 0, end - i, &keys.path)
-                code = found[0]
+                code = _walk(s + i, end - i, path, &a, &b)
                 if code == FOUND or code == NULL_TEXT:
-                    rows += 1
+                    counts[0] += 1
                     what = 0  # null text
+                    start = token_end = -1
                     if code == FOUND:
-                        start = i + <Py_ssize_t>found[1]
-                        token_end = i + <Py_ssize_t>found[2]
+                        start = i + a
+                        token_end = i + b
                         if not _may_hold_start(s, start, token_end):
                             what = 1  # no citation
-                        elif families is not None and _raw_ok(s, start, token_end, grammar):
+                        elif rules != NULL and _raw_ok(s, start, token_end, rules):
                             what = 2  # scanned here
                         else:
                             what = 3  # read by `many`
-                    if what == 3 or not plain_file:
-                        # written once `many` has read it, at this point of the output
-                        later.append((out.size, first_row + index,
-                                      len(texts) if what >= 2 else -1 - what))
-                        if what >= 2:
-                            texts.append(_text(s, start, token_end))
+                    if what == 3 or head == NULL:
+                        hole.at = out.size
+                        hole.start = start
+                        hole.end = token_end
+                        hole.index = index
+                        _put(holes, <const char*>&hole, sizeof(Hole))
                     else:
-                        _put(&out, b'{"file": ', 9)
-                        _put_string(&out, file)
-                        _put(&out, b', "row": ', 9)
-                        _put_int(&out, first_row + index)
-                        _put(&out, b', "citations": ', 15)
+                        _put(out, head, head_size)
+                        _put_size(out, first_row + index)
+                        _put(out, b', "citations": ', 15)
                         if what == 0:
-                            _put(&out, b"null", 4)
+                            _put(out, b"null", 4)
                         elif what == 1:
-                            _put(&out, b"[]", 2)
+                            _put(out, b"[]", 2)
                         else:
-                            _put_raw_citations(&out, s, start, token_end, grammar, &matches,
-                                               names)
-                        _put(&out, b"}\n", 2)
+                            _put_raw_citations(out, s, start, token_end, rules, &matches, names)
+                        _put(out, b"}\n", 2)
                 else:
-                    bad.append((index, *found))
+                    bad.index = index
+                    bad.code = code
+                    bad.a = a
+                    bad.b = b
+                    _put(bads, <const char*>&bad, sizeof(BadLine))
                     if not skip_bad:
                         break
             index += 1
             i = end + 1
-        if not later:
-            return PyBytes_FromStringAndSize(out.data, out.size), rows, blanks, bad
-        cited = many(texts)
-        if len(cited) != len(texts):
-            raise ValueError("many() must give one list for each text")
-        copied = 0
-        for at_size, row, k in later:
-            _put(&whole, out.data + copied, <Py_ssize_t>at_size - copied)
-            copied = at_size
-            _put_line(&whole, file, row, cited[k] if k >= 0 else None if k == -1 else [])
-        _put(&whole, out.data + copied, out.size - copied)
-        return PyBytes_FromStringAndSize(whole.data, whole.size), rows, blanks, bad
     finally:
-        free(out.data)
-        free(whole.data)
         free_matches(&matches)
+    return 0
