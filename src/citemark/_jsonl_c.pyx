@@ -60,6 +60,12 @@ for _i in range(256):
 # UTF-8 token with it, as `_arrow_c` scans an Arrow row.  It also picks the vector path once.
 include "_grammar_c.pxi"
 
+cdef extern from "Python.h":
+    PyObject* _new_bytes "PyBytes_FromStringAndSize"(const char* data, Py_ssize_t size)
+    int _PyBytes_Resize(PyObject** data, Py_ssize_t size) except -1
+    void Py_DECREF(PyObject* o)
+    void Py_XDECREF(PyObject* o)
+
 cdef extern from "_simd.h" nogil:
     bint cm_utf8_valid(const unsigned char* data, Py_ssize_t n)
     Py_ssize_t cm_count_points(const unsigned char* data, Py_ssize_t n)
@@ -850,8 +856,17 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
     cdef const Hole* hole
     cdef const BadLine* bad
     cdef list texts = [], bad_lines = []
-    out.data = holes.data = bads.data = whole.data = NULL
-    out.size = out.capacity = holes.size = holes.capacity = 0
+    # The output of the pass is never longer than the input (it copies input bytes, less the
+    # markers cut out and the tokens left to `many`): it is written straight into a bytes
+    # object of the input's size, shrunk at the end, so a long line costs twice its size,
+    # not three times (no growth, no copy).
+    cdef PyObject* result = _new_bytes(NULL, n)
+    if result == NULL:
+        raise MemoryError()
+    out.data = PyBytes_AS_STRING(<object>result)
+    out.capacity = n
+    holes.data = bads.data = whole.data = NULL
+    out.size = holes.size = holes.capacity = 0
     bads.size = bads.capacity = whole.size = whole.capacity = 0
     counts[0] = counts[1] = 0
     try:
@@ -863,7 +878,9 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
             bad_lines.append((bad.index, bad.code, bad.a, bad.b))
         n_holes = holes.size // <Py_ssize_t>sizeof(Hole)
         if n_holes == 0:
-            return PyBytes_FromStringAndSize(out.data, out.size), counts[0], counts[1], bad_lines
+            _PyBytes_Resize(&result, out.size)  # on failure result is NULL, and freed
+            done = <object>result
+            return done, counts[0], counts[1], bad_lines
         for k in range(n_holes):
             hole = &(<const Hole*>holes.data)[k]
             texts.append(_text(s, hole.start, hole.end))
@@ -894,7 +911,7 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
         _put(&whole, out.data + copied, out.size - copied)
         return PyBytes_FromStringAndSize(whole.data, whole.size), counts[0], counts[1], bad_lines
     finally:
-        free(out.data)
+        Py_XDECREF(result)
         free(holes.data)
         free(bads.data)
         free(whole.data)
