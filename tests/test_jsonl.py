@@ -430,7 +430,7 @@ def expected_citation_lines(data: bytes, families: tuple[str, ...], file: str, f
     ascii_only=st.booleans(),
     extra=EXTRA,
     families=st.sampled_from([("cite",), ("cite", "navlist"), (), ("ci",)]),
-    file=st.sampled_from(["log.jsonl", "\udcff.jsonl", "\u00fc \"q\""]),
+    file=st.sampled_from(["log.jsonl", "\udcff.jsonl", '\u00fc "q"']),
 )
 def test_extract_lines_are_extract_many_as_json_lines(
     both, texts, ascii_only, extra, families, file
@@ -443,7 +443,7 @@ def test_extract_lines_are_extract_many_as_json_lines(
     expected = expected_citation_lines(data, families, file, 7)
     for kernel in both:
         for raw in (encoded, None):
-            out, rows, blanks, bad = kernel.extract_lines(data, PATH, many, True, file, 7, raw)
+            out, rows, _, _ = kernel.extract_lines(data, PATH, many, True, file, 7, raw)
             assert out == expected
             assert rows == out.count(b"\n")
 
@@ -455,11 +455,12 @@ def test_extract_lines_stop_at_a_bad_line(kernel) -> None:
     )
     many = lambda texts: extract_many(texts)  # noqa: E731
     out, rows, blanks, bad = kernel.extract_lines(data, PATH, many, False, "f", 10, CITE)
-    assert out == (
+    expected = (
         '{"file": "f", "row": 10, "citations": [{"raw": "\ue200cite\ue202turn0search1\ue201", '
         '"family": "cite", "source_ids": ["turn0search1"], "locator": null, "start": 2, '
         '"end": 21}]}\n'
-    ).encode()
+    )
+    assert out == expected.encode()
     assert (rows, blanks, [entry[:2] for entry in bad]) == (1, 1, [(2, _jsonl.INVALID)])
     out, rows, blanks, bad = kernel.extract_lines(data, PATH, many, True, "f", 10, CITE)
     assert out.endswith(b'{"file": "f", "row": 13, "citations": null}\n')
@@ -483,7 +484,8 @@ def test_line_cuts_are_even_pieces_of_whole_lines(kernel, data, most, cut) -> No
         assert (pieces[0][0], pieces[-1][1]) == (0, size)
         assert len(pieces) == -(-lines // most)
         counts = [count for _, _, count in pieces]
-        assert max(counts) <= most and max(counts) - min(counts) <= 1
+        assert max(counts) <= most
+        assert max(counts) - min(counts) <= 1
     for start, end, count in pieces:
         part = data[start:end]
         assert count == part.count(b"\n") + (not part.endswith(b"\n"))

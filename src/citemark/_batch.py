@@ -2,7 +2,8 @@
 
 Inputs are read as a stream of *tasks* (a text file; a chunk of JSONL lines; a Parquet record
 batch), each processed by `process(job, task)` in this process (-j 1, or a single task) or in
-a pool of worker processes (threads for the Arrow path, whose kernel releases the GIL).  At most
+a pool of worker processes (threads for the Arrow path and for JSONL strip and extract, whose
+compiled kernels do a chunk without the GIL).  At most
 `2 * jobs` tasks are in flight and results are written in input order as they come back, so
 memory stays bounded by a few chunks whatever the size of the input.
 
@@ -54,7 +55,7 @@ class TextCommand:
     # (job) -> a function of a list of texts giving the list of new texts
     many: Callable[[Job], Callable[[list[str]], list[str]]]
     # Only texts holding a START can change: JSONL texts without one are not even decoded,
-    # and tokens that `raw_ok` allows are stripped as raw UTF-8 by the Arrow kernel.
+    # and tokens that `raw_ok` allows are stripped as raw UTF-8 by the JSONL kernel.
     start_only: bool = False
     # (option strings, argparse keyword arguments with a "dest") of its own options
     options: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = ()
@@ -204,9 +205,14 @@ def _jsonl(job: Job, task: Task, result: Result) -> None:
     elif job.command == "extract" and job.output_format == "jsonl":
         # JSON lines written by the kernel; the tokens it can scan raw make no Python object
         families = tuple(family.encode("utf-8", "surrogatepass") for family in job.families)
-        many = partial(extract_many, families=job.families)
         result.output, good, blanks, bad = kernel.extract_lines(
-            data, path, many, job.skip_bad, task.file, task.first_row, families
+            data,
+            path,
+            partial(extract_many, families=job.families),
+            job.skip_bad,
+            task.file,
+            task.first_row,
+            families,
         )
     else:
         rows, texts, blanks, bad = kernel.text_lines(data, path, job.skip_bad)

@@ -6,14 +6,19 @@ One pass over the line's bytes, no Python object built for what is not at the pa
 line is checked against RFC 8259 as `json.loads` reads it (NaN, Infinity and -Infinity
 accepted, lone surrogate escapes accepted, strict UTF-8), with a heap stack instead of
 recursion, so any depth is either read or refused, never a RecursionError.  The value at the
-path follows `json.loads` on duplicate keys: the last one wins, at every level.
+path follows `json.loads` on duplicate keys: the last one wins, at every level.  A string's
+plain run is skipped 16 bytes a step, after one vector UTF-8 check of the whole line.
 
-Twin: `_jsonl_py` (same functions, same results); the chunk loops shared by both are in
-`_jsonl`.
+The chunk functions (`strip_lines`, `map_lines`, `extract_lines`) make one pass over the
+lines without the GIL (so the command runs -j N in threads): the output is written in C, a
+raw token (`raw_ok`) is stripped or extracted with the shared C grammar (`_grammar_c.pxi`,
+as `_arrow_c` does on Arrow rows), and only the rare token that must be decoded is left to
+the Python callable `many`, called once after the pass.
+
+Twin: `_jsonl_py` (same functions, same results); `_jsonl` turns codes into messages.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.stdint cimport int64_t
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy
@@ -72,9 +77,9 @@ cdef extern from "_simd.h" nogil:
 
 # The plain run of a string (every byte but a quote, a backslash and a control character):
 # 16 bytes a step with SSE2, then 8 with portable word tricks (the whole run where there is no
-# SSE2; the tail of it here, so the tests run that loop too), then byte by byte.  Bytes >= 0x80 are plain
-# here: the line's UTF-8 is checked once, whole, before the walk (`_locate`).  Nothing at or
-# past n is read.
+# SSE2; the tail of it here, so the tests run that loop too), then byte by byte.  Bytes
+# >= 0x80 are plain here: the line's UTF-8 is checked once, whole, before the walk (`_walk`).
+# Nothing at or past n is read.
 cdef extern from *:
     """
     #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
@@ -1033,8 +1038,8 @@ def citation_lines(str file not None, list rows not None, list citations not Non
 # --- extract straight from the raw tokens ---------------------------------------------------
 
 
-
-cdef inline Py_ssize_t _escapes(const unsigned char* s, Py_ssize_t i, Py_ssize_t end) noexcept nogil:
+cdef inline Py_ssize_t _escapes(const unsigned char* s, Py_ssize_t i,
+                                Py_ssize_t end) noexcept nogil:
     """How many escapes start in s[i:end] (i is not inside one)."""
     cdef const unsigned char* p
     cdef Py_ssize_t count = 0

@@ -295,7 +295,7 @@ def strip_lines(
     families: tuple[bytes, ...] | None = None,
 ) -> tuple[bytes, int, int, list[tuple[int, int, int, int]]]:
     """See `_jsonl_c.strip_lines`; the raw tokens go through `many` as the str of their raw
-    bytes (what the Arrow kernel is held to)."""
+    bytes (what the compiled kernel's raw strip is held to)."""
     if families is not None:
         if type(families) is not tuple:
             raise TypeError(

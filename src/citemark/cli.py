@@ -149,7 +149,7 @@ def _parsers(
     from ._batch import TEXT_COMMANDS
 
     hint = _HINT
-    parser = _Parser(
+    parser: argparse.ArgumentParser = _Parser(
         prog="citemark",
         description="Find, extract, strip and clean the citation markers of OpenAI model "
         "answers; count them; check answers against their sources.",
@@ -178,7 +178,7 @@ def _parsers(
             "and where citations are placed.",
         ),
     }
-    subparsers = {}
+    subparsers: dict[str, argparse.ArgumentParser] = {}
     for name in COMMANDS if only is None else (only,):
         short, description = about[name]
         sub = commands.add_parser(
