@@ -742,8 +742,14 @@ def _context() -> Any:
     # spawn where there is no forkserver.
     import multiprocessing  # here: -j 1 never loads it
 
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    # The server imports the batch engine once, and every worker is forked with it loaded:
+    # a worker starts in a fork, not in an import of the package (a name that fails to
+    # import is passed over).
+    context.set_forkserver_preload([__name__])
+    return context
 
 
 def default_jobs() -> int:
