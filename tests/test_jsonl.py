@@ -467,6 +467,9 @@ def test_extract_lines_stop_at_a_bad_line(kernel) -> None:
     assert rows == 2
     with pytest.raises(ValueError, match="many"):
         kernel.extract_lines(data, PATH, lambda texts: [], False, "f", 0, None)
+    for first in (-12, 2**62):  # row numbers are written as json.dumps writes them
+        out = kernel.extract_lines(data, PATH, many, True, "f", first, CITE)[0]
+        assert [json.loads(line)["row"] for line in out.splitlines()] == [first, first + 3]
 
 
 @given(

@@ -1067,8 +1067,21 @@ cdef int _put_bytes_string(Out* out, const unsigned char* s, Py_ssize_t a,
 
 
 cdef int _put_size(Out* out, Py_ssize_t number) except -1 nogil:
-    cdef char digits[32]
-    return _put(out, digits, snprintf(digits, 32, "%zd", number))
+    """`number` in decimal, as json.dumps writes an int (by hand: snprintf's format parsing
+    cost more than the rest of a citation)."""
+    cdef char digits[24]
+    cdef int at = 24
+    cdef size_t value = <size_t>number
+    if number < 0:
+        _put(out, b"-", 1)
+        value = <size_t>0 - value
+    while True:
+        at -= 1
+        digits[at] = <char>(48 + value % 10)
+        value //= 10
+        if value == 0:
+            break
+    return _put(out, digits + at, 24 - at)
 
 
 cdef int _put_raw_citations(Out* out, const unsigned char* s, Py_ssize_t a, Py_ssize_t b,
