@@ -244,6 +244,12 @@ def throughput_markdown(results: dict[str, Any]) -> str:
             f"| {case['case']} | {case['seconds']:.1f} s | {case['mb_per_s']:,.1f} | {ratio} | "
             f"{case['cpu_seconds']:.1f} | {case['mb_per_cpu_s']:,.1f} |"
         )
+    lines += [
+        "",
+        "CPU s: the command's process with its threads (strip and extract run -j N in "
+        "threads); the worker processes of clean and stats -j 2 are forkserver children, "
+        "which it does not count.",
+    ]
     return "\n".join(lines)
 
 
