@@ -212,7 +212,8 @@ def throughput(log: Path, out: Path) -> dict[str, Any]:
             return
         rows.append(
             {"case": name, "seconds": round(wall, 2), "mb_per_s": round(size / wall / 1e6, 1),
-             "cpu_seconds": round(cpu, 2), "mb_per_cpu_s": round(size / cpu / 1e6, 1)}
+             "cpu_seconds": round(cpu, 2),
+             "mb_per_cpu_s": round(size / max(cpu, 1e-3) / 1e6, 1)}
         )  # fmt: skip
         print(f"  {name:<28}{wall:8.2f} s  {size / wall / 1e6:7.1f} MB/s", file=sys.stderr)
 
@@ -243,6 +244,12 @@ def throughput_markdown(results: dict[str, Any]) -> str:
             f"| {case['case']} | {case['seconds']:.1f} s | {case['mb_per_s']:,.1f} | {ratio} | "
             f"{case['cpu_seconds']:.1f} | {case['mb_per_cpu_s']:,.1f} |"
         )
+    lines += [
+        "",
+        "CPU s: the command's process with its threads (strip and extract run -j N in "
+        "threads); the worker processes of clean and stats -j 2 are forkserver children, "
+        "which it does not count.",
+    ]
     return "\n".join(lines)
 
 

@@ -12,7 +12,8 @@ test to libFuzzer through hypothesis's `fuzz_one_input`, so both engines check o
   `pa.Array.from_buffers` (offsets cut anywhere, so rows of invalid UTF-8 too).  On valid
   rows the compiled kernel, the pure one and the scanner row by row must agree; on invalid
   ones both must return or raise without touching memory they do not own (ASan's job).
-- jsonl: the compiled and pure `locate` (the span walker) agree on every line, accept only
+- jsonl: the compiled and pure `locate` (the span walker) agree on every line (and so do
+  `extract_lines` and `line_cuts` on two of them), accept only
   what json.loads accepts, and the span they give parses to the value json.loads finds there.
 - stream: under every Parser option, `StreamParser` fed the text in random chunks gives
   exactly `parser.strip(whole)` and `list(parser.finditer(whole))`.
@@ -39,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
 import itertools
 
-from citemark import Parser
+from citemark import Parser, extract_many
 from citemark._dropin import DropIn
 from citemark._jsonl import BadRow, value_at
 from citemark._select import load
@@ -172,6 +173,16 @@ def jsonl_target() -> Callable[..., None]:
         assert parsed[1] == value
         if located[0] == found:
             assert json.loads(line[located[1] : located[2]]) == value
+        # extract's JSON lines: the raw scan of the compiled kernel gives what the twin's
+        # decoded texts give; and both cut the same tasks
+        data = line + b"\n" + line
+        many = lambda texts: extract_many(texts)  # noqa: E731
+        extracted = [
+            kernel.extract_lines(data, path, many, True, "f", 3, (b"cite",))
+            for kernel in (compiled, pure)
+        ]
+        assert extracted[0] == extracted[1], (line, path)
+        assert compiled.line_cuts(data, len(data), 1) == pure.line_cuts(data, len(data), 1)
 
     return jsonl
 

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from citemark import _jsonl, extract_citations, strip_citations, strip_many
+from citemark import _jsonl, extract_citations, extract_many, strip_citations, strip_many
 
 KERNELS = {"cython": "citemark._jsonl_c", "python": "citemark._jsonl_py"}
 SUITE = Path(__file__).parent / "data" / "JSONTestSuite" / "test_parsing"
@@ -229,6 +229,20 @@ def test_arguments_are_type_checked(kernel) -> None:
         kernel.raw_ok(b'""', ("cite",))
     with pytest.raises(TypeError, match="rows"):
         kernel.citation_lines("f", ["0"], [[]])
+    with pytest.raises(TypeError):
+        kernel.extract_lines("", PATH, extract_many, False, "f", 0, CITE)
+    with pytest.raises(TypeError):
+        kernel.extract_lines(b"", PATH, extract_many, False, None, 0, CITE)
+    with pytest.raises(TypeError, match="families"):
+        kernel.extract_lines(b"", PATH, extract_many, False, "f", 0, ["cite"])
+    with pytest.raises(TypeError, match="families"):
+        kernel.extract_lines(b"", PATH, extract_many, False, "f", 0, ("cite",))
+    with pytest.raises(TypeError):
+        kernel.line_cuts(None, 0, 1)
+    with pytest.raises(ValueError, match="size"):
+        kernel.line_cuts(b"a\n", 3, 1)
+    with pytest.raises(ValueError, match="most"):
+        kernel.line_cuts(b"a\n", 2, 0)
 
 
 # --- chunks of lines ----------------------------------------------------------------------
@@ -387,6 +401,98 @@ def test_citation_lines_are_json_dumps(both, citations, file) -> None:
             expected += json.dumps(value).encode("ascii") + b"\n"
     for kernel in both:
         assert kernel.citation_lines(file, rows, citations) == expected
+
+
+def expected_citation_lines(data: bytes, families: tuple[str, ...], file: str, first: int) -> bytes:
+    """extract's JSON lines from json.loads and extract_many: what extract_lines must give."""
+    out = b""
+    for index, line in enumerate(data.split(b"\n")):
+        if not line.strip(b" \t\r"):
+            continue
+        try:
+            text = json.loads(line)["response"]["text"]
+        except (ValueError, KeyError, TypeError):
+            continue  # a bad line (skipped)
+        if text is not None and not isinstance(text, str):
+            continue
+        found = None if text is None else extract_many([text], families=families)[0]
+        value = {"file": file, "row": first + index, "citations": found}
+        try:
+            out += json.dumps(value, ensure_ascii=False).encode("utf-8") + b"\n"
+        except UnicodeEncodeError:
+            out += json.dumps(value).encode("ascii") + b"\n"
+    return out
+
+
+@pytest.mark.c_extension
+@given(
+    texts=TEXTS,
+    ascii_only=st.booleans(),
+    extra=EXTRA,
+    families=st.sampled_from([("cite",), ("cite", "navlist"), (), ("ci",)]),
+    file=st.sampled_from(["log.jsonl", "\udcff.jsonl", '\u00fc "q"']),
+)
+def test_extract_lines_are_extract_many_as_json_lines(
+    both, texts, ascii_only, extra, families, file
+) -> None:
+    """Raw tokens scanned by the kernel, escaped ones through `many`: the same JSON lines as
+    json.dumps of extract_many's dicts, offsets in code points of the decoded text."""
+    data = lines_of(texts, ascii_only, extra) + b"\n"
+    many = lambda texts: extract_many(texts, families=families)  # noqa: E731
+    encoded = tuple(family.encode() for family in families)
+    expected = expected_citation_lines(data, families, file, 7)
+    for kernel in both:
+        for raw in (encoded, None):
+            out, rows, _, _ = kernel.extract_lines(data, PATH, many, True, file, 7, raw)
+            assert out == expected
+            assert rows == out.count(b"\n")
+
+
+def test_extract_lines_stop_at_a_bad_line(kernel) -> None:
+    data = (
+        b'{"response": {"text": "a \xee\x88\x80cite\xee\x88\x82turn0search1\xee\x88\x81"}}\n'
+        b'\n{bad\n{"response": {"text": null}}\n'
+    )
+    many = lambda texts: extract_many(texts)  # noqa: E731
+    out, rows, blanks, bad = kernel.extract_lines(data, PATH, many, False, "f", 10, CITE)
+    expected = (
+        '{"file": "f", "row": 10, "citations": [{"raw": "\ue200cite\ue202turn0search1\ue201", '
+        '"family": "cite", "source_ids": ["turn0search1"], "locator": null, "start": 2, '
+        '"end": 21}]}\n'
+    )
+    assert out == expected.encode()
+    assert (rows, blanks, [entry[:2] for entry in bad]) == (1, 1, [(2, _jsonl.INVALID)])
+    out, rows, blanks, bad = kernel.extract_lines(data, PATH, many, True, "f", 10, CITE)
+    assert out.endswith(b'{"file": "f", "row": 13, "citations": null}\n')
+    assert rows == 2
+    with pytest.raises(ValueError, match="many"):
+        kernel.extract_lines(data, PATH, lambda texts: [], False, "f", 0, None)
+    for first in (-12, 2**62):  # row numbers are written as json.dumps writes them
+        out = kernel.extract_lines(data, PATH, many, True, "f", first, CITE)[0]
+        assert [json.loads(line)["row"] for line in out.splitlines()] == [first, first + 3]
+
+
+@given(
+    data=st.binary(max_size=40).map(lambda b: bytes(b"ab\n"[x % 3] for x in b)),
+    most=st.integers(1, 6),
+    cut=st.integers(0, 40),
+)
+def test_line_cuts_are_even_pieces_of_whole_lines(kernel, data, most, cut) -> None:
+    size = min(cut, len(data))
+    pieces = kernel.line_cuts(data, size, most)
+    lines = data[:size].count(b"\n") + (size > 0 and data[size - 1 : size] != b"\n")
+    assert sum(count for _, _, count in pieces) == lines
+    assert [piece[0] for piece in pieces[1:]] == [piece[1] for piece in pieces[:-1]]
+    if pieces:
+        assert (pieces[0][0], pieces[-1][1]) == (0, size)
+        assert len(pieces) == -(-lines // most)
+        counts = [count for _, _, count in pieces]
+        assert max(counts) <= most
+        assert max(counts) - min(counts) <= 1
+    for start, end, count in pieces:
+        part = data[start:end]
+        assert count == part.count(b"\n") + (not part.endswith(b"\n"))
+        assert end == size or part.endswith(b"\n")
 
 
 def test_the_active_kernel_is_chosen_with_the_scanner() -> None:

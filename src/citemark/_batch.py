@@ -2,7 +2,8 @@
 
 Inputs are read as a stream of *tasks* (a text file; a chunk of JSONL lines; a Parquet record
 batch), each processed by `process(job, task)` in this process (-j 1, or a single task) or in
-a pool of worker processes (threads for the Arrow path, whose kernel releases the GIL).  At most
+a pool of worker processes (threads for the Arrow path and for JSONL strip and extract, whose
+compiled kernels do a chunk without the GIL).  At most
 `2 * jobs` tasks are in flight and results are written in input order as they come back, so
 memory stays bounded by a few chunks whatever the size of the input.
 
@@ -17,24 +18,25 @@ JSONL kernel (`_jsonl`), at any depth.
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field
 from functools import partial
 from importlib import import_module
 from itertools import chain
-from typing import Any, BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 
 from . import extract_many, strip_many
 from ._jsonl import why
 from ._progress import Progress
 from ._stats import Stats
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 CHUNK_ROWS = 4096
 CHUNK_BYTES = 8 << 20
@@ -53,7 +55,7 @@ class TextCommand:
     # (job) -> a function of a list of texts giving the list of new texts
     many: Callable[[Job], Callable[[list[str]], list[str]]]
     # Only texts holding a START can change: JSONL texts without one are not even decoded,
-    # and tokens that `raw_ok` allows are stripped as raw UTF-8 by the Arrow kernel.
+    # and tokens that `raw_ok` allows are stripped as raw UTF-8 by the JSONL kernel.
     start_only: bool = False
     # (option strings, argparse keyword arguments with a "dest") of its own options
     options: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = ()
@@ -200,6 +202,18 @@ def _jsonl(job: Job, task: Task, result: Result) -> None:
         else:
             out, good, blanks, bad = kernel.map_lines(data, path, many, job.skip_bad)
         result.output = out
+    elif job.command == "extract" and job.output_format == "jsonl":
+        # JSON lines written by the kernel; the tokens it can scan raw make no Python object
+        families = tuple(family.encode("utf-8", "surrogatepass") for family in job.families)
+        result.output, good, blanks, bad = kernel.extract_lines(
+            data,
+            path,
+            partial(extract_many, families=job.families),
+            job.skip_bad,
+            task.file,
+            task.first_row,
+            families,
+        )
     else:
         rows, texts, blanks, bad = kernel.text_lines(data, path, job.skip_bad)
         good = len(rows)
@@ -494,18 +508,10 @@ class Inputs:
         of at most chunk_rows lines; and the index of the line after them.  `lead`: bytes of
         the file before `base` that start the first line; `size`: the lines are data[:size]."""
         tasks = []
-        # Halve a span at a line boundary until it holds at most chunk_rows lines: a few
-        # bytes.count passes in C over the block, no Python work per line.
-        pending = [(0, len(data) if size is None else size)]
-        while pending:
-            start, end = pending.pop()
-            lines = data.count(b"\n", start, end) + (data[end - 1 : end] != b"\n")
-            if lines > self.chunk_rows:
-                middle = data.rfind(b"\n", start, (start + end) // 2) + 1
-                if middle <= start:
-                    middle = data.find(b"\n", (start + end) // 2, end) + 1
-                pending += [(middle, end), (start, middle)]  # the first half first
-                continue
+        # Even pieces of at most chunk_rows lines, cut by the kernel in two memchr passes over
+        # the block (no Python work per line).
+        cuts = _jsonl_kernel().line_cuts(data, len(data) if size is None else size, self.chunk_rows)
+        for start, end, lines in cuts:
             before = lead if start == 0 else 0
             payload: Any = (
                 data[start:end]
@@ -725,6 +731,8 @@ def _work(job: Job, tasks: Any, connection: Any) -> None:
 
 
 def _threaded(job: Job, tasks: Iterator[Task], jobs: int) -> Iterator[Result]:
+    from concurrent.futures import ThreadPoolExecutor  # here: -j 1 never loads it
+
     pool = ThreadPoolExecutor(max_workers=jobs)
     window: deque[Future[Result]] = deque()
     try:
@@ -747,8 +755,16 @@ def _worker_init() -> None:
 def _context() -> Any:
     # forkserver: workers start from a clean process (no threads, no open output files);
     # spawn where there is no forkserver.
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    import multiprocessing  # here: -j 1 never loads it
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    # The server imports the batch engine once, and every worker is forked with it loaded:
+    # a worker starts in a fork, not in an import of the package (a name that fails to
+    # import is passed over).
+    context.set_forkserver_preload([__name__])
+    return context
 
 
 def default_jobs() -> int:
@@ -838,7 +854,14 @@ def run(
     """Every task's result written in order.  Ctrl-C (KeyboardInterrupt, raised from here)
     never cuts a write: the output is always a prefix of whole results, so of whole lines."""
     outcome = Outcome(stats=Stats() if job.command == "stats" else None)
-    threads = job.input_format == "parquet" and job.command != "stats" and _arrow_releases_gil()
+    threads = (
+        job.input_format == "parquet" and job.command != "stats" and _arrow_releases_gil()
+    ) or (
+        job.input_format == "jsonl"
+        and job.command in _JSONL_THREADED
+        and job.output_format == "jsonl"
+        and _jsonl_compiled()
+    )
     writing = False
     pending = False
 
@@ -897,6 +920,15 @@ def _install(handler: Callable[[int, Any], None]) -> Any:
 def _restore(previous: Any) -> None:
     if previous is not None:
         signal.signal(signal.SIGINT, previous)
+
+
+# JSONL commands whose compiled kernel does a chunk without the GIL (but for the rare token
+# left to Python): threads, not processes, so no worker starts and no result crosses a pipe.
+_JSONL_THREADED = frozenset({"strip", "extract"})
+
+
+def _jsonl_compiled() -> bool:
+    return bool(_jsonl_kernel().__name__.endswith("_c"))
 
 
 def _arrow_releases_gil() -> bool:

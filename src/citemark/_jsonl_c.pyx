@@ -6,19 +6,29 @@ One pass over the line's bytes, no Python object built for what is not at the pa
 line is checked against RFC 8259 as `json.loads` reads it (NaN, Infinity and -Infinity
 accepted, lone surrogate escapes accepted, strict UTF-8), with a heap stack instead of
 recursion, so any depth is either read or refused, never a RecursionError.  The value at the
-path follows `json.loads` on duplicate keys: the last one wins, at every level.
+path follows `json.loads` on duplicate keys: the last one wins, at every level.  A string's
+plain run is skipped 16 bytes a step, after one vector UTF-8 check of the whole line.
 
-Twin: `_jsonl_py` (same functions, same results); the chunk loops shared by both are in
-`_jsonl`.
+The chunk functions (`strip_lines`, `map_lines`, `extract_lines`) make one pass over the
+lines without the GIL (so the command runs -j N in threads): the output is written in C, a
+raw token (`raw_ok`) is stripped or extracted with the shared C grammar (`_grammar_c.pxi`,
+as `_arrow_c` does on Arrow rows), and only the rare token that must be decoded is left to
+the Python callable `many`, called once after the pass.
+
+Twin: `_jsonl_py` (same functions, same results); `_jsonl` turns codes into messages.
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
-from libc.stdint cimport int64_t
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy
+from libc.stdio cimport snprintf
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from cpython.object cimport PyObject
 
 import json
+
+from ._grammar import CITATION_DELIMITER, CITATION_START, CITATION_STOP
 
 # Codes shared with `_jsonl_py` and `_jsonl` (one home: `_jsonl` imports them from here
 # and from the twin, and the tests check they agree).
@@ -26,7 +36,7 @@ DEF FOUND = 0  # a string at the path: (FOUND, start, end) of its quoted token
 DEF NULL_TEXT = 1  # null at the path: a row without text
 DEF NOT_STRING = 2  # (NOT_STRING, kind, 0)
 DEF MISSING = 3  # (MISSING, keys matched, kind of what stood there)
-DEF INVALID = 4  # (INVALID, 0, 0): not JSON, or not UTF-8 (the message is made elsewhere)
+DEF NOT_JSON = 4  # (NOT_JSON, 0, 0): not JSON, or not UTF-8 (the message is made elsewhere)
 
 DEF K_OBJECT = 0
 DEF K_LIST = 1
@@ -40,19 +50,68 @@ DEF VALUE = 0
 DEF AFTER = 1
 DEF MEMBER = 2
 
-CODES = (FOUND, NULL_TEXT, NOT_STRING, MISSING, INVALID)
+CODES = (FOUND, NULL_TEXT, NOT_STRING, MISSING, NOT_JSON)
 KINDS = (K_OBJECT, K_LIST, K_STRING, K_NULL, K_INT, K_FLOAT, K_BOOL)
 
 _scanstring = json.decoder.scanstring
-_INVALID = (INVALID, 0, 0)
+_INVALID = (NOT_JSON, 0, 0)
 
-# 1: a byte that ends the plain run of a string (quote, backslash, control, non-ASCII)
-cdef unsigned char STOP[256]
 cdef unsigned char HEX[256]
 cdef int _i
 for _i in range(256):
-    STOP[_i] = 1 if (_i == 34 or _i == 92 or _i < 32 or _i >= 128) else 0
     HEX[_i] = 1 if (48 <= _i <= 57 or 65 <= _i <= 70 or 97 <= _i <= 102) else 0
+
+# The one C grammar of the markers (read-only here, as in `_arrow_c`): extract scans a raw
+# UTF-8 token with it, as `_arrow_c` scans an Arrow row.  It also picks the vector path once.
+include "_grammar_c.pxi"
+
+cdef extern from "Python.h":
+    PyObject* _new_bytes "PyBytes_FromStringAndSize"(const char* data, Py_ssize_t size)
+    int _PyBytes_Resize(PyObject** data, Py_ssize_t size) except -1
+    void Py_DECREF(PyObject* o)
+    void Py_XDECREF(PyObject* o)
+
+cdef extern from "_simd.h" nogil:
+    bint cm_utf8_valid(const unsigned char* data, Py_ssize_t n)
+    Py_ssize_t cm_count_points(const unsigned char* data, Py_ssize_t n)
+
+# The plain run of a string (every byte but a quote, a backslash and a control character):
+# 16 bytes a step with SSE2, then 8 with portable word tricks (the whole run where there is no
+# SSE2; the tail of it here, so the tests run that loop too), then byte by byte.  Bytes
+# >= 0x80 are plain here: the line's UTF-8 is checked once, whole, before the walk (`_walk`).
+# Nothing at or past n is read.
+cdef extern from *:
+    """
+    #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+    #include <emmintrin.h>
+    #define CMJ_SSE2 1
+    #endif
+    static inline Py_ssize_t cmj_plain_run(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
+    #if defined(CMJ_SSE2)
+        const __m128i quote = _mm_set1_epi8(34), slash = _mm_set1_epi8(92);
+        const __m128i control = _mm_set1_epi8(0x1F);
+        for (; n - i >= 16; i += 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
+            __m128i hit = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, slash)),
+                _mm_cmpeq_epi8(_mm_min_epu8(x, control), x));
+            int mask = _mm_movemask_epi8(hit);
+            if (mask) return i + __builtin_ctz((unsigned int)mask);
+        }
+    #endif
+        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+        for (; n - i >= 8; i += 8) {
+            uint64_t w, q, b;
+            memcpy(&w, s + i, 8);
+            q = w ^ (ones * 34);
+            b = w ^ (ones * 92);
+            if ((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w)) & highs) break;
+        }
+        while (i < n && s[i] != 34 && s[i] != 92 && s[i] >= 0x20) i++;
+        return i;
+    }
+    """
+    Py_ssize_t cmj_plain_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) nogil
 
 
 cdef inline Py_ssize_t _space(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -61,73 +120,36 @@ cdef inline Py_ssize_t _space(const unsigned char* s, Py_ssize_t i, Py_ssize_t n
     return i
 
 
-cdef inline Py_ssize_t _utf8(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
-    """s[i] >= 0x80: the index after its well-formed UTF-8 sequence, or -1 (the same
-    sequences CPython's strict decoder accepts: no overlongs, no surrogates, <= U+10FFFF)."""
-    cdef unsigned char c = s[i]
-    cdef unsigned char lo = 0x80, hi = 0xBF
-    cdef int more
-    if 0xC2 <= c <= 0xDF:
-        more = 1
-    elif 0xE0 <= c <= 0xEF:
-        more = 2
-        if c == 0xE0:
-            lo = 0xA0
-        elif c == 0xED:
-            hi = 0x9F
-    elif 0xF0 <= c <= 0xF4:
-        more = 3
-        if c == 0xF0:
-            lo = 0x90
-        elif c == 0xF4:
-            hi = 0x8F
-    else:
-        return -1
-    if i + more >= n:
-        return -1
-    if not (lo <= s[i + 1] <= hi):
-        return -1
-    if more >= 2 and not (0x80 <= s[i + 2] <= 0xBF):
-        return -1
-    if more == 3 and not (0x80 <= s[i + 3] <= 0xBF):
-        return -1
-    return i + more + 1
-
-
 cdef inline Py_ssize_t _string(
     const unsigned char* s, Py_ssize_t i, Py_ssize_t n, bint* escaped
 ) noexcept nogil:
-    """s[i] is the opening quote: the index after the closing one, or -1."""
+    """s[i] is the opening quote: the index after the closing one, or -1.  The bytes are
+    well-formed UTF-8 (checked before)."""
+    cdef unsigned char c
     i += 1
     while True:
-        while i < n and not STOP[s[i]]:
-            i += 1
+        i = cmj_plain_run(s, i, n)
         if i >= n:
             return -1
         if s[i] == 34:
             return i + 1
-        if s[i] == 92:
-            escaped[0] = True
-            if i + 1 >= n:
-                return -1
-            c = s[i + 1]
-            if c == 117:  # \uXXXX
-                if i + 5 >= n or not (
-                    HEX[s[i + 2]] and HEX[s[i + 3]] and HEX[s[i + 4]] and HEX[s[i + 5]]
-                ):
-                    return -1
-                i += 6
-            elif c == 34 or c == 92 or c == 47 or c == 98 or c == 102 or c == 110 \
-                    or c == 114 or c == 116:
-                i += 2
-            else:
-                return -1
-        elif s[i] < 32:
+        if s[i] < 32:
             return -1
-        else:
-            i = _utf8(s, i, n)
-            if i < 0:
+        escaped[0] = True  # a backslash
+        if i + 1 >= n:
+            return -1
+        c = s[i + 1]
+        if c == 117:  # \uXXXX
+            if i + 5 >= n or not (
+                HEX[s[i + 2]] and HEX[s[i + 3]] and HEX[s[i + 4]] and HEX[s[i + 5]]
+            ):
                 return -1
+            i += 6
+        elif c == 34 or c == 92 or c == 47 or c == 98 or c == 102 or c == 110 \
+                or c == 114 or c == 116:
+            i += 2
+        else:
+            return -1
 
 
 cdef inline Py_ssize_t _digits(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -188,17 +210,40 @@ def locate(bytes line not None, tuple path not None):
     MISSING: a = how many keys matched, b = the kind of what stood there; INVALID (also for
     a line that is not UTF-8).
     """
+    cdef _PathKeys keys = _path_keys(path)
     return _locate(<const unsigned char*>PyBytes_AS_STRING(line), 0, PyBytes_GET_SIZE(line),
-                   path, _keys(path))
+                   &keys.path)
+
+
+cdef struct Path:
+    const Key* keys  # the UTF-8 of each key
+    Py_ssize_t levels
+    PyObject* path  # the tuple of str keys (borrowed): an escaped key is compared with them
+
+
+cdef struct Key:
+    const char* data
+    Py_ssize_t size
 
 
 cdef tuple _locate(
-    const unsigned char* s, Py_ssize_t i, Py_ssize_t n, tuple path, list keys
+    const unsigned char* s, Py_ssize_t i, Py_ssize_t n, const Path* path
 ):
-    """`locate` on the bytes s[i:n]: a loop over three states, with the open containers on a
-    heap stack (so depth costs memory, never recursion)."""
-    cdef Py_ssize_t depth = 0, capacity = 64, start, key_start
-    cdef Py_ssize_t levels = len(path)
+    """`_walk` as a (code, a, b) tuple."""
+    cdef Py_ssize_t a, b
+    cdef int code = _walk(s + i, n - i, path, &a, &b)
+    return (code, a, b) if code != NOT_JSON else _INVALID
+
+
+cdef int _walk(
+    const unsigned char* s, Py_ssize_t n, const Path* path, Py_ssize_t* out_a,
+    Py_ssize_t* out_b
+) except -1 nogil:
+    """`locate` on the bytes s[0:n], without the GIL (but for an escaped key on the path):
+    the code, with a and b in out_a, out_b.  A loop over three states, with the open
+    containers on a heap stack (so depth costs memory, never recursion)."""
+    cdef Py_ssize_t i = 0, depth = 0, capacity = 64, start, key_start
+    cdef Py_ssize_t levels = path.levels
     cdef Py_ssize_t want = -1  # the value about to be read is at path[want] (-1: off the path)
     cdef Py_ssize_t a = 0, b = K_OBJECT
     cdef int code = MISSING, kind, state = VALUE
@@ -212,13 +257,17 @@ cdef tuple _locate(
     if closer == NULL or level == NULL:
         free(closer)
         free(level)
-        raise MemoryError()
+        with gil:
+            raise MemoryError()
+    out_a[0] = out_b[0] = 0
     try:
+        if not cm_utf8_valid(s, n):  # strict UTF-8, as a str of the line needs
+            return NOT_JSON
         while True:
             if state == VALUE:
                 i = _space(s, i, n)
                 if i >= n:
-                    return _INVALID
+                    return NOT_JSON
                 c = s[i]
                 if c == 123 or c == 91:  # { [
                     kind = K_OBJECT if c == 123 else K_LIST
@@ -226,11 +275,13 @@ cdef tuple _locate(
                         capacity *= 2
                         grown = realloc(closer, capacity)
                         if grown == NULL:
-                            raise MemoryError()
+                            with gil:
+                                raise MemoryError()
                         closer = <unsigned char*>grown
                         grown = realloc(level, capacity * sizeof(Py_ssize_t))
                         if grown == NULL:
-                            raise MemoryError()
+                            with gil:
+                                raise MemoryError()
                         level = <Py_ssize_t*>grown
                     closer[depth] = 125 if c == 123 else 93
                     level[depth] = -1
@@ -268,7 +319,7 @@ cdef tuple _locate(
                 else:
                     i = _number(s, i, n, &kind)
                 if i < 0:
-                    return _INVALID
+                    return NOT_JSON
                 if depth == 0:
                     b = kind
                 elif want == levels - 1:
@@ -285,9 +336,13 @@ cdef tuple _locate(
             elif state == AFTER:
                 i = _space(s, i, n)
                 if depth == 0:
-                    return (code, a, b) if i == n else _INVALID
+                    if i != n:
+                        return NOT_JSON
+                    out_a[0] = a
+                    out_b[0] = b
+                    return code
                 if i >= n:
-                    return _INVALID
+                    return NOT_JSON
                 c = s[i]
                 i += 1
                 if c == 44:  # ,
@@ -295,20 +350,20 @@ cdef tuple _locate(
                 elif c == closer[depth - 1]:
                     depth -= 1
                 else:
-                    return _INVALID
+                    return NOT_JSON
             else:  # MEMBER: a key and its colon, then the value
                 i = _space(s, i, n)
                 if i >= n or s[i] != 34:
-                    return _INVALID
+                    return NOT_JSON
                 key_start, escaped = i, False
                 i = _string(s, i, n, &escaped)
                 if i < 0:
-                    return _INVALID
+                    return NOT_JSON
                 if level[depth - 1] >= 0:
-                    want = _match(s, key_start, i, escaped, path, keys, level[depth - 1])
+                    want = _match(s, key_start, i, escaped, path, level[depth - 1])
                 i = _space(s, i, n)
                 if i >= n or s[i] != 58:
-                    return _INVALID
+                    return NOT_JSON
                 i += 1
                 state = VALUE
     finally:
@@ -317,17 +372,17 @@ cdef tuple _locate(
 
 
 cdef Py_ssize_t _match(
-    const unsigned char* s, Py_ssize_t start, Py_ssize_t end, bint escaped, tuple path,
-    list keys, Py_ssize_t level
-) except -2:
+    const unsigned char* s, Py_ssize_t start, Py_ssize_t end, bint escaped, const Path* path,
+    Py_ssize_t level
+) except -2 nogil:
     """`level` when the key token s[start:end] is path[level], else -1."""
-    cdef bytes wanted = keys[level]
+    cdef const Key* wanted = &path.keys[level]
     if escaped:
-        return level if _key(s, start, end) == path[level] else -1
-    if end - start - 2 != PyBytes_GET_SIZE(wanted):
+        with gil:
+            return level if _key(s, start, end) == (<tuple>path.path)[level] else -1
+    if end - start - 2 != wanted.size:
         return -1
-    return level if memcmp(s + start + 1, PyBytes_AS_STRING(wanted), end - start - 2) == 0 \
-        else -1
+    return level if memcmp(s + start + 1, wanted.data, wanted.size) == 0 else -1
 
 
 def may_hold_start(bytes line not None, Py_ssize_t start, Py_ssize_t end):
@@ -370,10 +425,115 @@ cdef inline bint _blank(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noex
     return _space(s, i, n) == n
 
 
+cdef struct Out:
+    char* data
+    Py_ssize_t size
+    Py_ssize_t capacity
+
+
+cdef int _reserve(Out* out, Py_ssize_t extra) except -1 nogil:
+    cdef Py_ssize_t wanted = out.size + extra
+    cdef char* grown
+    if wanted <= out.capacity:
+        return 0
+    wanted = max(wanted, 2 * out.capacity, 4096)
+    grown = <char*>realloc(out.data, wanted)
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    out.data = grown
+    out.capacity = wanted
+    return 0
+
+
+cdef inline int _put(Out* out, const char* data, Py_ssize_t size) except -1 nogil:
+    _reserve(out, size)
+    memcpy(out.data + out.size, data, size)
+    out.size += size
+    return 0
+
+
+cdef int _put_int(Out* out, object number) except -1:
+    cdef char digits[32]
+    cdef long long value
+    try:
+        value = number
+    except OverflowError:
+        text = str(number).encode("ascii")
+        return _put(out, text, len(text))
+    return _put(out, digits, snprintf(digits, 32, "%lld", value))
+
+
+cdef int _put_string(Out* out, str text) except -1:
+    """`text` as a JSON string, as json.dumps(ensure_ascii=False) writes it, in UTF-8: its
+    UTF-8 bytes in runs between the bytes to escape (found 16 a step)."""
+    cdef Py_ssize_t size, i = 0, j
+    # raises UnicodeEncodeError on a lone surrogate
+    cdef const unsigned char* utf8 = <const unsigned char*>PyUnicode_AsUTF8AndSize(text, &size)
+    cdef unsigned char c
+    cdef char escape[8]
+    _reserve(out, size + 2)
+    out.data[out.size] = 34
+    out.size += 1
+    while True:
+        j = cmj_plain_run(utf8, i, size)
+        _put(out, <const char*>utf8 + i, j - i)
+        if j >= size:
+            break
+        c = utf8[j]
+        if c == 34:
+            _put(out, b'\\"', 2)
+        elif c == 92:
+            _put(out, b"\\\\", 2)
+        elif c == 10:
+            _put(out, b"\\n", 2)
+        elif c == 13:
+            _put(out, b"\\r", 2)
+        elif c == 9:
+            _put(out, b"\\t", 2)
+        elif c == 8:
+            _put(out, b"\\b", 2)
+        elif c == 12:
+            _put(out, b"\\f", 2)
+        else:
+            _put(out, escape, snprintf(escape, 8, "\\u%04x", c))
+        i = j + 1
+    _put(out, b'"', 1)
+    return 0
+
+
+cdef unsigned char UNESCAPE[128]  # the byte that a two-byte escape \\X stands for
+UNESCAPE[34], UNESCAPE[92], UNESCAPE[47] = 34, 92, 47
+UNESCAPE[98], UNESCAPE[102], UNESCAPE[110], UNESCAPE[114], UNESCAPE[116] = 8, 12, 10, 13, 9
+
+
 cdef object _text(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
-    """The str of the (valid) string token s[start:end]."""
-    if memchr(s + start, 92, end - start) == NULL:  # no escapes: its bytes are the text
+    """The str of the (valid) string token s[start:end]: its bytes, unescaped here into
+    UTF-8 when every escape is a two-byte one; json's scanstring reads a token with a \\u
+    escape (half of a surrogate pair, or a lone one)."""
+    cdef const unsigned char* p = <const unsigned char*>memchr(s + start, 92, end - start)
+    cdef Py_ssize_t i = start + 1, stop = end - 1, size = 0, j
+    cdef unsigned char* buffer
+    if p == NULL:  # no escapes: its bytes are the text
         return PyUnicode_DecodeUTF8(<const char*>s + start + 1, end - start - 2, NULL)
+    buffer = <unsigned char*>malloc(end - start)
+    if buffer == NULL:
+        raise MemoryError()
+    try:
+        while True:
+            p = <const unsigned char*>memchr(s + i, 92, stop - i) if i < stop else NULL
+            j = stop if p == NULL else p - s
+            memcpy(buffer + size, s + i, j - i)
+            size += j - i
+            if p == NULL:
+                return PyUnicode_DecodeUTF8(<const char*>buffer, size, NULL)
+            if s[j + 1] == 117:  # \\u
+                break
+            buffer[size] = UNESCAPE[s[j + 1]]  # a valid escape: s[j + 1] < 128
+            size += 1
+            i = j + 2
+    finally:
+        free(buffer)
     return _scanstring(PyUnicode_DecodeUTF8(<const char*>s + start, end - start, NULL), 1,
                        True)[0]
 
@@ -386,15 +546,32 @@ cdef bint _ascii(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) noexc
     return True
 
 
-cdef bytes _token(str text, bint ascii):
-    """`text` as a JSON string token: \\uXXXX escapes when the original was ASCII-only (or
-    when the text holds a lone surrogate, which UTF-8 cannot carry), UTF-8 otherwise."""
-    if not ascii:
-        try:
-            return (<str>_encode_utf8(text)).encode("utf-8")
-        except UnicodeEncodeError:
-            pass
-    return (<str>_encode_ascii(text)).encode("ascii")
+cdef class _PathKeys:
+    """A path as `_walk` reads it, and the objects its pointers point into."""
+    cdef tuple keys  # the UTF-8 bytes of each key
+    cdef tuple names  # the path itself
+    cdef Key* array
+    cdef Path path
+
+    def __dealloc__(self):
+        PyMem_RawFree(self.array)
+
+
+cdef _PathKeys _path_keys(tuple path):
+    cdef _PathKeys made = _PathKeys.__new__(_PathKeys)
+    cdef Py_ssize_t k
+    made.keys = tuple(_keys(path))
+    made.names = path
+    made.array = <Key*>PyMem_RawMalloc(len(path) * sizeof(Key))
+    if made.array == NULL:
+        raise MemoryError()
+    for k in range(len(path)):
+        made.array[k].data = PyBytes_AS_STRING(made.keys[k])
+        made.array[k].size = PyBytes_GET_SIZE(made.keys[k])
+    made.path.keys = made.array
+    made.path.levels = len(path)
+    made.path.path = <PyObject*>path
+    return made
 
 
 cdef list _keys(tuple path):
@@ -415,7 +592,7 @@ def text_lines(bytes data not None, tuple path not None, bint skip_bad):
     null); blanks = how many lines are blank (only spaces); bad = [(index, code, a, b)] of the
     lines `locate` refused (without skip_bad the scan stops at the first).
     """
-    cdef list keys = _keys(path)
+    cdef _PathKeys keys = _path_keys(path)
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0, end, index = 0, blanks = 0
     cdef const unsigned char* newline
@@ -427,7 +604,7 @@ def text_lines(bytes data not None, tuple path not None, bint skip_bad):
         if _blank(s, i, end):
             blanks += 1
         else:
-            found = _locate(s + i, 0, end - i, path, keys)
+            found = _locate(s + i, 0, end - i, &keys.path)
             code = found[0]
             if code == FOUND:
                 rows.append(index)
@@ -444,15 +621,52 @@ def text_lines(bytes data not None, tuple path not None, bint skip_bad):
     return rows, texts, blanks, bad
 
 
+def line_cuts(bytes data not None, Py_ssize_t size, Py_ssize_t most):
+    """The lines of data[:size] (split after each b"\\n"; a last line without one counts) in
+    the fewest pieces of at most `most` lines, as even in lines as can be:
+    [(start, end, lines)], consecutive, covering data[:size].  Two memchr passes, no Python
+    work per line."""
+    if size < 0 or size > PyBytes_GET_SIZE(data):
+        raise ValueError("size out of range")
+    if most < 1:
+        raise ValueError("most must be at least 1")
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef const unsigned char* p = s
+    cdef const unsigned char* stop = s + size
+    cdef Py_ssize_t lines = 0, pieces, piece, seen = 0, start = 0, wanted
+    cdef list cuts = []
+    with nogil:
+        while p < stop:
+            p = <const unsigned char*>memchr(p, 10, stop - p)
+            if p == NULL:
+                break
+            lines += 1
+            p += 1
+    if size and s[size - 1] != 10:
+        lines += 1
+    if lines == 0:
+        return cuts
+    pieces = (lines + most - 1) // most
+    p = s
+    for piece in range(pieces - 1):
+        wanted = lines * (piece + 1) // pieces  # lines before the end of this piece
+        while seen < wanted:  # each of them ends with a newline (the last piece is not here)
+            p = <const unsigned char*>memchr(p, 10, stop - p) + 1
+            seen += 1
+        cuts.append((start, p - s, wanted - (lines * piece // pieces)))
+        start = p - s
+    cuts.append((start, size, lines - lines * (pieces - 1) // pieces))
+    return cuts
+
+
 cdef bint _raw_ok(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
-                  tuple families) except -1:
+                  const Rules* rules) noexcept nogil:
     """True when the string token s[start:end] can be stripped as its raw bytes: no \\u
     escape (which could spell a marker character), and no escape from a START that opens a
     marker of `families` (START family DELIM) to the STOP after it: every marker of those
     families then reads the same raw and decoded (escapes elsewhere are kept as they are)."""
-    cdef Py_ssize_t i = start + 1, stop = end - 1, size
+    cdef Py_ssize_t i = start + 1, stop = end - 1, size, f
     cdef bint open_marker = False
-    cdef bytes family
     # the next backslash and the next EE byte (the lead byte of START, STOP and DELIM), each
     # found with memchr: most of a token is neither
     cdef const unsigned char* slash = <const unsigned char*>memchr(s + i, 92, stop - i)
@@ -469,9 +683,9 @@ cdef bint _raw_ok(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
         i = lead - s
         if i + 2 < stop and s[i + 1] == 0x88:
             if s[i + 2] == 0x80 and not open_marker:
-                for family in families:
-                    size = PyBytes_GET_SIZE(family)
-                    if i + 6 + size <= stop and memcmp(s + i + 3, PyBytes_AS_STRING(family),
+                for f in range(rules.n_families):
+                    size = rules.families[f].length
+                    if i + 6 + size <= stop and memcmp(s + i + 3, rules.families[f].chars,
                                                        size) == 0 \
                             and memcmp(s + i + 3 + size, b"\xee\x88\x82", 3) == 0:
                         open_marker = True
@@ -487,11 +701,50 @@ def raw_ok(bytes token not None, tuple families not None):
     """See `_raw_ok`: can the string token (quotes included) be stripped as raw bytes?"""
     if PyBytes_GET_SIZE(token) < 2:
         raise ValueError("not a string token")
+    cdef _Rules rules = _rules(families)
+    return _raw_ok(<const unsigned char*>PyBytes_AS_STRING(token), 0, PyBytes_GET_SIZE(token),
+                   &rules.rules)
+
+
+cdef class _Rules:
+    """The grammar's rules for UTF-8 `families`, and the bytes they point into."""
+    cdef tuple families
+    cdef Rules rules
+
+    def __cinit__(self):
+        self.rules.families = NULL
+
+    def __dealloc__(self):
+        PyMem_RawFree(self.rules.families)
+
+
+cdef _Rules _rules(object families):
+    """Rules for `families` (a tuple of bytes, type-checked here): the default markers, the
+    guide's id and locator rules."""
+    cdef _Rules made = _Rules.__new__(_Rules)
+    cdef Py_ssize_t f
+    if type(families) is not tuple:
+        raise TypeError(
+            f"families must be a tuple of bytes or None, not {type(families).__name__}")
     for family in families:
         if type(family) is not bytes:
             raise TypeError(f"families must hold bytes, not {type(family).__name__}")
-    return _raw_ok(<const unsigned char*>PyBytes_AS_STRING(token), 0, PyBytes_GET_SIZE(token),
-                   families)
+    made.families = families
+    set_mark(&made.rules.start, ord(CITATION_START))
+    set_mark(&made.rules.delim, ord(CITATION_DELIMITER))
+    set_mark(&made.rules.stop, ord(CITATION_STOP))
+    made.rules.max_length = PY_SSIZE_T_MAX
+    made.rules.any_family = False
+    made.rules.builtin_rules = True
+    made.rules.n_families = len(families)
+    made.rules.families = <Family*>PyMem_RawMalloc((len(families) + 1) * sizeof(Family))
+    if made.rules.families == NULL:
+        raise MemoryError()
+    for f in range(made.rules.n_families):
+        made.rules.families[f].chars = PyBytes_AS_STRING(families[f])
+        made.rules.families[f].kind = 1
+        made.rules.families[f].length = PyBytes_GET_SIZE(families[f])
+    return made
 
 
 def strip_lines(bytes data not None, tuple path not None, object many not None, bint skip_bad,
@@ -501,19 +754,14 @@ def strip_lines(bytes data not None, tuple path not None, object many not None, 
 
     Only the texts that can hold a START are handed to `many` (the others cannot change).
     With `families` (a tuple of UTF-8 bytes: `many` strips those families' citations), a
-    token that `raw_ok` accepts is stripped as raw UTF-8 by the Arrow kernel instead,
+    token that `raw_ok` accepts is stripped here as raw UTF-8 with the shared C grammar,
     without decoding it: its escapes stay as they were.
     (out, rows, blanks, bad) as in `text_lines`, rows = how many good lines; blank lines are
-    copied; out leaves bad lines out, and without skip_bad stops before the first.
+    copied; out leaves bad lines out, and without skip_bad stops before the first.  The pass
+    over the lines runs without the GIL; `many` is called after it.
     """
-    if families is not None:
-        if type(families) is not tuple:
-            raise TypeError(
-                f"families must be a tuple of bytes or None, not {type(families).__name__}")
-        for family in families:
-            if type(family) is not bytes:
-                raise TypeError(f"families must hold bytes, not {type(family).__name__}")
-    return _strip_lines(data, path, many, skip_bad, True, families)
+    cdef _Rules rules = None if families is None else _rules(families)
+    return _strip_lines(data, path, many, skip_bad, True, rules)
 
 
 def map_lines(bytes data not None, tuple path not None, object many not None, bint skip_bad):
@@ -522,210 +770,165 @@ def map_lines(bytes data not None, tuple path not None, object many not None, bi
     return _strip_lines(data, path, many, skip_bad, False, None)
 
 
-cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint start_only,
-                        object families):
-    cdef list keys = _keys(path)
-    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0, end, index = 0, blanks = 0, rows = 0
-    cdef Py_ssize_t stop = n, copied = 0, k, start, token_end, a, b, raw_count = 0
+cdef struct Hole:  # a token `many` reads, and where its result goes in the output
+    Py_ssize_t at
+    Py_ssize_t start  # -1: a null text (extract)
+    Py_ssize_t end
+    Py_ssize_t index  # of its line (extract)
+
+
+cdef struct BadLine:
+    Py_ssize_t index
+    Py_ssize_t code
+    Py_ssize_t a
+    Py_ssize_t b
+
+
+cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, const Rules* rules,
+                     bint start_only, bint skip_bad, Out* out, Out* holes, Out* bads,
+                     Py_ssize_t* counts) except -1 nogil:
+    """The lines of s[:n] into out, but for the tokens left to `many` (holes) and the bad
+    lines (bads); counts[0] = good lines, counts[1] = blank ones."""
+    cdef Py_ssize_t i = 0, end, index = 0, copied = 0, stop = n, start, token_end, k, a, b
+    cdef Py_ssize_t inner
+    cdef int code
     cdef const unsigned char* newline
-    cdef list spans = [], texts = [], bad = []
-    cdef list out = []
-    cdef tuple found
-    cdef int64_t* raw_offsets = NULL
-    cdef const int64_t* new_offsets = NULL
-    # spans: (line start, line end, token start, token end, -1 | index into texts | -2 - raw)
-    while i < n:
-        newline = <const unsigned char*>memchr(s + i, 10, n - i)
-        end = n if newline == NULL else newline - s
-        if _blank(s, i, end):
-            blanks += 1
-        else:
-            found = _locate(s + i, 0, end - i, path, keys)
-            code = found[0]
-            if code == FOUND:
-                rows += 1
-                start = i + <Py_ssize_t>found[1]
-                token_end = i + <Py_ssize_t>found[2]
-                if not start_only or _may_hold_start(s, start, token_end):
-                    if families is not None and _raw_ok(s, start, token_end, families):
-                        spans.append((i, end, start, token_end, -2 - raw_count))
-                        raw_count += 1
-                    else:
-                        spans.append((i, end, start, token_end, len(texts)))
-                        texts.append(_text(s, start, token_end))
-            elif code == NULL_TEXT:
-                rows += 1
+    cdef Hole hole
+    cdef BadLine bad
+    cdef Matches matches
+    init_matches(&matches)
+    try:
+        while i < n:
+            newline = <const unsigned char*>memchr(s + i, 10, n - i)
+            end = n if newline == NULL else newline - s
+            if _blank(s, i, end):
+                counts[1] += 1
             else:
-                bad.append((index, *found))
-                spans.append((i, end, -1, -1, -1))
-                if not skip_bad:
-                    stop = i
-                    break
-        index += 1
-        i = end + 1
-    cleaned = many(texts) if texts else []
-    if len(cleaned) != len(texts):
-        raise ValueError("many() must give one text for each text")
-    stripped = None
-    if raw_count:
-        # One Arrow string array over `data` itself, no copy: row 2k is the k-th raw token
-        # (quotes off), row 2k+1 the bytes up to the next one, null (the kernel skips nulls).
-        raw_offsets = <int64_t*>malloc((2 * raw_count + 1) * sizeof(int64_t))
-        if raw_offsets == NULL:
-            raise MemoryError()
-        try:
-            k = 0
-            for entry in spans:
-                if <Py_ssize_t>entry[4] <= -2:
-                    raw_offsets[2 * k] = <Py_ssize_t>entry[2] + 1
-                    raw_offsets[2 * k + 1] = <Py_ssize_t>entry[3] - 1
-                    k += 1
-            raw_offsets[2 * k] = raw_offsets[2 * k - 1]
-            offsets = PyBytes_FromStringAndSize(<char*>raw_offsets,
-                                                (2 * raw_count + 1) * sizeof(int64_t))
-        finally:
-            free(raw_offsets)
-        validity = b"\x55" * ((2 * raw_count + 7) // 8)
-        stripped = _arrow_kernel().strip_utf8(validity, offsets, data, 0, 2 * raw_count, 8,
-                                              families)
-    if stripped is not None:
-        new_offsets_view = memoryview(stripped[1]).cast("B")
-        new_data_view = memoryview(stripped[2]).cast("B")
-        new_offsets = <const int64_t*>_address(new_offsets_view)
-    for line_start, line_end, start, token_end, k in spans:
-        if start < 0:  # a bad line: out with its newline
-            if copied < line_start:
-                out.append(data[copied:line_start])
-            copied = min(line_end + 1, n)
-            continue
-        if k <= -2:
-            if stripped is None:
+                code = _walk(s + i, end - i, path, &a, &b)
+                if code == FOUND:
+                    counts[0] += 1
+                    start = i + a
+                    token_end = i + b
+                    if not start_only or _may_hold_start(s, start, token_end):
+                        if rules != NULL and _raw_ok(s, start, token_end, rules):
+                            inner = start + 1
+                            matches.count = 0
+                            if scan_units(<const utf8_t*>(s + inner), token_end - 1 - inner,
+                                          rules, False, &matches) < 0:
+                                with gil:
+                                    raise MemoryError()
+                            for k in range(matches.count):  # cut out, in order
+                                _put(out, <const char*>s + copied,
+                                     inner + matches.items[k].start - copied)
+                                copied = inner + matches.items[k].end
+                        else:
+                            _put(out, <const char*>s + copied, start - copied)
+                            hole.at = out.size
+                            hole.start = start
+                            hole.end = token_end
+                            _put(holes, <const char*>&hole, sizeof(Hole))
+                            copied = token_end
+                elif code == NULL_TEXT:
+                    counts[0] += 1
+                else:  # a bad line: out with its newline
+                    bad.index = index
+                    bad.code = code
+                    bad.a = a
+                    bad.b = b
+                    _put(bads, <const char*>&bad, sizeof(BadLine))
+                    _put(out, <const char*>s + copied, i - copied)
+                    copied = min(end + 1, n)
+                    if not skip_bad:
+                        stop = i
+                        break
+            index += 1
+            i = end + 1
+        if copied < stop:
+            _put(out, <const char*>s + copied, stop - copied)
+    finally:
+        free_matches(&matches)
+    return 0
+
+
+cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint start_only,
+                        _Rules rules):
+    cdef _PathKeys keys = _path_keys(path)
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), k, copied = 0, mark, n_holes
+    cdef Py_ssize_t counts[2]
+    cdef const Rules* grammar = NULL if rules is None else &rules.rules
+    cdef Out out, holes, bads, whole
+    cdef const Hole* hole
+    cdef const BadLine* bad
+    cdef list texts = [], bad_lines = []
+    # The output of the pass is never longer than the input (it copies input bytes, less the
+    # markers cut out and the tokens left to `many`): it is written straight into a bytes
+    # object of the input's size, shrunk at the end, so a long line costs twice its size,
+    # not three times (no growth, no copy).
+    cdef PyObject* result = _new_bytes(NULL, n)
+    if result == NULL:
+        raise MemoryError()
+    out.data = PyBytes_AS_STRING(<object>result)
+    out.capacity = n
+    holes.data = bads.data = whole.data = NULL
+    out.size = holes.size = holes.capacity = 0
+    bads.size = bads.capacity = whole.size = whole.capacity = 0
+    counts[0] = counts[1] = 0
+    try:
+        with nogil:
+            _strip_pass(s, n, &keys.path, grammar, start_only, skip_bad, &out, &holes, &bads,
+                        counts)
+        for k in range(bads.size // <Py_ssize_t>sizeof(BadLine)):
+            bad = &(<const BadLine*>bads.data)[k]
+            bad_lines.append((bad.index, bad.code, bad.a, bad.b))
+        n_holes = holes.size // <Py_ssize_t>sizeof(Hole)
+        if n_holes == 0:
+            _PyBytes_Resize(&result, out.size)  # on failure result is NULL, and freed
+            done = <object>result
+            return done, counts[0], counts[1], bad_lines
+        for k in range(n_holes):
+            hole = &(<const Hole*>holes.data)[k]
+            texts.append(_text(s, hole.start, hole.end))
+        cleaned = many(texts)
+        if len(cleaned) != len(texts):
+            raise ValueError("many() must give one text for each text")
+        _reserve(&whole, out.size + (out.size >> 3))
+        for k in range(n_holes):
+            hole = &(<const Hole*>holes.data)[k]
+            _put(&whole, out.data + copied, hole.at - copied)
+            copied = hole.at
+            text = texts[k]
+            new = cleaned[k]
+            if new is text or new == text:
+                _put(&whole, <const char*>s + hole.start, hole.end - hole.start)
                 continue
-            k = -2 - k
-            a = new_offsets[2 * k]
-            b = new_offsets[2 * k + 1]
-            if b - a == token_end - start - 2:  # stripping only removes: nothing removed
-                continue
-            if copied < start + 1:
-                out.append(data[copied:start + 1])
-            out.append(new_data_view[a:b])  # a view: a long text is not copied twice
-            copied = token_end - 1
-            continue
-        text = texts[k]
-        new = cleaned[k]
-        if new is text or new == text:
-            continue
-        if copied < start:
-            out.append(data[copied:start])
-        out.append(_token(new, _ascii(s, start, token_end)))
-        copied = token_end
-    if copied < stop:
-        out.append(data[copied:stop])
-    return b"".join(out), rows, blanks, bad
-
-
-cdef const void* _address(object view) except NULL:
-    cdef const unsigned char[::1] bytes_view = view
-    if bytes_view.shape[0] == 0:
-        return <const void*>b""
-    return <const void*>&bytes_view[0]
-
-
-cdef object _kernel = None
-
-
-cdef object _arrow_kernel():
-    global _kernel
-    if _kernel is None:
-        from . import _arrow_c
-        _kernel = _arrow_c
-    return _kernel
+            # UTF-8 JSON, or \\uXXXX escapes when the original was ASCII-only (or when the
+            # text holds a lone surrogate, which UTF-8 cannot carry)
+            if not _ascii(s, hole.start, hole.end):
+                mark = whole.size
+                try:
+                    _put_string(&whole, new)
+                    continue
+                except UnicodeEncodeError:
+                    whole.size = mark
+            token = (<str>_encode_ascii(new)).encode("ascii")
+            _put(&whole, PyBytes_AS_STRING(token), PyBytes_GET_SIZE(token))
+        _put(&whole, out.data + copied, out.size - copied)
+        return PyBytes_FromStringAndSize(whole.data, whole.size), counts[0], counts[1], bad_lines
+    finally:
+        Py_XDECREF(result)
+        free(holes.data)
+        free(bads.data)
+        free(whole.data)
 
 
 # --- extract's JSON lines ------------------------------------------------------------------
 
 from cpython.dict cimport PyDict_Next, PyDict_Size
 from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
-from cpython.object cimport PyObject
-from cpython.unicode cimport PyUnicode_AsUTF8AndSize
-from libc.stdio cimport snprintf
 
 _encode_json = json.JSONEncoder(ensure_ascii=False).encode
 _CITATION_KEYS = ("raw", "family", "source_ids", "locator", "start", "end")
-
-
-cdef struct Out:
-    char* data
-    Py_ssize_t size
-    Py_ssize_t capacity
-
-
-cdef int _reserve(Out* out, Py_ssize_t extra) except -1:
-    cdef Py_ssize_t wanted = out.size + extra
-    cdef char* grown
-    if wanted <= out.capacity:
-        return 0
-    wanted = max(wanted, 2 * out.capacity, 4096)
-    grown = <char*>realloc(out.data, wanted)
-    if grown == NULL:
-        raise MemoryError()
-    out.data = grown
-    out.capacity = wanted
-    return 0
-
-
-cdef inline int _put(Out* out, const char* data, Py_ssize_t size) except -1:
-    _reserve(out, size)
-    memcpy(out.data + out.size, data, size)
-    out.size += size
-    return 0
-
-
-cdef int _put_int(Out* out, object number) except -1:
-    cdef char digits[32]
-    cdef long long value
-    try:
-        value = number
-    except OverflowError:
-        text = str(number).encode("ascii")
-        return _put(out, text, len(text))
-    return _put(out, digits, snprintf(digits, 32, "%lld", value))
-
-
-cdef int _put_string(Out* out, str text) except -1:
-    """`text` as a JSON string, as json.dumps(ensure_ascii=False) writes it, in UTF-8."""
-    cdef Py_ssize_t size, i, run = 0
-    cdef const char* utf8 = PyUnicode_AsUTF8AndSize(text, &size)  # raises on a lone surrogate
-    cdef unsigned char c
-    cdef char escape[8]
-    _reserve(out, size + 2)
-    out.data[out.size] = 34
-    out.size += 1
-    for i in range(size):
-        c = <unsigned char>utf8[i]
-        if c == 34 or c == 92 or c < 32:
-            _put(out, utf8 + run, i - run)
-            run = i + 1
-            if c == 34:
-                _put(out, b'\\"', 2)
-            elif c == 92:
-                _put(out, b"\\\\", 2)
-            elif c == 10:
-                _put(out, b"\\n", 2)
-            elif c == 13:
-                _put(out, b"\\r", 2)
-            elif c == 9:
-                _put(out, b"\\t", 2)
-            elif c == 8:
-                _put(out, b"\\b", 2)
-            elif c == 12:
-                _put(out, b"\\f", 2)
-            else:
-                _put(out, escape, snprintf(escape, 8, "\\u%04x", c))
-    _put(out, utf8 + run, size - run)
-    _put(out, b'"', 1)
-    return 0
 
 
 cdef bint _plain_citation(object citation) except -1:
@@ -793,12 +996,30 @@ cdef int _put_citations(Out* out, object citations) except -1:
     return 0
 
 
+cdef int _put_line(Out* out, str file, object row, object citations) except -1:
+    """One {"file", "row", "citations"} JSON line, as `citation_lines` writes it."""
+    cdef Py_ssize_t line_start = out.size
+    try:
+        _put(out, b'{"file": ', 9)
+        _put_string(out, file)
+        _put(out, b', "row": ', 9)
+        _put_int(out, row)
+        _put(out, b', "citations": ', 15)
+        _put_citations(out, citations)
+        _put(out, b"}\n", 2)
+    except UnicodeEncodeError:
+        out.size = line_start
+        text = json.dumps({"file": file, "row": row, "citations": citations})
+        _put(out, (text + "\n").encode("ascii"), len(text) + 1)
+    return 0
+
+
 def citation_lines(str file not None, list rows not None, list citations not None):
     """{"file", "row", "citations"} JSON lines, byte for byte as
     json.dumps(..., ensure_ascii=False) writes them, UTF-8; a line whose text holds a lone
     surrogate in ASCII JSON (json.dumps(..., ensure_ascii=True))."""
     cdef Out out
-    cdef Py_ssize_t i, line_start
+    cdef Py_ssize_t i
     if len(rows) != len(citations):
         raise ValueError("rows and citations must be as long")
     for row in rows:
@@ -808,19 +1029,272 @@ def citation_lines(str file not None, list rows not None, list citations not Non
     out.size = out.capacity = 0
     try:
         for i in range(len(rows)):
-            line_start = out.size
-            try:
-                _put(&out, b'{"file": ', 9)
-                _put_string(&out, file)
-                _put(&out, b', "row": ', 9)
-                _put_int(&out, rows[i])
-                _put(&out, b', "citations": ', 15)
-                _put_citations(&out, citations[i])
-                _put(&out, b"}\n", 2)
-            except UnicodeEncodeError:
-                out.size = line_start
-                text = json.dumps({"file": file, "row": rows[i], "citations": citations[i]})
-                _put(&out, (text + "\n").encode("ascii"), len(text) + 1)
+            _put_line(&out, file, rows[i], citations[i])
         return PyBytes_FromStringAndSize(out.data, out.size)
     finally:
         free(out.data)
+
+
+# --- extract straight from the raw tokens ---------------------------------------------------
+
+
+cdef inline Py_ssize_t _escapes(const unsigned char* s, Py_ssize_t i,
+                                Py_ssize_t end) noexcept nogil:
+    """How many escapes start in s[i:end] (i is not inside one)."""
+    cdef const unsigned char* p
+    cdef Py_ssize_t count = 0
+    while i < end:
+        p = <const unsigned char*>memchr(s + i, 92, end - i)
+        if p == NULL:
+            break
+        count += 1
+        i = p - s + 2
+    return count
+
+
+cdef int _put_bytes_string(Out* out, const unsigned char* s, Py_ssize_t a,
+                           Py_ssize_t b) except -1 nogil:
+    """s[a:b] as a JSON string: bytes of a marker in a raw token, which hold no quote, no
+    backslash and no control character (a JSON string has none unescaped, and `_raw_ok`
+    allows no escape in a marker), so json.dumps(..., ensure_ascii=False) writes them as
+    they are."""
+    _reserve(out, b - a + 2)
+    out.data[out.size] = 34
+    memcpy(out.data + out.size + 1, s + a, b - a)
+    out.data[out.size + 1 + b - a] = 34
+    out.size += b - a + 2
+    return 0
+
+
+cdef int _put_size(Out* out, Py_ssize_t number) except -1 nogil:
+    """`number` in decimal, as json.dumps writes an int (by hand: snprintf's format parsing
+    cost more than the rest of a citation)."""
+    cdef char digits[24]
+    cdef int at = 24
+    cdef size_t value = <size_t>number
+    if number < 0:
+        _put(out, b"-", 1)
+        value = <size_t>0 - value
+    while True:
+        at -= 1
+        digits[at] = <char>(48 + value % 10)
+        value //= 10
+        if value == 0:
+            break
+    return _put(out, digits + at, 24 - at)
+
+
+cdef int _put_raw_citations(Out* out, const unsigned char* s, Py_ssize_t a, Py_ssize_t b,
+                            const Rules* rules, Matches* matches,
+                            const Key* names) except -1 nogil:
+    """The citations of the raw string token s[a:b] (one `_raw_ok` accepts) as a JSON list,
+    as `_put_citations` writes extract's dicts for the decoded text: the same matches (its
+    markers read the same raw and decoded), offsets in code points of the decoded text (a
+    raw token has no \\u escape: each escape is two bytes for one code point)."""
+    cdef const unsigned char* data = s + a + 1
+    cdef Py_ssize_t n = b - a - 2, k, cursor = 0, points = 0, start, i, stop, part_a, part_b
+    cdef Py_ssize_t n_ids
+    cdef const Match* match
+    matches.count = 0
+    if scan_units(<const utf8_t*>data, n, rules, False, matches) < 0:
+        with gil:
+            raise MemoryError()
+    _put(out, b"[", 1)
+    for k in range(matches.count):
+        match = &matches.items[k]
+        if k:
+            _put(out, b", ", 2)
+        points += cm_count_points(data + cursor, match.start - cursor) \
+            - _escapes(data, cursor, match.start)
+        start = points
+        points += cm_count_points(data + match.start, match.end - match.start)
+        cursor = match.end
+        _put(out, b'{"raw": ', 8)
+        _put_bytes_string(out, data, match.start, match.end)
+        _put(out, b', "family": ', 12)
+        _put(out, names[match.family].data, names[match.family].size)
+        _put(out, b', "source_ids": [', 17)
+        # The first n_ids non-empty parts of the body (judge_body counted them), as
+        # `_arrow_c.emit` takes them.
+        i = match.body
+        stop = match.end - rules.stop.utf8_size
+        n_ids = 0
+        while n_ids < match.n_ids and i <= stop:
+            i = next_part(<const utf8_t*>data, i, stop, &rules.delim, &part_a, &part_b) \
+                + rules.delim.utf8_size
+            if part_a < part_b:
+                if n_ids:
+                    _put(out, b", ", 2)
+                _put_bytes_string(out, data, part_a, part_b)
+                n_ids += 1
+        _put(out, b'], "locator": ', 14)
+        if match.locator < 0:
+            _put(out, b"null", 4)
+        else:
+            _put_bytes_string(out, data, match.locator, match.locator_end)
+        _put(out, b', "start": ', 11)
+        _put_size(out, start)
+        _put(out, b', "end": ', 9)
+        _put_size(out, points)
+        _put(out, b"}", 1)
+    _put(out, b"]", 1)
+    return 0
+
+
+def extract_lines(bytes data not None, tuple path not None, object many not None,
+                  bint skip_bad, str file not None, Py_ssize_t first_row, object families=None):
+    """extract's JSON lines for the rows of `data` (lines split at b"\\n"): for each good line
+    {"file": file, "row": first_row + its index, "citations": ...} as `citation_lines` writes
+    it, the citations of its text as `many(texts)` (a list of str -> a list of citation
+    lists) gives them; null for a null text.
+
+    Only the texts that `many` must read are handed to it: a text that cannot hold a START
+    has none, and with `families` (a tuple of UTF-8 bytes: `many` extracts those families)
+    a token that `raw_ok` accepts is scanned here as raw UTF-8, with no Python object made
+    for it or its citations.  (out, rows, blanks, bad) as in `strip_lines`.  The pass over
+    the lines runs without the GIL; `many` is called after it.
+    """
+    cdef _PathKeys keys = _path_keys(path)
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), k, copied = 0, n_holes, f
+    cdef Py_ssize_t counts[2]
+    cdef _Rules rules = None
+    cdef const Rules* grammar = NULL
+    cdef Out out, holes, bads, whole
+    cdef const Hole* hole
+    cdef const BadLine* bad
+    cdef list texts = [], bad_lines = [], names = []
+    cdef Key* name_keys = NULL
+    cdef bytes head = None
+    cdef const char* head_data = NULL
+    cdef Py_ssize_t head_size = 0
+    if families is not None:
+        rules = _rules(families)
+        grammar = &rules.rules
+        try:
+            for family in families:
+                names.append(_encode_json((<bytes>family).decode("utf-8")).encode("utf-8"))
+        except UnicodeError:  # not UTF-8: `many` reads every text
+            grammar = NULL
+    try:
+        head = b'{"file": ' + (<str>_encode_json(file)).encode("utf-8") + b', "row": '
+        head_data = PyBytes_AS_STRING(head)
+        head_size = PyBytes_GET_SIZE(head)
+    except UnicodeEncodeError:  # a lone surrogate: every line is written by `_put_line`
+        pass
+    out.data = holes.data = bads.data = whole.data = NULL
+    out.size = out.capacity = holes.size = holes.capacity = 0
+    bads.size = bads.capacity = whole.size = whole.capacity = 0
+    counts[0] = counts[1] = 0
+    try:
+        if grammar != NULL:
+            name_keys = <Key*>PyMem_RawMalloc((len(names) + 1) * sizeof(Key))
+            if name_keys == NULL:
+                raise MemoryError()
+            for f in range(len(names)):
+                name_keys[f].data = PyBytes_AS_STRING(names[f])
+                name_keys[f].size = PyBytes_GET_SIZE(names[f])
+        with nogil:
+            _extract_pass(s, n, &keys.path, grammar, name_keys, head_data, head_size,
+                          first_row, skip_bad, &out, &holes, &bads, counts)
+        for k in range(bads.size // <Py_ssize_t>sizeof(BadLine)):
+            bad = &(<const BadLine*>bads.data)[k]
+            bad_lines.append((bad.index, bad.code, bad.a, bad.b))
+        n_holes = holes.size // <Py_ssize_t>sizeof(Hole)
+        if n_holes == 0:
+            return PyBytes_FromStringAndSize(out.data, out.size), counts[0], counts[1], bad_lines
+        for k in range(n_holes):
+            hole = &(<const Hole*>holes.data)[k]
+            if hole.start >= 0 and _may_hold_start(s, hole.start, hole.end):
+                texts.append(_text(s, hole.start, hole.end))
+        cited = many(texts) if texts else []
+        if len(cited) != len(texts):
+            raise ValueError("many() must give one list for each text")
+        f = 0
+        for k in range(n_holes):
+            hole = &(<const Hole*>holes.data)[k]
+            _put(&whole, out.data + copied, hole.at - copied)
+            copied = hole.at
+            if hole.start < 0:  # a null text
+                found = None
+            elif _may_hold_start(s, hole.start, hole.end):
+                found = cited[f]
+                f += 1
+            else:
+                found = []
+            _put_line(&whole, file, first_row + hole.index, found)
+        _put(&whole, out.data + copied, out.size - copied)
+        return PyBytes_FromStringAndSize(whole.data, whole.size), counts[0], counts[1], bad_lines
+    finally:
+        free(out.data)
+        free(holes.data)
+        free(bads.data)
+        free(whole.data)
+        PyMem_RawFree(name_keys)
+
+
+cdef int _extract_pass(const unsigned char* s, Py_ssize_t n, const Path* path,
+                       const Rules* rules, const Key* names, const char* head,
+                       Py_ssize_t head_size, Py_ssize_t first_row, bint skip_bad, Out* out,
+                       Out* holes, Out* bads, Py_ssize_t* counts) except -1 nogil:
+    """extract's lines of s[:n] into out, but for the rows left to `many` and `_put_line`
+    (holes: a token that is not raw, or every row when there is no `head`) and the bad lines
+    (bads); counts[0] = good lines, counts[1] = blank ones."""
+    cdef Py_ssize_t i = 0, end, index = 0, start, token_end, a, b
+    cdef int code, what
+    cdef const unsigned char* newline
+    cdef Hole hole
+    cdef BadLine bad
+    cdef Matches matches
+    init_matches(&matches)
+    try:
+        while i < n:
+            newline = <const unsigned char*>memchr(s + i, 10, n - i)
+            end = n if newline == NULL else newline - s
+            if _blank(s, i, end):
+                counts[1] += 1
+            else:
+                code = _walk(s + i, end - i, path, &a, &b)
+                if code == FOUND or code == NULL_TEXT:
+                    counts[0] += 1
+                    what = 0  # null text
+                    start = token_end = -1
+                    if code == FOUND:
+                        start = i + a
+                        token_end = i + b
+                        if not _may_hold_start(s, start, token_end):
+                            what = 1  # no citation
+                        elif rules != NULL and _raw_ok(s, start, token_end, rules):
+                            what = 2  # scanned here
+                        else:
+                            what = 3  # read by `many`
+                    if what == 3 or head == NULL:
+                        hole.at = out.size
+                        hole.start = start
+                        hole.end = token_end
+                        hole.index = index
+                        _put(holes, <const char*>&hole, sizeof(Hole))
+                    else:
+                        _put(out, head, head_size)
+                        _put_size(out, first_row + index)
+                        _put(out, b', "citations": ', 15)
+                        if what == 0:
+                            _put(out, b"null", 4)
+                        elif what == 1:
+                            _put(out, b"[]", 2)
+                        else:
+                            _put_raw_citations(out, s, start, token_end, rules, &matches, names)
+                        _put(out, b"}\n", 2)
+                else:
+                    bad.index = index
+                    bad.code = code
+                    bad.a = a
+                    bad.b = b
+                    _put(bads, <const char*>&bad, sizeof(BadLine))
+                    if not skip_bad:
+                        break
+            index += 1
+            i = end + 1
+    finally:
+        free_matches(&matches)
+    return 0

@@ -203,6 +203,31 @@ def _lines(data: bytes) -> list[tuple[int, int]]:
     return spans
 
 
+def line_cuts(data: bytes, size: int, most: int) -> list[tuple[int, int, int]]:
+    """See `_jsonl_c.line_cuts`."""
+    if not isinstance(data, bytes):
+        raise TypeError(f"data must be bytes, not {type(data).__name__}")
+    if not 0 <= size <= len(data):
+        raise ValueError("size out of range")
+    if most < 1:
+        raise ValueError("most must be at least 1")
+    lines = data.count(b"\n", 0, size) + (size > 0 and data[size - 1] != 10)
+    if lines == 0:
+        return []
+    pieces = -(-lines // most)
+    cuts = []
+    start = at = seen = 0
+    for piece in range(pieces - 1):
+        wanted = lines * (piece + 1) // pieces
+        while seen < wanted:
+            at = data.index(b"\n", at) + 1
+            seen += 1
+        cuts.append((start, at, wanted - lines * piece // pieces))
+        start = at
+    cuts.append((start, size, lines - lines * (pieces - 1) // pieces))
+    return cuts
+
+
 def _blank(line: bytes) -> bool:
     return not line.strip(b" \t\r")
 
@@ -270,7 +295,7 @@ def strip_lines(
     families: tuple[bytes, ...] | None = None,
 ) -> tuple[bytes, int, int, list[tuple[int, int, int, int]]]:
     """See `_jsonl_c.strip_lines`; the raw tokens go through `many` as the str of their raw
-    bytes (what the Arrow kernel is held to)."""
+    bytes (what the compiled kernel's raw strip is held to)."""
     if families is not None:
         if type(families) is not tuple:
             raise TypeError(
@@ -369,3 +394,61 @@ def citation_lines(file: str, rows: list[int], citations: list[Any]) -> bytes:
         except UnicodeEncodeError:
             lines.append(json.dumps(value).encode("ascii") + b"\n")
     return b"".join(lines)
+
+
+def extract_lines(
+    data: bytes,
+    path: tuple[str, ...],
+    many: Callable[[list[str]], list[Any]],
+    skip_bad: bool,
+    file: str,
+    first_row: int,
+    families: tuple[bytes, ...] | None = None,
+) -> tuple[bytes, int, int, list[tuple[int, int, int, int]]]:
+    """See `_jsonl_c.extract_lines`: every text that may hold a START goes through `many`
+    (the kernel's raw scan is held to give what `many` gives)."""
+    if not isinstance(data, bytes):
+        raise TypeError(f"data must be bytes, not {type(data).__name__}")
+    if not isinstance(file, str):
+        raise TypeError(f"file must be str, not {type(file).__name__}")
+    if type(first_row) is not int:
+        raise TypeError(f"first_row must be int, not {type(first_row).__name__}")
+    if families is not None:
+        if type(families) is not tuple:
+            raise TypeError(
+                f"families must be a tuple of bytes or None, not {type(families).__name__}"
+            )
+        for family in families:
+            if type(family) is not bytes:
+                raise TypeError(f"families must hold bytes, not {type(family).__name__}")
+    _check(path)
+    rows: list[int] = []
+    found: list[Any] = []  # per row: None (null), [] (no START), or an index into texts
+    texts: list[str] = []
+    bad: list[tuple[int, int, int, int]] = []
+    blanks = 0
+    for index, (start, end) in enumerate(_lines(data)):
+        line = data[start:end]
+        if _blank(line):
+            blanks += 1
+            continue
+        code, a, b = locate(line, path)
+        if code == NULL_TEXT:
+            rows.append(first_row + index)
+            found.append(None)
+        elif code == FOUND:
+            rows.append(first_row + index)
+            if may_hold_start(line, a, b):
+                found.append(len(texts))
+                texts.append(_text(line[a:b]))
+            else:
+                found.append([])
+        else:
+            bad.append((index, code, a, b))
+            if not skip_bad:
+                break
+    cited = many(texts) if texts else []
+    if len(cited) != len(texts):
+        raise ValueError("many() must give one list for each text")
+    citations = [cited[one] if type(one) is int else one for one in found]
+    return citation_lines(file, rows, citations), len(rows), blanks, bad

@@ -11,13 +11,14 @@ not asked for are counted by name (read by the `any_family` rule: ASCII letters,
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 from . import extract_many
-from ._grammar import CITATION_DELIMITER, CITATION_START, TURN_ID_RE, heads_at
+from ._grammar import CITATION_DELIMITER, CITATION_START, FAMILY_WORD, TURN_ID_RE
 
 HISTOGRAM = ((0, 0), (1, 1), (2, 2), (3, 3), (4, 4), (5, 9), (10, 19), (20, None))
 
@@ -47,6 +48,7 @@ class Stats:
                 present.append(text)
         asked = set(families)
         heads = [(family, CITATION_START + family + CITATION_DELIMITER) for family in asked]
+        kinds: dict[str, str] = {}  # id -> its kind: ids repeat, the match is made once
         for text, citations in zip(present, extract_many(present, families=families), strict=True):
             count = len(citations)
             self.per_row[count] += 1
@@ -57,8 +59,11 @@ class Stats:
                 for citation in citations:
                     self.citations_by_family[citation["family"]] += 1
                     for source in citation["source_ids"]:
-                        kind = TURN_ID_RE.fullmatch(source)
-                        self.id_kinds[kind.group(1) if kind else "other"] += 1
+                        kind = kinds.get(source)
+                        if kind is None:
+                            turn = TURN_ID_RE.fullmatch(source)
+                            kind = kinds[source] = turn.group(1) if turn else "other"
+                        self.id_kinds[kind] += 1
             if CITATION_START in text:
                 for family, head in heads:
                     self.markers_by_family[family] += text.count(head)
@@ -167,15 +172,17 @@ class Stats:
         return "\n".join(lines) + "\n"
 
 
+# The `any_family` head rule (`_grammar.heads_at`: the longest FAMILY_WORD after a START,
+# then a DELIM) at every START, in one search: a family word never holds a START, so the
+# heads do not overlap.
+_ANY_HEAD = re.compile(
+    re.escape(CITATION_START) + f"({FAMILY_WORD})" + re.escape(CITATION_DELIMITER)
+)
+
+
 def _any_families(text: str) -> list[str]:
     """The family of every START that the `any_family` head rule reads as a marker."""
-    names = []
-    at = text.find(CITATION_START)
-    while at >= 0:
-        for name, _ in heads_at(text, at + 1, (), CITATION_DELIMITER, True):
-            names.append(name)
-        at = text.find(CITATION_START, at + 1)
-    return names
+    return _ANY_HEAD.findall(text)
 
 
 def _unique(families: tuple[str, ...]) -> list[str]:

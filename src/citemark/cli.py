@@ -131,11 +131,25 @@ def _rows_options(parser: argparse.ArgumentParser, command: str) -> None:
         parser.add_argument(*flags, **options)
 
 
-def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+# Stands for parquet_hint() in help texts until one is printed: finding out how citemark was
+# installed reads package metadata, a cost every run would pay for a text few runs show.
+_HINT = "\x00parquet-hint\x00"
+
+
+class _Parser(argparse.ArgumentParser):
+    def format_help(self) -> str:
+        text = super().format_help()
+        return text.replace(_HINT, parquet_hint()) if _HINT in text else text
+
+
+def _parsers(
+    only: str | None = None,
+) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
+    """The parser and the subparser of every command (of `only`, when given)."""
     from ._batch import TEXT_COMMANDS
 
-    hint = parquet_hint()
-    parser = argparse.ArgumentParser(
+    hint = _HINT
+    parser: argparse.ArgumentParser = _Parser(
         prog="citemark",
         description="Find, extract, strip and clean the citation markers of OpenAI model "
         "answers; count them; check answers against their sources.",
@@ -145,7 +159,9 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
     parser.add_argument(
         "--version", action="version", version=f"citemark {__version__} ({IMPLEMENTATION})"
     )
-    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = parser.add_subparsers(
+        dest="command", metavar="COMMAND", required=True, parser_class=_Parser
+    )
     about = {
         "extract": (
             "the citations of each input, as JSON lines (or Parquet)",
@@ -162,8 +178,8 @@ def _parsers() -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentPars
             "and where citations are placed.",
         ),
     }
-    subparsers = {}
-    for name in COMMANDS:
+    subparsers: dict[str, argparse.ArgumentParser] = {}
+    for name in COMMANDS if only is None else (only,):
         short, description = about[name]
         sub = commands.add_parser(
             name,
@@ -251,7 +267,10 @@ def _looks_like_parquet(file: str) -> bool:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    parser, subparsers = _parsers()
+    # `citemark strip ...`: no option comes before the command, so only its own parser is
+    # needed (lint's, which loads the linter, is built for lint and for the other forms).
+    only = argv[0] if argv and argv[0] in COMMANDS and argv[0] != "lint" else None
+    parser, subparsers = _parsers(only)
     takes_value = {
         flag
         for sub in subparsers.values()
