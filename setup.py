@@ -98,8 +98,14 @@ def extensions():
         depends=["src/citemark/_simd.h"],
         extra_compile_args=flags,
     )
-    # citemark's JSONL path: validate a line and find the value at a path, on bytes.
-    jsonl = Extension("citemark._jsonl_c", ["src/citemark/_jsonl_c.pyx"], extra_compile_args=flags)
+    # citemark's JSONL path: validate a line, find the value at a path and strip or extract
+    # it, on bytes, with the shared grammar.
+    jsonl = Extension(
+        "citemark._jsonl_c",
+        ["src/citemark/_jsonl_c.pyx"],
+        depends=["src/citemark/_simd.h", "src/citemark/_grammar_c.pxi"],
+        extra_compile_args=flags,
+    )
     # citemark._commonmark's hot loops: a paragraph's backtick runs and their pairing.
     commonmark = Extension(
         "citemark._commonmark_c", ["src/citemark/_commonmark_c.pyx"], extra_compile_args=flags
