@@ -10,5 +10,8 @@ def join(
     text: str, tokens: list[_Token], replacements: list[str] | None
 ) -> tuple[str, list[int]]: ...
 def clean(
-    text: str, walls: list[tuple[int, int]], entity: Callable[[str], str] | None = None
+    text: str,
+    walls: list[tuple[int, int]],
+    entity: Callable[[str], str] | None = None,
+    plain_names: bool = False,
 ) -> str | None: ...

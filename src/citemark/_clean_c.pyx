@@ -17,6 +17,7 @@ cdef extern from "Python.h":
     ctypedef unsigned char Py_UCS1
     ctypedef unsigned short Py_UCS2
     int PyUnicode_KIND(object text)
+    bint is_space "Py_UNICODE_ISSPACE"(Py_UCS4 ch) nogil
     void* PyUnicode_DATA(object text)
     Py_UCS4 read_unit "PyUnicode_READ"(int kind, const void* data, Py_ssize_t index) nogil
     void write_unit "PyUnicode_WRITE"(int kind, void* data, Py_ssize_t index, Py_UCS4 ch) nogil
@@ -26,13 +27,16 @@ cdef extern from *:
     """
     /* Plain loops over the native unit width with no early exit inside a block, which
        compilers vectorise at -O2/-O3: the search for any marker character (a range, so
-       the one-unit search of _simd.h does not fit). */
+       the one-unit search of _simd.h does not fit).  `hit` gathers all-ones masks of the
+       unit's own width: a 0/1 flag widened to int made gcc unpack every vector (measured
+       with callgrind: 1.9 instructions per unit then, 1.0 now). */
     #define CC_SEARCH(NAME, UNIT)                                                          \
     static inline Py_ssize_t NAME(const UNIT *d, Py_ssize_t i, Py_ssize_t n,             \
                                   UNIT first, UNIT span) {                               \
         for (; i + 32 <= n; i += 32) {                                                   \
-            unsigned int hit = 0;                                                        \
-            for (int j = 0; j < 32; j++) hit |= (UNIT)(d[i + j] - first) <= span;        \
+            UNIT hit = 0;                                                                \
+            for (int j = 0; j < 32; j++)                                                 \
+                hit |= (UNIT)-(UNIT)((UNIT)(d[i + j] - first) <= span);                  \
             if (hit) break;                                                              \
         }                                                                                \
         for (; i < n; i++) if ((UNIT)(d[i] - first) <= span) return i;                  \
@@ -71,6 +75,9 @@ cdef enum:
 
 cdef struct Token:
     Py_ssize_t kind, start, end, family_start, family_end, body_start, body_end
+    # What clean() shows instead: text[shown_start:shown_end] (an entity's name); empty when
+    # the token is removed.
+    Py_ssize_t shown_start, shown_end
 
 cdef struct Tokens:
     Token* items  # `inline` until it outgrows it
@@ -92,22 +99,25 @@ cdef Py_ssize_t MARKER = rules.MARKER
 cdef Py_ssize_t ENTITY = rules.ENTITY
 cdef Py_ssize_t BROKEN = rules.BROKEN
 cdef Py_ssize_t BARE = rules.BARE
-cdef str ENTITY_FAMILY = rules.ENTITY_FAMILY
 
 
 cdef enum:
     SET_SIZE = 32
+    MAX_TITLED = 8
 
+# A set of characters, or a family name (its characters in order).
 cdef struct CharSet:
     Py_UCS4 chars[SET_SIZE]
     Py_ssize_t count
 
-cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET
+cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET, ENTITY_NAME
+cdef CharSet TITLED_NAMES[MAX_TITLED]
+cdef Py_ssize_t TITLED_COUNT = len(rules.TITLED_FAMILIES)
 
 
 cdef void fill(CharSet* target, str chars) except *:
     if len(chars) > SET_SIZE:
-        raise ValueError("a spacing set of _clean_rules outgrew the kernel's table")
+        raise ValueError("a character table of _clean_rules outgrew the kernel's")
     target.count = len(chars)
     for index in range(len(chars)):
         target.chars[index] = ord(chars[index])
@@ -116,6 +126,11 @@ cdef void fill(CharSet* target, str chars) except *:
 fill(&BLANK_SET, rules.BLANKS)
 fill(&CLOSING_SET, rules.CLOSING)
 fill(&LINE_BREAK_SET, rules.LINE_BREAKS)
+fill(&ENTITY_NAME, rules.ENTITY_FAMILY)
+if TITLED_COUNT > MAX_TITLED:
+    raise ValueError("TITLED_FAMILIES of _clean_rules outgrew the kernel's table")
+for _index, _family in enumerate(rules.TITLED_FAMILIES):
+    fill(&TITLED_NAMES[_index], _family)
 
 
 cdef inline bint in_set(const CharSet* chars, Py_UCS4 ch) noexcept nogil:
@@ -183,6 +198,7 @@ cdef int push(Tokens* tokens, Py_ssize_t kind, Py_ssize_t start, Py_ssize_t end,
     token.family_end = family_end
     token.body_start = body_start
     token.body_end = body_end
+    token.shown_start = token.shown_end = start
     tokens.count += 1
     return 0
 
@@ -331,9 +347,9 @@ cdef int scan_into(str text, object walls, Tokens* tokens) except -1:
         else:
             wall_start = wall_end = n
         if kind == 2:
-            scan_segment(text, <const Py_UCS2*>data, at, wall_start, tokens, PY_SSIZE_T_MAX)
+            scan_segment(<const Py_UCS2*>data, at, wall_start, tokens, PY_SSIZE_T_MAX)
         else:
-            scan_segment(text, <const Py_UCS4*>data, at, wall_start, tokens, PY_SSIZE_T_MAX)
+            scan_segment(<const Py_UCS4*>data, at, wall_start, tokens, PY_SSIZE_T_MAX)
         at = wall_end
     return 0
 
@@ -414,7 +430,7 @@ cdef Py_ssize_t id_chain(const unit_t* data, Py_ssize_t i, Py_ssize_t limit) noe
 
 
 cdef Py_ssize_t scan_segment(
-    str text, const unit_t* data, Py_ssize_t i, Py_ssize_t b, Tokens* tokens, Py_ssize_t most
+    const unit_t* data, Py_ssize_t i, Py_ssize_t b, Tokens* tokens, Py_ssize_t most
 ) except -2:
     """Tokens of data[i:b] until there are `most`: returns where to resume, or -1 at the end
     of the segment (the scan keeps no other state, so it can stop between any two tokens)."""
@@ -446,7 +462,7 @@ cdef Py_ssize_t scan_segment(
                     body_end += 1
                 if body_end < limit and data[body_end] == STOP:
                     kind = MARKER
-                    if is_entity(text, i + 1, family_end):
+                    if same_name(sizeof(unit_t), data, i + 1, family_end, &ENTITY_NAME):
                         kind = ENTITY
                     push(tokens, kind, i, body_end + 1, i + 1, family_end, body, body_end)
                     i = body_end + 1
@@ -466,14 +482,87 @@ cdef Py_ssize_t scan_segment(
         i += 1
 
 
-cdef inline bint is_entity(str text, Py_ssize_t a, Py_ssize_t b):
-    cdef Py_ssize_t j, length = len(ENTITY_FAMILY)
-    if b - a != length:
+cdef inline bint same_name(
+    int kind, const void* data, Py_ssize_t a, Py_ssize_t b, const CharSet* name
+) noexcept nogil:
+    """Whether the text's [a:b] is the name, without making the slice."""
+    cdef Py_ssize_t j
+    if b - a != name.count:
         return False
-    for j in range(length):
-        if read_unit(PyUnicode_KIND(text), PyUnicode_DATA(text), a + j) != ord(ENTITY_FAMILY[j]):
+    for j in range(name.count):
+        if read_unit(kind, data, a + j) != name.chars[j]:
             return False
     return True
+
+
+cdef bint titled(int kind, const void* data, const Token* token) noexcept nogil:
+    """Whether the token's family shows its title (only the front's general path renders
+    those: clean() then returns None)."""
+    cdef Py_ssize_t index
+    for index in range(TITLED_COUNT):
+        if same_name(kind, data, token.family_start, token.family_end, &TITLED_NAMES[index]):
+            return True
+    return False
+
+
+cdef inline Py_ssize_t skip_json_blanks(
+    const unit_t* data, Py_ssize_t i, Py_ssize_t b
+) noexcept nogil:
+    while i < b and (data[i] == c' ' or data[i] == c'\t' or is_line_break(data[i])):
+        i += 1
+    return i
+
+
+cdef bint plain_name(const unit_t* data, Token* token) noexcept nogil:
+    """What clean.entity_name shows for the common entity body, a JSON array of plain strings
+    (`["kind","Name","description"]`: no escape, control or marker character), found in
+    place: the second string (the first when alone) without its outer white space, as
+    str.strip() sees it.  False for any other body, which the `entity` function decides.
+    Real answers hold many entities, and a call into Python for each cost more than all
+    the rest of the cut (measured on a log of answers)."""
+    cdef Py_ssize_t i = token.body_start, last = token.body_end - 1, count = 0, start
+    cdef Py_ssize_t name_start = 0, name_end = 0
+    cdef Py_UCS4 ch
+    if last <= i or data[i] != c'[' or data[last] != c']':
+        return False
+    i += 1
+    while True:
+        i = skip_json_blanks(data, i, last)
+        if i == last or data[i] != c'"':
+            return False
+        start = i = i + 1
+        while i < last and data[i] != c'"':
+            ch = data[i]
+            if ch == c'\\' or ch < 0x20 or is_special(ch):
+                return False
+            i += 1
+        if i == last:
+            return False
+        count += 1
+        if count <= 2:
+            name_start = start
+            name_end = i
+        i = skip_json_blanks(data, i + 1, last)
+        if i == last:
+            break
+        if data[i] != c',':
+            return False
+        i += 1
+    while name_start < name_end and is_space(data[name_start]):
+        name_start += 1
+    while name_end > name_start and is_space(data[name_end - 1]):
+        name_end -= 1
+    token.shown_start = name_start
+    token.shown_end = name_end
+    return True
+
+
+cdef bint plain_name_of(int kind, const void* data, Token* token) noexcept nogil:
+    if kind == 2:
+        return plain_name(<const Py_UCS2*>data, token)
+    if kind == 4:
+        return plain_name(<const Py_UCS4*>data, token)
+    return False  # no marker in one-byte text
 
 
 # --- the cut ----------------------------------------------------------------------------------
@@ -499,7 +588,7 @@ cdef inline void note_end(Output* out, Py_ssize_t floor):
 
 
 cdef inline void emit_text(
-    Output* out, str text, int kind, const void* data, Py_ssize_t a, Py_ssize_t b
+    Output* out, int kind, const void* data, Py_ssize_t a, Py_ssize_t b
 ):
     cdef Py_ssize_t floor = out.length, i
     if a >= b:
@@ -587,20 +676,19 @@ cdef struct Join:
 
 
 cdef int join_one(Join* state, str text, int kind, const void* data, const Token* token,
-                  bint run_goes_on, str replacement, list positions,
-                  Py_ssize_t index) except -1:
-    """Cut one token (the twin's loop body in `join`); run_goes_on: the next token is a
-    removal that starts where this one ends."""
+                  bint run_goes_on, int shown_kind, const void* shown, Py_ssize_t shown_length,
+                  list positions, Py_ssize_t index) except -1:
+    """Cut one token (the twin's loop body in `join`), shown[:shown_length] its replacement;
+    run_goes_on: the next token is a removal that starts where this one ends."""
     cdef Py_ssize_t run_index
     if token.start > state.pos:
-        emit_text(&state.out, text, kind, data, state.pos, token.start)
+        emit_text(&state.out, kind, data, state.pos, token.start)
         state.run_first = index
     state.pos = token.end
-    if replacement:
+    if shown_length:
         if positions is not None:
             positions.append(state.out.length)
-        emit_text(&state.out, replacement, PyUnicode_KIND(replacement),
-                  PyUnicode_DATA(replacement), 0, len(replacement))
+        emit_text(&state.out, shown_kind, shown, 0, shown_length)
         state.run_first = index + 1
         return 0
     if positions is not None:
@@ -652,8 +740,9 @@ cdef object join_tokens(str text, Tokens* tokens, list replacements, list positi
                 and (replacements is None or not replacements[index + 1])
             )
             join_one(&state, text, kind, data, &tokens.items[index], run_goes_on,
-                     replacement, positions, index)
-        emit_text(&state.out, text, kind, data, state.pos, n)
+                     PyUnicode_KIND(replacement), PyUnicode_DATA(replacement),
+                     len(replacement), positions, index)
+        emit_text(&state.out, kind, data, state.pos, n)
         return PyUnicode_FromKindAndData(state.out.kind, state.out.data, state.out.length)
     finally:
         PyMem_Free(state.out.data)
@@ -695,9 +784,15 @@ cdef enum:
     WINDOW = 256
 
 
-def clean(str text not None, walls, entity=None):
-    """scan and join in one call, entity markers shown as entity(body); None when there is
-    an entity marker and no `entity` function."""
+def clean(str text not None, walls, entity=None, plain_names=False):
+    """scan and join in one call, entity markers shown as entity(body), or found in place
+    when plain_names and the body has the common shape (see plain_name); None when there
+    is an entity marker and no `entity` function, or a marker of TITLED_FAMILIES (the
+    front renders those)."""
+    if entity is not None and not callable(entity):
+        raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
+    if type(plain_names) is not bool:
+        raise TypeError(f"plain_names must be bool, not {type(plain_names).__name__}")
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef Py_ssize_t n = len(text), segment = 0, at = 0, resume, k, seen = 0
@@ -705,6 +800,7 @@ def clean(str text not None, walls, entity=None):
     cdef list checked = check_walls(text, walls)
     cdef Tokens tokens
     cdef Token carry
+    cdef Token* token
     cdef bint carrying = False, done = False
     cdef Join state
     if kind == 1:
@@ -724,11 +820,11 @@ def clean(str text not None, walls, entity=None):
                 else:
                     wall_start = wall_end = n
                 if kind == 2:
-                    resume = scan_segment(text, <const Py_UCS2*>data, at, wall_start,
-                                          &tokens, WINDOW)
+                    resume = scan_segment(<const Py_UCS2*>data, at, wall_start, &tokens,
+                                          WINDOW)
                 else:
-                    resume = scan_segment(text, <const Py_UCS4*>data, at, wall_start,
-                                          &tokens, WINDOW)
+                    resume = scan_segment(<const Py_UCS4*>data, at, wall_start, &tokens,
+                                          WINDOW)
                 if resume >= 0:
                     at = resume
                 elif segment < len(checked):
@@ -736,50 +832,68 @@ def clean(str text not None, walls, entity=None):
                     at = wall_end
                 else:
                     done = True
-            for k in range(tokens.count):
-                if tokens.items[k].kind == ENTITY:
-                    # Entity names may widen the text: the whole-array path sizes for them.
-                    return clean_with_entities(text, walls, entity)
+            for k in range(1 if carrying else 0, tokens.count):
+                token = &tokens.items[k]
+                if titled(kind, data, token):
+                    return None
+                if token.kind == ENTITY:
+                    if entity is None:
+                        return None
+                    if not (plain_names and plain_name_of(kind, data, token)):
+                        # A name from Python may widen the text: the whole-array path
+                        # sizes the output for it.
+                        return clean_with_entities(text, checked, entity, plain_names)
             if tokens.count == 0:
                 break
             seen += tokens.count
             if state.out.data == NULL:
+                # Enough: a name shown is part of its marker's body.
                 start_join(&state, kind, n)
             for k in range(tokens.count - (0 if done else 1)):
-                join_one(&state, text, kind, data, &tokens.items[k],
+                token = &tokens.items[k]
+                join_one(&state, text, kind, data, token,
                          k + 1 < tokens.count
-                         and tokens.items[k + 1].start == tokens.items[k].end,
-                         "", None, k)
+                         and tokens.items[k + 1].start == token.end
+                         and tokens.items[k + 1].shown_end == tokens.items[k + 1].shown_start,
+                         kind, <const char*>data + token.shown_start * kind,
+                         token.shown_end - token.shown_start, None, k)
             if done:
                 break
             carry = tokens.items[tokens.count - 1]
             carrying = True
         if not seen:
             return text
-        emit_text(&state.out, text, kind, data, state.pos, n)
+        emit_text(&state.out, kind, data, state.pos, n)
         return PyUnicode_FromKindAndData(state.out.kind, state.out.data, state.out.length)
     finally:
         free_tokens(&tokens)
         PyMem_Free(state.out.data)
 
 
-cdef object clean_with_entities(str text, walls, entity):
+cdef object clean_with_entities(str text, list walls, entity, bint plain_names):
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
     cdef Tokens tokens
+    cdef Token* token
     cdef Py_ssize_t i
     cdef list replacements = None
     init_tokens(&tokens)
     try:
         scan_into(text, walls, &tokens)
         for i in range(tokens.count):
-            if tokens.items[i].kind != ENTITY:
-                continue
-            if entity is None:
+            token = &tokens.items[i]
+            if titled(kind, data, token):
                 return None
+            if token.kind != ENTITY:
+                continue
             if replacements is None:
                 replacements = [""] * tokens.count
-            shown = entity(text[tokens.items[i].body_start:tokens.items[i].body_end])
-            if type(shown) is not str:
-                raise TypeError(f"entity must return str, not {type(shown).__name__}")
+            if plain_names and plain_name_of(kind, data, token):
+                shown = text[token.shown_start:token.shown_end]
+            else:
+                shown = entity(text[token.body_start:token.body_end])
+                if type(shown) is not str:
+                    raise TypeError(f"entity must return str, not {type(shown).__name__}")
             replacements[i] = shown
         return join_tokens(text, &tokens, replacements, None)
     finally:

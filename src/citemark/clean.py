@@ -151,9 +151,11 @@ def clean(
         if not hints:
             return text
         walls = code_walls(plain) if skip_code and hints == 3 else []
-    if not widgets and not _titled(plain):
-        fast: str = kernel.clean(plain, walls, entity_name)
-        return text if fast is text else fast
+    if not widgets:
+        # None: a marker whose title shows, which only the general path renders.
+        fast: str | None = kernel.clean(plain, walls, entity_name, True)
+        if fast is not None:
+            return text if fast is text else fast
     return _clean(kernel, plain, walls, widgets)[0]
 
 
@@ -242,15 +244,6 @@ def _replacement(marker: Marker, widgets: Widgets | None) -> str:
     if not isinstance(shown, str):
         raise TypeError(f"a widgets renderer must return str, not {type(shown).__name__}")
     return str.__str__(shown)
-
-
-_TITLED_HEADS = tuple(f"{START}{family}{DELIM}" for family in TITLED_FAMILIES)
-
-
-def _titled(text: str) -> bool:
-    """Whether `text` holds a marker whose title shows (the kernel's one-call `clean` only
-    knows entities): a few substring searches at C speed."""
-    return any(head in text for head in _TITLED_HEADS)
 
 
 _MARKER_CHARS = re.compile(f"[{MARKER_RANGE}\r\n]")
@@ -477,9 +470,10 @@ class CleanStream:
             piece, walls = _degraded(piece, walls)
         elif not self._kernel.has_markers(piece):
             return piece
-        if not self._widgets and not _titled(piece):
-            fast: str = self._kernel.clean(piece, walls, entity_name)
-            return fast
+        if not self._widgets:
+            fast: str | None = self._kernel.clean(piece, walls, entity_name, True)
+            if fast is not None:
+                return fast
         return _clean(self._kernel, piece, walls, self._widgets)[0]
 
 
