@@ -15,3 +15,9 @@ def clean(
     entity: Callable[[str], str] | None = None,
     plain_names: bool = False,
 ) -> str | None: ...
+def clean_texts(
+    texts: list[str],
+    walls_of: Callable[[str], list[tuple[int, int]]] | None,
+    entity: Callable[[str], str] | None,
+    plain_names: bool,
+) -> list[str | None]: ...

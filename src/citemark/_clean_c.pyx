@@ -23,14 +23,22 @@ cdef extern from "Python.h":
     void write_unit "PyUnicode_WRITE"(int kind, void* data, Py_ssize_t index, Py_UCS4 ch) nogil
     const Py_ssize_t PY_SSIZE_T_MAX
 
+cdef extern from "_simd.h" nogil:
+    const char* cm_init()
+    Py_ssize_t cm_find_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+    Py_ssize_t cm_find_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+    Py_ssize_t cm_find_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+
 cdef extern from *:
     """
-    /* Plain loops over the native unit width with no early exit inside a block, which
-       compilers vectorise at -O2/-O3: the search for any marker character (a range, so
-       the one-unit search of _simd.h does not fit).  `hit` gathers all-ones masks of the
-       unit's own width: a 0/1 flag widened to int made gcc unpack every vector (measured
-       with callgrind: 1.9 instructions per unit then, 1.0 now). */
-    #define CC_SEARCH(NAME, UNIT)                                                          \
+    /* The search for any marker character: a range, so the one-unit search of _simd.h
+       does not fit.  The portable loop has no early exit inside a block, so compilers
+       vectorise it; `hit` gathers masks of the unit's own width (a 0/1 flag widened to int
+       made gcc unpack every vector).  With SSE2 (any x86-64; chosen by _simd.h's level, so
+       CITEMARK_SIMD=portable tests the plain loop), a movemask gives the exact place of a
+       hit, where the plain loop walks its block again one unit at a time: 2.3 instructions
+       per unit of real answers with the plain loop, under 1 with SSE2 (callgrind). */
+    #define CC_PORTABLE(NAME, UNIT)                                                        \
     static inline Py_ssize_t NAME(const UNIT *d, Py_ssize_t i, Py_ssize_t n,             \
                                   UNIT first, UNIT span) {                               \
         for (; i + 32 <= n; i += 32) {                                                   \
@@ -42,13 +50,61 @@ cdef extern from *:
         for (; i < n; i++) if ((UNIT)(d[i] - first) <= span) return i;                  \
         return -1;                                                                       \
     }
-    CC_SEARCH(cc_find_range_ucs1, Py_UCS1)
-    CC_SEARCH(cc_find_range_ucs2, Py_UCS2)
-    CC_SEARCH(cc_find_range_ucs4, Py_UCS4)
+    CC_PORTABLE(cc_range_portable_ucs2, Py_UCS2)
+    CC_PORTABLE(cc_range_portable_ucs4, Py_UCS4)
+
+    #if defined(CM_SSE2)
+    /* All-ones in each 16-bit lane holding first..first+span: (x - first) saturated
+       minus span is zero exactly there. */
+    static inline __m128i cc_in_range16(const Py_UCS2 *d, __m128i first, __m128i span) {
+        __m128i x = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)d), first);
+        return _mm_cmpeq_epi16(_mm_subs_epu16(x, span), _mm_setzero_si128());
+    }
+    /* All-ones in each 32-bit lane outside the range (no unsigned compare in SSE2: the
+       sign bit is flipped and a signed one used). */
+    static inline __m128i cc_out_range32(const Py_UCS4 *d, __m128i first, __m128i limit) {
+        __m128i x = _mm_sub_epi32(_mm_loadu_si128((const __m128i *)d), first);
+        return _mm_cmpgt_epi32(_mm_xor_si128(x, _mm_set1_epi32((int)0x80000000u)), limit);
+    }
+    #endif
+
+    static inline Py_ssize_t cc_find_range_ucs2(const Py_UCS2 *d, Py_ssize_t i, Py_ssize_t n,
+                                                Py_UCS2 first, Py_UCS2 span) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i lo = _mm_set1_epi16((short)first), width = _mm_set1_epi16((short)span);
+            for (; i + 32 <= n; i += 32) {
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(_mm_packs_epi16(
+                    cc_in_range16(d + i, lo, width), cc_in_range16(d + i + 8, lo, width)));
+                mask |= (unsigned int)_mm_movemask_epi8(_mm_packs_epi16(
+                    cc_in_range16(d + i + 16, lo, width),
+                    cc_in_range16(d + i + 24, lo, width))) << 16;
+                if (mask) return i + cm_ctz(mask);
+            }
+        }
+    #endif
+        return cc_range_portable_ucs2(d, i, n, first, span);
+    }
+
+    static inline Py_ssize_t cc_find_range_ucs4(const Py_UCS4 *d, Py_ssize_t i, Py_ssize_t n,
+                                                Py_UCS4 first, Py_UCS4 span) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i lo = _mm_set1_epi32((int)first);
+            const __m128i limit = _mm_set1_epi32((int)(span ^ 0x80000000u));
+            for (; i + 16 <= n; i += 16) {
+                unsigned int out = (unsigned int)_mm_movemask_epi8(_mm_packs_epi16(
+                    _mm_packs_epi32(cc_out_range32(d + i, lo, limit),
+                                    cc_out_range32(d + i + 4, lo, limit)),
+                    _mm_packs_epi32(cc_out_range32(d + i + 8, lo, limit),
+                                    cc_out_range32(d + i + 12, lo, limit))));
+                if (out != 0xFFFFu) return i + cm_ctz(~out & 0xFFFFu);
+            }
+        }
+    #endif
+        return cc_range_portable_ucs4(d, i, n, first, span);
+    }
     """
-    Py_ssize_t cc_find_range_ucs1(
-        const Py_UCS1* d, Py_ssize_t i, Py_ssize_t n, Py_UCS1 first, Py_UCS1 span
-    ) nogil
     Py_ssize_t cc_find_range_ucs2(
         const Py_UCS2* d, Py_ssize_t i, Py_ssize_t n, Py_UCS2 first, Py_UCS2 span
     ) nogil
@@ -56,11 +112,6 @@ cdef extern from *:
         const Py_UCS4* d, Py_ssize_t i, Py_ssize_t n, Py_UCS4 first, Py_UCS4 span
     ) nogil
 
-cdef extern from "_simd.h" nogil:
-    const char* cm_init()
-    Py_ssize_t cm_find_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
-    Py_ssize_t cm_find_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
-    Py_ssize_t cm_find_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
 
 # The header's vector path is chosen per module (its state is static): choose it here too.
 cm_init()
@@ -226,9 +277,11 @@ cdef inline Py_ssize_t find_unit(
         return cm_find_ucs4(data, i, end, ch)
 
 
-cdef inline bint has_triple(const unit_t* data, Py_ssize_t last, Py_UCS4 ch) noexcept nogil:
-    """Whether ch appears three times in a row within data[:last] (a fence opener)."""
-    cdef Py_ssize_t found = find_unit(data, 0, last, ch)
+cdef inline bint has_triple(
+    const unit_t* data, Py_ssize_t found, Py_ssize_t last, Py_UCS4 ch
+) noexcept nogil:
+    """Whether ch appears three times in a row within data[:last] (a fence opener), found
+    being its first place there (-1: none)."""
     while 0 <= found < last - 2:
         if data[found + 1] == ch and data[found + 2] == ch:
             return True
@@ -275,12 +328,19 @@ cdef bint may_be_in_code(const unit_t* data, Py_ssize_t n, Py_ssize_t first) noe
     found = find_unit(data, 0, last, c'`')
     if found >= 0 and find_unit(data, first + 1, n, c'`') >= 0:
         return True
-    return has_triple(data, last, c'`') or has_triple(data, last, c'~')
+    # The first backtick found serves the fence search too (a pass fewer on plain prose).
+    return has_triple(data, found, last, c'`') or has_triple(
+        data, find_unit(data, 0, last, c'~'), last, c'~'
+    )
 
 
 def hints(str text not None):
     """0: no marker character; 1: markers, none of which can be in Markdown code; 3: markers,
     some maybe in code (see _commonmark.markers_may_be_in_code)."""
+    return hints_of(text)
+
+
+cdef int hints_of(str text) noexcept:
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef Py_ssize_t n = len(text), first
@@ -784,20 +844,57 @@ cdef enum:
     WINDOW = 256
 
 
+cdef check_entity(entity, plain_names):
+    if entity is not None and not callable(entity):
+        raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
+    if type(plain_names) is not bool:
+        raise TypeError(f"plain_names must be bool, not {type(plain_names).__name__}")
+
+
 def clean(str text not None, walls, entity=None, plain_names=False):
     """scan and join in one call, entity markers shown as entity(body), or found in place
     when plain_names and the body has the common shape (see plain_name); None when there
     is an entity marker and no `entity` function, or a marker of TITLED_FAMILIES (the
     front renders those)."""
-    if entity is not None and not callable(entity):
-        raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
-    if type(plain_names) is not bool:
-        raise TypeError(f"plain_names must be bool, not {type(plain_names).__name__}")
+    check_entity(entity, plain_names)
+    return clean_one(text, check_walls(text, walls), entity, plain_names)
+
+
+def clean_texts(list texts not None, walls_of, entity, plain_names):
+    """For each text: the text itself when it holds no marker character, else
+    clean(text, walls, entity, plain_names), the walls being walls_of(text) when a marker
+    may be in Markdown code (see hints; walls_of None: never any walls).  None for an item
+    that is not exactly a str, and where clean gives None: the front decides those.
+    One call for a batch, since the front's own work per text (checks, two kernel calls)
+    cost as much as the kernel's on a log of answers."""
+    check_entity(entity, plain_names)
+    if walls_of is not None and not callable(walls_of):
+        raise TypeError(f"walls_of must be None or callable, not {type(walls_of).__name__}")
+    cdef list results = []
+    cdef int hint
+    cdef str text
+    for item in texts:
+        if type(item) is not str:
+            results.append(None)
+            continue
+        text = <str>item
+        hint = hints_of(text)
+        if hint == 0:
+            results.append(text)
+        elif hint == 3 and walls_of is not None:
+            results.append(clean_one(text, check_walls(text, walls_of(text)), entity,
+                                     plain_names))
+        else:
+            results.append(clean_one(text, None, entity, plain_names))
+    return results
+
+
+cdef object clean_one(str text, list checked, entity, bint plain_names):
+    """clean() once its arguments are checked (checked None: no walls)."""
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef Py_ssize_t n = len(text), segment = 0, at = 0, resume, k, seen = 0
-    cdef Py_ssize_t wall_start, wall_end
-    cdef list checked = check_walls(text, walls)
+    cdef Py_ssize_t wall_start, wall_end, wall_count = 0 if checked is None else len(checked)
     cdef Tokens tokens
     cdef Token carry
     cdef Token* token
@@ -815,7 +912,7 @@ def clean(str text not None, walls, entity=None, plain_names=False):
                 tokens.count = 1
             # Fill the window, segment by segment (walls are code: never scanned).
             while not done and tokens.count < WINDOW:
-                if segment < len(checked):
+                if segment < wall_count:
                     wall_start, wall_end = checked[segment]
                 else:
                     wall_start = wall_end = n
@@ -827,7 +924,7 @@ def clean(str text not None, walls, entity=None, plain_names=False):
                                           WINDOW)
                 if resume >= 0:
                     at = resume
-                elif segment < len(checked):
+                elif segment < wall_count:
                     segment += 1
                     at = wall_end
                 else:
@@ -842,7 +939,7 @@ def clean(str text not None, walls, entity=None, plain_names=False):
                     if not (plain_names and plain_name_of(kind, data, token)):
                         # A name from Python may widen the text: the whole-array path
                         # sizes the output for it.
-                        return clean_with_entities(text, checked, entity, plain_names)
+                        return clean_with_entities(text, checked or [], entity, plain_names)
             if tokens.count == 0:
                 break
             seen += tokens.count

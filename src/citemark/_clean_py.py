@@ -9,6 +9,8 @@ Same functions, names and branch order as the kernel; the rules are in `_clean_r
 - `clean(text, walls, entity, plain_names)`: scan and join in one call, entity bodies
   shown through `entity(body)`, or read in place when `plain_names` and the body is a JSON
   array of plain strings (`plain_name`).
+- `clean_texts(texts, walls_of, entity, plain_names)`: `clean` over a batch, each text's
+  walls asked of `walls_of` only when it may hold Markdown code.
 - `has_markers(text)`: whether text holds any marker character; `hints(text)` also says
   whether it may hold Markdown code.
 
@@ -343,3 +345,36 @@ def clean(
                 raise TypeError(f"entity must return str, not {type(shown).__name__}")
         replacements[index] = shown
     return join(text, tokens, replacements)[0]
+
+
+def clean_texts(
+    texts: list[str],
+    walls_of: Callable[[str], list[tuple[int, int]]] | None,
+    entity: Callable[[str], str] | None,
+    plain_names: bool,
+) -> list[str | None]:
+    """For each text: the text itself when it holds no marker character, else
+    clean(text, walls, entity, plain_names), the walls being walls_of(text) when a marker
+    may be in Markdown code (see hints; walls_of None: never any walls).  None for an item
+    that is not exactly a str, and where clean gives None: the front decides those."""
+    if type(texts) is not list:
+        raise TypeError(f"texts must be a list, not {type(texts).__name__}")
+    if entity is not None and not callable(entity):
+        raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
+    if type(plain_names) is not bool:
+        raise TypeError(f"plain_names must be bool, not {type(plain_names).__name__}")
+    if walls_of is not None and not callable(walls_of):
+        raise TypeError(f"walls_of must be None or callable, not {type(walls_of).__name__}")
+    results: list[str | None] = []
+    for text in texts:
+        if type(text) is not str:
+            results.append(None)
+            continue
+        hint = hints(text)
+        if hint == 0:
+            results.append(text)
+        elif hint == 3 and walls_of is not None:
+            results.append(clean(text, walls_of(text), entity, plain_names))
+        else:
+            results.append(clean(text, [], entity, plain_names))
+    return results

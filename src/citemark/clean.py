@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import NamedTuple
 
@@ -60,6 +60,7 @@ __all__ = [
     "Mark",
     "Marker",
     "clean",
+    "clean_many",
     "clean_with_marks",
     "entity_name",
 ]
@@ -142,6 +143,13 @@ def clean(
     """
     _check(lenient, skip_code, widgets)
     kernel = _kernel(implementation)
+    if not lenient and not widgets:
+        # The common case in one kernel call (see clean_many).
+        done: str | None = kernel.clean_texts(
+            [text], code_walls if skip_code else None, entity_name, True
+        )[0]
+        if done is not None:
+            return done
     plain = check_text(text)
     if lenient:
         walls = code_walls(plain) if skip_code and maybe_code(plain) else []
@@ -157,6 +165,39 @@ def clean(
         if fast is not None:
             return text if fast is text else fast
     return _clean(kernel, plain, walls, widgets)[0]
+
+
+def clean_many(
+    texts: Iterable[str],
+    *,
+    lenient: bool = False,
+    skip_code: bool = True,
+    widgets: Widgets | None = None,
+    implementation: Implementation | None = None,
+) -> list[str]:
+    """`[clean(text, ...) for text in texts]`, faster: without lenient or widgets, the whole
+    batch goes through the kernel in one call (for the JSONL and Parquet paths, where the
+    per-text work of `clean` itself cost as much as the cleaning, measured on a log of
+    answers).  Any text the kernel leaves to the front is cleaned by `clean`."""
+    _check(lenient, skip_code, widgets)
+    batch = texts if type(texts) is list else list(texts)
+    if lenient or widgets:
+        done: list[str | None] = [None] * len(batch)
+    else:
+        kernel = _kernel(implementation)
+        done = kernel.clean_texts(batch, code_walls if skip_code else None, entity_name, True)
+    return [
+        clean(
+            text,
+            lenient=lenient,
+            skip_code=skip_code,
+            widgets=widgets,
+            implementation=implementation,
+        )
+        if result is None
+        else result
+        for text, result in zip(batch, done, strict=True)
+    ]
 
 
 def clean_with_marks(
