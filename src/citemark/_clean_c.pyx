@@ -145,6 +145,12 @@ cdef Py_UCS4 LAST = rules.LAST_MARKER
 cdef Py_UCS4 SPAN = rules.LAST_MARKER - rules.FIRST_MARKER
 cdef Py_ssize_t MAX_MARKER = rules.MAX_MARKER
 cdef Py_ssize_t LINK_TEXT_MAX = rules.LINK_TEXT_MAX
+# A marker's body ends at START, STOP, "\n" or "\r" (scan_segment): no unit from BODY_LOW
+# to FIRST - 1 is one of them.
+cdef unsigned int BODY_LOW = max(ord("\n"), ord("\r")) + 1
+cdef unsigned int BODY_SPAN = rules.FIRST_MARKER - (max(ord("\n"), ord("\r")) + 1)
+if min(ord(rules.START), ord(rules.STOP)) < rules.FIRST_MARKER:
+    raise ValueError("the body scan of _clean_c expects START and STOP among the markers")
 cdef Py_ssize_t STRAY = rules.STRAY
 cdef Py_ssize_t MARKER = rules.MARKER
 cdef Py_ssize_t ENTITY = rules.ENTITY
@@ -517,6 +523,11 @@ cdef Py_ssize_t scan_segment(
                 body_end = body
                 while body_end < limit:
                     ch = data[body_end]
+                    # One test for the common unit, above the line breaks and below the
+                    # marker characters (a third of the kernel's instructions went here).
+                    if <unsigned int>ch - BODY_LOW < BODY_SPAN:
+                        body_end += 1
+                        continue
                     if ch == START or ch == STOP or ch == c'\n' or ch == c'\r':
                         break
                     body_end += 1
