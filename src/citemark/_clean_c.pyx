@@ -166,6 +166,9 @@ cdef enum:
 cdef struct CharSet:
     Py_UCS4 chars[SET_SIZE]
     Py_ssize_t count
+    # Bit c of ascii[c >> 6]: the ASCII unit c is in the set (in_set answers most units at
+    # once: the loop over the set was a tenth of the kernel's work on web answers).
+    unsigned long long ascii[2]
 
 cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET, ENTITY_NAME
 cdef CharSet TITLED_NAMES[MAX_TITLED]
@@ -173,11 +176,16 @@ cdef Py_ssize_t TITLED_COUNT = len(rules.TITLED_FAMILIES)
 
 
 cdef void fill(CharSet* target, str chars) except *:
+    cdef unsigned int code
     if len(chars) > SET_SIZE:
         raise ValueError("a character table of _clean_rules outgrew the kernel's")
     target.count = len(chars)
+    target.ascii[0] = target.ascii[1] = 0
     for index in range(len(chars)):
-        target.chars[index] = ord(chars[index])
+        code = ord(chars[index])
+        target.chars[index] = code
+        if code < 128:
+            target.ascii[code >> 6] |= 1ULL << (code & 63)
 
 
 fill(&BLANK_SET, rules.BLANKS)
@@ -192,6 +200,9 @@ for _index, _family in enumerate(rules.TITLED_FAMILIES):
 
 cdef inline bint in_set(const CharSet* chars, Py_UCS4 ch) noexcept nogil:
     cdef Py_ssize_t index
+    cdef unsigned int unit = ch
+    if unit < 128:
+        return (chars.ascii[unit >> 6] >> (unit & 63)) & 1
     for index in range(chars.count):
         if chars.chars[index] == ch:
             return True
