@@ -5,6 +5,10 @@ the same run (group "clean <workload>": rows "dropin", "clean", "clean-twin").  
 every adversarial shape: group "clean scaling" fits the exponent of time against size (1 is
 linear, 2 quadratic) for the kernel and the twin.
 
+Group "clean log batch": a batch of answers shaped as `make_log.py` writes them (what
+`citemark clean --field` cleans), as the CLI's batches see them: `Parser().strip` of each,
+`clean` of each, `clean_many` of the batch, and `clean(lenient=True)` of each.
+
 Run: ``pytest benches/bench_clean.py -q`` (pytest-benchmark), or
 ``python benches/bench_clean.py`` for medians, ratios and exponents from one run.
 """
@@ -25,8 +29,9 @@ ensure_citemark_importable()
 
 import citemark  # noqa: E402
 from citemark._dropin import DropIn  # noqa: E402
-from citemark.clean import clean  # noqa: E402
+from citemark.clean import clean, clean_many  # noqa: E402
 from corpus import typical_answer  # noqa: E402
+from make_log import output_text  # noqa: E402
 
 S, E, D = "\ue200", "\ue201", "\ue202"
 SUP, END, ANCHOR = "\ue203", "\ue204", "\ue206"
@@ -122,6 +127,28 @@ def test_clean(benchmark: Any, workload: str, row: str) -> None:
     timed(benchmark, ROWS[row], text)
 
 
+def log_batch(count: int = 500, seed: int = 13) -> list[str]:
+    rng = random.Random(seed)
+    return [output_text(rng) for _ in range(count)]
+
+
+parser = citemark.Parser()
+BATCH_ROWS: dict[str, Callable[[list[str]], Any]] = {
+    "parser-strip": lambda texts: [parser.strip(text) for text in texts],
+    "clean": lambda texts: [clean(text) for text in texts],
+    "clean_many": clean_many,
+    "clean-lenient": lambda texts: [clean(text, lenient=True) for text in texts],
+}
+
+
+@pytest.mark.parametrize("row", list(BATCH_ROWS))
+def test_clean_log_batch(benchmark: Any, row: str) -> None:
+    texts = log_batch()
+    benchmark.group = "clean log batch"
+    benchmark.extra_info.update(row=row, texts=len(texts), chars=sum(map(len, texts)))
+    timed(benchmark, BATCH_ROWS[row], texts)
+
+
 # Adversarial shapes, repeated to a size: all must stay linear.
 SHAPES: dict[str, tuple[str, bool]] = {
     "abandoned-starts": (S + "cite" + D + "turn0search0 ", False),
@@ -179,6 +206,15 @@ def main() -> None:
             for row, seconds in medians.items()
         )
         print(f"{workload} ({len(text)} chars): {cells}")
+    texts = log_batch()
+    size = sum(len(text.encode("utf-8", "surrogatepass")) for text in texts) / 1e6
+    medians = {row: median_time(function, texts) for row, function in BATCH_ROWS.items()}
+    base = medians["parser-strip"]
+    cells = ", ".join(
+        f"{row} {size / seconds:.0f} MB/s ({seconds / base:.2f}x)"
+        for row, seconds in medians.items()
+    )
+    print(f"log batch ({len(texts)} answers): {cells}")
     for shape in SHAPES:
         slopes = {impl: exponent(shape, impl) for impl in ("cython", "python")}
         print(f"scaling {shape}: " + ", ".join(f"{k} {v:.2f}" for k, v in slopes.items()))

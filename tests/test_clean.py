@@ -16,6 +16,7 @@ from citemark.clean import (
     Mark,
     Marker,
     clean,
+    clean_many,
     clean_with_marks,
     entity_name,
 )
@@ -508,3 +509,58 @@ def test_titled_families_show_their_title(implementation: str, text: str, shown:
     assert clean(text, implementation=implementation) == shown  # type: ignore[arg-type]
     stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
     assert "".join([*(stream.feed(ch) for ch in text), stream.close()]) == shown
+
+
+def test_kernel_type_checks_of_the_batch(implementation: str) -> None:
+    from citemark._select import load
+
+    kernel = load("_clean", implementation)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="texts"):
+        kernel.clean_texts(("x",), None, None, False)
+    with pytest.raises(TypeError, match="walls_of"):
+        kernel.clean_texts(["x"], 1, None, False)
+    with pytest.raises(TypeError, match="entity"):
+        kernel.clean_texts(["x"], None, 1, False)
+    with pytest.raises(TypeError, match="plain_names"):
+        kernel.clean_texts(["x"], None, None, 1)
+    with pytest.raises(TypeError, match="entity"):
+        kernel.clean("x", [], "name")
+    with pytest.raises(TypeError, match="plain_names"):
+        kernel.clean("x", [], None, None)
+    with pytest.raises(TypeError, match="walls"):
+        kernel.clean_texts(["`a " + S + "`"], lambda text: None, None, False)
+
+
+class Text(str):
+    pass
+
+
+def test_clean_many_is_clean_of_each(implementation: str) -> None:
+    items: list[str] = [
+        "plain",
+        "a " + cite("turn0search0") + ".",
+        "`code " + cite("turn0search0") + "` and " + cite("turn0search1"),
+        S + "url" + D + "Docs" + D + "turn0search1" + E + " here",
+        "It runs " + S + "entity" + D + '["software","Node.js","runtime"]' + E + " well",
+        "It runs " + S + "entity" + D + '["software","Node\\u002ejs"]' + E + " well",
+        Text("a " + cite("turn0search0") + "."),
+        Text("no marker"),
+        "",
+    ]
+    for options in ({}, {"lenient": True}, {"skip_code": False}, {"widgets": {"cite": repr}}):
+        expected = [clean(item, implementation=implementation, **options) for item in items]
+        got = clean_many(iter(items), implementation=implementation, **options)  # type: ignore[arg-type]
+        assert got == expected
+        assert [type(item) for item in got] == [type(item) for item in expected]
+    with pytest.raises(TypeError, match="text must be str"):
+        clean_many(["x", 1], implementation=implementation)  # type: ignore[list-item]
+
+
+def test_clean_texts_leaves_titled_and_foreign_items_to_the_front(implementation: str) -> None:
+    from citemark._select import load
+
+    kernel = load("_clean", implementation)  # type: ignore[arg-type]
+    titled = S + "link_title" + D + "Docs" + D + "turn0search1" + E
+    got = kernel.clean_texts(["x", titled, Text("y"), 3, "a " + cite("t")], None, None, False)
+    assert got == ["x", None, None, None, "a"]
+    assert kernel.clean(titled, []) is None

@@ -6,16 +6,21 @@ the result built as one growing string, every look-behind done on that string.""
 
 from __future__ import annotations
 
+import json
+import os
 import re
+import subprocess
+import sys
 from typing import Any
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from citemark import _clean_c, _clean_py
 from citemark._commonmark import code_walls
-from citemark.clean import clean, clean_with_marks
+from citemark.clean import clean, clean_with_marks, entity_name
 
 S, E, D = "\ue200", "\ue201", "\ue202"
 MAX_MARKER = 4096
@@ -263,3 +268,136 @@ def test_long_texts_cross_the_kernels_windows(text: str, extra: tuple[str, list[
         assert _clean_c.clean(text, chosen, lambda body: "N") == _clean_py.clean(
             text, chosen, lambda body: "N"
         )
+
+
+JSON_ATOMS = [
+    "[",
+    "]",
+    '"',
+    ",",
+    " ",
+    "\t",
+    "\\",
+    '\\"',
+    "\\u0041",
+    "a",
+    "Node.js",
+    " x ",
+    "\u3000",
+    "\u00a0",
+    "\x01",
+    "\x85",
+    "\U0001f600",
+    "\ue203",
+    D,
+    "{",
+    "}",
+    "1",
+    "null",
+]
+entity_bodies = st.one_of(
+    st.lists(st.sampled_from(JSON_ATOMS), max_size=14).map("".join),
+    st.lists(st.text(max_size=6), min_size=1, max_size=4).map(
+        lambda items: json.dumps(items, ensure_ascii=False)
+    ),
+    st.lists(st.sampled_from(['"a"', '" B "', '""', '"\u2003C"']), max_size=4).map(
+        lambda items: "[" + ",".join(items) + "]"
+    ),
+)
+
+
+@given(entity_bodies)
+def test_plain_names_are_entity_names(body: str) -> None:
+    """The names read in place (plain_names) are what entity_name says, in both kernels."""
+    if any(char in body for char in (S, E, "\n", "\r")):
+        return  # no marker body holds these
+    text = f"It works with {S}entity{D}{body}{E}, which"
+    expected = _clean_py.clean(text, [], entity_name, False)
+    for kernel in (_clean_py, _clean_c):
+        assert kernel.clean(text, [], entity_name, True) == expected
+        assert kernel.clean(text, [], entity_name, False) == expected
+    shown = _clean_py.plain_name(text, text.index(D) + 1, text.index(E))
+    assert shown is None or shown == entity_name(body)
+
+
+def test_plain_name_shapes() -> None:
+    def plain(body: str) -> str | None:
+        return _clean_py.plain_name(body, 0, len(body))
+
+    assert plain('["software","Node.js","javascript runtime"]') == "Node.js"
+    assert plain('[ "Kyoto" ]') == "Kyoto"
+    assert plain('["place", " \u3000Kyoto\u00a0"]') == "Kyoto"
+    assert plain('["a","b",]') is None  # not JSON: entity_name decides (nothing shows)
+    assert plain("[]") is None
+    assert plain('["a\\"b"]') is None  # escapes are left to json
+    assert plain('["a", 1]') is None
+    assert plain('"Kyoto"') is None
+
+
+SIMD_CHECK = r"""
+from citemark import _clean_c as kernel, _clean_py as twin
+marker = "\ue200cite\ue202turn0search1\ue201"
+checked = 0
+for filler in ("\u00e9", "\u4e2d", "\U0001f600"):
+    for size in range(0, 70):
+        for at in range(0, size + 1, 3):
+            for text in (
+                filler * at + marker + filler * (size - at) + "\ue206",
+                filler * at + "\ue205" + filler * (size - at),
+                filler * at + "\ue1ff\ue207" + filler * (size - at),
+                marker + filler * at + "`" + filler * (size - at) + "`",
+                "`" + filler * at + marker + filler * (size - at) + "`~\r",
+                filler * at + "```" + filler * (size - at) + "\n" + marker,
+                filler * at + "~~~" + filler * (size - at) + marker + "``",
+                filler * at + "\r" + filler * (size - at) + marker + "`~`",
+            ):
+                assert kernel.clean(text, []) == twin.clean(text, []), (size, at)
+                assert kernel.hints(text) == twin.hints(text), (size, at)
+                checked += 1
+print(checked)
+"""
+
+
+@pytest.mark.parametrize("level", ["portable", "sse2", "avx2"])
+def test_every_vector_path_finds_every_marker(level: str) -> None:
+    """The kernel's range search has an SSE2 path and a plain loop, chosen by the level
+    that CITEMARK_SIMD caps: markers at every offset around the vector widths."""
+    env = {**os.environ, "CITEMARK_SIMD": level}
+    done = subprocess.run(
+        [sys.executable, "-c", SIMD_CHECK], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) > 9000
+
+
+DEGRADED_ATOMS = [
+    "cite",
+    "filecite",
+    "i",
+    "ai",
+    " i",
+    "turn0search0",
+    "turn12view3",
+    "L8-L13",
+    "entity",
+    '["a","B"]',
+    "[",
+    '"',
+    ":contentReference",
+    "contentReference",
+    "[oaicite:3]",
+    "{index=3}",
+    "\\ue200",
+    "\ufffd",
+    " ",
+    "x",
+]
+
+
+@given(st.lists(st.sampled_from(DEGRADED_ATOMS), max_size=12).map("".join))
+def test_degraded_signs_cover_every_degraded_form(text: str) -> None:
+    """The lenient pass skips its regex on prose without a sign: no match is ever missed."""
+    from citemark.clean import _DEGRADED, _DEGRADED_SIGNS
+
+    for match in _DEGRADED.finditer(text):
+        assert any(sign in match[0] for sign in _DEGRADED_SIGNS), match[0]

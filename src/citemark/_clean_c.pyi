@@ -10,5 +10,14 @@ def join(
     text: str, tokens: list[_Token], replacements: list[str] | None
 ) -> tuple[str, list[int]]: ...
 def clean(
-    text: str, walls: list[tuple[int, int]], entity: Callable[[str], str] | None = None
+    text: str,
+    walls: list[tuple[int, int]],
+    entity: Callable[[str], str] | None = None,
+    plain_names: bool = False,
 ) -> str | None: ...
+def clean_texts(
+    texts: list[str],
+    walls_of: Callable[[str], list[tuple[int, int]]] | None,
+    entity: Callable[[str], str] | None,
+    plain_names: bool,
+) -> list[str | None]: ...

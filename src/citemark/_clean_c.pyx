@@ -17,34 +17,94 @@ cdef extern from "Python.h":
     ctypedef unsigned char Py_UCS1
     ctypedef unsigned short Py_UCS2
     int PyUnicode_KIND(object text)
+    bint is_space "Py_UNICODE_ISSPACE"(Py_UCS4 ch) nogil
     void* PyUnicode_DATA(object text)
     Py_UCS4 read_unit "PyUnicode_READ"(int kind, const void* data, Py_ssize_t index) nogil
     void write_unit "PyUnicode_WRITE"(int kind, void* data, Py_ssize_t index, Py_UCS4 ch) nogil
     const Py_ssize_t PY_SSIZE_T_MAX
 
+cdef extern from "_simd.h" nogil:
+    const char* cm_init()
+    Py_ssize_t cm_find_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+    Py_ssize_t cm_find_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+    Py_ssize_t cm_find_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+
 cdef extern from *:
     """
-    /* Plain loops over the native unit width with no early exit inside a block, which
-       compilers vectorise at -O2/-O3: the search for any marker character (a range, so
-       the one-unit search of _simd.h does not fit). */
-    #define CC_SEARCH(NAME, UNIT)                                                          \
+    /* The search for any marker character: a range, so the one-unit search of _simd.h
+       does not fit.  The portable loop has no early exit inside a block, so compilers
+       vectorise it; `hit` gathers masks of the unit's own width (a 0/1 flag widened to int
+       made gcc unpack every vector).  With SSE2 (any x86-64; chosen by _simd.h's level, so
+       CITEMARK_SIMD=portable tests the plain loop), a movemask gives the exact place of a
+       hit, where the plain loop walks its block again one unit at a time: 2.3 instructions
+       per unit of real answers with the plain loop, under 1 with SSE2 (callgrind). */
+    #define CC_PORTABLE(NAME, UNIT)                                                        \
     static inline Py_ssize_t NAME(const UNIT *d, Py_ssize_t i, Py_ssize_t n,             \
                                   UNIT first, UNIT span) {                               \
         for (; i + 32 <= n; i += 32) {                                                   \
-            unsigned int hit = 0;                                                        \
-            for (int j = 0; j < 32; j++) hit |= (UNIT)(d[i + j] - first) <= span;        \
+            UNIT hit = 0;                                                                \
+            for (int j = 0; j < 32; j++)                                                 \
+                hit |= (UNIT)-(UNIT)((UNIT)(d[i + j] - first) <= span);                  \
             if (hit) break;                                                              \
         }                                                                                \
         for (; i < n; i++) if ((UNIT)(d[i] - first) <= span) return i;                  \
         return -1;                                                                       \
     }
-    CC_SEARCH(cc_find_range_ucs1, Py_UCS1)
-    CC_SEARCH(cc_find_range_ucs2, Py_UCS2)
-    CC_SEARCH(cc_find_range_ucs4, Py_UCS4)
+    CC_PORTABLE(cc_range_portable_ucs2, Py_UCS2)
+    CC_PORTABLE(cc_range_portable_ucs4, Py_UCS4)
+
+    #if defined(CM_SSE2)
+    /* All-ones in each 16-bit lane holding first..first+span: (x - first) saturated
+       minus span is zero exactly there. */
+    static inline __m128i cc_in_range16(const Py_UCS2 *d, __m128i first, __m128i span) {
+        __m128i x = _mm_sub_epi16(_mm_loadu_si128((const __m128i *)d), first);
+        return _mm_cmpeq_epi16(_mm_subs_epu16(x, span), _mm_setzero_si128());
+    }
+    /* All-ones in each 32-bit lane outside the range (no unsigned compare in SSE2: the
+       sign bit is flipped and a signed one used). */
+    static inline __m128i cc_out_range32(const Py_UCS4 *d, __m128i first, __m128i limit) {
+        __m128i x = _mm_sub_epi32(_mm_loadu_si128((const __m128i *)d), first);
+        return _mm_cmpgt_epi32(_mm_xor_si128(x, _mm_set1_epi32((int)0x80000000u)), limit);
+    }
+    #endif
+
+    static inline Py_ssize_t cc_find_range_ucs2(const Py_UCS2 *d, Py_ssize_t i, Py_ssize_t n,
+                                                Py_UCS2 first, Py_UCS2 span) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i lo = _mm_set1_epi16((short)first), width = _mm_set1_epi16((short)span);
+            for (; i + 32 <= n; i += 32) {
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(_mm_packs_epi16(
+                    cc_in_range16(d + i, lo, width), cc_in_range16(d + i + 8, lo, width)));
+                mask |= (unsigned int)_mm_movemask_epi8(_mm_packs_epi16(
+                    cc_in_range16(d + i + 16, lo, width),
+                    cc_in_range16(d + i + 24, lo, width))) << 16;
+                if (mask) return i + cm_ctz(mask);
+            }
+        }
+    #endif
+        return cc_range_portable_ucs2(d, i, n, first, span);
+    }
+
+    static inline Py_ssize_t cc_find_range_ucs4(const Py_UCS4 *d, Py_ssize_t i, Py_ssize_t n,
+                                                Py_UCS4 first, Py_UCS4 span) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i lo = _mm_set1_epi32((int)first);
+            const __m128i limit = _mm_set1_epi32((int)(span ^ 0x80000000u));
+            for (; i + 16 <= n; i += 16) {
+                unsigned int out = (unsigned int)_mm_movemask_epi8(_mm_packs_epi16(
+                    _mm_packs_epi32(cc_out_range32(d + i, lo, limit),
+                                    cc_out_range32(d + i + 4, lo, limit)),
+                    _mm_packs_epi32(cc_out_range32(d + i + 8, lo, limit),
+                                    cc_out_range32(d + i + 12, lo, limit))));
+                if (out != 0xFFFFu) return i + cm_ctz(~out & 0xFFFFu);
+            }
+        }
+    #endif
+        return cc_range_portable_ucs4(d, i, n, first, span);
+    }
     """
-    Py_ssize_t cc_find_range_ucs1(
-        const Py_UCS1* d, Py_ssize_t i, Py_ssize_t n, Py_UCS1 first, Py_UCS1 span
-    ) nogil
     Py_ssize_t cc_find_range_ucs2(
         const Py_UCS2* d, Py_ssize_t i, Py_ssize_t n, Py_UCS2 first, Py_UCS2 span
     ) nogil
@@ -52,11 +112,6 @@ cdef extern from *:
         const Py_UCS4* d, Py_ssize_t i, Py_ssize_t n, Py_UCS4 first, Py_UCS4 span
     ) nogil
 
-cdef extern from "_simd.h" nogil:
-    const char* cm_init()
-    Py_ssize_t cm_find_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
-    Py_ssize_t cm_find_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
-    Py_ssize_t cm_find_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
 
 # The header's vector path is chosen per module (its state is static): choose it here too.
 cm_init()
@@ -71,6 +126,9 @@ cdef enum:
 
 cdef struct Token:
     Py_ssize_t kind, start, end, family_start, family_end, body_start, body_end
+    # What clean() shows instead: text[shown_start:shown_end] (an entity's name); empty when
+    # the token is removed.
+    Py_ssize_t shown_start, shown_end
 
 cdef struct Tokens:
     Token* items  # `inline` until it outgrows it
@@ -87,39 +145,64 @@ cdef Py_UCS4 LAST = rules.LAST_MARKER
 cdef Py_UCS4 SPAN = rules.LAST_MARKER - rules.FIRST_MARKER
 cdef Py_ssize_t MAX_MARKER = rules.MAX_MARKER
 cdef Py_ssize_t LINK_TEXT_MAX = rules.LINK_TEXT_MAX
+# A marker's body ends at START, STOP, "\n" or "\r" (scan_segment): no unit from BODY_LOW
+# to FIRST - 1 is one of them.
+cdef unsigned int BODY_LOW = max(ord("\n"), ord("\r")) + 1
+cdef unsigned int BODY_SPAN = rules.FIRST_MARKER - (max(ord("\n"), ord("\r")) + 1)
+if min(ord(rules.START), ord(rules.STOP)) < rules.FIRST_MARKER:
+    raise ValueError("the body scan of _clean_c expects START and STOP among the markers")
 cdef Py_ssize_t STRAY = rules.STRAY
 cdef Py_ssize_t MARKER = rules.MARKER
 cdef Py_ssize_t ENTITY = rules.ENTITY
 cdef Py_ssize_t BROKEN = rules.BROKEN
 cdef Py_ssize_t BARE = rules.BARE
-cdef str ENTITY_FAMILY = rules.ENTITY_FAMILY
 
 
 cdef enum:
     SET_SIZE = 32
+    MAX_TITLED = 8
 
+# A set of characters, or a family name (its characters in order).
 cdef struct CharSet:
     Py_UCS4 chars[SET_SIZE]
     Py_ssize_t count
+    # Bit c of ascii[c >> 6]: the ASCII unit c is in the set (in_set answers most units at
+    # once: the loop over the set was a tenth of the kernel's work on web answers).
+    unsigned long long ascii[2]
 
-cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET
+cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET, ENTITY_NAME
+cdef CharSet TITLED_NAMES[MAX_TITLED]
+cdef Py_ssize_t TITLED_COUNT = len(rules.TITLED_FAMILIES)
 
 
 cdef void fill(CharSet* target, str chars) except *:
+    cdef unsigned int code
     if len(chars) > SET_SIZE:
-        raise ValueError("a spacing set of _clean_rules outgrew the kernel's table")
+        raise ValueError("a character table of _clean_rules outgrew the kernel's")
     target.count = len(chars)
+    target.ascii[0] = target.ascii[1] = 0
     for index in range(len(chars)):
-        target.chars[index] = ord(chars[index])
+        code = ord(chars[index])
+        target.chars[index] = code
+        if code < 128:
+            target.ascii[code >> 6] |= 1ULL << (code & 63)
 
 
 fill(&BLANK_SET, rules.BLANKS)
 fill(&CLOSING_SET, rules.CLOSING)
 fill(&LINE_BREAK_SET, rules.LINE_BREAKS)
+fill(&ENTITY_NAME, rules.ENTITY_FAMILY)
+if TITLED_COUNT > MAX_TITLED:
+    raise ValueError("TITLED_FAMILIES of _clean_rules outgrew the kernel's table")
+for _index, _family in enumerate(rules.TITLED_FAMILIES):
+    fill(&TITLED_NAMES[_index], _family)
 
 
 cdef inline bint in_set(const CharSet* chars, Py_UCS4 ch) noexcept nogil:
     cdef Py_ssize_t index
+    cdef unsigned int unit = ch
+    if unit < 128:
+        return (chars.ascii[unit >> 6] >> (unit & 63)) & 1
     for index in range(chars.count):
         if chars.chars[index] == ch:
             return True
@@ -183,6 +266,7 @@ cdef int push(Tokens* tokens, Py_ssize_t kind, Py_ssize_t start, Py_ssize_t end,
     token.family_end = family_end
     token.body_start = body_start
     token.body_end = body_end
+    token.shown_start = token.shown_end = start
     tokens.count += 1
     return 0
 
@@ -210,9 +294,11 @@ cdef inline Py_ssize_t find_unit(
         return cm_find_ucs4(data, i, end, ch)
 
 
-cdef inline bint has_triple(const unit_t* data, Py_ssize_t last, Py_UCS4 ch) noexcept nogil:
-    """Whether ch appears three times in a row within data[:last] (a fence opener)."""
-    cdef Py_ssize_t found = find_unit(data, 0, last, ch)
+cdef inline bint has_triple(
+    const unit_t* data, Py_ssize_t found, Py_ssize_t last, Py_UCS4 ch
+) noexcept nogil:
+    """Whether ch appears three times in a row within data[:last] (a fence opener), found
+    being its first place there (-1: none)."""
     while 0 <= found < last - 2:
         if data[found + 1] == ch and data[found + 2] == ch:
             return True
@@ -259,12 +345,19 @@ cdef bint may_be_in_code(const unit_t* data, Py_ssize_t n, Py_ssize_t first) noe
     found = find_unit(data, 0, last, c'`')
     if found >= 0 and find_unit(data, first + 1, n, c'`') >= 0:
         return True
-    return has_triple(data, last, c'`') or has_triple(data, last, c'~')
+    # The first backtick found serves the fence search too (a pass fewer on plain prose).
+    return has_triple(data, found, last, c'`') or has_triple(
+        data, find_unit(data, 0, last, c'~'), last, c'~'
+    )
 
 
 def hints(str text not None):
     """0: no marker character; 1: markers, none of which can be in Markdown code; 3: markers,
     some maybe in code (see _commonmark.markers_may_be_in_code)."""
+    return hints_of(text)
+
+
+cdef int hints_of(str text) noexcept:
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef Py_ssize_t n = len(text), first
@@ -331,9 +424,9 @@ cdef int scan_into(str text, object walls, Tokens* tokens) except -1:
         else:
             wall_start = wall_end = n
         if kind == 2:
-            scan_segment(text, <const Py_UCS2*>data, at, wall_start, tokens, PY_SSIZE_T_MAX)
+            scan_segment(<const Py_UCS2*>data, at, wall_start, tokens, PY_SSIZE_T_MAX)
         else:
-            scan_segment(text, <const Py_UCS4*>data, at, wall_start, tokens, PY_SSIZE_T_MAX)
+            scan_segment(<const Py_UCS4*>data, at, wall_start, tokens, PY_SSIZE_T_MAX)
         at = wall_end
     return 0
 
@@ -414,7 +507,7 @@ cdef Py_ssize_t id_chain(const unit_t* data, Py_ssize_t i, Py_ssize_t limit) noe
 
 
 cdef Py_ssize_t scan_segment(
-    str text, const unit_t* data, Py_ssize_t i, Py_ssize_t b, Tokens* tokens, Py_ssize_t most
+    const unit_t* data, Py_ssize_t i, Py_ssize_t b, Tokens* tokens, Py_ssize_t most
 ) except -2:
     """Tokens of data[i:b] until there are `most`: returns where to resume, or -1 at the end
     of the segment (the scan keeps no other state, so it can stop between any two tokens)."""
@@ -441,12 +534,17 @@ cdef Py_ssize_t scan_segment(
                 body_end = body
                 while body_end < limit:
                     ch = data[body_end]
+                    # One test for the common unit, above the line breaks and below the
+                    # marker characters (a third of the kernel's instructions went here).
+                    if <unsigned int>ch - BODY_LOW < BODY_SPAN:
+                        body_end += 1
+                        continue
                     if ch == START or ch == STOP or ch == c'\n' or ch == c'\r':
                         break
                     body_end += 1
                 if body_end < limit and data[body_end] == STOP:
                     kind = MARKER
-                    if is_entity(text, i + 1, family_end):
+                    if same_name(sizeof(unit_t), data, i + 1, family_end, &ENTITY_NAME):
                         kind = ENTITY
                     push(tokens, kind, i, body_end + 1, i + 1, family_end, body, body_end)
                     i = body_end + 1
@@ -466,14 +564,87 @@ cdef Py_ssize_t scan_segment(
         i += 1
 
 
-cdef inline bint is_entity(str text, Py_ssize_t a, Py_ssize_t b):
-    cdef Py_ssize_t j, length = len(ENTITY_FAMILY)
-    if b - a != length:
+cdef inline bint same_name(
+    int kind, const void* data, Py_ssize_t a, Py_ssize_t b, const CharSet* name
+) noexcept nogil:
+    """Whether the text's [a:b] is the name, without making the slice."""
+    cdef Py_ssize_t j
+    if b - a != name.count:
         return False
-    for j in range(length):
-        if read_unit(PyUnicode_KIND(text), PyUnicode_DATA(text), a + j) != ord(ENTITY_FAMILY[j]):
+    for j in range(name.count):
+        if read_unit(kind, data, a + j) != name.chars[j]:
             return False
     return True
+
+
+cdef bint titled(int kind, const void* data, const Token* token) noexcept nogil:
+    """Whether the token's family shows its title (only the front's general path renders
+    those: clean() then returns None)."""
+    cdef Py_ssize_t index
+    for index in range(TITLED_COUNT):
+        if same_name(kind, data, token.family_start, token.family_end, &TITLED_NAMES[index]):
+            return True
+    return False
+
+
+cdef inline Py_ssize_t skip_json_blanks(
+    const unit_t* data, Py_ssize_t i, Py_ssize_t b
+) noexcept nogil:
+    while i < b and (data[i] == c' ' or data[i] == c'\t' or is_line_break(data[i])):
+        i += 1
+    return i
+
+
+cdef bint plain_name(const unit_t* data, Token* token) noexcept nogil:
+    """What clean.entity_name shows for the common entity body, a JSON array of plain strings
+    (`["kind","Name","description"]`: no escape, control or marker character), found in
+    place: the second string (the first when alone) without its outer white space, as
+    str.strip() sees it.  False for any other body, which the `entity` function decides.
+    Real answers hold many entities, and a call into Python for each cost more than all
+    the rest of the cut (measured on a log of answers)."""
+    cdef Py_ssize_t i = token.body_start, last = token.body_end - 1, count = 0, start
+    cdef Py_ssize_t name_start = 0, name_end = 0
+    cdef Py_UCS4 ch
+    if last <= i or data[i] != c'[' or data[last] != c']':
+        return False
+    i += 1
+    while True:
+        i = skip_json_blanks(data, i, last)
+        if i == last or data[i] != c'"':
+            return False
+        start = i = i + 1
+        while i < last and data[i] != c'"':
+            ch = data[i]
+            if ch == c'\\' or ch < 0x20 or is_special(ch):
+                return False
+            i += 1
+        if i == last:
+            return False
+        count += 1
+        if count <= 2:
+            name_start = start
+            name_end = i
+        i = skip_json_blanks(data, i + 1, last)
+        if i == last:
+            break
+        if data[i] != c',':
+            return False
+        i += 1
+    while name_start < name_end and is_space(data[name_start]):
+        name_start += 1
+    while name_end > name_start and is_space(data[name_end - 1]):
+        name_end -= 1
+    token.shown_start = name_start
+    token.shown_end = name_end
+    return True
+
+
+cdef bint plain_name_of(int kind, const void* data, Token* token) noexcept nogil:
+    if kind == 2:
+        return plain_name(<const Py_UCS2*>data, token)
+    if kind == 4:
+        return plain_name(<const Py_UCS4*>data, token)
+    return False  # no marker in one-byte text
 
 
 # --- the cut ----------------------------------------------------------------------------------
@@ -499,7 +670,7 @@ cdef inline void note_end(Output* out, Py_ssize_t floor):
 
 
 cdef inline void emit_text(
-    Output* out, str text, int kind, const void* data, Py_ssize_t a, Py_ssize_t b
+    Output* out, int kind, const void* data, Py_ssize_t a, Py_ssize_t b
 ):
     cdef Py_ssize_t floor = out.length, i
     if a >= b:
@@ -587,20 +758,19 @@ cdef struct Join:
 
 
 cdef int join_one(Join* state, str text, int kind, const void* data, const Token* token,
-                  bint run_goes_on, str replacement, list positions,
-                  Py_ssize_t index) except -1:
-    """Cut one token (the twin's loop body in `join`); run_goes_on: the next token is a
-    removal that starts where this one ends."""
+                  bint run_goes_on, int shown_kind, const void* shown, Py_ssize_t shown_length,
+                  list positions, Py_ssize_t index) except -1:
+    """Cut one token (the twin's loop body in `join`), shown[:shown_length] its replacement;
+    run_goes_on: the next token is a removal that starts where this one ends."""
     cdef Py_ssize_t run_index
     if token.start > state.pos:
-        emit_text(&state.out, text, kind, data, state.pos, token.start)
+        emit_text(&state.out, kind, data, state.pos, token.start)
         state.run_first = index
     state.pos = token.end
-    if replacement:
+    if shown_length:
         if positions is not None:
             positions.append(state.out.length)
-        emit_text(&state.out, replacement, PyUnicode_KIND(replacement),
-                  PyUnicode_DATA(replacement), 0, len(replacement))
+        emit_text(&state.out, shown_kind, shown, 0, shown_length)
         state.run_first = index + 1
         return 0
     if positions is not None:
@@ -652,8 +822,9 @@ cdef object join_tokens(str text, Tokens* tokens, list replacements, list positi
                 and (replacements is None or not replacements[index + 1])
             )
             join_one(&state, text, kind, data, &tokens.items[index], run_goes_on,
-                     replacement, positions, index)
-        emit_text(&state.out, text, kind, data, state.pos, n)
+                     PyUnicode_KIND(replacement), PyUnicode_DATA(replacement),
+                     len(replacement), positions, index)
+        emit_text(&state.out, kind, data, state.pos, n)
         return PyUnicode_FromKindAndData(state.out.kind, state.out.data, state.out.length)
     finally:
         PyMem_Free(state.out.data)
@@ -695,16 +866,60 @@ cdef enum:
     WINDOW = 256
 
 
-def clean(str text not None, walls, entity=None):
-    """scan and join in one call, entity markers shown as entity(body); None when there is
-    an entity marker and no `entity` function."""
+cdef check_entity(entity, plain_names):
+    if entity is not None and not callable(entity):
+        raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
+    if type(plain_names) is not bool:
+        raise TypeError(f"plain_names must be bool, not {type(plain_names).__name__}")
+
+
+def clean(str text not None, walls, entity=None, plain_names=False):
+    """scan and join in one call, entity markers shown as entity(body), or found in place
+    when plain_names and the body has the common shape (see plain_name); None when there
+    is an entity marker and no `entity` function, or a marker of TITLED_FAMILIES (the
+    front renders those)."""
+    check_entity(entity, plain_names)
+    return clean_one(text, check_walls(text, walls), entity, plain_names)
+
+
+def clean_texts(list texts not None, walls_of, entity, plain_names):
+    """For each text: the text itself when it holds no marker character, else
+    clean(text, walls, entity, plain_names), the walls being walls_of(text) when a marker
+    may be in Markdown code (see hints; walls_of None: never any walls).  None for an item
+    that is not exactly a str, and where clean gives None: the front decides those.
+    One call for a batch, since the front's own work per text (checks, two kernel calls)
+    cost as much as the kernel's on a log of answers."""
+    check_entity(entity, plain_names)
+    if walls_of is not None and not callable(walls_of):
+        raise TypeError(f"walls_of must be None or callable, not {type(walls_of).__name__}")
+    cdef list results = []
+    cdef int hint
+    cdef str text
+    for item in texts:
+        if type(item) is not str:
+            results.append(None)
+            continue
+        text = <str>item
+        hint = hints_of(text)
+        if hint == 0:
+            results.append(text)
+        elif hint == 3 and walls_of is not None:
+            results.append(clean_one(text, check_walls(text, walls_of(text)), entity,
+                                     plain_names))
+        else:
+            results.append(clean_one(text, None, entity, plain_names))
+    return results
+
+
+cdef object clean_one(str text, list checked, entity, bint plain_names):
+    """clean() once its arguments are checked (checked None: no walls)."""
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef Py_ssize_t n = len(text), segment = 0, at = 0, resume, k, seen = 0
-    cdef Py_ssize_t wall_start, wall_end
-    cdef list checked = check_walls(text, walls)
+    cdef Py_ssize_t wall_start, wall_end, wall_count = 0 if checked is None else len(checked)
     cdef Tokens tokens
     cdef Token carry
+    cdef Token* token
     cdef bint carrying = False, done = False
     cdef Join state
     if kind == 1:
@@ -719,67 +934,85 @@ def clean(str text not None, walls, entity=None):
                 tokens.count = 1
             # Fill the window, segment by segment (walls are code: never scanned).
             while not done and tokens.count < WINDOW:
-                if segment < len(checked):
+                if segment < wall_count:
                     wall_start, wall_end = checked[segment]
                 else:
                     wall_start = wall_end = n
                 if kind == 2:
-                    resume = scan_segment(text, <const Py_UCS2*>data, at, wall_start,
-                                          &tokens, WINDOW)
+                    resume = scan_segment(<const Py_UCS2*>data, at, wall_start, &tokens,
+                                          WINDOW)
                 else:
-                    resume = scan_segment(text, <const Py_UCS4*>data, at, wall_start,
-                                          &tokens, WINDOW)
+                    resume = scan_segment(<const Py_UCS4*>data, at, wall_start, &tokens,
+                                          WINDOW)
                 if resume >= 0:
                     at = resume
-                elif segment < len(checked):
+                elif segment < wall_count:
                     segment += 1
                     at = wall_end
                 else:
                     done = True
-            for k in range(tokens.count):
-                if tokens.items[k].kind == ENTITY:
-                    # Entity names may widen the text: the whole-array path sizes for them.
-                    return clean_with_entities(text, walls, entity)
+            for k in range(1 if carrying else 0, tokens.count):
+                token = &tokens.items[k]
+                if titled(kind, data, token):
+                    return None
+                if token.kind == ENTITY:
+                    if entity is None:
+                        return None
+                    if not (plain_names and plain_name_of(kind, data, token)):
+                        # A name from Python may widen the text: the whole-array path
+                        # sizes the output for it.
+                        return clean_with_entities(text, checked or [], entity, plain_names)
             if tokens.count == 0:
                 break
             seen += tokens.count
             if state.out.data == NULL:
+                # Enough: a name shown is part of its marker's body.
                 start_join(&state, kind, n)
             for k in range(tokens.count - (0 if done else 1)):
-                join_one(&state, text, kind, data, &tokens.items[k],
+                token = &tokens.items[k]
+                join_one(&state, text, kind, data, token,
                          k + 1 < tokens.count
-                         and tokens.items[k + 1].start == tokens.items[k].end,
-                         "", None, k)
+                         and tokens.items[k + 1].start == token.end
+                         and tokens.items[k + 1].shown_end == tokens.items[k + 1].shown_start,
+                         kind, <const char*>data + token.shown_start * kind,
+                         token.shown_end - token.shown_start, None, k)
             if done:
                 break
             carry = tokens.items[tokens.count - 1]
             carrying = True
         if not seen:
             return text
-        emit_text(&state.out, text, kind, data, state.pos, n)
+        emit_text(&state.out, kind, data, state.pos, n)
         return PyUnicode_FromKindAndData(state.out.kind, state.out.data, state.out.length)
     finally:
         free_tokens(&tokens)
         PyMem_Free(state.out.data)
 
 
-cdef object clean_with_entities(str text, walls, entity):
+cdef object clean_with_entities(str text, list walls, entity, bint plain_names):
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
     cdef Tokens tokens
+    cdef Token* token
     cdef Py_ssize_t i
     cdef list replacements = None
     init_tokens(&tokens)
     try:
         scan_into(text, walls, &tokens)
         for i in range(tokens.count):
-            if tokens.items[i].kind != ENTITY:
-                continue
-            if entity is None:
+            token = &tokens.items[i]
+            if titled(kind, data, token):
                 return None
+            if token.kind != ENTITY:
+                continue
             if replacements is None:
                 replacements = [""] * tokens.count
-            shown = entity(text[tokens.items[i].body_start:tokens.items[i].body_end])
-            if type(shown) is not str:
-                raise TypeError(f"entity must return str, not {type(shown).__name__}")
+            if plain_names and plain_name_of(kind, data, token):
+                shown = text[token.shown_start:token.shown_end]
+            else:
+                shown = entity(text[token.body_start:token.body_end])
+                if type(shown) is not str:
+                    raise TypeError(f"entity must return str, not {type(shown).__name__}")
             replacements[i] = shown
         return join_tokens(text, &tokens, replacements, None)
     finally:

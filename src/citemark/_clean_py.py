@@ -6,8 +6,11 @@ Same functions, names and branch order as the kernel; the rules are in `_clean_r
   `(kind, start, end, family_start, family_end, body_start, body_end)`.
 - `join(text, tokens, replacements)`: the text with each token replaced (removed when its
   replacement is empty, with the spacing rule), and where each token landed in the result.
-- `clean(text, walls, entity)`: scan and join in one call, entity bodies shown through
-  `entity(body)`.
+- `clean(text, walls, entity, plain_names)`: scan and join in one call, entity bodies
+  shown through `entity(body)`, or read in place when `plain_names` and the body is a JSON
+  array of plain strings (`plain_name`).
+- `clean_texts(texts, walls_of, entity, plain_names)`: `clean` over a batch, each text's
+  walls asked of `walls_of` only when it may hold Markdown code.
 - `has_markers(text)`: whether text holds any marker character; `hints(text)` also says
   whether it may hold Markdown code.
 
@@ -35,6 +38,7 @@ from ._clean_rules import (
     START,
     STOP,
     STRAY,
+    TITLED_FAMILIES,
 )
 from ._commonmark import markers_may_be_in_code
 from ._grammar import FAMILY_CHAR, MARKER_RANGE
@@ -46,6 +50,12 @@ _BODY_END = re.compile(f"[{START}{STOP}{LINE_BREAKS}]")
 _WORD = re.compile(FAMILY_CHAR + "*")
 _ID = "turn[0-9]+[A-Za-z]+[0-9]+"
 _ID_CHAIN = re.compile(f"{_ID}(?:{DELIM}(?:{_ID}|L[0-9]+(?:-L[0-9]+)?))*")
+# An entity body in its common shape: a JSON array of strings without escape, control or
+# marker characters; the first two strings are captured.
+_JSON_BLANKS = "[ \t\n\r]*"
+_PLAIN = f'"[^"\\\\\x00-\x1f{MARKER_RANGE}]*"'
+_ITEM = f"{_JSON_BLANKS}({_PLAIN}){_JSON_BLANKS}"
+_PLAIN_ARRAY = re.compile(rf"\[{_ITEM}(?:,{_ITEM}(?:,{_JSON_BLANKS}{_PLAIN}{_JSON_BLANKS})*)?\]")
 
 
 def hints(text: str) -> int:
@@ -292,22 +302,79 @@ def space(text: str, end: int, out: Output) -> int:
     return end
 
 
+def plain_name(text: str, start: int, end: int) -> str | None:
+    """What clean.entity_name shows for the entity body text[start:end] in its common shape,
+    a JSON array of plain strings: the second string (the first when alone), stripped.
+    None for any other body, which the `entity` function decides."""
+    array = _PLAIN_ARRAY.fullmatch(text, start, end)
+    if array is None:
+        return None
+    name = array[1] if array[2] is None else array[2]
+    return name[1:-1].strip()
+
+
 def clean(
-    text: str, walls: list[tuple[int, int]], entity: Callable[[str], str] | None = None
+    text: str,
+    walls: list[tuple[int, int]],
+    entity: Callable[[str], str] | None = None,
+    plain_names: bool = False,
 ) -> str | None:
-    """scan and join in one call, entity markers shown as entity(body); None when there is
-    an entity marker and no `entity` function."""
+    """scan and join in one call, entity markers shown as entity(body), or read in place
+    when plain_names and the body has the common shape (see plain_name); None when there
+    is an entity marker and no `entity` function, or a marker of TITLED_FAMILIES (the
+    front renders those)."""
+    if entity is not None and not callable(entity):
+        raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
+    if type(plain_names) is not bool:
+        raise TypeError(f"plain_names must be bool, not {type(plain_names).__name__}")
     tokens = scan(text, walls)
     replacements = None
     for index, token in enumerate(tokens):
+        if text[token[3] : token[4]] in TITLED_FAMILIES:
+            return None
         if token[0] != ENTITY:
             continue
         if entity is None:
             return None
         if replacements is None:
             replacements = [""] * len(tokens)
-        shown = entity(text[token[5] : token[6]])
-        if type(shown) is not str:
-            raise TypeError(f"entity must return str, not {type(shown).__name__}")
+        shown = plain_name(text, token[5], token[6]) if plain_names else None
+        if shown is None:
+            shown = entity(text[token[5] : token[6]])
+            if type(shown) is not str:
+                raise TypeError(f"entity must return str, not {type(shown).__name__}")
         replacements[index] = shown
     return join(text, tokens, replacements)[0]
+
+
+def clean_texts(
+    texts: list[str],
+    walls_of: Callable[[str], list[tuple[int, int]]] | None,
+    entity: Callable[[str], str] | None,
+    plain_names: bool,
+) -> list[str | None]:
+    """For each text: the text itself when it holds no marker character, else
+    clean(text, walls, entity, plain_names), the walls being walls_of(text) when a marker
+    may be in Markdown code (see hints; walls_of None: never any walls).  None for an item
+    that is not exactly a str, and where clean gives None: the front decides those."""
+    if type(texts) is not list:
+        raise TypeError(f"texts must be a list, not {type(texts).__name__}")
+    if entity is not None and not callable(entity):
+        raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
+    if type(plain_names) is not bool:
+        raise TypeError(f"plain_names must be bool, not {type(plain_names).__name__}")
+    if walls_of is not None and not callable(walls_of):
+        raise TypeError(f"walls_of must be None or callable, not {type(walls_of).__name__}")
+    results: list[str | None] = []
+    for text in texts:
+        if type(text) is not str:
+            results.append(None)
+            continue
+        hint = hints(text)
+        if hint == 0:
+            results.append(text)
+        elif hint == 3 and walls_of is not None:
+            results.append(clean(text, walls_of(text), entity, plain_names))
+        else:
+            results.append(clean(text, [], entity, plain_names))
+    return results
