@@ -67,9 +67,9 @@ def _strip_many(job: Job) -> Callable[[list[str]], list[str]]:
 
 def _clean_many(job: Job) -> Callable[[list[str]], list[str]]:
     # imported when the command runs: the other commands never load clean's rules
-    clean = import_module("citemark.clean").clean
+    clean_many = import_module("citemark.clean").clean_many
     lenient = bool(job.option("lenient"))
-    return lambda texts: [clean(text, lenient=lenient) for text in texts]
+    return partial(clean_many, lenient=lenient)
 
 
 TEXT_COMMANDS: dict[str, TextCommand] = {
