@@ -265,6 +265,28 @@ enum {
     CM_CARRY = CM_TOO_SHORT | CM_TOO_LONG | CM_TWO_CONTS
 };
 
+/* The three 16-entry lookups (by the high and low nibble of prev1, by the high nibble of the
+ * byte), written once: the AVX2 check repeats each in its two 128-bit lanes, the AVX-512 one
+ * in its four. */
+#define CM_LARGE (CM_CARRY | CM_TOO_LARGE | CM_TOO_LARGE_1000)
+#define CM_CONT_1000 \
+    (CM_TOO_LONG | CM_OVERLONG_2 | CM_TWO_CONTS | CM_OVERLONG_3 | CM_TOO_LARGE_1000 | CM_OVERLONG_4)
+#define CM_CONT_1001 (CM_TOO_LONG | CM_OVERLONG_2 | CM_TWO_CONTS | CM_OVERLONG_3 | CM_TOO_LARGE)
+#define CM_CONT_101 (CM_TOO_LONG | CM_OVERLONG_2 | CM_TWO_CONTS | CM_SURROGATE | CM_TOO_LARGE)
+#define CM_BYTE_1_HIGH                                                                          \
+    CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG,   \
+        CM_TOO_LONG, CM_TWO_CONTS, CM_TWO_CONTS, CM_TWO_CONTS, CM_TWO_CONTS,                    \
+        CM_TOO_SHORT | CM_OVERLONG_2, CM_TOO_SHORT, CM_TOO_SHORT | CM_OVERLONG_3 | CM_SURROGATE, \
+        CM_TOO_SHORT | CM_TOO_LARGE | CM_TOO_LARGE_1000 | CM_OVERLONG_4
+#define CM_BYTE_1_LOW                                                                          \
+    CM_CARRY | CM_OVERLONG_3 | CM_OVERLONG_2 | CM_OVERLONG_4, CM_CARRY | CM_OVERLONG_2,        \
+        CM_CARRY, CM_CARRY, CM_CARRY | CM_TOO_LARGE, CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE,   \
+        CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE | CM_SURROGATE, CM_LARGE, CM_LARGE
+#define CM_BYTE_2_HIGH                                                                         \
+    CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT,         \
+        CM_TOO_SHORT, CM_TOO_SHORT, CM_CONT_1000, CM_CONT_1001, CM_CONT_101, CM_CONT_101,      \
+        CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT
+
 __attribute__((target("avx2"))) static inline __m256i
 cm_utf8_block_errors(__m256i input, __m256i previous) {
     const __m256i low_nibble = _mm256_set1_epi8(0x0F);
@@ -272,38 +294,9 @@ cm_utf8_block_errors(__m256i input, __m256i previous) {
     __m256i prev1 = _mm256_alignr_epi8(input, shifted, 15);
     __m256i prev2 = _mm256_alignr_epi8(input, shifted, 14);
     __m256i prev3 = _mm256_alignr_epi8(input, shifted, 13);
-    const __m256i byte_1_high_table = _mm256_setr_epi8(
-        CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG,
-        CM_TOO_LONG, CM_TWO_CONTS, CM_TWO_CONTS, CM_TWO_CONTS, CM_TWO_CONTS,
-        CM_TOO_SHORT | CM_OVERLONG_2, CM_TOO_SHORT, CM_TOO_SHORT | CM_OVERLONG_3 | CM_SURROGATE,
-        CM_TOO_SHORT | CM_TOO_LARGE | CM_TOO_LARGE_1000 | CM_OVERLONG_4,
-        CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG,
-        CM_TOO_LONG, CM_TWO_CONTS, CM_TWO_CONTS, CM_TWO_CONTS, CM_TWO_CONTS,
-        CM_TOO_SHORT | CM_OVERLONG_2, CM_TOO_SHORT, CM_TOO_SHORT | CM_OVERLONG_3 | CM_SURROGATE,
-        CM_TOO_SHORT | CM_TOO_LARGE | CM_TOO_LARGE_1000 | CM_OVERLONG_4);
-#define CM_LARGE (CM_CARRY | CM_TOO_LARGE | CM_TOO_LARGE_1000)
-    const __m256i byte_1_low_table = _mm256_setr_epi8(
-        CM_CARRY | CM_OVERLONG_3 | CM_OVERLONG_2 | CM_OVERLONG_4, CM_CARRY | CM_OVERLONG_2,
-        CM_CARRY, CM_CARRY, CM_CARRY | CM_TOO_LARGE, CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE,
-        CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE | CM_SURROGATE, CM_LARGE, CM_LARGE,
-        CM_CARRY | CM_OVERLONG_3 | CM_OVERLONG_2 | CM_OVERLONG_4, CM_CARRY | CM_OVERLONG_2,
-        CM_CARRY, CM_CARRY, CM_CARRY | CM_TOO_LARGE, CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE,
-        CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE | CM_SURROGATE, CM_LARGE, CM_LARGE);
-#undef CM_LARGE
-#define CM_CONT_1000 \
-    (CM_TOO_LONG | CM_OVERLONG_2 | CM_TWO_CONTS | CM_OVERLONG_3 | CM_TOO_LARGE_1000 | CM_OVERLONG_4)
-#define CM_CONT_1001 (CM_TOO_LONG | CM_OVERLONG_2 | CM_TWO_CONTS | CM_OVERLONG_3 | CM_TOO_LARGE)
-#define CM_CONT_101 (CM_TOO_LONG | CM_OVERLONG_2 | CM_TWO_CONTS | CM_SURROGATE | CM_TOO_LARGE)
-    const __m256i byte_2_high_table = _mm256_setr_epi8(
-        CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT,
-        CM_TOO_SHORT, CM_TOO_SHORT, CM_CONT_1000, CM_CONT_1001, CM_CONT_101, CM_CONT_101,
-        CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT,
-        CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT,
-        CM_TOO_SHORT, CM_TOO_SHORT, CM_CONT_1000, CM_CONT_1001, CM_CONT_101, CM_CONT_101,
-        CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT);
-#undef CM_CONT_1000
-#undef CM_CONT_1001
-#undef CM_CONT_101
+    const __m256i byte_1_high_table = _mm256_setr_epi8(CM_BYTE_1_HIGH, CM_BYTE_1_HIGH);
+    const __m256i byte_1_low_table = _mm256_setr_epi8(CM_BYTE_1_LOW, CM_BYTE_1_LOW);
+    const __m256i byte_2_high_table = _mm256_setr_epi8(CM_BYTE_2_HIGH, CM_BYTE_2_HIGH);
     __m256i byte_1_high = _mm256_shuffle_epi8(
         byte_1_high_table, _mm256_and_si256(_mm256_srli_epi16(prev1, 4), low_nibble));
     __m256i byte_1_low = _mm256_shuffle_epi8(byte_1_low_table, _mm256_and_si256(prev1, low_nibble));
@@ -365,28 +358,9 @@ cm_utf8_block_errors_avx512(__m512i input, __m512i previous) {
     __m512i prev1 = _mm512_alignr_epi8(input, shifted, 15);
     __m512i prev2 = _mm512_alignr_epi8(input, shifted, 14);
     __m512i prev3 = _mm512_alignr_epi8(input, shifted, 13);
-    const __m512i byte_1_high_table = CM_LANE(
-        CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG, CM_TOO_LONG,
-        CM_TOO_LONG, CM_TWO_CONTS, CM_TWO_CONTS, CM_TWO_CONTS, CM_TWO_CONTS,
-        CM_TOO_SHORT | CM_OVERLONG_2, CM_TOO_SHORT, CM_TOO_SHORT | CM_OVERLONG_3 | CM_SURROGATE,
-        CM_TOO_SHORT | CM_TOO_LARGE | CM_TOO_LARGE_1000 | CM_OVERLONG_4);
-#define CM_LARGE (CM_CARRY | CM_TOO_LARGE | CM_TOO_LARGE_1000)
-    const __m512i byte_1_low_table = CM_LANE(
-        CM_CARRY | CM_OVERLONG_3 | CM_OVERLONG_2 | CM_OVERLONG_4, CM_CARRY | CM_OVERLONG_2,
-        CM_CARRY, CM_CARRY, CM_CARRY | CM_TOO_LARGE, CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE,
-        CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE, CM_LARGE | CM_SURROGATE, CM_LARGE, CM_LARGE);
-#undef CM_LARGE
-#define CM_CONT_1000 \
-    (CM_TOO_LONG | CM_OVERLONG_2 | CM_TWO_CONTS | CM_OVERLONG_3 | CM_TOO_LARGE_1000 | CM_OVERLONG_4)
-#define CM_CONT_1001 (CM_TOO_LONG | CM_OVERLONG_2 | CM_TWO_CONTS | CM_OVERLONG_3 | CM_TOO_LARGE)
-#define CM_CONT_101 (CM_TOO_LONG | CM_OVERLONG_2 | CM_TWO_CONTS | CM_SURROGATE | CM_TOO_LARGE)
-    const __m512i byte_2_high_table = CM_LANE(
-        CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT,
-        CM_TOO_SHORT, CM_TOO_SHORT, CM_CONT_1000, CM_CONT_1001, CM_CONT_101, CM_CONT_101,
-        CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT, CM_TOO_SHORT);
-#undef CM_CONT_1000
-#undef CM_CONT_1001
-#undef CM_CONT_101
+    const __m512i byte_1_high_table = CM_LANE(CM_BYTE_1_HIGH);
+    const __m512i byte_1_low_table = CM_LANE(CM_BYTE_1_LOW);
+    const __m512i byte_2_high_table = CM_LANE(CM_BYTE_2_HIGH);
     __m512i byte_1_high = _mm512_shuffle_epi8(
         byte_1_high_table, _mm512_and_si512(_mm512_srli_epi16(prev1, 4), low_nibble));
     __m512i byte_1_low = _mm512_shuffle_epi8(byte_1_low_table, _mm512_and_si512(prev1, low_nibble));
