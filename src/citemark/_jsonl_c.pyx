@@ -1,5 +1,5 @@
 # cython: boundscheck=False, wraparound=False, cdivision=True
-# cython: freethreading_compatible=True, autotestdict=False
+# cython: freethreading_compatible=True, auto_pickle=False, autotestdict=False
 """The compiled JSONL kernel: validate a line and find the value at a dotted path, on bytes.
 
 One pass over the line's bytes, no Python object built for what is not at the path: the
@@ -28,7 +28,7 @@ from cpython.object cimport PyObject
 
 import json
 
-from ._grammar import CITATION_DELIMITER, CITATION_START, CITATION_STOP
+from . import _grammar  # a private name: the module's face is its stub's
 
 # Codes shared with `_jsonl_py` and `_jsonl` (one home: `_jsonl` imports them from here
 # and from the twin, and the tests check they agree).
@@ -730,9 +730,9 @@ cdef _Rules _rules(object families):
         if type(family) is not bytes:
             raise TypeError(f"families must hold bytes, not {type(family).__name__}")
     made.families = families
-    set_mark(&made.rules.start, ord(CITATION_START))
-    set_mark(&made.rules.delim, ord(CITATION_DELIMITER))
-    set_mark(&made.rules.stop, ord(CITATION_STOP))
+    set_mark(&made.rules.start, ord(_grammar.CITATION_START))
+    set_mark(&made.rules.delim, ord(_grammar.CITATION_DELIMITER))
+    set_mark(&made.rules.stop, ord(_grammar.CITATION_STOP))
     made.rules.max_length = PY_SSIZE_T_MAX
     made.rules.any_family = False
     made.rules.builtin_rules = True
