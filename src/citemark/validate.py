@@ -65,7 +65,6 @@ from bisect import bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
-from itertools import repeat
 from operator import itemgetter
 from typing import Any, Literal, NamedTuple
 
@@ -176,7 +175,7 @@ class Diagnostic(NamedTuple):
 
 
 # Builds a Diagnostic from a (code, severity, message, start, end) tuple in C, without the
-# Python-level __new__ of a named tuple: the bulk path for runs of stray characters.
+# Python-level __new__ of a named tuple.
 _new = partial(tuple.__new__, Diagnostic)
 # validate's order: by place, then code; ties keep the order they were found in.
 _ORDER = itemgetter(3, 4, 0)
@@ -297,21 +296,6 @@ class _Check:
     def add(self, code: str, start: int, end: int, message: str) -> None:
         self.found.append(_new((code, CODES[code], message, start, end)))
 
-    def add_run(self, code: str, start: int, end: int, message: str) -> None:
-        """One diagnostic for each character of text[start:end], built in C."""
-        self.found.extend(
-            map(
-                _new,
-                zip(
-                    repeat(code),
-                    repeat(CODES[code]),
-                    repeat(message),
-                    range(start, end),
-                    range(start + 1, end + 1),
-                ),
-            )
-        )
-
     def run(self) -> list[Diagnostic]:
         foreign = self.markers()
         for citation in self.citations:
@@ -356,63 +340,106 @@ class _Check:
                 f"not a citation (empty, or an id the id rule refuses): {_show(text[start:end])}",
             )
         start_char, stop_char, delimiter = parser.start, parser.stop, parser.delimiter
-        # Runs of STARTs or DELIMITERs are one match each: a run outside every marker is
-        # reported in bulk (one diagnostic a character, built in C), not a character at a time.
-        runs = re.compile(
-            f"{re.escape(start_char)}+|{re.escape(stop_char)}|{re.escape(delimiter)}+"
-        )
-        consumed = iter(self.consumed)
-        span = next(consumed, None)
-        self.opened: int | None = None
+        # A run of one marker character, matched where a str.find found its first one: the
+        # text between markers is searched with str.find (a regex search for any of three
+        # characters costs tens of times more a character).
+        self.run_of = re.compile(
+            f"{re.escape(start_char)}+|{re.escape(stop_char)}+|{re.escape(delimiter)}+"
+        ).match
+        self.opened: int | None = None  # the last START left open
+        self.opened_from = 0  # where the run of STARTs that ends with it starts
         self.foreign: list[tuple[int, int]] = []
-        for run in runs.finditer(text):
-            first, last = run.span()
-            while span is not None and span[1] <= first:
-                span = next(consumed, None)
-            if span is not None and span[0] < last:  # the run meets a consumed marker
-                for at in range(first, last):
-                    while span is not None and span[1] <= at:
-                        span = next(consumed, None)
-                    if span is not None and span[0] <= at < span[1]:
-                        if self.opened is not None:  # a consumed marker after an open START
-                            self.foreign.append(self.unterminated(self.opened))
-                            self.opened = None
-                        continue
-                    self.stray(text[at], at, at + 1)
-            else:
-                self.stray(text[first], first, last)
+        at = 0
+        size = len(text)
+        for span_start, span_end, _ in self.consumed:
+            if at < span_start:
+                self.strays(at, span_start)
+            if self.opened is not None:  # a consumed marker after an open START
+                self.foreign.append(self.unterminated(self.opened))
+                self.opened = None
+            at = span_end
+        if at < size:
+            self.strays(at, size)
         if self.opened is not None:
             self.foreign.append(self.unterminated(self.opened))
         return self.foreign
 
-    def stray(self, char: str, first: int, last: int) -> None:
-        """text[first:last], a run of `char` (a marker character) outside every marker."""
-        parser = self.parser
-        if char == parser.start:
-            if self.opened is not None:
-                self.foreign.append(self.unterminated(self.opened))
-            if last - first > 1:
-                # Each START but the last is followed by a START: left open, with no word
-                # glued to it.  Touching spans merge into one wall, so one span covers them.
-                self.add_run(
-                    "unterminated-marker", first, last - 1, "a START character that no STOP closes"
-                )
-                self.foreign.append((first, last - 1))
-            self.opened = last - 1
-        elif char == parser.stop:
-            if self.opened is None:
-                self.add("stray-stop", first, last, "a STOP character outside any marker")
+    def strays(self, first: int, last: int) -> None:
+        """The marker characters of text[first:last], outside every marker, a run at a time."""
+        text, parser = self.text, self.parser
+        start_char, stop_char, delimiter = parser.start, parser.stop, parser.delimiter
+        find = text.find
+        # The next of each character (last when there is none).
+        starts = find(start_char, first, last) % (last + 1)
+        stops = find(stop_char, first, last) % (last + 1)
+        delimiters = find(delimiter, first, last) % (last + 1)
+        while True:
+            at = min(starts, stops, delimiters)
+            if at == last:
+                return
+            end = at + 1
+            if end < last and text[end] == text[at]:  # a run: most are one character
+                end = self.run_of(text, at, last).end()  # type: ignore[union-attr]
+            if at == starts:
+                if self.opened is not None:
+                    self.foreign.append(self.unterminated(self.opened))
+                if end - at > 1:
+                    # Each START but the last is followed by a START: left open, with no
+                    # word glued to it.  Touching spans merge into one wall.
+                    self.foreign.append((at, end - 1))
+                self.opened = end - 1
+                self.opened_from = at
+                starts = find(start_char, end, last) % (last + 1)
+            elif at == stops:
+                if self.opened is not None:
+                    opened = self.opened
+                    if self.opened_from < opened:
+                        self.add_starts(self.opened_from, opened)
+                    self.foreign.append((opened, at + 1))
+                    self.add("invalid-marker", opened, at + 1, self.refused(opened, at + 1))
+                    self.opened = None
+                    at += 1
+                if at < end:
+                    count = end - at
+                    self.add(
+                        "stray-stop",
+                        at,
+                        end,
+                        "a STOP character outside any marker"
+                        if count == 1
+                        else f"{count} STOP characters outside any marker",
+                    )
+                stops = find(stop_char, end, last) % (last + 1)
             else:
-                self.foreign.append((self.opened, last))
-                self.add("invalid-marker", self.opened, last, self.refused(self.opened, last))
-                self.opened = None
-        elif self.opened is None:
-            self.add_run("stray-delimiter", first, last, "a DELIMITER character outside any marker")
+                if self.opened is None:
+                    count = end - at
+                    self.add(
+                        "stray-delimiter",
+                        at,
+                        end,
+                        "a DELIMITER character outside any marker"
+                        if count == 1
+                        else f"{count} DELIMITER characters outside any marker",
+                    )
+                delimiters = find(delimiter, end, last) % (last + 1)
+
+    def add_starts(self, first: int, last: int) -> None:
+        """One unterminated-marker for the run of STARTs text[first:last], none closed."""
+        count = last - first
+        self.add(
+            "unterminated-marker",
+            first,
+            last,
+            "a START character that no STOP closes"
+            if count == 1
+            else f"{count} START characters in a row that no STOP closes",
+        )
 
     def unterminated(self, at: int) -> tuple[int, int]:
-        """Report a START that nothing closes; returns the span of the START and the word
-        glued to it (its family and ids, reported with it rather than as bare ids)."""
-        self.add("unterminated-marker", at, at + 1, "a START character that no STOP closes")
+        """Report the START at `at` that nothing closes, with the run of STARTs before it;
+        returns the span of the START and the word glued to it (its family and ids,
+        reported with it rather than as bare ids)."""
+        self.add_starts(self.opened_from, at + 1)
         return at, self.head.match(self.text, at + 1).end()  # type: ignore[union-attr]
 
     def refused(self, start: int, end: int) -> str:
@@ -624,27 +651,70 @@ class _Check:
             ids += "|(?:" + "|".join(map(re.escape, extra)) + f")(?!{SOURCE_ID_CHAR})"
         glued = rf"(?:(?:{family})|(?<!{SOURCE_ID_CHAR}))"
         pattern = re.compile(rf"{glued}(?:{ids})(?:{ids}|{LOCATOR})*")
-        for found in pattern.finditer(self.text):
-            if self.walled(walls, code, found.start(), found.end()):
+        if extra or any("turn" in name for name in families):
+            found = list(pattern.finditer(self.text))
+        else:
+            found = self.turn_ids(pattern, families)
+        for match in found:
+            if self.walled(walls, code, match.start(), match.end()):
                 continue
-            written = found.group()
+            written = match.group()
             message = (
                 f"the reference id {written!r} is written outside a citation marker"
                 if re.fullmatch(f"(?:{ids})", written)
                 else f"{written!r} looks like a citation that lost its marker characters"
             )
-            self.add("bare-reference", found.start(), found.end(), message)
+            self.add("bare-reference", match.start(), match.end(), message)
         characters = {*MARKER_CHARS, self.parser.start}
         characters |= {self.parser.delimiter, self.parser.stop}
         escapes = "|".join(f"{ord(c):04x}" for c in sorted(characters))
-        for found in re.finditer(rf"\\u(?:{escapes})", self.text, re.IGNORECASE):
-            if not self.walled(walls, code, found.start(), found.end()):
+        escape = re.compile(rf"\\u(?:{escapes})", re.IGNORECASE).match
+        text = self.text
+        # Every escape starts with a backslash: found with str.find, the pattern matched
+        # only there (a regex search tries every character, tens of times slower).
+        at = text.find("\\")
+        while at >= 0:
+            written = escape(text, at)
+            if written is not None and not self.walled(walls, code, at, written.end()):
                 self.add(
                     "escaped-marker",
-                    found.start(),
-                    found.end(),
-                    f"{found.group()} is an escape, not the marker character it names",
+                    at,
+                    written.end(),
+                    f"{written.group()} is an escape, not the marker character it names",
                 )
+            at = text.find("\\", at + 1)
+
+    def turn_ids(self, pattern: re.Pattern[str], families: set[str]) -> list[re.Match[str]]:
+        """`pattern.finditer(text)` for a pattern whose ids all start with "turn": every
+        match starts at a "turn" or at a family glued to one, so the pattern is matched at
+        those places only, found with str.find (its lookbehind makes a regex search try
+        every character, tens of times slower).  Matches do not overlap, as finditer's.
+
+        The places are tried leftmost first as long as no family holds "turn" (the caller
+        checks): a family glued to a later "turn" then ends before an earlier one."""
+        text = self.text
+        glued = sorted({len(family) for family in families if family}, reverse=True)
+        found: list[re.Match[str]] = []
+        done = 0  # where the last match ends: finditer goes on from there
+        at = text.find("turn")
+        while at >= 0:
+            # The places a match through this "turn" can start, leftmost first.
+            for size in glued:
+                start = at - size
+                if start >= max(done, 0) and text[start:at] in families:
+                    match = pattern.match(text, start)
+                    if match is not None:
+                        found.append(match)
+                        done = match.end()
+                        break
+            else:
+                if at >= done:
+                    match = pattern.match(text, at)
+                    if match is not None:
+                        found.append(match)
+                        done = match.end()
+            at = text.find("turn", max(at + 1, done))
+        return found
 
     def walled(
         self, walls: list[tuple[int, int]], code: list[tuple[int, int]] | None, start: int, end: int
