@@ -3,7 +3,8 @@ straightforward readings they replace on random text, on both implementations:
 
 - the stray marker characters: a character at a time (as validate read them before a run
   became one finding), runs of one fault then merged into one diagnostic;
-- bare ids: `pattern.finditer` over the whole text;
+- bare ids: `pattern.finditer` over the whole text (the markers and the words glued to
+  open STARTs walled off, as validate walls them);
 - escapes: `re.finditer` of the escape pattern, case-insensitive.
 """
 
@@ -83,10 +84,10 @@ def whole_text(text: str, parser: Parser) -> list[tuple[str, int, int, str]]:
     import citemark.validate as module
 
     check = module._Check(text, parser, None, None)
+    walls = module.merge([*((start, end) for start, end, _ in check.consumed), *check.markers()])
     found = check.found
-    check.turn_ids = lambda pattern, families: list(pattern.finditer(text))  # type: ignore
+    check.turn_ids = lambda pattern, families, walls: list(pattern.finditer(text))  # type: ignore
     escape = re.compile(r"\\u(?:e200|e201|e202|e203|e204|e205|e206)", re.IGNORECASE)
-    walls = module.merge([(start, end) for start, end, _ in check.consumed])
     check.references(walls, None)
     escapes = [d for d in found if d.code == "escaped-marker"]
     assert [(d.start, d.end) for d in escapes] == [
@@ -104,7 +105,7 @@ def test_ids_found_from_turn_as_by_a_whole_text_search(
 
     chosen = parser.replace(families=families)
     check = module._Check(text, chosen, None, None)
-    walls = module.merge([(start, end) for start, end, _ in check.consumed])
+    walls = module.merge([*((start, end) for start, end, _ in check.consumed), *check.markers()])
     check.references(walls, None)
     fast = sorted((d.code, d.start, d.end, d.message) for d in check.found)
     assert fast == whole_text(text, chosen)

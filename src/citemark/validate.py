@@ -61,7 +61,7 @@ How the heuristics decide:
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
@@ -516,8 +516,13 @@ class _Check:
     def fence_lines(self) -> set[int]:
         """Indexes of citations on the line of a code fence (reported here)."""
         cited = set()
+        text = self.text
         for line, indexes in self.by_line(self.citations).items():
             line_start, line_end = self.lines[line]
+            # A fence needs three backticks or tildes: a line with neither is none.
+            fenced = text.find("`", line_start, line_end) >= 0
+            if not (fenced or text.find("~", line_start, line_end) >= 0):
+                continue
             bare = without(self.text, line_start, line_end, self.consumed)
             before = without(self.text, line_start, self.citations[indexes[0]].start, self.consumed)
             if FENCE_LINE.fullmatch(bare) and FENCE_LINE.match(before):
@@ -537,11 +542,14 @@ class _Check:
         the model meant them and the rest of the answer is not taken for code."""
         if not fence_cited:
             return self.text
-        chars = list(self.text)
-        for index in fence_cited:
+        pieces = []
+        at = 0
+        for index in sorted(fence_cited):
             citation = self.citations[index]
-            chars[citation.start : citation.end] = " " * (citation.end - citation.start)
-        return "".join(chars)
+            pieces += (self.text[at : citation.start], " " * (citation.end - citation.start))
+            at = citation.end
+        pieces.append(self.text[at:])
+        return "".join(pieces)
 
     def placement(self, code: list[tuple[int, int]], fence_cited: set[int]) -> None:
         outside = []
@@ -598,9 +606,17 @@ class _Check:
             index += 1
 
     def alone(self, citations: list[CitationSpan]) -> None:
+        text, consumed = self.text, self.consumed
         for line, indexes in self.by_line(citations).items():
             found = [citations[index] for index in indexes]
             line_start, line_end = self.lines[line]
+            # The usual line has a letter at an end of the text before its first citation:
+            # no marker, list bullet or quote sign can hide it, so the line is not alone.
+            before = text[line_start : found[0].start].strip()
+            if before[:1].isalpha() or before[-1:].isalpha():
+                at = bisect_left(consumed, (line_start, -1, False))
+                if consumed[at][0] == found[0].start:  # no marker before the first citation
+                    continue
             rest = without(self.text, line_start, line_end, self.consumed)
             rest = rest[LIST_OR_QUOTE.match(rest).end() :]  # type: ignore[union-attr]
             if _filler(rest):
@@ -654,7 +670,7 @@ class _Check:
         if extra or any("turn" in name for name in families):
             found = list(pattern.finditer(self.text))
         else:
-            found = self.turn_ids(pattern, families)
+            found = self.turn_ids(pattern, families, walls)
         for match in found:
             if self.walled(walls, code, match.start(), match.end()):
                 continue
@@ -684,20 +700,34 @@ class _Check:
                 )
             at = text.find("\\", at + 1)
 
-    def turn_ids(self, pattern: re.Pattern[str], families: set[str]) -> list[re.Match[str]]:
+    def turn_ids(
+        self, pattern: re.Pattern[str], families: set[str], walls: list[tuple[int, int]]
+    ) -> list[re.Match[str]]:
         """`pattern.finditer(text)` for a pattern whose ids all start with "turn": every
         match starts at a "turn" or at a family glued to one, so the pattern is matched at
         those places only, found with str.find (its lookbehind makes a regex search try
         every character, tens of times slower).  Matches do not overlap, as finditer's.
 
         The places are tried leftmost first as long as no family holds "turn" (the caller
-        checks): a family glued to a later "turn" then ends before an earlier one."""
+        checks): a family glued to a later "turn" then ends before an earlier one.
+
+        Only the matches outside `walls` are returned (the markers, whose ids are no
+        finding): a "turn" inside one is skipped with the rest of it.  A match from inside
+        a wall would end inside it too, so skipping it changes no later match: every wall
+        ends with a marker character or before white space or one (a marker's STOP, a run
+        of STARTs, an open START's glued word), none of which a match can hold."""
         text = self.text
         glued = sorted({len(family) for family in families if family}, reverse=True)
         found: list[re.Match[str]] = []
         done = 0  # where the last match ends: finditer goes on from there
+        wall = 0  # the first wall that does not end at or before `at`
         at = text.find("turn")
         while at >= 0:
+            while wall < len(walls) and walls[wall][1] <= at:
+                wall += 1
+            if wall < len(walls) and walls[wall][0] <= at:
+                at = text.find("turn", walls[wall][1])
+                continue
             # The places a match through this "turn" can start, leftmost first.
             for size in glued:
                 start = at - size
