@@ -291,6 +291,8 @@ class _Check:
         self.citations = list(parser.finditer(text))
         self.consumed = parser.spans(text)  # (start, end, is_citation)
         self.lines = line_spans(text)
+        self.line_starts = [start for start, _ in self.lines]
+        self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str]]] = {}
         self.head = re.compile(rf"[^\s{re.escape(parser.start + parser.stop)}]*")
 
     def add(self, code: str, start: int, end: int, message: str) -> None:
@@ -349,6 +351,9 @@ class _Check:
         self.opened: int | None = None  # the last START left open
         self.opened_from = 0  # where the run of STARTs that ends with it starts
         self.foreign: list[tuple[int, int]] = []
+        bare = without(text, 0, len(text), self.consumed)
+        if start_char not in bare and stop_char not in bare and delimiter not in bare:
+            return self.foreign  # no marker character outside the markers (the usual answer)
         at = 0
         size = len(text)
         for span_start, span_end, _ in self.consumed:
@@ -454,60 +459,69 @@ class _Check:
     # -- sources and locators ------------------------------------------------------------
 
     def locate(self, citation: CitationSpan) -> None:
-        start, end = citation.start, citation.end
-        ids = list(dict.fromkeys(citation.source_ids))
+        # What a citation's ids and locator give depends on nothing else: worked out once
+        # for each distinct pair (an answer cites the same few sources again and again).
+        key = citation.source_ids, citation.locator
+        found = self.located.get(key)
+        if found is None:
+            found = self.located[key] = self.locating(*key)
+        for code, message in found:
+            self.add(code, citation.start, citation.end, message)
+
+    def locating(self, source_ids: tuple[str, ...], locator: str | None) -> list[tuple[str, str]]:
+        """The (code, message) findings of a citation of these ids and locator."""
+        found = []
+        ids = list(dict.fromkeys(source_ids))
         known: list[Source] = []
         for source_id in ids:
             source = None if self.sources is None else self.sources.get(source_id)
             if self.sources is not None and source is None:
-                self.add("unknown-source", start, end, f"{source_id!r} is not a known source")
+                found.append(("unknown-source", f"{source_id!r} is not a known source"))
             elif source is not None:
                 known.append(source)
-        locator = citation.locator
         if locator is None:
             needs_lines = self.sources is None or any(s.unit == "line" for s in known)
             if self.style == "tool-lines" and needs_lines:
-                self.add("locator-missing", start, end, "this style cites line ranges (L8-L13)")
-            return
+                found.append(("locator-missing", "this style cites line ranges (L8-L13)"))
+            return found
         if len(ids) > 1:
-            self.add(
-                "locator-ambiguous", start, end, f"{locator} follows {len(ids)} sources: which one?"
-            )
+            found.append(("locator-ambiguous", f"{locator} follows {len(ids)} sources: which one?"))
         if self.style in ("tool", "context"):
-            self.add("locator-unexpected", start, end, f"this style cites ids only, not {locator}")
+            found.append(("locator-unexpected", f"this style cites ids only, not {locator}"))
         else:
             for source in known:
                 if source.unit != "line":
-                    self.add(
-                        "locator-unexpected",
-                        start,
-                        end,
-                        f"{source.id!r} is a {source.unit}: it is cited by id alone",
+                    found.append(
+                        (
+                            "locator-unexpected",
+                            f"{source.id!r} is a {source.unit}: it is cited by id alone",
+                        )
                     )
         lines = parse_locator(locator)
         if lines is None:
-            return
+            return found
         first, last = lines
         if first == 0 or last == 0:
-            self.add("locator-zero", start, end, f"{locator}: lines are numbered from L1")
+            found.append(("locator-zero", f"{locator}: lines are numbered from L1"))
         elif last < first:
-            self.add("locator-reversed", start, end, f"{locator} ends before it starts")
+            found.append(("locator-reversed", f"{locator} ends before it starts"))
         else:
             for source in known:
                 if source.unit == "line" and last > len(source.lines):
                     shown = f"L1-L{len(source.lines)}" if source.lines else "no lines"
-                    self.add(
-                        "locator-out-of-range",
-                        start,
-                        end,
-                        f"{locator} is past the end of {source.id!r} ({shown})",
+                    found.append(
+                        (
+                            "locator-out-of-range",
+                            f"{locator} is past the end of {source.id!r} ({shown})",
+                        )
                     )
+        return found
 
     # -- placement -------------------------------------------------------------------------
 
     def by_line(self, citations: list[CitationSpan]) -> dict[int, list[int]]:
         """line number -> the indexes into `citations` of those that start on it, in order."""
-        starts = [start for start, _ in self.lines]
+        starts = self.line_starts
         grouped: dict[int, list[int]] = {}
         for index, citation in enumerate(citations):
             grouped.setdefault(bisect_right(starts, citation.start) - 1, []).append(index)
