@@ -49,7 +49,7 @@ def line_spans(text: str) -> list[tuple[int, int]]:
         # Python step per line costs several times more).
         lengths = list(map(len, text.split("\n")))
         starts = list(accumulate(map((1).__add__, lengths[:-1]), initial=0))
-        return list(zip(starts, map(add, starts, lengths)))
+        return list(zip(starts, map(add, starts, lengths), strict=True))
     spans = []
     start = 0
     for newline in LINE_BREAK_RE.finditer(text):
