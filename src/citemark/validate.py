@@ -556,7 +556,7 @@ class _Check:
         the model meant them and the rest of the answer is not taken for code."""
         if not fence_cited:
             return self.text
-        pieces = []
+        pieces: list[str] = []
         at = 0
         for index in sorted(fence_cited):
             citation = self.citations[index]
@@ -704,13 +704,13 @@ class _Check:
         # only there (a regex search tries every character, tens of times slower).
         at = text.find("\\")
         while at >= 0:
-            written = escape(text, at)
-            if written is not None and not self.walled(walls, code, at, written.end()):
+            escaped = escape(text, at)
+            if escaped is not None and not self.walled(walls, code, at, escaped.end()):
                 self.add(
                     "escaped-marker",
                     at,
-                    written.end(),
-                    f"{written.group()} is an escape, not the marker character it names",
+                    escaped.end(),
+                    f"{escaped.group()} is an escape, not the marker character it names",
                 )
             at = text.find("\\", at + 1)
 
