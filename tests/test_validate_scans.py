@@ -113,3 +113,29 @@ def test_ids_found_from_turn_as_by_a_whole_text_search(
 
 def test_order_key_is_place_then_code() -> None:
     assert _ORDER(("b", "error", "m", 1, 2)) == (1, 2, "b")
+
+
+LINES = st.lists(
+    st.sampled_from(
+        [
+            S + "cite" + D + "turn0file0" + E, S + "cite" + D + E, S, E, D, " ", "\t", "\n",
+            "- ", "1. ", "> ", "12", "a", "Ⓐ", "é", "漢", ".", "!", "*", "`", "~~~", "```", "\ue203",
+        ]
+    ),
+    max_size=30,
+).map("".join)  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=LINES)
+def test_lines_passed_over_as_the_full_check_reads_them(parser: Parser, text: str) -> None:
+    # alone's shortcut (a text character at an end of what stands before a line's first
+    # citation) gives what the full reading of the line gives.
+    from unittest import mock
+
+    import citemark.validate as module
+
+    quick = validate(text, None, parser=parser)
+    with mock.patch.object(module, "_text_char", lambda char: False):
+        full = validate(text, None, parser=parser)
+    assert quick == full

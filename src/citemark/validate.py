@@ -624,10 +624,11 @@ class _Check:
         for line, indexes in self.by_line(citations).items():
             found = [citations[index] for index in indexes]
             line_start, line_end = self.lines[line]
-            # The usual line has a letter at an end of the text before its first citation:
-            # no marker, list bullet or quote sign can hide it, so the line is not alone.
+            # The usual line has text at an end of what stands before its first citation: a
+            # character that is neither white space, punctuation nor a digit is no filler,
+            # and no list bullet or quote sign can hide it, so the line is not alone.
             before = text[line_start : found[0].start].strip()
-            if before[:1].isalpha() or before[-1:].isalpha():
+            if before and (_text_char(before[0]) or _text_char(before[-1])):
                 at = bisect_left(consumed, (line_start, -1, False))
                 if consumed[at][0] == found[0].start:  # no marker before the first citation
                     continue
@@ -776,6 +777,11 @@ class _Check:
 
 def _show(raw: str) -> str:
     return repr(raw if len(raw) <= 60 else raw[:57] + "...")
+
+
+def _text_char(char: str) -> bool:
+    """Neither white space, punctuation, nor a digit (what a list bullet may hold)."""
+    return not (char.isspace() or char.isdecimal() or is_punctuation(char))
 
 
 def _filler(text: str) -> bool:
