@@ -119,7 +119,8 @@ LINES = st.lists(
     st.sampled_from(
         [
             S + "cite" + D + "turn0file0" + E, S + "cite" + D + E, S, E, D, " ", "\t", "\n",
-            "- ", "1. ", "> ", "12", "a", "Ⓐ", "é", "漢", ".", "!", "*", "`", "~~~", "```", "\ue203",
+            "- ", "1. ", "> ", "12", "a", "Ⓐ", "é", "漢", ".", "!", "*", "`", "~~~", "```",
+            "\ue203",
         ]
     ),
     max_size=30,
@@ -136,6 +137,6 @@ def test_lines_passed_over_as_the_full_check_reads_them(parser: Parser, text: st
     import citemark.validate as module
 
     quick = validate(text, None, parser=parser)
-    with mock.patch.object(module, "_text_char", lambda char: False):
+    with mock.patch.object(module, "_text_char", return_value=False):
         full = validate(text, None, parser=parser)
     assert quick == full
