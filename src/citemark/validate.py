@@ -65,7 +65,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
-from operator import itemgetter
+from itertools import groupby, repeat
+from operator import attrgetter, itemgetter
 from typing import Any, Literal, NamedTuple
 
 from ._commonmark import code_walls
@@ -179,6 +180,8 @@ class Diagnostic(NamedTuple):
 _new = partial(tuple.__new__, Diagnostic)
 # validate's order: by place, then code; ties keep the order they were found in.
 _ORDER = itemgetter(3, 4, 0)
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
 
 
 @dataclass(frozen=True)
@@ -292,6 +295,7 @@ class _Check:
         self.consumed = parser.spans(text)  # (start, end, is_citation)
         self.lines = line_spans(text)
         self.line_starts = [start for start, _ in self.lines]
+        self.citation_lines: list[int] | None = None  # 1 + each citation's line, once asked
         self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str]]] = {}
         self.head = re.compile(rf"[^\s{re.escape(parser.start + parser.stop)}]*")
 
@@ -351,7 +355,11 @@ class _Check:
         self.opened: int | None = None  # the last START left open
         self.opened_from = 0  # where the run of STARTs that ends with it starts
         self.foreign: list[tuple[int, int]] = []
-        bare = without(text, 0, len(text), self.consumed)
+        # The text between the markers, cut and joined in C (a Python step per marker
+        # costs several times more).
+        ends = [0, *map(_SECOND, self.consumed)]
+        starts = [*map(_FIRST, self.consumed), len(text)]
+        bare = "".join(map(text.__getitem__, map(slice, ends, starts)))
         if start_char not in bare and stop_char not in bare and delimiter not in bare:
             return self.foreign  # no marker character outside the markers (the usual answer)
         at = 0
@@ -395,6 +403,9 @@ class _Check:
                 self.opened = end - 1
                 self.opened_from = at
                 starts = find(start_char, end, last) % (last + 1)
+                # A DELIMITER after an open START is part of its broken marker: none is
+                # looked for until a STOP closes it (each gap starts with none open).
+                delimiters = last
             elif at == stops:
                 if self.opened is not None:
                     opened = self.opened
@@ -403,6 +414,7 @@ class _Check:
                     self.foreign.append((opened, at + 1))
                     self.add("invalid-marker", opened, at + 1, self.refused(opened, at + 1))
                     self.opened = None
+                    delimiters = find(delimiter, at + 1, last) % (last + 1)
                     at += 1
                 if at < end:
                     count = end - at
@@ -519,19 +531,21 @@ class _Check:
 
     # -- placement -------------------------------------------------------------------------
 
-    def by_line(self, citations: list[CitationSpan]) -> dict[int, list[int]]:
-        """line number -> the indexes into `citations` of those that start on it, in order."""
-        starts = self.line_starts
-        grouped: dict[int, list[int]] = {}
-        for index, citation in enumerate(citations):
-            grouped.setdefault(bisect_right(starts, citation.start) - 1, []).append(index)
-        return grouped
+    def by_line(self, indexes: list[int] | range) -> dict[int, list[int]]:
+        """line number -> those of `indexes` (into the citations, ascending) whose citation
+        starts on it, in order."""
+        if self.citation_lines is None:
+            # 1 + the line of each citation, found in C (bisect mapped over the starts).
+            starts = map(attrgetter("start"), self.citations)
+            self.citation_lines = list(map(bisect_right, repeat(self.line_starts), starts))
+        lines = self.citation_lines
+        return {line - 1: list(group) for line, group in groupby(indexes, lines.__getitem__)}
 
     def fence_lines(self) -> set[int]:
         """Indexes of citations on the line of a code fence (reported here)."""
         cited = set()
         text = self.text
-        for line, indexes in self.by_line(self.citations).items():
+        for line, indexes in self.by_line(range(len(self.citations))).items():
             line_start, line_end = self.lines[line]
             # A fence needs three backticks or tildes: a line with neither is none.
             fenced = text.find("`", line_start, line_end) >= 0
@@ -567,6 +581,7 @@ class _Check:
 
     def placement(self, code: list[tuple[int, int]], fence_cited: set[int]) -> None:
         outside = []
+        outside_indexes = []
         for index, citation in enumerate(self.citations):
             if index in fence_cited:
                 continue
@@ -579,6 +594,7 @@ class _Check:
                 )
             else:
                 outside.append(citation)
+                outside_indexes.append(index)
         # Emphasis needs a `*` or `_` run: without one (or without a citation to check)
         # the CommonMark pass would find nothing.
         wanted = outside and ("*" in self.text or "_" in self.text)
@@ -592,7 +608,7 @@ class _Check:
                     "a citation inside bold or italics: put it after the closing delimiter",
                 )
         self.punctuation(outside)
-        self.alone(outside)
+        self.alone(outside_indexes)
         self.grouped(outside)
 
     def punctuation(self, citations: list[CitationSpan]) -> None:
@@ -619,9 +635,10 @@ class _Check:
                 )
             index += 1
 
-    def alone(self, citations: list[CitationSpan]) -> None:
-        text, consumed = self.text, self.consumed
-        for line, indexes in self.by_line(citations).items():
+    def alone(self, outside: list[int]) -> None:
+        """citation-alone for the citations of these indexes (those outside code)."""
+        text, consumed, citations = self.text, self.consumed, self.citations
+        for line, indexes in self.by_line(outside).items():
             found = [citations[index] for index in indexes]
             line_start, line_end = self.lines[line]
             # The usual line has text at an end of what stands before its first citation: a
