@@ -361,6 +361,23 @@ def test_commonmark_plain_matches_the_twin(
 def test_code_walls_in_bulk_match_line_by_line(text: str) -> None:
     # code_walls hands the common lines to the kernel's `plain` in bulk; line by line through
     # CodeScanner.line the walls are the same.
+    assert_bulk_is_line_by_line(text)
+
+
+@given(pieces("`", "```", "~~~", " ", "    ", "\t", "\n", "\\", "# ", "- ", "1. ", "> ", "a"))
+def test_code_walls_without_carriage_returns_match_line_by_line(text: str) -> None:
+    # Without a \r, code_walls finds the line breaks with str.find, not LINE_BREAK_RE.
+    assert_bulk_is_line_by_line(text)
+
+
+@given(pieces("a", " ", "\n", "\n\n"))
+def test_line_spans_without_carriage_returns_match_the_line_break_pattern(text: str) -> None:
+    starts = [0, *(m.end() for m in LINE_BREAK_RE.finditer(text))]
+    ends = [*(m.start() for m in LINE_BREAK_RE.finditer(text)), len(text)]
+    assert line_spans(text) == list(zip(starts, ends, strict=True))
+
+
+def assert_bulk_is_line_by_line(text: str) -> None:
     scanner = CodeScanner(text)
     start = 0
     for line_end in LINE_BREAK_RE.finditer(text):

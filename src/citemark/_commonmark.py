@@ -52,6 +52,8 @@ _THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
 _BLANK = " \t"
 _BLOCK_STARTS = frozenset(BLOCK_STARTS)
+if LINE_BREAK_RE.pattern != r"\r\n|\r|\n":
+    raise ImportError("code_walls finds the line breaks of a text without \\r as \\n")
 
 
 class CodeScanner:
@@ -93,16 +95,27 @@ class CodeScanner:
     def line(self, start: int, end: int) -> None:
         """Process text[start:end], one line without its line break."""
         text = self.text
-        if not (self.containers or self.fence or self.indented):
-            # The common lines, decided without the full walk below: an empty line, and a
-            # line that starts with a character no block or container can start with.
-            if start == end:
-                self._end_paragraph()
+        if not self.containers:
+            if self.fence is not None:
+                # A line of fenced code outside every container (the full walk below, with
+                # no container to match): it closes the fence, or it is code.
+                columns, first, _ = _indent(text, start, end, 0, 0)
+                close = _CLOSE.match(text, first, end) if columns <= 3 else None
+                if close and close[1][0] == self.fence[0] and len(close[1]) >= self.fence[1]:
+                    self.fence = None
+                elif start < end:
+                    self.walls.append((self.base + start, self.base + end))
                 return
-            if text[start] not in _BLOCK_STARTS:
-                self.in_paragraph = True
-                self._add(start, start, end)
-                return
+            if not self.indented:
+                # The common lines, decided without the full walk below: an empty line, and
+                # a line that starts with a character no block or container can start with.
+                if start == end:
+                    self._end_paragraph()
+                    return
+                if text[start] not in _BLOCK_STARTS:
+                    self.in_paragraph = True
+                    self._add(start, start, end)
+                    return
         # col: the column of text[pos]; extra: columns left of a tab a container half used
         pos, col, extra = start, 0, 0
         matched = 0
@@ -237,7 +250,8 @@ class CodeScanner:
 
     def _truncate(self, depth: int) -> None:
         del self.containers[depth:]
-        self.waiting = {d for d in self.waiting if d < depth}
+        if self.waiting:
+            self.waiting = {d for d in self.waiting if d < depth}
 
     def _add(self, line_start: int, first: int, end: int) -> None:
         """A paragraph line: its backtick runs wait for the paragraph's end."""
@@ -260,16 +274,30 @@ def code_walls(text: str) -> list[tuple[int, int]]:
     """The code point ranges of Markdown code in `text`: sorted, disjoint."""
     scanner = CodeScanner(text)
     start, size = 0, len(text)
-    while start < size:  # a line starts at every start before the end
+    if "\r" not in text:
+        # Only \n breaks (LINE_BREAK_RE's other two need a \r): str.find finds them.
+        while start < size:  # a line starts at every start before the end
+            start = scanner.plain(start)
+            if start == size:
+                break
+            line_end = text.find("\n", start)
+            if line_end < 0:
+                scanner.line(start, size)
+                break
+            scanner.line(start, line_end)
+            start = line_end + 1
+        scanner.finish()
+        return scanner.walls
+    while start < size:
         start = scanner.plain(start)
         if start == size:
             break
-        line_end = LINE_BREAK_RE.search(text, start)
-        if line_end is None:
+        found = LINE_BREAK_RE.search(text, start)
+        if found is None:
             scanner.line(start, size)
             break
-        scanner.line(start, line_end.start())
-        start = line_end.end()
+        scanner.line(start, found.start())
+        start = found.end()
     scanner.finish()
     return scanner.walls
 
