@@ -65,8 +65,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
-from itertools import groupby, repeat
-from operator import attrgetter, itemgetter
+from itertools import compress, groupby, repeat
+from operator import attrgetter, itemgetter, not_
 from typing import Any, Literal, NamedTuple
 
 from ._commonmark import code_walls
@@ -182,6 +182,8 @@ _new = partial(tuple.__new__, Diagnostic)
 _ORDER = itemgetter(3, 4, 0)
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
+_THIRD = itemgetter(2)
+_SPAN = itemgetter(0, 1)
 
 
 @dataclass(frozen=True)
@@ -313,7 +315,9 @@ class _Check:
             self.placement(code, fence_cited)
         # Without citations, code is looked for only when an id or an escape outside every
         # marker needs it: a range overlaps a union of spans when it overlaps one of them.
-        self.references(merge([*((s, e) for s, e, _ in self.consumed), *foreign]), code)
+        # The consumed markers are sorted and disjoint already: merged only with others.
+        markers = list(map(_SPAN, self.consumed))
+        self.references(merge([*markers, *foreign]) if foreign else markers, code)
         return sorted(self.found, key=_ORDER)
 
     # -- markers that are not citations -------------------------------------------------
@@ -323,9 +327,8 @@ class _Check:
         spans of the markers the grammar did not consume (foreign families, unterminated
         STARTs with the word glued to them), which the id checks then skip."""
         text, parser = self.text, self.parser
-        for start, end, valid in self.consumed:
-            if valid:
-                continue
+        # The consumed markers that are not citations, picked in C (most are citations).
+        for start, end, _ in compress(self.consumed, map(not_, map(_THIRD, self.consumed))):
             inner = text.rfind(parser.start, start + 1, end)
             if inner > start:
                 # A START left open: the grammar read on to a later marker's STOP.
