@@ -65,8 +65,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
-from itertools import compress, groupby, repeat
-from operator import attrgetter, itemgetter, not_
+from itertools import accumulate, compress, groupby, repeat
+from operator import attrgetter, itemgetter, not_, sub
 from typing import Any, Literal, NamedTuple
 
 from ._commonmark import code_walls
@@ -358,26 +358,28 @@ class _Check:
         self.opened: int | None = None  # the last START left open
         self.opened_from = 0  # where the run of STARTs that ends with it starts
         self.foreign: list[tuple[int, int]] = []
-        # The text between the markers, cut and joined in C (a Python step per marker
-        # costs several times more).
+        # The gaps between the markers (gap i: text[ends[i]:starts[i]], before consumed
+        # marker i when there is one), cut and joined in C: a marker character is looked
+        # for in the joined text, and only the gaps that hold one are scanned (a Python
+        # step per marker costs several times more).
         ends = [0, *map(_SECOND, self.consumed)]
         starts = [*map(_FIRST, self.consumed), len(text)]
         bare = "".join(map(text.__getitem__, map(slice, ends, starts)))
-        if start_char not in bare and stop_char not in bare and delimiter not in bare:
-            return self.foreign  # no marker character outside the markers (the usual answer)
-        at = 0
-        size = len(text)
-        for span_start, span_end, _ in self.consumed:
-            if at < span_start:
-                self.strays(at, span_start)
-            if self.opened is not None:  # a consumed marker after an open START
+        offsets = list(accumulate(map(sub, starts, ends), initial=0))  # of the gaps in bare
+        gaps = set()
+        for char in (start_char, stop_char, delimiter):
+            at = bare.find(char)
+            while at >= 0:
+                gap = bisect_right(offsets, at) - 1  # the last gap that starts at or before
+                gaps.add(gap)
+                at = bare.find(char, offsets[gap + 1])
+        for gap in sorted(gaps):
+            # Each gap starts with no START open: one left open is reported at the marker
+            # after its gap, or at the end of the text.
+            self.strays(ends[gap], starts[gap])
+            if self.opened is not None:
                 self.foreign.append(self.unterminated(self.opened))
                 self.opened = None
-            at = span_end
-        if at < size:
-            self.strays(at, size)
-        if self.opened is not None:
-            self.foreign.append(self.unterminated(self.opened))
         return self.foreign
 
     def strays(self, first: int, last: int) -> None:
