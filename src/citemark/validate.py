@@ -41,6 +41,10 @@ Diagnostic codes (stable; new ones may be added):
 | `citations-grouped-at-end`    | warning  | every citation sits in one run at the end of an       |
 |                               |          | answer of several paragraphs                          |
 
+A run of one stray character (STARTs in a row that no STOP closes, STOPs or DELIMITERs
+in a row outside every marker) is one diagnostic over the run, its length in the message:
+one fault to fix, not one line of output for each of its characters.
+
 How the heuristics decide:
 
 - bare references: outside code and markers, `turn<N><kind><M>` (optionally glued to a
