@@ -218,6 +218,38 @@ def test_emphasis_skips_code_and_markers() -> None:
     assert [text[s:e] for s, e in emphasis(text, code_walls(text), [])] == ["b"]
 
 
+def emphasis_by_characters(
+    text: str, code: list[tuple[int, int]], consumed: list[tuple[int, int, bool]]
+) -> list[tuple[int, int]]:
+    """`emphasis` with the text masked a character at a time, the obvious way."""
+    from citemark._markdown import _emphasis_in
+
+    chars = list(text)
+    for start, end in code:
+        for at in range(start, end):
+            if chars[at] not in "\r\n":
+                chars[at] = "x"
+    for start, end, _ in consumed:
+        chars[start:end] = "x" * (end - start)
+    masked = "".join(chars)
+    spans = [
+        span for start, end in paragraphs(text, code) for span in _emphasis_in(masked, start, end)
+    ]
+    return outermost(sorted(spans))
+
+
+MARKED = "\ue200cite\ue202turn0file0\ue201"
+
+
+@given(pieces("*", "**", "_", "`", "```", "\n", "\r\n", " ", "a", ".", MARKED, "\ue200", "\ue201"))
+def test_emphasis_masks_by_slices_as_by_characters(text: str) -> None:
+    from citemark import Parser
+
+    code = code_walls(text)
+    consumed = Parser().spans(text)
+    assert emphasis(text, code, consumed) == emphasis_by_characters(text, code, consumed)
+
+
 def test_paragraphs_split_at_code_blocks_in_containers() -> None:
     text = "a\n- b\n\n      code\n\n  c\n```\nx\n```\nd"
     found = [text[s:e] for s, e in paragraphs(text, code_walls(text))]
