@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
@@ -407,6 +407,34 @@ def test_line_spans_without_carriage_returns_match_the_line_break_pattern(text: 
     starts = [0, *(m.end() for m in LINE_BREAK_RE.finditer(text))]
     ends = [*(m.start() for m in LINE_BREAK_RE.finditer(text)), len(text)]
     assert line_spans(text) == list(zip(starts, ends, strict=True))
+
+
+class FullWalk(CodeScanner):
+    """A scanner that takes no shortcut: every line through the full container walk."""
+
+    def line(self, start: int, end: int) -> None:
+        self._walk(start, end)
+
+
+@settings(max_examples=500)
+@given(
+    pieces(
+        "`", "```", "~~~", " ", "  ", "    ", "      ", "\t", "\n", "\n\n", "\r\n", "> ", ">",
+        "- ", "* ", "1. ", "2) ", "# ", "a", "b", "===", "---", "- a\n\n",
+    )
+)  # fmt: skip
+def test_line_shortcuts_give_the_full_walk(text: str) -> None:
+    # CodeScanner.line decides the common lines (plain text, fenced code outside containers,
+    # an empty line in a list) without the container walk: the walls are those of the walk.
+    scanner = FullWalk(text)
+    start = 0
+    for line_end in LINE_BREAK_RE.finditer(text):
+        scanner.line(start, line_end.start())
+        start = line_end.end()
+    if start < len(text):
+        scanner.line(start, len(text))
+    scanner.finish()
+    assert code_walls(text) == scanner.walls
 
 
 def assert_bulk_is_line_by_line(text: str) -> None:

@@ -116,6 +116,23 @@ class CodeScanner:
                     self.in_paragraph = True
                     self._add(start, start, end)
                     return
+        elif start == end and self.fence is None and not self.indented:
+            # An empty line in containers (a loose list's): it continues the list items up
+            # to the first block quote or item still waiting for its first line, and ends the
+            # paragraph and the containers after them, as the full walk finds.
+            matched = 0
+            for container in self.containers:
+                if container < 0 or matched in self.waiting:
+                    break
+                matched += 1
+            self._end_paragraph()
+            self._truncate(matched)
+            return
+        self._walk(start, end)
+
+    def _walk(self, start: int, end: int) -> None:
+        """`line` the full way: the containers matched, then the block the line makes."""
+        text = self.text
         # col: the column of text[pos]; extra: columns left of a tab a container half used
         pos, col, extra = start, 0, 0
         matched = 0
