@@ -591,10 +591,14 @@ class _Check:
     def placement(self, code: list[tuple[int, int]], fence_cited: set[int]) -> None:
         outside = []
         outside_indexes = []
-        for index, citation in enumerate(self.citations):
+        # 1 + the index of the last code span that starts at or before each citation, found
+        # in C; the citation is in code when that span reaches its end.
+        code_starts = list(map(_FIRST, code))
+        last_code = map(bisect_right, repeat(code_starts), map(attrgetter("start"), self.citations))
+        for index, (citation, after) in enumerate(zip(self.citations, last_code, strict=True)):
             if index in fence_cited:
                 continue
-            if inside(code, citation.start, citation.end):
+            if after and citation.end <= code[after - 1][1]:
                 self.add(
                     "citation-in-code",
                     citation.start,
