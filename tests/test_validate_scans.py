@@ -11,12 +11,13 @@ straightforward readings they replace on random text, on both implementations:
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from citemark import Parser
-from citemark._spans import inside
+from citemark._spans import inside, merge
 from citemark.validate import _ORDER, validate
 
 S, D, E = "\ue200", "\ue202", "\ue201"
@@ -84,7 +85,7 @@ def whole_text(text: str, parser: Parser) -> list[tuple[str, int, int, str]]:
     import citemark.validate as module
 
     check = module._Check(text, parser, None, None)
-    walls = module.merge([*((start, end) for start, end, _ in check.consumed), *check.markers()])
+    walls = merge([*((start, end) for start, end, _ in check.consumed), *check.markers()])
     found = check.found
     check.turn_ids = lambda pattern, families, walls: list(pattern.finditer(text))  # type: ignore
     escape = re.compile(r"\\u(?:e200|e201|e202|e203|e204|e205|e206)", re.IGNORECASE)
@@ -105,7 +106,7 @@ def test_ids_found_from_turn_as_by_a_whole_text_search(
 
     chosen = parser.replace(families=families)
     check = module._Check(text, chosen, None, None)
-    walls = module.merge([*((start, end) for start, end, _ in check.consumed), *check.markers()])
+    walls = merge([*((start, end) for start, end, _ in check.consumed), *check.markers()])
     check.references(walls, None)
     fast = sorted((d.code, d.start, d.end, d.message) for d in check.found)
     assert fast == whole_text(text, chosen)
@@ -140,3 +141,17 @@ def test_lines_passed_over_as_the_full_check_reads_them(parser: Parser, text: st
     with mock.patch.object(module, "_text_char", return_value=False):
         full = validate(text, None, parser=parser)
     assert quick == full
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=TEXTS)
+def test_walls_sorted_are_disjoint(parser: Parser, text: str) -> None:
+    # validate sorts the consumed markers and the foreign spans into walls without merging
+    # them: sorted, they must not overlap (they may touch).
+    import citemark.validate as module
+
+    check = module._Check(text, parser, None, None)
+    foreign = check.markers()
+    walls = sorted([*((start, end) for start, end, _ in check.consumed), *foreign])
+    assert all(left[1] <= right[0] for left, right in pairwise(walls))
+    assert all(start <= end for start, end in walls)

@@ -93,7 +93,7 @@ from ._markdown import (
     is_punctuation,
     line_spans,
 )
-from ._spans import inside, merge, overlaps, without
+from ._spans import inside, overlaps, without
 from .parser import CitationSpan, Parser
 from .prompt import STYLES, PromptStyle
 from .sources import Line, Registry, Source
@@ -319,9 +319,10 @@ class _Check:
             self.placement(code, fence_cited)
         # Without citations, code is looked for only when an id or an escape outside every
         # marker needs it: a range overlaps a union of spans when it overlaps one of them.
-        # The consumed markers are sorted and disjoint already: merged only with others.
-        markers = list(map(_SPAN, self.consumed))
-        self.references(merge([*markers, *foreign]) if foreign else markers, code)
+        # Sorted, they are disjoint walls (touching at most): the foreign spans lie between
+        # the consumed markers (an open START's glued word stops at the next START), and
+        # one foreign span ends where the next starts at the latest.
+        self.references(sorted([*map(_SPAN, self.consumed), *foreign]), code)
         return sorted(self.found, key=_ORDER)
 
     # -- markers that are not citations -------------------------------------------------
