@@ -613,7 +613,7 @@ class _Check:
         # the CommonMark pass would find nothing.
         wanted = outside and ("*" in self.text or "_" in self.text)
         emphasized = emphasis(self.text, code, self.consumed) if wanted else []
-        for citation in outside:
+        for citation in outside if emphasized else ():
             if inside(emphasized, citation.start, citation.end):
                 self.add(
                     "citation-in-emphasis",
@@ -627,20 +627,21 @@ class _Check:
 
     def punctuation(self, citations: list[CitationSpan]) -> None:
         text = self.text
+        count, size = len(citations), len(text)
         index = 0
-        while index < len(citations):
+        while index < count:
             first = citations[index]
             last = first
-            while index + 1 < len(citations):
+            while index + 1 < count:
                 between = text[last.end : citations[index + 1].start]
                 if between.strip(" \t"):
                     break
                 index += 1
                 last = citations[index]
             after = last.end
-            while after < len(text) and text[after] in " \t":
+            while after < size and text[after] in " \t":
                 after += 1
-            if after < len(text) and text[after] in _PUNCTUATION:
+            if after < size and text[after] in _PUNCTUATION:
                 self.add(
                     "citation-before-punctuation",
                     first.start,
