@@ -371,31 +371,32 @@ class _Check:
         starts = [*map(_FIRST, self.consumed), len(text)]
         bare = "".join(map(text.__getitem__, map(slice, ends, starts)))
         offsets = list(accumulate(map(sub, starts, ends), initial=0))  # of the gaps in bare
-        gaps = set()
-        for char in (start_char, stop_char, delimiter):
+        held: dict[int, int] = {}  # gap -> which characters it holds (1, 2, 4: see strays)
+        for bit, char in ((1, start_char), (2, stop_char), (4, delimiter)):
             at = bare.find(char)
             while at >= 0:
                 gap = bisect_right(offsets, at) - 1  # the last gap that starts at or before
-                gaps.add(gap)
+                held[gap] = held.get(gap, 0) | bit
                 at = bare.find(char, offsets[gap + 1])
-        for gap in sorted(gaps):
+        for gap in sorted(held):
             # Each gap starts with no START open: one left open is reported at the marker
             # after its gap, or at the end of the text.
-            self.strays(ends[gap], starts[gap])
+            self.strays(ends[gap], starts[gap], held[gap])
             if self.opened is not None:
                 self.foreign.append(self.unterminated(self.opened))
                 self.opened = None
         return self.foreign
 
-    def strays(self, first: int, last: int) -> None:
-        """The marker characters of text[first:last], outside every marker, a run at a time."""
+    def strays(self, first: int, last: int, held: int) -> None:
+        """The marker characters of text[first:last], outside every marker, a run at a time;
+        `held` says which it may hold (1: STARTs, 2: STOPs, 4: DELIMITERs)."""
         text, parser = self.text, self.parser
         start_char, stop_char, delimiter = parser.start, parser.stop, parser.delimiter
         find = text.find
         # The next of each character (last when there is none).
-        starts = find(start_char, first, last) % (last + 1)
-        stops = find(stop_char, first, last) % (last + 1)
-        delimiters = find(delimiter, first, last) % (last + 1)
+        starts = find(start_char, first, last) % (last + 1) if held & 1 else last
+        stops = find(stop_char, first, last) % (last + 1) if held & 2 else last
+        delimiters = find(delimiter, first, last) % (last + 1) if held & 4 else last
         while True:
             at = min(starts, stops, delimiters)
             if at == last:
