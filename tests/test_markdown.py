@@ -9,6 +9,7 @@ lines without the blank lines between them (checked against markdown-it below)."
 from __future__ import annotations
 
 import re
+from array import array
 
 import pytest
 from hypothesis import given, settings
@@ -304,6 +305,27 @@ def test_skip_code_strips_a_marker_in_a_fence_info_string(implementation: str) -
     assert made.strip(text) == f"```py \nx {MARKER}\n```\n"
 
 
+def _pair_oracle(runs: array[int]) -> list[tuple[int, int]]:
+    """The straightforward reading of `pair`: each opener, left to right, is closed by the
+    next run of its length (an escaped opener is one backtick shorter); quadratic."""
+    triples = [tuple(runs[i : i + 3]) for i in range(0, len(runs), 3)]
+    walls = []
+    index = 0
+    while index < len(triples):
+        start, end, escaped = triples[index]
+        length = end - start - escaped
+        closer = next(
+            (k for k in range(index + 1, len(triples)) if triples[k][1] - triples[k][0] == length),
+            None,
+        )
+        if length and closer is not None:
+            walls.append((start + escaped, triples[closer][1]))
+            index = closer + 1
+        else:
+            index += 1
+    return walls
+
+
 # The `_commonmark_c` / `_commonmark_py` pair: the hot loops of the code scan, the same results
 # on both (runs of a text's lines with any backslashes and non-ASCII, paired on both).
 @given(
@@ -320,6 +342,7 @@ def test_commonmark_pair_matches_the_twin(
     assert found == _commonmark_py.runs(text, first, len(text), base)
     walls: list[tuple[int, int]] = [(0, 0)]
     kernel.pair(found, walls)
+    assert walls[1:] == _pair_oracle(found)
     expected: list[tuple[int, int]] = [(0, 0)]
     _commonmark_py.pair(found, expected)
     assert walls == expected
@@ -334,19 +357,24 @@ def test_commonmark_kernel_checks_its_arguments() -> None:
         (lambda: kernel.runs("a", 0, 1.0, 0), "end"),
         (lambda: kernel.runs("a", 0, 1, None), "base"),
         (lambda: kernel.pair((), []), "runs"),
-        (lambda: kernel.pair([], None), "walls"),
-        (lambda: kernel.pair([(0, 1, False), (2, 3)], []), "runs"),
-        (lambda: kernel.pair([(0, 1, False)] * 9 + [(0, 1, 0)], []), "runs"),
+        (lambda: kernel.pair([(0, 1, False), (2, 3, False)], []), "runs"),
+        (lambda: kernel.pair(array("i"), []), "runs"),
+        (lambda: kernel.pair(array("q"), None), "walls"),
         (lambda: kernel.plain(b"a", 0, 0, [], [], False, None), "text"),
         (lambda: kernel.plain("a", None, 0, [], [], False, None), "start"),
         (lambda: kernel.plain("a", 0, 0.0, [], [], False, None), "base"),
-        (lambda: kernel.plain("a", 0, 0, (), [], False, None), "pending"),
-        (lambda: kernel.plain("a", 0, 0, [], {}, False, None), "walls"),
-        (lambda: kernel.plain("a", 0, 0, [], [], 0, None), "in_paragraph"),
-        (lambda: kernel.plain("a", 0, 0, [], [], False, "0"), "ticked_from"),
+        (lambda: kernel.plain("a", 0, 0, [], [], False, None), "pending"),
+        (lambda: kernel.plain("a", 0, 0, array("q"), {}, False, None), "walls"),
+        (lambda: kernel.plain("a", 0, 0, array("q"), [], 0, None), "in_paragraph"),
+        (lambda: kernel.plain("a", 0, 0, array("q"), [], False, "0"), "ticked_from"),
     ]:
         with pytest.raises(TypeError, match=name):
             call()
+    # Runs that no text gives: broken triples, a negative or reversed run, an escape flag
+    # other than 0 or 1, an empty escaped run.
+    for bad_runs in [[0, 1], [-1, 1, 0], [2, 1, 0], [0, 1, 2], [1, 1, 1]]:
+        with pytest.raises(ValueError, match="runs"):
+            kernel.pair(array("q", bad_runs), [])
     for bad in [(-1, 1), (1, 0), (0, 2)]:
         with pytest.raises(ValueError, match=r"first|end"):
             kernel.runs("a", bad[0], bad[1], 0)
@@ -362,8 +390,8 @@ def test_commonmark_kernel_is_linear_on_many_runs() -> None:
     kernel.pair(found, walls)
     expected: list[tuple[int, int]] = []
     _commonmark_py.pair(found, expected)
-    assert len(found) == 20000
-    assert walls == expected
+    assert len(found) == 3 * 20000
+    assert walls == expected == _pair_oracle(found)
 
 
 @given(
@@ -376,10 +404,10 @@ def test_commonmark_plain_matches_the_twin(
 ) -> None:
     kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
     start = min(cut, len(text))
-    pending: list[tuple[int, int, bool]] = [(0, 1, False)] if in_paragraph else []
+    pending = array("q", [0, 1, 0] if in_paragraph else [])
     walls: list[tuple[int, int]] = []
     got = kernel.plain(text, start, 3, pending, walls, in_paragraph, None)
-    twin_pending: list[tuple[int, int, bool]] = [(0, 1, False)] if in_paragraph else []
+    twin_pending = array("q", [0, 1, 0] if in_paragraph else [])
     twin_walls: list[tuple[int, int]] = []
     expected = _commonmark_py.plain(text, start, 3, twin_pending, twin_walls, in_paragraph, None)
     assert (got, pending, walls) == (expected, twin_pending, twin_walls)

@@ -25,9 +25,10 @@ linear scan: adversarial input (thousands of backtick runs) costs time proportio
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Callable
 
-from ._commonmark_py import BLOCK_STARTS
+from ._commonmark_py import BLOCK_STARTS, RUNS_TYPECODE
 from ._grammar import LINE_BREAK_RE, MARKER_RANGE
 from ._select import IMPLEMENTATION, load
 
@@ -35,10 +36,10 @@ from ._select import IMPLEMENTATION, load
 # and their pairing) come from the active implementation of the `_commonmark_c` /
 # `_commonmark_py` pair.
 _kernel = load("_commonmark", IMPLEMENTATION)
-_runs: Callable[[str, int, int, int], list[tuple[int, int, bool]]] = _kernel.runs
-_pair: Callable[[list[tuple[int, int, bool]], list[tuple[int, int]]], None] = _kernel.pair
+_runs: Callable[[str, int, int, int], array[int]] = _kernel.runs
+_pair: Callable[[array[int], list[tuple[int, int]]], None] = _kernel.pair
 _plain: Callable[
-    [str, int, int, list[tuple[int, int, bool]], list[tuple[int, int]], bool, int | None],
+    [str, int, int, array[int], list[tuple[int, int]], bool, int | None],
     tuple[int, bool, int | None],
 ] = _kernel.plain
 
@@ -71,7 +72,8 @@ class CodeScanner:
         self.indented = False
         self.waiting: set[int] = set()  # depths of list items that started with a blank line
         self.in_paragraph = False
-        self.runs: list[tuple[int, int, bool]] = []  # the paragraph's backtick runs so far
+        # The paragraph's backtick runs so far: start, end, escaped of each, flat.
+        self.runs = array(RUNS_TYPECODE)
         self.ticked_from: int | None = None  # where the first line with a run starts
 
     @property
@@ -262,7 +264,7 @@ class CodeScanner:
         """Pair the open paragraph's backtick runs now, as if it ended here (a stream's
         bound); the paragraph stays open for the block structure."""
         _pair(self.runs, self.walls)
-        self.runs = []
+        self.runs = array(RUNS_TYPECODE)
         self.ticked_from = None
 
     def _truncate(self, depth: int) -> None:
@@ -277,13 +279,13 @@ class CodeScanner:
         runs = _runs(self.text, first, end, self.base)
         if self.ticked_from is None:
             self.ticked_from = self.base + line_start
-        self.runs += runs
+        self.runs.extend(runs)
 
     def _end_paragraph(self) -> None:
         if self.in_paragraph:
             _pair(self.runs, self.walls)
             self.in_paragraph = False
-            self.runs = []
+            self.runs = array(RUNS_TYPECODE)
             self.ticked_from = None
 
 

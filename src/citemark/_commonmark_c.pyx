@@ -5,8 +5,8 @@ CPython's own string storage (PEP 393), and their pairing into inline code spans
 
 Same functions, names and branch order as the twin in `_commonmark_py.py`:
 
-- `runs(text, first, end, base)`: the backtick runs of text[first:end], `(start, end,
-  escaped)`, positions plus base.
+- `runs(text, first, end, base)`: the backtick runs of text[first:end], flat in an
+  `array("q")` (start, end, escaped of each), positions plus base.
 - `plain(text, start, base, pending, walls, in_paragraph, ticked_from)`: the common lines
   outside every container and code block, up to the first other line.
 - `pair(runs, walls)`: append to walls the inline code spans those runs make.
@@ -15,9 +15,15 @@ The threshold between the two pairings and the characters that start blocks are 
 the twin at import (one home); the line breaks are checked against it.
 """
 
+from cpython cimport array
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+
 from citemark import _commonmark_py as twin
 
+import array as _array_module
+
 cdef extern from "Python.h":
+    Py_ssize_t Py_SIZE(object value)
     int PyUnicode_KIND(object text)
     void* PyUnicode_DATA(object text)
     Py_UCS4 read_unit "PyUnicode_READ"(int kind, const void* data, Py_ssize_t index) nogil
@@ -26,8 +32,6 @@ cdef extern from "Python.h":
 cdef enum:
     BACKTICK = 0x60
     BACKSLASH = 0x5C
-    # The stack arrays of pair_few: at least the twin's FEW_RUNS (checked at import).
-    FEW_MAX = 8
 
 cdef enum:
     CR = 0x0D
@@ -45,9 +49,11 @@ for _char in twin.BLOCK_STARTS:
         raise ImportError("_commonmark_c expects ASCII block starts")
     block_start[ord(_char)] = True
 
+if twin.RUNS_TYPECODE != "q" or _array_module.array("q").itemsize != sizeof(long long):
+    raise ImportError("_commonmark_c keeps runs in arrays of long long ('q')")
+cdef array.array RUNS_TEMPLATE = _array_module.array("q")
+
 cdef Py_ssize_t FEW_RUNS = twin.FEW_RUNS
-if not 0 <= FEW_RUNS <= FEW_MAX:
-    raise ImportError("_commonmark_py.FEW_RUNS exceeds the kernel's stack arrays")
 
 
 cdef Py_ssize_t as_index(object value, str name) except -1:
@@ -69,7 +75,7 @@ def runs(str text not None, first, end, base):
         raise ValueError("base + len(text) must fit in an index")
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef list found = []
+    cdef array.array found = array.clone(RUNS_TEMPLATE, 0, False)
     cdef Py_ssize_t i = lo, at, count
     cdef bint escaped
     # Every read below is at an index in [lo, hi), and hi <= n: inside the string.
@@ -89,15 +95,32 @@ def runs(str text not None, first, end, base):
                 count += 1
             escaped = count % 2 == 1
         # offset + i <= offset + n <= PY_SSIZE_T_MAX (checked above): no overflow.
-        found.append((offset + at, offset + i, escaped))
+        append_run(found, offset + at, offset + i, escaped)
     return found
+
+
+cdef int append_run(array.array found, Py_ssize_t start, Py_ssize_t stop, bint escaped) except -1:
+    cdef Py_ssize_t size = Py_SIZE(found)
+    array.resize_smart(found, size + 3)  # raises MemoryError on failure
+    # Py_SIZE(found) == size + 3 now: the three writes are inside the array.
+    found.data.as_longlongs[size] = start
+    found.data.as_longlongs[size + 1] = stop
+    found.data.as_longlongs[size + 2] = 1 if escaped else 0
+    return 0
+
+
+cdef int check_runs(object value, str name) except -1:
+    if type(value) is not _array_module.array or (<array.array>value).ob_descr.typecode != b"q":
+        raise TypeError(f"{name} must be an array('q') of runs, not {type(value).__name__}")
+    if Py_SIZE(value) % 3:
+        raise ValueError(f"{name} must hold whole (start, end, escaped) triples")
+    return 0
 
 
 def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_from):
     cdef Py_ssize_t at = as_index(start, "start")
     cdef Py_ssize_t offset = as_index(base, "base")
-    if type(pending) is not list:
-        raise TypeError(f"pending must be a list, not {type(pending).__name__}")
+    check_runs(pending, "pending")
     if type(walls) is not list:
         raise TypeError(f"walls must be a list, not {type(walls).__name__}")
     if type(in_paragraph) is not bool:
@@ -109,7 +132,7 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
         raise ValueError("start must be at most len(text)")
     if offset > PY_SSIZE_T_MAX - size:
         raise ValueError("base + len(text) must fit in an index")
-    cdef list open_runs = pending
+    cdef array.array open_runs = pending
     cdef bint paragraph = in_paragraph
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
@@ -140,86 +163,113 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
             if paragraph:  # an empty line ends the paragraph
                 pair(open_runs, walls)
                 paragraph = False
-                del open_runs[:]
+                array.resize(open_runs, 0)
                 ticked_from = None
         else:
             paragraph = True
             if ticked:
                 if ticked_from is None:
                     ticked_from = offset + at  # <= PY_SSIZE_T_MAX (checked above)
-                open_runs += runs(text, at, end, offset)
+                array.extend(open_runs, runs(text, at, end, offset))
         at = following  # > at: every line moves on by at least one character
     return at, paragraph, ticked_from
 
 
-cdef int read_run(object run, Py_ssize_t* start, Py_ssize_t* stop, Py_ssize_t* escaped) except -1:
-    if type(run) is not tuple or len(run) != 3:
-        raise TypeError("runs must hold (start, end, escaped) tuples")
-    if type(run[0]) is not int or type(run[1]) is not int or type(run[2]) is not bool:
-        raise TypeError("runs must hold (start, end, escaped) tuples of int, int, bool")
-    start[0] = run[0]
-    stop[0] = run[1]
-    escaped[0] = 1 if run[2] else 0
-    return 0
-
-
 def pair(runs, walls):
-    if type(runs) is not list:
-        raise TypeError(f"runs must be a list, not {type(runs).__name__}")
+    check_runs(runs, "runs")
     if type(walls) is not list:
         raise TypeError(f"walls must be a list, not {type(walls).__name__}")
-    cdef list items = runs
+    cdef array.array items = runs
     cdef list out = walls
-    cdef Py_ssize_t count = len(items)
+    cdef Py_ssize_t count = Py_SIZE(items) // 3
+    cdef const long long* data = items.data.as_longlongs
+    cdef Py_ssize_t index
+    cdef long long longest = 0
+    # Every run must be a real one: 0 <= start <= end, escaped 0 or 1 (only then one less
+    # than the start): the lengths index the tables of pair_many.
+    for index in range(count):
+        if not (0 <= data[3 * index] <= data[3 * index + 1] and 0 <= data[3 * index + 2] <= 1):
+            raise ValueError("runs must hold (start, end, escaped) with 0 <= start <= end")
+        if data[3 * index + 2] and data[3 * index] == data[3 * index + 1]:
+            raise ValueError("runs must hold no empty escaped run")
+        if data[3 * index + 1] - data[3 * index] > longest:
+            longest = data[3 * index + 1] - data[3 * index]
     if count < 2:
         return
     if count <= FEW_RUNS:
-        pair_few(items, count, out)
+        pair_few(data, count, out)
         return
-    cdef Py_ssize_t index, run_start, run_end, escaped, length, cursor, closer
-    cdef dict by_length = {}
-    cdef list closers
-    for index in range(count):
-        read_run(items[index], &run_start, &run_end, &escaped)
-        by_length.setdefault(run_end - run_start, []).append(index)
-    cdef dict cursors = {}
-    cdef list none = []
-    index = 0
-    while index < count:
-        read_run(items[index], &run_start, &run_end, &escaped)
-        if escaped:
-            run_start += 1  # only an opener can be escaped: inside code a backslash is literal
-        length = run_end - run_start
-        closers = by_length.get(length, none)
-        cursor = cursors.get(length, 0)
-        while cursor < len(closers) and <Py_ssize_t>closers[cursor] <= index:
-            cursor += 1
-        cursors[length] = cursor
-        if length and cursor < len(closers):
-            closer = closers[cursor]
-            # closer < count: by_length holds indexes of items only.
-            out.append((run_start, items[closer][1]))
-            index = closer + 1
-        else:
-            index += 1
+    # The tables of pair_many hold 2 * (longest + 2) + count indexes: they must be allocatable.
+    if longest > PY_SSIZE_T_MAX // <Py_ssize_t>sizeof(Py_ssize_t) // 3 - count:
+        raise MemoryError("runs too long to pair")
+    pair_many(data, count, <Py_ssize_t>longest, out)
 
 
-cdef int pair_few(list items, Py_ssize_t count, list out) except -1:
-    # count <= FEW_RUNS <= FEW_MAX (checked at import and by the caller): the arrays fit.
-    cdef Py_ssize_t starts[FEW_MAX]
-    cdef Py_ssize_t stops[FEW_MAX]
-    cdef Py_ssize_t marks[FEW_MAX]
-    cdef Py_ssize_t index, length, closer
-    for index in range(count):
-        read_run(items[index], &starts[index], &stops[index], &marks[index])
+cdef int pair_many(const long long* data, Py_ssize_t count, Py_ssize_t longest,
+                   list out) except -1:
+    # The twin's cursor per run length, with the runs bucketed by length in C arrays
+    # (a counting sort): bucket[l] .. bucket[l + 1] holds the indexes of the runs of length
+    # l, ascending.  longest is the largest length (checked by pair), so every length
+    # indexes the tables; their size is at most the runs' characters plus two: linear.
+    cdef Py_ssize_t tables = longest + 2  # no overflow: pair bounds longest
+    cdef Py_ssize_t* memory = <Py_ssize_t*>PyMem_Malloc(
+        (2 * tables + count) * sizeof(Py_ssize_t)
+    )
+    if memory == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t* bucket = memory  # tables entries
+    cdef Py_ssize_t* cursor = memory + tables  # tables entries
+    cdef Py_ssize_t* order = memory + 2 * tables  # count entries
+    cdef Py_ssize_t index, length, at, bound, closer
+    cdef long long run_start
+    try:
+        for length in range(tables):
+            bucket[length] = 0
+        for index in range(count):
+            bucket[data[3 * index + 1] - data[3 * index] + 1] += 1  # <= longest + 1
+        for length in range(1, tables):
+            bucket[length] += bucket[length - 1]
+        for length in range(tables):
+            cursor[length] = bucket[length]
+        for index in range(count):
+            length = data[3 * index + 1] - data[3 * index]
+            order[cursor[length]] = index  # < bucket[length + 1] <= count
+            cursor[length] += 1
+        for length in range(tables):
+            cursor[length] = bucket[length]
+        index = 0
+        while index < count:
+            run_start = data[3 * index]
+            if data[3 * index + 2]:
+                run_start += 1  # only an opener can be escaped: inside code a backslash is literal
+            length = data[3 * index + 1] - run_start  # 0 <= length <= longest
+            at = cursor[length]
+            bound = bucket[length + 1]
+            while at < bound and order[at] <= index:
+                at += 1
+            cursor[length] = at
+            if length and at < bound:
+                closer = order[at]
+                out.append((run_start, data[3 * closer + 1]))
+                index = closer + 1
+            else:
+                index += 1
+    finally:
+        PyMem_Free(memory)
+    return 0
+
+
+cdef int pair_few(const long long* data, Py_ssize_t count, list out) except -1:
+    cdef Py_ssize_t index, closer
+    cdef long long length
     index = 0
     while index < count:
-        length = stops[index] - starts[index] - marks[index]
+        length = data[3 * index + 1] - data[3 * index] - data[3 * index + 2]
         closer = index + 1
-        while closer < count and stops[closer] - starts[closer] != length:
+        while closer < count and data[3 * closer + 1] - data[3 * closer] != length:
             closer += 1
         if length and closer < count:
-            out.append((starts[index] + marks[index], stops[closer]))
+            out.append((data[3 * index] + data[3 * index + 2], data[3 * closer + 1]))
             index = closer + 1
         else:
             index += 1

@@ -4,9 +4,10 @@ scan, a paragraph's backtick runs and their pairing into inline code spans.
 Same functions, names and branch order as the kernel; the CommonMark block structure that
 calls them lives once, in `_commonmark`.
 
-- `runs(text, first, end, base)`: the backtick runs of text[first:end] as
-  `(start, end, escaped)`, positions plus base; escaped: an odd number of backslashes
-  (within text[first:end]) stands before the run.
+- `runs(text, first, end, base)`: the backtick runs of text[first:end], flat in an
+  `array("q")`: start, end, escaped (1 or 0) for each run, positions plus base;
+  escaped: an odd number of backslashes (within text[first:end]) stands before the run.
+  Flat machine integers, not tuples: a paragraph of thousands of runs costs no object each.
 - `plain(text, start, base, pending, walls, in_paragraph, ticked_from)`: `_commonmark`'s common
   lines outside every container and code block (empty, or starting with a character no block
   starts with) from the line at `start` on, up to the first other line: its start (len(text)
@@ -21,10 +22,14 @@ end), and `pair` never looks at a run twice.
 from __future__ import annotations
 
 import re
+from array import array
 
 from ._grammar import LINE_BREAK_RE
 
-__all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "pair", "plain", "runs"]
+__all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "plain", "runs"]
+
+RUNS_TYPECODE = "q"
+"""The typecode of the runs arrays (the kernel checks its arguments against it)."""
 
 # The characters a line may start with to be more than paragraph text (white space,
 # containers, fences, headings, breaks, list markers, setext underlines).
@@ -41,14 +46,15 @@ FEW_RUNS = 8
 of steps); above it through a cursor per run length."""
 
 
-def runs(text: str, first: int, end: int, base: int) -> list[tuple[int, int, bool]]:
-    """The backtick runs of text[first:end]: (start, end, escaped), positions plus base."""
-    found = []
+def runs(text: str, first: int, end: int, base: int) -> array[int]:
+    """The backtick runs of text[first:end]: start, end, escaped of each, flat, positions
+    plus base."""
+    found = array(RUNS_TYPECODE)
     for run in _BACKTICKS.finditer(text, first, end):
         at, stop = run.span()
         # Most runs follow no backslash: count them only when one is there.
         escaped = at > first and text[at - 1] == "\\" and _escaped(text, at, first)
-        found.append((base + at, base + stop, escaped))
+        found.extend((base + at, base + stop, 1 if escaped else 0))
     return found
 
 
@@ -56,7 +62,7 @@ def plain(
     text: str,
     start: int,
     base: int,
-    pending: list[tuple[int, int, bool]],
+    pending: array[int],
     walls: list[tuple[int, int]],
     in_paragraph: bool,
     ticked_from: int | None,
@@ -85,23 +91,24 @@ def plain(
     return start, in_paragraph, ticked_from
 
 
-def pair(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:
+def pair(runs: array[int], walls: list[tuple[int, int]]) -> None:
     """Append the inline code spans that the backtick runs of one paragraph make.
 
     Openers are taken left to right; per run length a cursor remembers how far the search for
     a closer got, and since openers only move right no run is looked at twice."""
-    if len(runs) < 2:
+    count = len(runs) // 3
+    if count < 2:
         return
-    if len(runs) <= FEW_RUNS:
-        _pair_few(runs, walls)
+    if count <= FEW_RUNS:
+        _pair_few(runs, count, walls)
         return
     by_length: dict[int, list[int]] = {}
-    for index, (run_start, run_end, _) in enumerate(runs):
-        by_length.setdefault(run_end - run_start, []).append(index)
+    for index in range(count):
+        by_length.setdefault(runs[3 * index + 1] - runs[3 * index], []).append(index)
     cursors: dict[int, int] = {}
     index = 0
-    while index < len(runs):
-        run_start, run_end, escaped = runs[index]
+    while index < count:
+        run_start, run_end, escaped = runs[3 * index : 3 * index + 3]
         if escaped:
             run_start += 1  # only an opener can be escaped: inside code a backslash is literal
         length = run_end - run_start
@@ -112,24 +119,24 @@ def pair(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> Non
         cursors[length] = cursor
         if length and cursor < len(closers):
             closer = closers[cursor]
-            walls.append((run_start, runs[closer][1]))
+            walls.append((run_start, runs[3 * closer + 1]))
             index = closer + 1
         else:
             index += 1
 
 
-def _pair_few(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:
+def _pair_few(runs: array[int], count: int, walls: list[tuple[int, int]]) -> None:
     """`pair` for a handful of runs (the usual paragraph): the same pairing, looked up
     directly (at most FEW_RUNS squared steps)."""
     index = 0
-    while index < len(runs):
-        run_start, run_end, escaped = runs[index]
+    while index < count:
+        run_start, run_end, escaped = runs[3 * index : 3 * index + 3]
         length = run_end - run_start - escaped
         closer = index + 1
-        while closer < len(runs) and runs[closer][1] - runs[closer][0] != length:
+        while closer < count and runs[3 * closer + 1] - runs[3 * closer] != length:
             closer += 1
-        if length and closer < len(runs):
-            walls.append((run_start + escaped, runs[closer][1]))
+        if length and closer < count:
+            walls.append((run_start + escaped, runs[3 * closer + 1]))
             index = closer + 1
         else:
             index += 1
