@@ -42,8 +42,12 @@ _plain: Callable[
     [str, int, int, array[int], list[tuple[int, int]], bool, int | None],
     tuple[int, bool, int | None],
 ] = _kernel.plain
+# validate's stray marker characters between the markers (see `_commonmark_py.strays`).
+strays: Callable[
+    [str, int, int, int, str, str, str, list[tuple[int, int, int]], list[tuple[int, int]]], None
+] = _kernel.strays
 
-__all__ = ["CodeScanner", "block_cuts", "code_walls"]
+__all__ = ["CodeScanner", "block_cuts", "code_walls", "strays"]
 
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")

@@ -11,3 +11,14 @@ def plain(
     in_paragraph: bool,
     ticked_from: int | None,
 ) -> tuple[int, bool, int | None]: ...
+def strays(
+    text: str,
+    first: int,
+    last: int,
+    held: int,
+    start_char: str,
+    stop_char: str,
+    delimiter: str,
+    found: list[tuple[int, int, int]],
+    foreign: list[tuple[int, int]],
+) -> None: ...

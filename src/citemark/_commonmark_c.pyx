@@ -10,6 +10,8 @@ Same functions, names and branch order as the twin in `_commonmark_py.py`:
 - `plain(text, start, base, pending, walls, in_paragraph, ticked_from)`: the common lines
   outside every container and code block, up to the first other line.
 - `pair(runs, walls)`: append to walls the inline code spans those runs make.
+- `strays(text, first, last, held, start_char, stop_char, delimiter, found, foreign)`:
+  validate's stray marker characters between the markers, as raw findings.
 
 The threshold between the two pairings and the characters that start blocks are read from
 the twin at import (one home); the line breaks are checked against it.
@@ -273,4 +275,121 @@ cdef int pair_few(const long long* data, Py_ssize_t count, list out) except -1:
             index = closer + 1
         else:
             index += 1
+    return 0
+
+
+# -- validate's stray marker characters ----------------------------------------------------
+
+cdef extern from "Python.h":
+    bint Py_UNICODE_ISSPACE(Py_UCS4 unit) nogil
+
+cdef enum:
+    # The kinds of the raw findings: the twin's values (checked at import).
+    UNTERMINATED = 0
+    REFUSED = 1
+    STRAY_STOP = 2
+    STRAY_DELIMITER = 3
+
+if (twin.UNTERMINATED, twin.REFUSED, twin.STRAY_STOP, twin.STRAY_DELIMITER) != (0, 1, 2, 3):
+    raise ImportError("_commonmark_c's kinds of stray findings differ from the twin's")
+
+
+cdef Py_UCS4 as_char(object value, str name) except 0xFFFFFFFF:
+    if type(value) is not str:
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    if len(<str>value) != 1:
+        raise ValueError(f"{name} must be one character")
+    return (<str>value)[0]
+
+
+cdef Py_ssize_t next_of(int kind, const void* data, Py_UCS4 unit, Py_ssize_t at,
+                        Py_ssize_t last) noexcept nogil:
+    # The index of the next `unit` in [at, last), else last.
+    while at < last and read_unit(kind, data, at) != unit:
+        at += 1
+    return at
+
+
+def strays(str text not None, first, last, held, start_char, stop_char, delimiter, found,
+           foreign):
+    cdef Py_ssize_t lo = as_index(first, "first")
+    cdef Py_ssize_t hi = as_index(last, "last")
+    if type(held) is not int:
+        raise TypeError(f"held must be an int, not {type(held).__name__}")
+    cdef Py_UCS4 start_unit = as_char(start_char, "start_char")
+    cdef Py_UCS4 stop_unit = as_char(stop_char, "stop_char")
+    cdef Py_UCS4 delimiter_unit = as_char(delimiter, "delimiter")
+    if type(found) is not list:
+        raise TypeError(f"found must be a list, not {type(found).__name__}")
+    if type(foreign) is not list:
+        raise TypeError(f"foreign must be a list, not {type(foreign).__name__}")
+    cdef Py_ssize_t size = len(text)
+    if not lo <= hi <= size:
+        raise ValueError("first and last must satisfy first <= last <= len(text)")
+    cdef int bits = held & 7
+    cdef list out = found
+    cdef list walls = foreign
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    # The next of each character (hi when there is none); every index below is in [lo, hi]
+    # and is read only when below hi (or below size for the glued word): inside the string.
+    cdef Py_ssize_t starts = next_of(kind, data, start_unit, lo, hi) if bits & 1 else hi
+    cdef Py_ssize_t stops = next_of(kind, data, stop_unit, lo, hi) if bits & 2 else hi
+    cdef Py_ssize_t delimiters = next_of(kind, data, delimiter_unit, lo, hi) if bits & 4 else hi
+    cdef Py_ssize_t opened = -1, opened_from = 0, at, end
+    cdef Py_UCS4 unit
+    while True:
+        at = starts if starts < stops else stops
+        if delimiters < at:
+            at = delimiters
+        if at == hi:
+            break
+        unit = read_unit(kind, data, at)
+        end = at + 1
+        while end < hi and read_unit(kind, data, end) == unit:
+            end += 1
+        if at == starts:
+            if opened >= 0:
+                unterminated(kind, data, size, opened, opened_from, start_unit, stop_unit, out,
+                             walls)
+            if end - at > 1:
+                walls.append((at, end - 1))
+            opened = end - 1
+            opened_from = at
+            starts = next_of(kind, data, start_unit, end, hi)
+            delimiters = hi
+        elif at == stops:
+            if opened >= 0:
+                if opened_from < opened:
+                    out.append((UNTERMINATED, opened_from, opened))
+                walls.append((opened, at + 1))
+                out.append((REFUSED, opened, at + 1))
+                opened = -1
+                delimiters = next_of(kind, data, delimiter_unit, at + 1, hi)
+                at += 1
+            if at < end:
+                out.append((STRAY_STOP, at, end))
+            stops = next_of(kind, data, stop_unit, end, hi)
+        else:
+            if opened < 0:
+                out.append((STRAY_DELIMITER, at, end))
+            delimiters = next_of(kind, data, delimiter_unit, end, hi)
+    if opened >= 0:
+        unterminated(kind, data, size, opened, opened_from, start_unit, stop_unit, out, walls)
+
+
+cdef int unterminated(int kind, const void* data, Py_ssize_t size, Py_ssize_t at,
+                      Py_ssize_t opened_from, Py_UCS4 start_unit, Py_UCS4 stop_unit, list out,
+                      list walls) except -1:
+    # The twin's _unterminated: the word glued to the START at `at` (< size) runs to white
+    # space (Py_UNICODE_ISSPACE: what re's \s matches in a str), a START or a STOP.
+    out.append((UNTERMINATED, opened_from, at + 1))
+    cdef Py_ssize_t end = at + 1
+    cdef Py_UCS4 unit
+    while end < size:
+        unit = read_unit(kind, data, end)
+        if unit == start_unit or unit == stop_unit or Py_UNICODE_ISSPACE(unit):
+            break
+        end += 1
+    walls.append((at, end))
     return 0

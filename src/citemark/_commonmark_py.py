@@ -14,6 +14,10 @@ calls them lives once, in `_commonmark`.
   when none), with the paragraph state after them.
 - `pair(runs, walls)`: append to walls the inline code spans those runs make: each opener
   (left to right) is closed by the next run of its length.
+- `strays(text, first, last, held, start_char, stop_char, delimiter, found, foreign)`:
+  validate's scan of the marker characters between the markers (unclosed STARTs, stray
+  STOPs and DELIMITERs) as raw `(kind, start, end)` findings, which validate turns into
+  diagnostics in one place.
 
 Linear: `runs` reads each character once (a backslash count stops at the previous run's
 end), and `pair` never looks at a run twice.
@@ -23,10 +27,12 @@ from __future__ import annotations
 
 import re
 from array import array
+from collections.abc import Callable
 
 from ._grammar import LINE_BREAK_RE
 
 __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "plain", "runs"]
+__all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "strays"]
 
 RUNS_TYPECODE = "q"
 """The typecode of the runs arrays (the kernel checks its arguments against it)."""
@@ -147,3 +153,96 @@ def _escaped(text: str, index: int, floor: int) -> bool:
     while index - count > floor and text[index - count - 1] == "\\":
         count += 1
     return count % 2 == 1
+
+
+# -- validate's stray marker characters ---------------------------------------------------
+
+# The kinds of `strays`'s raw findings (validate turns them into diagnostics, in one place).
+UNTERMINATED = 0  # a run of STARTs that no STOP closes (one or more)
+REFUSED = 1  # an open START closed by a STOP: a marker the grammar refused
+STRAY_STOP = 2  # a run of STOPs outside any marker
+STRAY_DELIMITER = 3  # a run of DELIMITERs outside any marker
+
+
+def strays(
+    text: str,
+    first: int,
+    last: int,
+    held: int,
+    start_char: str,
+    stop_char: str,
+    delimiter: str,
+    found: list[tuple[int, int, int]],
+    foreign: list[tuple[int, int]],
+) -> None:
+    """The marker characters of text[first:last], outside every marker, a run at a time;
+    `held` says which it may hold (1: STARTs, 2: STOPs, 4: DELIMITERs).  Appends to `found`
+    the raw findings `(kind, start, end)`, and to `foreign` the spans of the markers the
+    grammar did not consume (an open START with the word glued to it, the STARTs before
+    it, a refused marker), which the id checks then skip.  No START is open at first; one
+    left open at last is reported there."""
+    find = text.find
+    size = last + 1
+    run_of = re.compile(
+        f"{re.escape(start_char)}+|{re.escape(stop_char)}+|{re.escape(delimiter)}+"
+    ).match
+    # The word glued to an open START: up to white space, a START or a STOP.
+    head = re.compile(rf"[^\s{re.escape(start_char + stop_char)}]*").match
+    # The next of each character (last when there is none).
+    starts = find(start_char, first, last) % size if held & 1 else last
+    stops = find(stop_char, first, last) % size if held & 2 else last
+    delimiters = find(delimiter, first, last) % size if held & 4 else last
+    opened = -1  # the last START left open (-1: none)
+    opened_from = 0  # where the run of STARTs that ends with it starts
+    while True:
+        at = min(starts, stops, delimiters)
+        if at == last:
+            break
+        end = at + 1
+        if end < last and text[end] == text[at]:  # a run: most are one character
+            end = run_of(text, at, last).end()  # type: ignore[union-attr]
+        if at == starts:
+            if opened >= 0:
+                foreign.append(_unterminated(head, text, opened, opened_from, found))
+            if end - at > 1:
+                # Each START but the last is followed by a START: left open, with no
+                # word glued to it.  Touching spans merge into one wall.
+                foreign.append((at, end - 1))
+            opened = end - 1
+            opened_from = at
+            starts = find(start_char, end, last) % size
+            # A DELIMITER after an open START is part of its broken marker: none is
+            # looked for until a STOP closes it.
+            delimiters = last
+        elif at == stops:
+            if opened >= 0:
+                if opened_from < opened:
+                    found.append((UNTERMINATED, opened_from, opened))
+                foreign.append((opened, at + 1))
+                found.append((REFUSED, opened, at + 1))
+                opened = -1
+                delimiters = find(delimiter, at + 1, last) % size
+                at += 1
+            if at < end:
+                found.append((STRAY_STOP, at, end))
+            stops = find(stop_char, end, last) % size
+        else:
+            if opened < 0:
+                found.append((STRAY_DELIMITER, at, end))
+            delimiters = find(delimiter, end, last) % size
+    if opened >= 0:
+        foreign.append(_unterminated(head, text, opened, opened_from, found))
+
+
+def _unterminated(
+    head: Callable[[str, int], re.Match[str] | None],
+    text: str,
+    at: int,
+    opened_from: int,
+    found: list[tuple[int, int, int]],
+) -> tuple[int, int]:
+    """Report the START at `at` that nothing closes, with the run of STARTs before it;
+    returns the span of the START and the word glued to it (its family and ids, reported
+    with it rather than as bare ids)."""
+    found.append((UNTERMINATED, opened_from, at + 1))
+    return at, head(text, at + 1).end()  # type: ignore[union-attr]

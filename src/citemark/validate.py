@@ -73,7 +73,8 @@ from itertools import accumulate, compress, groupby, repeat
 from operator import attrgetter, itemgetter, not_, sub
 from typing import Any, Literal, NamedTuple
 
-from ._commonmark import code_walls
+from ._commonmark import code_walls, strays
+from ._commonmark_py import REFUSED, STRAY_STOP, UNTERMINATED
 from ._grammar import (
     DEFAULT_FAMILY,
     FAMILY_WORD_RE,
@@ -303,7 +304,6 @@ class _Check:
         self.line_starts = [start for start, _ in self.lines]
         self.citation_lines: list[int] | None = None  # 1 + each citation's line, once asked
         self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str]]] = {}
-        self.head = re.compile(rf"[^\s{re.escape(parser.start + parser.stop)}]*")
 
     def add(self, code: str, start: int, end: int, message: str) -> None:
         self.found.append(_new((code, CODES[code], message, start, end)))
@@ -354,15 +354,7 @@ class _Check:
                 f"not a citation (empty, or an id the id rule refuses): {_show(text[start:end])}",
             )
         start_char, stop_char, delimiter = parser.start, parser.stop, parser.delimiter
-        # A run of one marker character, matched where a str.find found its first one: the
-        # text between markers is searched with str.find (a regex search for any of three
-        # characters costs tens of times more a character).
-        self.run_of = re.compile(
-            f"{re.escape(start_char)}+|{re.escape(stop_char)}+|{re.escape(delimiter)}+"
-        ).match
-        self.opened: int | None = None  # the last START left open
-        self.opened_from = 0  # where the run of STARTs that ends with it starts
-        self.foreign: list[tuple[int, int]] = []
+        foreign: list[tuple[int, int]] = []
         # The gaps between the markers (gap i: text[ends[i]:starts[i]], before consumed
         # marker i when there is one), cut and joined in C: a marker character is looked
         # for in the joined text, and only the gaps that hold one are scanned (a Python
@@ -378,97 +370,58 @@ class _Check:
                 gap = bisect_right(offsets, at) - 1  # the last gap that starts at or before
                 held[gap] = held.get(gap, 0) | bit
                 at = bare.find(char, offsets[gap + 1])
+        # Each gap scanned by the kernel (a step per stray character in Python cost most of
+        # validate's time on thousands of them): raw findings, made diagnostics below.
+        raw: list[tuple[int, int, int]] = []
         for gap in sorted(held):
-            # Each gap starts with no START open: one left open is reported at the marker
-            # after its gap, or at the end of the text.
-            self.strays(ends[gap], starts[gap], held[gap])
-            if self.opened is not None:
-                self.foreign.append(self.unterminated(self.opened))
-                self.opened = None
-        return self.foreign
+            strays(
+                text,
+                ends[gap],
+                starts[gap],
+                held[gap],
+                start_char,
+                stop_char,
+                delimiter,
+                raw,
+                foreign,
+            )
+        self.add_strays(raw)
+        return foreign
 
-    def strays(self, first: int, last: int, held: int) -> None:
-        """The marker characters of text[first:last], outside every marker, a run at a time;
-        `held` says which it may hold (1: STARTs, 2: STOPs, 4: DELIMITERs)."""
-        text, parser = self.text, self.parser
-        start_char, stop_char, delimiter = parser.start, parser.stop, parser.delimiter
-        find = text.find
-        # The next of each character (last when there is none).
-        starts = find(start_char, first, last) % (last + 1) if held & 1 else last
-        stops = find(stop_char, first, last) % (last + 1) if held & 2 else last
-        delimiters = find(delimiter, first, last) % (last + 1) if held & 4 else last
-        while True:
-            at = min(starts, stops, delimiters)
-            if at == last:
-                return
-            end = at + 1
-            if end < last and text[end] == text[at]:  # a run: most are one character
-                end = self.run_of(text, at, last).end()  # type: ignore[union-attr]
-            if at == starts:
-                if self.opened is not None:
-                    self.foreign.append(self.unterminated(self.opened))
-                if end - at > 1:
-                    # Each START but the last is followed by a START: left open, with no
-                    # word glued to it.  Touching spans merge into one wall.
-                    self.foreign.append((at, end - 1))
-                self.opened = end - 1
-                self.opened_from = at
-                starts = find(start_char, end, last) % (last + 1)
-                # A DELIMITER after an open START is part of its broken marker: none is
-                # looked for until a STOP closes it (each gap starts with none open).
-                delimiters = last
-            elif at == stops:
-                if self.opened is not None:
-                    opened = self.opened
-                    if self.opened_from < opened:
-                        self.add_starts(self.opened_from, opened)
-                    self.foreign.append((opened, at + 1))
-                    self.add("invalid-marker", opened, at + 1, self.refused(opened, at + 1))
-                    self.opened = None
-                    delimiters = find(delimiter, at + 1, last) % (last + 1)
-                    at += 1
-                if at < end:
-                    count = end - at
-                    self.add(
-                        "stray-stop",
-                        at,
-                        end,
-                        "a STOP character outside any marker"
-                        if count == 1
-                        else f"{count} STOP characters outside any marker",
-                    )
-                stops = find(stop_char, end, last) % (last + 1)
+    def add_strays(self, raw: list[tuple[int, int, int]]) -> None:
+        """The diagnostics of `strays`'s raw findings (kind, start, end), in order."""
+        add = self.add
+        for kind, start, end in raw:
+            count = end - start
+            if kind == UNTERMINATED:
+                add(
+                    "unterminated-marker",
+                    start,
+                    end,
+                    "a START character that no STOP closes"
+                    if count == 1
+                    else f"{count} START characters in a row that no STOP closes",
+                )
+            elif kind == REFUSED:
+                add("invalid-marker", start, end, self.refused(start, end))
+            elif kind == STRAY_STOP:
+                add(
+                    "stray-stop",
+                    start,
+                    end,
+                    "a STOP character outside any marker"
+                    if count == 1
+                    else f"{count} STOP characters outside any marker",
+                )
             else:
-                if self.opened is None:
-                    count = end - at
-                    self.add(
-                        "stray-delimiter",
-                        at,
-                        end,
-                        "a DELIMITER character outside any marker"
-                        if count == 1
-                        else f"{count} DELIMITER characters outside any marker",
-                    )
-                delimiters = find(delimiter, end, last) % (last + 1)
-
-    def add_starts(self, first: int, last: int) -> None:
-        """One unterminated-marker for the run of STARTs text[first:last], none closed."""
-        count = last - first
-        self.add(
-            "unterminated-marker",
-            first,
-            last,
-            "a START character that no STOP closes"
-            if count == 1
-            else f"{count} START characters in a row that no STOP closes",
-        )
-
-    def unterminated(self, at: int) -> tuple[int, int]:
-        """Report the START at `at` that nothing closes, with the run of STARTs before it;
-        returns the span of the START and the word glued to it (its family and ids,
-        reported with it rather than as bare ids)."""
-        self.add_starts(self.opened_from, at + 1)
-        return at, self.head.match(self.text, at + 1).end()  # type: ignore[union-attr]
+                add(
+                    "stray-delimiter",
+                    start,
+                    end,
+                    "a DELIMITER character outside any marker"
+                    if count == 1
+                    else f"{count} DELIMITER characters outside any marker",
+                )
 
     def refused(self, start: int, end: int) -> str:
         body = self.text[start + 1 : end - 1]
