@@ -114,3 +114,50 @@ def test_strays_checks_its_arguments() -> None:
             kernel.strays("ab", first, last, 7, S, E, D, [], [])
     with pytest.raises(ValueError, match="start_char"):
         kernel.strays("ab", 0, 2, 7, "", E, D, [], [])
+
+
+def outside_oracle(
+    text: str, needle: str, at: int, walls: list[tuple[int, int]]
+) -> tuple[int, int]:
+    """Every place of needle from `at` on, in order, the first not inside a wall; with the
+    first wall that does not end at or before it (all walls passed when none is found)."""
+    for place in range(at, len(text) - len(needle) + 1):
+        if text.startswith(needle, place) and not any(s <= place < e for s, e in walls):
+            return place, next((i for i, (_, e) in enumerate(walls) if e > place), len(walls))
+    return -1, -1
+
+
+@given(
+    st.lists(st.sampled_from(["turn", "tu", "rn", "x", " "])).map("".join),
+    st.lists(st.integers(0, 40), max_size=10),
+    st.integers(0, 45),
+)
+def test_next_outside_matches_the_oracle(
+    implementation: str, text: str, cuts: list[int], at: int
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    points = sorted(set(cuts))
+    walls = list(zip(points[::2], points[1::2], strict=False))  # sorted, disjoint
+    place, wall = kernel.next_outside(text, "turn", at, walls, 0)
+    assert (place, wall) == twin.next_outside(text, "turn", at, walls, 0)
+    expected_place, expected_wall = outside_oracle(text, "turn", at, walls)
+    assert place == expected_place
+    if place >= 0:
+        assert wall == expected_wall
+
+
+@pytest.mark.c_extension
+def test_next_outside_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    good: list[object] = ["turn", "turn", 0, [(1, 2)], 0]
+    for index, (bad, name) in enumerate(
+        [(b"x", "text"), (None, "needle"), ("0", "at"), ((), "walls"), (None, "wall")]
+    ):
+        args = [*good]
+        args[index] = bad
+        with pytest.raises(TypeError, match=name):
+            kernel.next_outside(*args)
+    with pytest.raises(TypeError, match="walls"):
+        kernel.next_outside("a turn", "turn", 0, [(0, 1, 2)], 0)
+    with pytest.raises(TypeError, match="walls"):
+        kernel.next_outside("a turn", "turn", 0, [(0, "1")], 0)

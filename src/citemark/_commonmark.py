@@ -46,8 +46,11 @@ _plain: Callable[
 strays: Callable[
     [str, int, int, int, str, str, str, list[tuple[int, int, int]], list[tuple[int, int]]], None
 ] = _kernel.strays
+next_outside: Callable[[str, str, int, list[tuple[int, int]], int], tuple[int, int]] = (
+    _kernel.next_outside
+)
 
-__all__ = ["CodeScanner", "block_cuts", "code_walls", "strays"]
+__all__ = ["CodeScanner", "block_cuts", "code_walls", "next_outside", "strays"]
 
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")

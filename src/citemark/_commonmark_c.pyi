@@ -22,3 +22,6 @@ def strays(
     found: list[tuple[int, int, int]],
     foreign: list[tuple[int, int]],
 ) -> None: ...
+def next_outside(
+    text: str, needle: str, at: int, walls: list[tuple[int, int]], wall: int
+) -> tuple[int, int]: ...

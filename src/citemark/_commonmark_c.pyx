@@ -393,3 +393,40 @@ cdef int unterminated(int kind, const void* data, Py_ssize_t size, Py_ssize_t at
         end += 1
     walls.append((at, end))
     return 0
+
+
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_Find(object text, object needle, Py_ssize_t start, Py_ssize_t end,
+                              int direction) except -2
+
+
+cdef Py_ssize_t wall_bound(list walls, Py_ssize_t index, Py_ssize_t side) except -1:
+    # walls[index][side], index < len(walls) (checked by the caller), side 0 or 1.
+    cdef object item = walls[index]
+    if type(item) is not tuple or len(<tuple>item) != 2:
+        raise TypeError("walls must hold (start, end) tuples")
+    return as_index((<tuple>item)[side], "walls")
+
+
+def next_outside(str text not None, str needle not None, at, walls, wall):
+    cdef Py_ssize_t position = as_index(at, "at")
+    if type(walls) is not list:
+        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
+    cdef Py_ssize_t index = as_index(wall, "wall")
+    cdef list items = walls
+    cdef Py_ssize_t size = len(text)
+    if position > size:
+        return -1, index  # as str.find past the end (an empty needle too: found nowhere)
+    position = PyUnicode_Find(text, needle, position, size, 1)
+    while position >= 0:
+        # len(items) is read at every test: a wall's read cannot change it (ints only).
+        while index < len(items) and wall_bound(items, index, 1) <= position:
+            index += 1
+        if index < len(items) and wall_bound(items, index, 0) <= position:
+            position = wall_bound(items, index, 1)
+            if position > size:
+                return -1, index
+            position = PyUnicode_Find(text, needle, position, size, 1)
+            continue
+        break
+    return position, index

@@ -32,7 +32,7 @@ from collections.abc import Callable
 from ._grammar import LINE_BREAK_RE
 
 __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "plain", "runs"]
-__all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "strays"]
+__all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "next_outside", "strays"]
 
 RUNS_TYPECODE = "q"
 """The typecode of the runs arrays (the kernel checks its arguments against it)."""
@@ -246,3 +246,21 @@ def _unterminated(
     with it rather than as bare ids)."""
     found.append((UNTERMINATED, opened_from, at + 1))
     return at, head(text, at + 1).end()  # type: ignore[union-attr]
+
+
+def next_outside(
+    text: str, needle: str, at: int, walls: list[tuple[int, int]], wall: int
+) -> tuple[int, int]:
+    """The next `needle` in text at or after `at` that starts outside every wall (walls
+    sorted, disjoint; those before `wall` end at or before `at`), and the first wall that
+    does not end at or before it: `(-1, wall)` when there is none.  A needle inside a wall
+    is skipped with the rest of the wall."""
+    at = text.find(needle, at)
+    while at >= 0:
+        while wall < len(walls) and walls[wall][1] <= at:
+            wall += 1
+        if wall < len(walls) and walls[wall][0] <= at:
+            at = text.find(needle, walls[wall][1])
+            continue
+        break
+    return at, wall

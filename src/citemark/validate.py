@@ -73,7 +73,7 @@ from itertools import accumulate, compress, groupby, repeat
 from operator import attrgetter, itemgetter, not_, sub
 from typing import Any, Literal, NamedTuple
 
-from ._commonmark import code_walls, strays
+from ._commonmark import code_walls, next_outside, strays
 from ._commonmark_py import REFUSED, STRAY_STOP, UNTERMINATED
 from ._grammar import (
     DEFAULT_FAMILY,
@@ -721,14 +721,11 @@ class _Check:
         glued = sorted({len(family) for family in families if family}, reverse=True)
         found: list[re.Match[str]] = []
         done = 0  # where the last match ends: finditer goes on from there
-        wall = 0  # the first wall that does not end at or before `at`
-        at = text.find("turn")
+        # The "turn"s inside walls skipped by the kernel (thousands of open STARTs' glued
+        # words cost a Python step each otherwise); wall: the first that does not end at or
+        # before `at`.
+        at, wall = next_outside(text, "turn", 0, walls, 0)
         while at >= 0:
-            while wall < len(walls) and walls[wall][1] <= at:
-                wall += 1
-            if wall < len(walls) and walls[wall][0] <= at:
-                at = text.find("turn", walls[wall][1])
-                continue
             # The places a match through this "turn" can start, leftmost first.
             for size in glued:
                 start = at - size
@@ -744,7 +741,7 @@ class _Check:
                     if match is not None:
                         found.append(match)
                         done = match.end()
-            at = text.find("turn", max(at + 1, done))
+            at, wall = next_outside(text, "turn", max(at + 1, done), walls, wall)
         return found
 
     def walled(
