@@ -59,6 +59,8 @@ _HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
 _THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
 _BLANK = " \t"
+# The first characters of fences, ATX headings, thematic breaks and setext underlines.
+_BLOCK_LEADS = "`~#*-_="
 _BLOCK_STARTS = frozenset(BLOCK_STARTS)
 if LINE_BREAK_RE.pattern != r"\r\n|\r|\n":
     raise ImportError("code_walls finds the line breaks of a text without \\r as \\n")
@@ -226,13 +228,19 @@ class CodeScanner:
         if first == end:  # an empty list item or block quote line
             self._end_paragraph()
             return
-        block_start = columns <= 3 and (
-            _fence_opener(text, first, end) is not None
-            or _HEADING.match(text, first, end) is not None
-            or _THEMATIC.match(text, first, end) is not None
-        )
+        # first < end here.  Each block pattern below needs its own first character: one
+        # look at it spares the regexes on the usual line (text after a list marker).
+        lead = text[first]
         if matched < len(self.containers):
-            if self.in_paragraph and not block_start:
+            if self.in_paragraph and not (
+                columns <= 3
+                and lead in _BLOCK_LEADS
+                and (
+                    _fence_opener(text, first, end) is not None
+                    or _HEADING.match(text, first, end) is not None
+                    or _THEMATIC.match(text, first, end) is not None
+                )
+            ):
                 self._add(start, first, end)  # a lazy continuation line
                 return
             self._end_paragraph()
@@ -244,20 +252,21 @@ class CodeScanner:
                 self.indented = True
                 self.walls.append((self.base + pos, self.base + end))
             return
-        opener = _fence_opener(text, first, end)
-        if opener is not None:
-            self._end_paragraph()
-            self.fence = opener  # its info string is not shown as code: markers there go
-            return
-        if _HEADING.match(text, first, end):
-            self._end_paragraph()
-            _pair(_runs(text, first, end, self.base), self.walls)
-            return
-        if _THEMATIC.match(text, first, end) or (
-            self.in_paragraph and _SETEXT.match(text, first, end)
-        ):
-            self._end_paragraph()
-            return
+        if lead in _BLOCK_LEADS:
+            opener = _fence_opener(text, first, end)
+            if opener is not None:
+                self._end_paragraph()
+                self.fence = opener  # its info string is not shown as code: markers there go
+                return
+            if _HEADING.match(text, first, end):
+                self._end_paragraph()
+                _pair(_runs(text, first, end, self.base), self.walls)
+                return
+            if _THEMATIC.match(text, first, end) or (
+                self.in_paragraph and _SETEXT.match(text, first, end)
+            ):
+                self._end_paragraph()
+                return
         self.in_paragraph = True
         self._add(start, first, end)
 
