@@ -498,23 +498,30 @@ class _Check:
     def by_line(self, indexes: list[int] | range) -> dict[int, list[int]]:
         """line number -> those of `indexes` (into the citations, ascending) whose citation
         starts on it, in order."""
+        lines = self.lines_cited()
+        return {line - 1: list(group) for line, group in groupby(indexes, lines.__getitem__)}
+
+    def lines_cited(self) -> list[int]:
+        """1 + the line of each citation (ascending, as the citations)."""
         if self.citation_lines is None:
-            # 1 + the line of each citation, found in C (bisect mapped over the starts).
+            # Found in C (bisect mapped over the starts).
             starts = map(attrgetter("start"), self.citations)
             self.citation_lines = list(map(bisect_right, repeat(self.line_starts), starts))
-        lines = self.citation_lines
-        return {line - 1: list(group) for line, group in groupby(indexes, lines.__getitem__)}
+        return self.citation_lines
 
     def fence_lines(self) -> set[int]:
         """Indexes of citations on the line of a code fence (reported here)."""
         cited = set()
         text = self.text
-        for line, indexes in self.by_line(range(len(self.citations))).items():
-            line_start, line_end = self.lines[line]
+        lines = self.lines_cited()
+        for line in dict.fromkeys(lines):  # each line with a citation once, in order
+            line_start, line_end = self.lines[line - 1]
             # A fence needs three backticks or tildes: a line with neither is none.
             fenced = text.find("`", line_start, line_end) >= 0
             if not (fenced or text.find("~", line_start, line_end) >= 0):
                 continue
+            # The citations on it (the lines ascend with them): looked up for these only.
+            indexes = range(bisect_left(lines, line), bisect_right(lines, line))
             bare = without(self.text, line_start, line_end, self.consumed)
             before = without(self.text, line_start, self.citations[indexes[0]].start, self.consumed)
             if FENCE_LINE.fullmatch(bare) and FENCE_LINE.match(before):
