@@ -495,12 +495,6 @@ class _Check:
 
     # -- placement -------------------------------------------------------------------------
 
-    def by_line(self, indexes: list[int] | range) -> dict[int, list[int]]:
-        """line number -> those of `indexes` (into the citations, ascending) whose citation
-        starts on it, in order."""
-        lines = self.lines_cited()
-        return {line - 1: list(group) for line, group in groupby(indexes, lines.__getitem__)}
-
     def lines_cited(self) -> list[int]:
         """1 + the line of each citation (ascending, as the citations)."""
         if self.citation_lines is None:
@@ -614,9 +608,12 @@ class _Check:
     def alone(self, outside: list[int]) -> None:
         """citation-alone for the citations of these indexes (those outside code)."""
         text, consumed, citations = self.text, self.consumed, self.citations
-        for line, indexes in self.by_line(outside).items():
-            found = [citations[index] for index in indexes]
-            line_start, line_end = self.lines[line]
+        # The citations of each line, grouped (the lines ascend with them; no dict of them:
+        # only the first and the last are read).
+        for line, group in groupby(outside, self.lines_cited().__getitem__):
+            indexes = list(group)
+            found = (citations[indexes[0]], citations[indexes[-1]])
+            line_start, line_end = self.lines[line - 1]
             # The usual line has text at an end of what stands before its first citation: a
             # character that is neither white space, punctuation nor a digit is no filler,
             # and no list bullet or quote sign can hide it, so the line is not alone.
