@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from citemark import _commonmark_py
-from citemark._commonmark import CodeScanner, code_walls
+from citemark._commonmark import CodeScanner, code_walls, scanned_walls
 from citemark._grammar import LINE_BREAK_RE
 from citemark._markdown import blocks, emphasis, line_spans, paragraphs
 from citemark._select import load
@@ -475,3 +475,50 @@ def assert_bulk_is_line_by_line(text: str) -> None:
         scanner.line(start, len(text))
     scanner.finish()
     assert code_walls(text) == scanner.walls
+
+
+# The kernel's whole scan against CodeScanner fed line by line (the Python reading), on both
+# implementations: containers, tabs, fences, headings, breaks, every line break, non-ASCII.
+@given(
+    pieces(
+        "`",
+        "```",
+        "````",
+        "~~~",
+        "```a`",
+        " ",
+        "    ",
+        "\t",
+        "\n",
+        "\r",
+        "\r\n",
+        "\\",
+        "# ",
+        "####### ",
+        "- ",
+        "-",
+        "---",
+        "* ",
+        "***",
+        "+ ",
+        "___",
+        "==",
+        "1. ",
+        "2) ",
+        "1234567890. ",
+        "> ",
+        ">",
+        "a",
+        "\u00e9",
+        "\U0001f600",
+    )
+)
+def test_code_walls_kernel_matches_the_scanner(implementation: str, text: str) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    assert kernel.code_walls(text) == scanned_walls(text)
+
+
+@pytest.mark.c_extension
+def test_code_walls_kernel_checks_its_argument() -> None:
+    with pytest.raises(TypeError, match="text"):
+        load("_commonmark", "cython").code_walls(b"```\nx")

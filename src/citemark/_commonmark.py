@@ -46,6 +46,7 @@ _plain: Callable[
 strays: Callable[
     [str, int, int, int, str, str, str, list[tuple[int, int, int]], list[tuple[int, int]]], None
 ] = _kernel.strays
+_code_walls: Callable[[str], list[tuple[int, int]]] = _kernel.code_walls
 next_outside: Callable[[str, str, int, list[tuple[int, int]], int], tuple[int, int]] = (
     _kernel.next_outside
 )
@@ -306,7 +307,15 @@ class CodeScanner:
 
 
 def code_walls(text: str) -> list[tuple[int, int]]:
-    """The code point ranges of Markdown code in `text`: sorted, disjoint."""
+    """The code point ranges of Markdown code in `text`: sorted, disjoint.  The whole scan
+    runs in the kernel (its twin is `scanned_walls`: a Python step per line costs most of
+    validate's time on an answer with lists and fences)."""
+    return _code_walls(text)
+
+
+def scanned_walls(text: str) -> list[tuple[int, int]]:
+    """`code_walls` through `CodeScanner`, fed the lines of text in order (the pure twin of
+    the kernel's whole scan, and the reading streams use)."""
     scanner = CodeScanner(text)
     start, size = 0, len(text)
     if "\r" not in text:

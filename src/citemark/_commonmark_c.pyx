@@ -430,3 +430,425 @@ def next_outside(str text not None, str needle not None, at, walls, wall):
             continue
         break
     return position, index
+
+
+# -- the whole code scan ---------------------------------------------------------------------
+
+cdef enum:
+    SPACE = 0x20
+    TAB = 0x09
+    GREATER = 0x3E
+    TILDE = 0x7E
+    HASH = 0x23
+    STAR = 0x2A
+    DASH = 0x2D
+    PLUS = 0x2B
+    UNDERSCORE = 0x5F
+    EQUALS = 0x3D
+    DOT = 0x2E
+    PAREN = 0x29
+    DIGIT_0 = 0x30
+    DIGIT_1 = 0x31
+    DIGIT_9 = 0x39
+
+
+cdef inline bint blank(Py_UCS4 unit) noexcept nogil:
+    return unit == SPACE or unit == TAB
+
+
+cdef class _Walker:
+    """`_commonmark.CodeScanner` over one whole text (base 0), line by line in C: the same
+    state (containers, waiting list items, fence, indented code, paragraph and its runs) and
+    the same branches, in the same order; each method is named after the Python one."""
+
+    cdef str text
+    cdef int kind
+    cdef const void* data
+    cdef Py_ssize_t size
+    cdef list walls
+    cdef array.array runs
+    cdef list containers  # of int: -1 a block quote, else a list item's content column
+    cdef list waiting  # of bool, parallel to containers: started with a blank line
+    cdef Py_UCS4 fence_char
+    cdef Py_ssize_t fence_length  # 0: no fence open
+    cdef bint indented
+    cdef bint in_paragraph
+
+    def __cinit__(self, str text not None):
+        self.text = text
+        self.kind = PyUnicode_KIND(text)
+        self.data = PyUnicode_DATA(text)
+        self.size = len(text)
+        self.walls = []
+        self.runs = array.clone(RUNS_TEMPLATE, 0, False)
+        self.containers = []
+        self.waiting = []
+        self.fence_length = 0
+
+    # Every read below is at an index below an `end` that is at most size (a line's end),
+    # or tested against size first: inside the string.
+    cdef inline Py_UCS4 at(self, Py_ssize_t index) noexcept:
+        return read_unit(self.kind, self.data, index)
+
+    cdef int indent(self, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t col, Py_ssize_t extra,
+                    Py_ssize_t* columns, Py_ssize_t* first, Py_ssize_t* first_col) except -1:
+        cdef Py_ssize_t count = extra, width
+        cdef Py_UCS4 unit
+        while pos < end:
+            unit = self.at(pos)
+            if unit == SPACE:
+                width = 1
+            elif unit == TAB:
+                width = 4 - col % 4
+            else:
+                break
+            count += width
+            col += width
+            pos += 1
+        columns[0] = count
+        first[0] = pos
+        first_col[0] = col
+        return 0
+
+    cdef int advance(self, Py_ssize_t* pos, Py_ssize_t* col, Py_ssize_t* extra,
+                     Py_ssize_t wanted) except -1:
+        cdef Py_ssize_t width
+        if extra[0] >= wanted:
+            extra[0] -= wanted
+            return 0
+        wanted -= extra[0]
+        while wanted > 0 and pos[0] < self.size and blank(self.at(pos[0])):
+            width = 1 if self.at(pos[0]) == SPACE else 4 - col[0] % 4
+            col[0] += width
+            pos[0] += 1
+            if width > wanted:
+                extra[0] = width - wanted
+                return 0
+            wanted -= width
+        extra[0] = 0
+        return 0
+
+    cdef int after_marker(self, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t col,
+                          Py_ssize_t* out_pos, Py_ssize_t* out_col,
+                          Py_ssize_t* out_extra) except -1:
+        cdef Py_ssize_t width
+        if pos < end and self.at(pos) == SPACE:
+            out_pos[0], out_col[0], out_extra[0] = pos + 1, col + 1, 0
+        elif pos < end and self.at(pos) == TAB:
+            width = 4 - col % 4
+            out_pos[0], out_col[0], out_extra[0] = pos + 1, col + width, width - 1
+        else:
+            out_pos[0], out_col[0], out_extra[0] = pos, col, 0
+        return 0
+
+    cdef Py_ssize_t run_of(self, Py_ssize_t pos, Py_ssize_t end, Py_UCS4 unit) noexcept:
+        # The end of the run of `unit` from pos (pos itself when none).
+        while pos < end and self.at(pos) == unit:
+            pos += 1
+        return pos
+
+    cdef bint only_blanks(self, Py_ssize_t pos, Py_ssize_t end) noexcept:
+        while pos < end:
+            if not blank(self.at(pos)):
+                return False
+            pos += 1
+        return True
+
+    cdef bint closes(self, Py_ssize_t first, Py_ssize_t end) noexcept:
+        # _CLOSE matched at first, of the open fence's character and at least its length.
+        cdef Py_ssize_t stop
+        if first >= end or self.at(first) != self.fence_char:
+            return False
+        stop = self.run_of(first, end, self.fence_char)
+        return stop - first >= 3 and stop - first >= self.fence_length and \
+            self.only_blanks(stop, end)
+
+    cdef Py_ssize_t fence_opener(self, Py_ssize_t first, Py_ssize_t end,
+                                 Py_UCS4* unit) noexcept:
+        # _fence_opener: the opening run's length (0: none) and character.
+        cdef Py_ssize_t stop, pos
+        if first >= end:
+            return 0
+        unit[0] = self.at(first)
+        if unit[0] != BACKTICK and unit[0] != TILDE:
+            return 0
+        stop = self.run_of(first, end, unit[0])
+        if stop - first < 3:
+            return 0
+        if unit[0] == BACKTICK:
+            pos = stop
+            while pos < end:
+                if self.at(pos) == BACKTICK:
+                    return 0
+                pos += 1
+        return stop - first
+
+    cdef bint heading(self, Py_ssize_t first, Py_ssize_t end) noexcept:
+        cdef Py_ssize_t stop = self.run_of(first, end, HASH)
+        return 1 <= stop - first <= 6 and (stop == end or blank(self.at(stop)))
+
+    cdef bint thematic(self, Py_ssize_t first, Py_ssize_t end) noexcept:
+        cdef Py_UCS4 unit, lead
+        cdef Py_ssize_t count = 0, pos = first
+        if first >= end:
+            return False
+        lead = self.at(first)
+        if lead != STAR and lead != DASH and lead != UNDERSCORE:
+            return False
+        while pos < end:
+            unit = self.at(pos)
+            if unit == lead:
+                count += 1
+            elif not blank(unit):
+                return False
+            pos += 1
+        return count >= 3
+
+    cdef bint setext(self, Py_ssize_t first, Py_ssize_t end) noexcept:
+        cdef Py_UCS4 lead
+        if first >= end:
+            return False
+        lead = self.at(first)
+        if lead != EQUALS and lead != DASH:
+            return False
+        return self.only_blanks(self.run_of(first, end, lead), end)
+
+    cdef Py_ssize_t bullet(self, Py_ssize_t first, Py_ssize_t end, int* ordered) noexcept:
+        # _BULLET matched at first: its end, or -1 when it does not match; ordered: 0 a
+        # bullet, 1 the number "1", 2 another number.
+        cdef Py_UCS4 unit
+        cdef Py_ssize_t stop
+        if first >= end:
+            return -1
+        unit = self.at(first)
+        if unit == DASH or unit == PLUS or unit == STAR:
+            stop = first + 1
+            ordered[0] = 0
+        else:
+            stop = first
+            while stop < end and DIGIT_0 <= self.at(stop) <= DIGIT_9:
+                stop += 1
+            if not 1 <= stop - first <= 9 or stop >= end:
+                return -1
+            if self.at(stop) != DOT and self.at(stop) != PAREN:
+                return -1
+            ordered[0] = 1 if stop - first == 1 and self.at(first) == DIGIT_1 else 2
+            stop += 1
+        if stop < end and not blank(self.at(stop)):
+            return -1
+        return stop
+
+    cdef int truncate(self, Py_ssize_t depth) except -1:
+        del self.containers[depth:]
+        del self.waiting[depth:]
+        return 0
+
+    cdef int end_paragraph(self) except -1:
+        if self.in_paragraph:
+            pair(self.runs, self.walls)
+            self.in_paragraph = False
+            self.runs = array.clone(RUNS_TEMPLATE, 0, False)
+        return 0
+
+    cdef int add(self, Py_ssize_t first, Py_ssize_t end) except -1:
+        if next_of(self.kind, self.data, BACKTICK, first, end) == end:
+            return 0
+        array.extend(self.runs, runs(self.text, first, end, 0))
+        return 0
+
+    cdef int open_container(self, Py_ssize_t matched, bint started) except -1:
+        if not started:
+            self.end_paragraph()
+            self.truncate(matched)
+        return 0
+
+    cdef int line(self, Py_ssize_t start, Py_ssize_t end) except -1:
+        cdef Py_ssize_t columns, first, first_col, matched, index
+        cdef Py_UCS4 unit
+        if not self.containers:
+            if self.fence_length:
+                self.indent(start, end, 0, 0, &columns, &first, &first_col)
+                if columns <= 3 and self.closes(first, end):
+                    self.fence_length = 0
+                elif start < end:
+                    self.walls.append((start, end))
+                return 0
+            if not self.indented:
+                if start == end:
+                    self.end_paragraph()
+                    return 0
+                unit = self.at(start)
+                if unit >= 128 or not block_start[unit]:
+                    self.in_paragraph = True
+                    self.add(start, end)
+                    return 0
+        elif start == end and not self.fence_length and not self.indented:
+            matched = 0
+            for index in range(len(self.containers)):
+                if <Py_ssize_t>self.containers[index] < 0 or self.waiting[index]:
+                    break
+                matched += 1
+            self.end_paragraph()
+            self.truncate(matched)
+            return 0
+        return self.walk(start, end)
+
+    cdef int walk(self, Py_ssize_t start, Py_ssize_t end) except -1:
+        cdef Py_ssize_t pos = start, col = 0, extra = 0, matched = 0, depth, index
+        cdef Py_ssize_t columns, first, first_col, container, after, after_col
+        cdef Py_ssize_t spaces, content, content_col, width, opener
+        cdef bint started, interrupts, is_block
+        cdef int ordered
+        cdef Py_UCS4 fence_unit
+        for index in range(len(self.containers)):
+            container = self.containers[index]
+            self.indent(pos, end, col, extra, &columns, &first, &first_col)
+            if container < 0:
+                if columns <= 3 and first < end and self.at(first) == GREATER:
+                    self.after_marker(first + 1, end, first_col + 1, &pos, &col, &extra)
+                    matched += 1
+                    continue
+                break
+            if first == end:
+                if self.waiting[matched]:
+                    break
+                pos, col, extra = end, first_col, 0
+                matched += 1
+                continue
+            if columns >= container:
+                self.advance(&pos, &col, &extra, container)
+                matched += 1
+                continue
+            break
+        depth = len(self.containers)
+        if True in self.waiting:
+            self.indent(pos, end, col, extra, &columns, &first, &first_col)
+            if first < end:
+                for index in range(matched):
+                    self.waiting[index] = False
+        if self.fence_length:
+            if matched == depth:
+                self.indent(pos, end, col, extra, &columns, &first, &first_col)
+                if columns <= 3 and self.closes(first, end):
+                    self.fence_length = 0
+                elif pos < end:
+                    self.walls.append((pos, end))
+                return 0
+            self.fence_length = 0
+        self.indent(pos, end, col, extra, &columns, &first, &first_col)
+        if self.indented:
+            if matched == depth and (first == end or columns >= 4):
+                if first < end:
+                    self.walls.append((pos, end))
+                return 0
+            self.indented = False
+        if first == end:
+            self.end_paragraph()
+            self.truncate(matched)
+            return 0
+        started = False
+        while columns <= 3 and first < end:
+            if self.at(first) == GREATER:
+                self.after_marker(first + 1, end, first_col + 1, &pos, &col, &extra)
+            else:
+                after = self.bullet(first, end, &ordered)
+                if after < 0 or self.thematic(first, end):
+                    break
+                after_col = first_col + after - first
+                self.indent(after, end, after_col, 0, &spaces, &content, &content_col)
+                interrupts = self.in_paragraph and matched == depth and not started
+                if interrupts and (content == end or ordered == 2):
+                    break
+                width = after - first
+                if content == end or spaces >= 5:
+                    container = columns + width + 1
+                    pos, col, extra = after, after_col, 0
+                    self.advance(&pos, &col, &extra, 1)
+                else:
+                    container = columns + width + spaces
+                    pos, col, extra = content, content_col, 0
+                self.open_container(matched, started)
+                started = True
+                self.containers.append(container)
+                self.waiting.append(content == end)
+                matched = len(self.containers)
+                self.indent(pos, end, col, extra, &columns, &first, &first_col)
+                continue
+            self.open_container(matched, started)
+            started = True
+            self.containers.append(-1)
+            self.waiting.append(False)
+            matched = len(self.containers)
+            self.indent(pos, end, col, extra, &columns, &first, &first_col)
+        if first == end:
+            self.end_paragraph()
+            return 0
+        if matched < len(self.containers):
+            if self.in_paragraph:
+                is_block = columns <= 3 and (
+                    self.fence_opener(first, end, &fence_unit) > 0
+                    or self.heading(first, end)
+                    or self.thematic(first, end)
+                )
+                if not is_block:
+                    self.add(first, end)
+                    return 0
+            self.end_paragraph()
+            self.truncate(matched)
+        if columns >= 4:
+            if self.in_paragraph:
+                self.add(first, end)
+            else:
+                self.indented = True
+                self.walls.append((pos, end))
+            return 0
+        opener = self.fence_opener(first, end, &fence_unit)
+        if opener > 0:
+            self.end_paragraph()
+            self.fence_char = fence_unit
+            self.fence_length = opener
+            return 0
+        if self.heading(first, end):
+            self.end_paragraph()
+            pair(runs(self.text, first, end, 0), self.walls)
+            return 0
+        if self.thematic(first, end) or (self.in_paragraph and self.setext(first, end)):
+            self.end_paragraph()
+            return 0
+        self.in_paragraph = True
+        self.add(first, end)
+        return 0
+
+    cdef int scan(self) except -1:
+        cdef Py_ssize_t start = 0, end, following
+        cdef Py_UCS4 unit
+        cdef tuple state
+        while start < self.size:
+            if not (self.containers or self.fence_length or self.indented):
+                state = plain(self.text, start, 0, self.runs, self.walls, self.in_paragraph,
+                              None)
+                start = state[0]
+                self.in_paragraph = state[1]
+                if start == self.size:
+                    break
+            end = start
+            while end < self.size:
+                unit = self.at(end)
+                if unit == CR or unit == LF:
+                    break
+                end += 1
+            self.line(start, end)
+            if end == self.size:
+                break
+            following = end + 1
+            if self.at(end) == CR and following < self.size and self.at(following) == LF:
+                following += 1
+            start = following
+        self.end_paragraph()
+        return 0
+
+
+def code_walls(str text not None):
+    cdef _Walker walker = _Walker(text)
+    walker.scan()
+    return walker.walls

@@ -32,6 +32,7 @@ from collections.abc import Callable
 from ._grammar import LINE_BREAK_RE
 
 __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "plain", "runs"]
+__all__ += ["code_walls"]
 __all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "next_outside", "strays"]
 
 RUNS_TYPECODE = "q"
@@ -264,3 +265,12 @@ def next_outside(
             continue
         break
     return at, wall
+
+
+def code_walls(text: str) -> list[tuple[int, int]]:
+    """The code point ranges of Markdown code in `text` (`_commonmark.code_walls`): the
+    kernel scans the whole text in C; here `_commonmark.CodeScanner` is fed its lines (the
+    block structure has one home, there; imported on call, as that module imports this)."""
+    from ._commonmark import scanned_walls
+
+    return scanned_walls(text)
