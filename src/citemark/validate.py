@@ -303,15 +303,16 @@ class _Check:
         self.lines = line_spans(text)
         self.line_starts = [start for start, _ in self.lines]
         self.citation_lines: list[int] | None = None  # 1 + each citation's line, once asked
-        self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str]]] = {}
+        # (ids, locator) -> the (code, severity, message) of each finding they give
+        self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, Severity, str]]]
+        self.located = {}
 
     def add(self, code: str, start: int, end: int, message: str) -> None:
         self.found.append(_new((code, CODES[code], message, start, end)))
 
     def run(self) -> list[Diagnostic]:
         foreign = self.markers()
-        for citation in self.citations:
-            self.locate(citation)
+        self.locate_all()
         code: list[tuple[int, int]] | None = None
         if self.citations:
             fence_cited = self.fence_lines()
@@ -434,15 +435,23 @@ class _Check:
 
     # -- sources and locators ------------------------------------------------------------
 
-    def locate(self, citation: CitationSpan) -> None:
-        # What a citation's ids and locator give depends on nothing else: worked out once
-        # for each distinct pair (an answer cites the same few sources again and again).
-        key = citation.source_ids, citation.locator
-        found = self.located.get(key)
-        if found is None:
-            found = self.located[key] = self.locating(*key)
-        for code, message in found:
-            self.add(code, citation.start, citation.end, message)
+    def locate_all(self) -> None:
+        """The findings of each citation's ids and locator.  What they give depends on
+        nothing else: worked out once for each distinct pair (an answer cites the same few
+        sources again and again), as diagnostic rows without their place."""
+        located = self.located
+        append = self.found.append
+        for citation in self.citations:
+            key = citation.source_ids, citation.locator
+            rows = located.get(key)
+            if rows is None:
+                rows = located[key] = [
+                    (code, CODES[code], message) for code, message in self.locating(*key)
+                ]
+            if rows:
+                start, end = citation.start, citation.end
+                for row in rows:
+                    append(_new((*row, start, end)))
 
     def locating(self, source_ids: tuple[str, ...], locator: str | None) -> list[tuple[str, str]]:
         """The (code, message) findings of a citation of these ids and locator."""
