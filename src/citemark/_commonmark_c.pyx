@@ -467,6 +467,8 @@ cdef class _Walker:
     cdef Py_ssize_t size
     cdef list walls
     cdef array.array runs
+    # containers and waiting grow and shrink together (append, truncate): the same length,
+    # so an index below len(containers) (boundscheck is off) is inside both.
     cdef list containers  # of int: -1 a block quote, else a list item's content column
     cdef list waiting  # of bool, parallel to containers: started with a blank line
     cdef Py_UCS4 fence_char
@@ -710,7 +712,7 @@ cdef class _Walker:
                     continue
                 break
             if first == end:
-                if self.waiting[matched]:
+                if self.waiting[matched]:  # matched == index here: each turn adds one
                     break
                 pos, col, extra = end, first_col, 0
                 matched += 1

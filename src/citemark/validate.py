@@ -185,6 +185,7 @@ class Diagnostic(NamedTuple):
 _new = partial(tuple.__new__, Diagnostic)
 # validate's order: by place, then code; ties keep the order they were found in.
 _ORDER = itemgetter(3, 4, 0)
+_NOT_BLANK = re.compile(r"[^ \t]").search
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
 _THIRD = itemgetter(2)
@@ -597,8 +598,9 @@ class _Check:
             first = citations[index]
             last = first
             while index + 1 < count:
-                between = text[last.end : citations[index + 1].start]
-                if between.strip(" \t"):
+                # Something other than blanks between them (looked for, not sliced out: the
+                # text between two citations is mostly a whole sentence).
+                if _NOT_BLANK(text, last.end, citations[index + 1].start):
                     break
                 index += 1
                 last = citations[index]
