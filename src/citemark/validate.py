@@ -186,6 +186,13 @@ _new = partial(tuple.__new__, Diagnostic)
 # validate's order: by place, then code; ties keep the order they were found in.
 _ORDER = itemgetter(3, 4, 0)
 _NOT_BLANK = re.compile(r"[^ \t]").search
+# The diagnostic row of a citation in code, but for its place (made once: answers with code
+# samples hold many).
+_IN_CODE = (
+    "citation-in-code",
+    CODES["citation-in-code"],
+    "a citation inside code is shown as text, not as a citation",
+)
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
 _THIRD = itemgetter(2)
@@ -302,7 +309,7 @@ class _Check:
         self.citations = list(parser.finditer(text))
         self.consumed = parser.spans(text)  # (start, end, is_citation)
         self.lines = line_spans(text)
-        self.line_starts = [start for start, _ in self.lines]
+        self.line_starts = list(map(_FIRST, self.lines))
         self.citation_lines: list[int] | None = None  # 1 + each citation's line, once asked
         # (ids, locator) -> the (code, severity, message) of each finding they give
         self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, Severity, str]]]
@@ -560,17 +567,13 @@ class _Check:
         # 1 + the index of the last code span that starts at or before each citation, found
         # in C; the citation is in code when that span reaches its end.
         code_starts = list(map(_FIRST, code))
+        append = self.found.append
         last_code = map(bisect_right, repeat(code_starts), map(attrgetter("start"), self.citations))
         for index, (citation, after) in enumerate(zip(self.citations, last_code, strict=True)):
             if index in fence_cited:
                 continue
             if after and citation.end <= code[after - 1][1]:
-                self.add(
-                    "citation-in-code",
-                    citation.start,
-                    citation.end,
-                    "a citation inside code is shown as text, not as a citation",
-                )
+                append(_new((*_IN_CODE, citation.start, citation.end)))
             else:
                 outside.append(citation)
                 outside_indexes.append(index)
