@@ -522,3 +522,20 @@ def test_code_walls_kernel_matches_the_scanner(implementation: str, text: str) -
 def test_code_walls_kernel_checks_its_argument() -> None:
     with pytest.raises(TypeError, match="text"):
         load("_commonmark", "cython").code_walls(b"```\nx")
+
+
+@given(pieces("a", "\n", "\r", "\r\n", "\n\r", "\u00e9", "\U0001f600", " "))
+def test_line_spans_kernel_matches_the_twin(implementation: str, text: str) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    expected = _commonmark_py.line_spans(text)
+    assert kernel.line_spans(text) == expected
+    # The straightforward reading: the lines of LINE_BREAK_RE's split, laid end to end.
+    starts = [0] + [found.end() for found in LINE_BREAK_RE.finditer(text)]
+    assert [text[start:end] for start, end in expected] == LINE_BREAK_RE.split(text)
+    assert [start for start, _ in expected] == starts
+
+
+@pytest.mark.c_extension
+def test_line_spans_kernel_checks_its_argument() -> None:
+    with pytest.raises(TypeError, match="text"):
+        load("_commonmark", "cython").line_spans(None)

@@ -47,11 +47,13 @@ strays: Callable[
     [str, int, int, int, str, str, str, list[tuple[int, int, int]], list[tuple[int, int]]], None
 ] = _kernel.strays
 _code_walls: Callable[[str], list[tuple[int, int]]] = _kernel.code_walls
+# (start, end) of every line's content, line breaks excluded (see `_commonmark_py`).
+line_spans: Callable[[str], list[tuple[int, int]]] = _kernel.line_spans
 next_outside: Callable[[str, str, int, list[tuple[int, int]], int], tuple[int, int]] = (
     _kernel.next_outside
 )
 
-__all__ = ["CodeScanner", "block_cuts", "code_walls", "next_outside", "strays"]
+__all__ = ["CodeScanner", "block_cuts", "code_walls", "line_spans", "next_outside", "strays"]
 
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")

@@ -12,6 +12,9 @@ Same functions, names and branch order as the twin in `_commonmark_py.py`:
 - `pair(runs, walls)`: append to walls the inline code spans those runs make.
 - `strays(text, first, last, held, start_char, stop_char, delimiter, found, foreign)`:
   validate's stray marker characters between the markers, as raw findings.
+- `next_outside(text, needle, at, walls, wall)`: the next needle outside every wall.
+- `code_walls(text)`: `_commonmark.CodeScanner` over a whole text, every line in C.
+- `line_spans(text)`: (start, end) of every line's content.
 
 The threshold between the two pairings and the characters that start blocks are read from
 the twin at import (one home); the line breaks are checked against it.
@@ -854,3 +857,26 @@ def code_walls(str text not None):
     cdef _Walker walker = _Walker(text)
     walker.scan()
     return walker.walls
+
+
+def line_spans(str text not None):
+    cdef Py_ssize_t size = len(text)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef list spans = []
+    cdef Py_ssize_t start = 0, index = 0
+    cdef Py_UCS4 unit
+    # Every read is at an index below size (tested first): inside the string.
+    while index < size:
+        unit = read_unit(kind, data, index)
+        if unit == LF:
+            spans.append((start, index))
+            start = index + 1
+        elif unit == CR:
+            spans.append((start, index))
+            if index + 1 < size and read_unit(kind, data, index + 1) == LF:
+                index += 1  # CR LF: one break
+            start = index + 1
+        index += 1
+    spans.append((start, size))
+    return spans

@@ -18,6 +18,9 @@ calls them lives once, in `_commonmark`.
   validate's scan of the marker characters between the markers (unclosed STARTs, stray
   STOPs and DELIMITERs) as raw `(kind, start, end)` findings, which validate turns into
   diagnostics in one place.
+- `next_outside(text, needle, at, walls, wall)`: the next needle outside every wall.
+- `code_walls(text)`: the whole code scan (here `_commonmark.CodeScanner` fed the lines).
+- `line_spans(text)`: (start, end) of every line's content.
 
 Linear: `runs` reads each character once (a backslash count stops at the previous run's
 end), and `pair` never looks at a run twice.
@@ -28,11 +31,13 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Callable
+from itertools import accumulate
+from operator import add
 
 from ._grammar import LINE_BREAK_RE
 
 __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "plain", "runs"]
-__all__ += ["code_walls"]
+__all__ += ["code_walls", "line_spans"]
 __all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "next_outside", "strays"]
 
 RUNS_TYPECODE = "q"
@@ -274,3 +279,21 @@ def code_walls(text: str) -> list[tuple[int, int]]:
     from ._commonmark import scanned_walls
 
     return scanned_walls(text)
+
+
+def line_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every line's content, line breaks excluded; the last line is empty
+    when the text ends with a line break (and the only one of an empty text)."""
+    if "\r" not in text:
+        # Only \n breaks: the lines are text.split("\n"), their places summed in C (a
+        # Python step per line costs several times more).
+        lengths = list(map(len, text.split("\n")))
+        starts = list(accumulate(map((1).__add__, lengths[:-1]), initial=0))
+        return list(zip(starts, map(add, starts, lengths), strict=True))
+    spans = []
+    start = 0
+    for newline in LINE_BREAK_RE.finditer(text):
+        spans.append((start, newline.start()))
+        start = newline.end()
+    spans.append((start, len(text)))
+    return spans

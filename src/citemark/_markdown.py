@@ -10,10 +10,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterator, Sequence
-from itertools import accumulate
-from operator import add
 
-from ._grammar import LINE_BREAK_RE
+from ._commonmark import line_spans
 from ._spans import inside, outermost
 
 __all__ = [
@@ -26,9 +24,6 @@ __all__ = [
     "paragraphs",
 ]
 
-if LINE_BREAK_RE.pattern != r"\r\n|\r|\n":
-    raise ImportError("line_spans splits at \\n alone when a text has no \\r")
-
 _LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _DELIMITER_RUN = re.compile(r"\*+|_+")
@@ -40,24 +35,6 @@ LIST_OR_QUOTE = re.compile(r"[ \t]*(?:>[ \t]*)*(?:(?:[-+*]|\d{1,9}[.)])(?:[ \t]+
 
 
 # -- the block and inline structure that validate reads ---------------------------------
-
-
-def line_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every line's content, line breaks excluded; the last line is empty
-    when the text ends with a line break (and the only one of an empty text)."""
-    if "\r" not in text:
-        # Only \n breaks: the lines are text.split("\n"), their places summed in C (a
-        # Python step per line costs several times more).
-        lengths = list(map(len, text.split("\n")))
-        starts = list(accumulate(map((1).__add__, lengths[:-1]), initial=0))
-        return list(zip(starts, map(add, starts, lengths), strict=True))
-    spans = []
-    start = 0
-    for newline in LINE_BREAK_RE.finditer(text):
-        spans.append((start, newline.start()))
-        start = newline.end()
-    spans.append((start, len(text)))
-    return spans
 
 
 def blocks(text: str) -> int:
