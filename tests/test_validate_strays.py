@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from citemark import Parser
 from citemark import _commonmark_py as twin
 from citemark._select import load
 
@@ -161,3 +162,39 @@ def test_next_outside_checks_its_arguments() -> None:
         kernel.next_outside("a turn", "turn", 0, [(0, 1, 2)], 0)
     with pytest.raises(TypeError, match="walls"):
         kernel.next_outside("a turn", "turn", 0, [(0, "1")], 0)
+
+
+@given(TEXTS)
+def test_held_gaps_match_the_oracle(implementation: str, text: str) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    consumed = [(start, end, ok) for start, end, ok in Parser().spans(text)]
+    got = kernel.held_gaps(text, consumed, S, E, D)
+    assert got == twin.held_gaps(text, consumed, S, E, D)
+    # The straightforward reading: every gap, the characters it holds.
+    bounds = [0, *(edge for start, end, _ in consumed for edge in (start, end)), len(text)]
+    expected = []
+    for first, last in zip(bounds[::2], bounds[1::2], strict=True):
+        gap = text[first:last]
+        held = sum(bit for bit, char in ((1, S), (2, E), (4, D)) if char in gap)
+        if held:
+            expected.append((first, last, held))
+    assert got == expected
+
+
+@pytest.mark.c_extension
+def test_held_gaps_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    for args, name in [
+        ((b"a", [], S, E, D), "text"),
+        (("a", (), S, E, D), "consumed"),
+        (("a", [(0, 1)], S, E, D), "consumed"),
+        (("a", [(0, "1", True)], S, E, D), "consumed"),
+        (("a", [], 1, E, D), "start_char"),
+        (("a", [], S, None, D), "stop_char"),
+        (("a", [], S, E, b"x"), "delimiter"),
+    ]:
+        with pytest.raises(TypeError, match=name):
+            kernel.held_gaps(*args)
+    for consumed in [[(2, 3, True)], [(1, 0, True)], [(0, 1, True), (0, 1, False)]]:
+        with pytest.raises(ValueError, match="consumed"):
+            kernel.held_gaps("a", consumed, S, E, D)

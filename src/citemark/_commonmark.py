@@ -49,11 +49,15 @@ strays: Callable[
 _code_walls: Callable[[str], list[tuple[int, int]]] = _kernel.code_walls
 # (start, end) of every line's content, line breaks excluded (see `_commonmark_py`).
 line_spans: Callable[[str], list[tuple[int, int]]] = _kernel.line_spans
+held_gaps: Callable[
+    [str, list[tuple[int, int, bool]], str, str, str], list[tuple[int, int, int]]
+] = _kernel.held_gaps
 next_outside: Callable[[str, str, int, list[tuple[int, int]], int], tuple[int, int]] = (
     _kernel.next_outside
 )
 
-__all__ = ["CodeScanner", "block_cuts", "code_walls", "line_spans", "next_outside", "strays"]
+__all__ = ["CodeScanner", "block_cuts", "code_walls", "held_gaps", "line_spans", "next_outside"]
+__all__ += ["strays"]
 
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")

@@ -880,3 +880,45 @@ def line_spans(str text not None):
         index += 1
     spans.append((start, size))
     return spans
+
+
+def held_gaps(str text not None, consumed, start_char, stop_char, delimiter):
+    if type(consumed) is not list:
+        raise TypeError(f"consumed must be a list, not {type(consumed).__name__}")
+    cdef Py_UCS4 start_unit = as_char(start_char, "start_char")
+    cdef Py_UCS4 stop_unit = as_char(stop_char, "stop_char")
+    cdef Py_UCS4 delimiter_unit = as_char(delimiter, "delimiter")
+    cdef list spans = consumed
+    cdef Py_ssize_t size = len(text)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef list found = []
+    cdef Py_ssize_t gap, first = 0, last, index, after = 0
+    cdef int bits
+    cdef Py_UCS4 unit
+    cdef object item
+    for gap in range(len(spans) + 1):
+        if gap < len(spans):
+            item = spans[gap]  # gap < len(spans): inside the list
+            if type(item) is not tuple or len(<tuple>item) != 3:
+                raise TypeError("consumed must hold (start, end, is_citation) tuples")
+            last = as_index((<tuple>item)[0], "consumed")
+            after = as_index((<tuple>item)[1], "consumed")
+        else:
+            last = after = size
+        if not first <= last <= after <= size:
+            raise ValueError("consumed must hold sorted, disjoint spans within text")
+        bits = 0
+        # first <= index < last <= size: inside the string.
+        for index in range(first, last):
+            unit = read_unit(kind, data, index)
+            if unit == start_unit:
+                bits |= 1
+            if unit == stop_unit:
+                bits |= 2
+            if unit == delimiter_unit:
+                bits |= 4
+        if bits:
+            found.append((first, last, bits))
+        first = after
+    return found

@@ -18,6 +18,8 @@ calls them lives once, in `_commonmark`.
   validate's scan of the marker characters between the markers (unclosed STARTs, stray
   STOPs and DELIMITERs) as raw `(kind, start, end)` findings, which validate turns into
   diagnostics in one place.
+- `held_gaps(text, consumed, start_char, stop_char, delimiter)`: the gaps between the
+  consumed markers that hold a marker character, and which.
 - `next_outside(text, needle, at, walls, wall)`: the next needle outside every wall.
 - `code_walls(text)`: the whole code scan (here `_commonmark.CodeScanner` fed the lines).
 - `line_spans(text)`: (start, end) of every line's content.
@@ -30,14 +32,15 @@ from __future__ import annotations
 
 import re
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable
 from itertools import accumulate
-from operator import add
+from operator import add, itemgetter, sub
 
 from ._grammar import LINE_BREAK_RE
 
 __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "plain", "runs"]
-__all__ += ["code_walls", "line_spans"]
+__all__ += ["code_walls", "held_gaps", "line_spans"]
 __all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "next_outside", "strays"]
 
 RUNS_TYPECODE = "q"
@@ -297,3 +300,30 @@ def line_spans(text: str) -> list[tuple[int, int]]:
         start = newline.end()
     spans.append((start, len(text)))
     return spans
+
+
+def held_gaps(
+    text: str,
+    consumed: list[tuple[int, int, bool]],
+    start_char: str,
+    stop_char: str,
+    delimiter: str,
+) -> list[tuple[int, int, int]]:
+    """The gaps between the consumed markers (`(start, end, is_citation)`, sorted, disjoint)
+    that hold a marker character: `(first, last, held)` for text[first:last], in order, held
+    saying which (1: STARTs, 2: STOPs, 4: DELIMITERs, as `strays` takes it).  Gap i is
+    text[ends[i]:starts[i]], before consumed marker i when there is one."""
+    ends = [0, *map(itemgetter(1), consumed)]
+    starts = [*map(itemgetter(0), consumed), len(text)]
+    # The gaps cut and joined in C: a marker character is looked for in the joined text
+    # (a Python step per gap costs several times more).
+    bare = "".join(map(text.__getitem__, map(slice, ends, starts)))
+    offsets = list(accumulate(map(sub, starts, ends), initial=0))  # of the gaps in bare
+    held: dict[int, int] = {}  # gap -> which characters it holds
+    for bit, char in ((1, start_char), (2, stop_char), (4, delimiter)):
+        at = bare.find(char)
+        while at >= 0:
+            gap = bisect_right(offsets, at) - 1  # the last gap that starts at or before
+            held[gap] = held.get(gap, 0) | bit
+            at = bare.find(char, offsets[gap + 1])
+    return [(ends[gap], starts[gap], held[gap]) for gap in sorted(held)]

@@ -69,11 +69,11 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
-from itertools import accumulate, compress, groupby, repeat
-from operator import attrgetter, itemgetter, not_, sub
+from itertools import compress, groupby, repeat
+from operator import attrgetter, itemgetter, not_
 from typing import Any, Literal, NamedTuple
 
-from ._commonmark import code_walls, next_outside, strays
+from ._commonmark import code_walls, held_gaps, next_outside, strays
 from ._commonmark_py import REFUSED, STRAY_STOP, UNTERMINATED
 from ._grammar import (
     DEFAULT_FAMILY,
@@ -364,36 +364,13 @@ class _Check:
             )
         start_char, stop_char, delimiter = parser.start, parser.stop, parser.delimiter
         foreign: list[tuple[int, int]] = []
-        # The gaps between the markers (gap i: text[ends[i]:starts[i]], before consumed
-        # marker i when there is one), cut and joined in C: a marker character is looked
-        # for in the joined text, and only the gaps that hold one are scanned (a Python
-        # step per marker costs several times more).
-        ends = [0, *map(_SECOND, self.consumed)]
-        starts = [*map(_FIRST, self.consumed), len(text)]
-        bare = "".join(map(text.__getitem__, map(slice, ends, starts)))
-        offsets = list(accumulate(map(sub, starts, ends), initial=0))  # of the gaps in bare
-        held: dict[int, int] = {}  # gap -> which characters it holds (1, 2, 4: see strays)
-        for bit, char in ((1, start_char), (2, stop_char), (4, delimiter)):
-            at = bare.find(char)
-            while at >= 0:
-                gap = bisect_right(offsets, at) - 1  # the last gap that starts at or before
-                held[gap] = held.get(gap, 0) | bit
-                at = bare.find(char, offsets[gap + 1])
-        # Each gap scanned by the kernel (a step per stray character in Python cost most of
-        # validate's time on thousands of them): raw findings, made diagnostics below.
+        # The gaps between the markers that hold a marker character, found by the kernel,
+        # and each scanned by it (a Python step per marker or per stray character cost most
+        # of validate's time on thousands of them): raw findings, made diagnostics below.
         raw: list[tuple[int, int, int]] = []
-        for gap in sorted(held):
-            strays(
-                text,
-                ends[gap],
-                starts[gap],
-                held[gap],
-                start_char,
-                stop_char,
-                delimiter,
-                raw,
-                foreign,
-            )
+        chars = start_char, stop_char, delimiter
+        for first, last, held in held_gaps(text, self.consumed, *chars):
+            strays(text, first, last, held, *chars, raw, foreign)
         self.add_strays(raw)
         return foreign
 
