@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from citemark.lint import main
 from citemark.sources import Registry
@@ -262,3 +264,21 @@ def test_through_the_citemark_command(work: Path, implementation: str) -> None:
         capture_output=True, cwd=work, env=env, check=False, timeout=120,
     )  # fmt: skip
     assert (clean.returncode, clean.stderr) == (0, b"")
+
+
+@given(
+    st.lists(
+        st.dictionaries(
+            st.sampled_from(["file", "row_line", "line", "code", "message", "start"]),
+            st.one_of(st.text(), st.integers()),
+            min_size=1,
+        ),
+        max_size=4,
+    )
+)
+def test_json_document_is_json_dumps_indented(rows: list[dict[str, Any]]) -> None:
+    # lint writes its rows by the C encoder; the text is json.dumps(indent=2)'s.
+    from citemark.lint import _indented
+
+    document = {"diagnostics": rows, "summary": {"answers": 1, "codes": {"a-b": 2}}, "x": []}
+    assert _indented(document) == json.dumps(document, ensure_ascii=False, indent=2)

@@ -9,14 +9,15 @@ lines without the blank lines between them (checked against markdown-it below)."
 from __future__ import annotations
 
 import re
+from array import array
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
 from citemark import _commonmark_py
-from citemark._commonmark import CodeScanner, code_walls
+from citemark._commonmark import CodeScanner, code_walls, scanned_walls
 from citemark._grammar import LINE_BREAK_RE
 from citemark._markdown import blocks, emphasis, line_spans, paragraphs
 from citemark._select import load
@@ -218,6 +219,38 @@ def test_emphasis_skips_code_and_markers() -> None:
     assert [text[s:e] for s, e in emphasis(text, code_walls(text), [])] == ["b"]
 
 
+def emphasis_by_characters(
+    text: str, code: list[tuple[int, int]], consumed: list[tuple[int, int, bool]]
+) -> list[tuple[int, int]]:
+    """`emphasis` with the text masked a character at a time, the obvious way."""
+    from citemark._markdown import _emphasis_in
+
+    chars = list(text)
+    for start, end in code:
+        for at in range(start, end):
+            if chars[at] not in "\r\n":
+                chars[at] = "x"
+    for start, end, _ in consumed:
+        chars[start:end] = "x" * (end - start)
+    masked = "".join(chars)
+    spans = [
+        span for start, end in paragraphs(text, code) for span in _emphasis_in(masked, start, end)
+    ]
+    return outermost(sorted(spans))
+
+
+MARKED = "\ue200cite\ue202turn0file0\ue201"
+
+
+@given(pieces("*", "**", "_", "`", "```", "\n", "\r\n", " ", "a", ".", MARKED, "\ue200", "\ue201"))
+def test_emphasis_masks_by_slices_as_by_characters(text: str) -> None:
+    from citemark import Parser
+
+    code = code_walls(text)
+    consumed = Parser().spans(text)
+    assert emphasis(text, code, consumed) == emphasis_by_characters(text, code, consumed)
+
+
 def test_paragraphs_split_at_code_blocks_in_containers() -> None:
     text = "a\n- b\n\n      code\n\n  c\n```\nx\n```\nd"
     found = [text[s:e] for s, e in paragraphs(text, code_walls(text))]
@@ -272,6 +305,27 @@ def test_skip_code_strips_a_marker_in_a_fence_info_string(implementation: str) -
     assert made.strip(text) == f"```py \nx {MARKER}\n```\n"
 
 
+def _pair_oracle(runs: array[int]) -> list[tuple[int, int]]:
+    """The straightforward reading of `pair`: each opener, left to right, is closed by the
+    next run of its length (an escaped opener is one backtick shorter); quadratic."""
+    triples = [tuple(runs[i : i + 3]) for i in range(0, len(runs), 3)]
+    walls = []
+    index = 0
+    while index < len(triples):
+        start, end, escaped = triples[index]
+        length = end - start - escaped
+        closer = next(
+            (k for k in range(index + 1, len(triples)) if triples[k][1] - triples[k][0] == length),
+            None,
+        )
+        if length and closer is not None:
+            walls.append((start + escaped, triples[closer][1]))
+            index = closer + 1
+        else:
+            index += 1
+    return walls
+
+
 # The `_commonmark_c` / `_commonmark_py` pair: the hot loops of the code scan, the same results
 # on both (runs of a text's lines with any backslashes and non-ASCII, paired on both).
 @given(
@@ -288,6 +342,7 @@ def test_commonmark_pair_matches_the_twin(
     assert found == _commonmark_py.runs(text, first, len(text), base)
     walls: list[tuple[int, int]] = [(0, 0)]
     kernel.pair(found, walls)
+    assert walls[1:] == _pair_oracle(found)
     expected: list[tuple[int, int]] = [(0, 0)]
     _commonmark_py.pair(found, expected)
     assert walls == expected
@@ -302,19 +357,24 @@ def test_commonmark_kernel_checks_its_arguments() -> None:
         (lambda: kernel.runs("a", 0, 1.0, 0), "end"),
         (lambda: kernel.runs("a", 0, 1, None), "base"),
         (lambda: kernel.pair((), []), "runs"),
-        (lambda: kernel.pair([], None), "walls"),
-        (lambda: kernel.pair([(0, 1, False), (2, 3)], []), "runs"),
-        (lambda: kernel.pair([(0, 1, False)] * 9 + [(0, 1, 0)], []), "runs"),
+        (lambda: kernel.pair([(0, 1, False), (2, 3, False)], []), "runs"),
+        (lambda: kernel.pair(array("i"), []), "runs"),
+        (lambda: kernel.pair(array("q"), None), "walls"),
         (lambda: kernel.plain(b"a", 0, 0, [], [], False, None), "text"),
         (lambda: kernel.plain("a", None, 0, [], [], False, None), "start"),
         (lambda: kernel.plain("a", 0, 0.0, [], [], False, None), "base"),
-        (lambda: kernel.plain("a", 0, 0, (), [], False, None), "pending"),
-        (lambda: kernel.plain("a", 0, 0, [], {}, False, None), "walls"),
-        (lambda: kernel.plain("a", 0, 0, [], [], 0, None), "in_paragraph"),
-        (lambda: kernel.plain("a", 0, 0, [], [], False, "0"), "ticked_from"),
+        (lambda: kernel.plain("a", 0, 0, [], [], False, None), "pending"),
+        (lambda: kernel.plain("a", 0, 0, array("q"), {}, False, None), "walls"),
+        (lambda: kernel.plain("a", 0, 0, array("q"), [], 0, None), "in_paragraph"),
+        (lambda: kernel.plain("a", 0, 0, array("q"), [], False, "0"), "ticked_from"),
     ]:
         with pytest.raises(TypeError, match=name):
             call()
+    # Runs that no text gives: broken triples, a negative or reversed run, an escape flag
+    # other than 0 or 1, an empty escaped run.
+    for bad_runs in [[0, 1], [-1, 1, 0], [2, 1, 0], [0, 1, 2], [1, 1, 1]]:
+        with pytest.raises(ValueError, match="runs"):
+            kernel.pair(array("q", bad_runs), [])
     for bad in [(-1, 1), (1, 0), (0, 2)]:
         with pytest.raises(ValueError, match=r"first|end"):
             kernel.runs("a", bad[0], bad[1], 0)
@@ -330,8 +390,8 @@ def test_commonmark_kernel_is_linear_on_many_runs() -> None:
     kernel.pair(found, walls)
     expected: list[tuple[int, int]] = []
     _commonmark_py.pair(found, expected)
-    assert len(found) == 20000
-    assert walls == expected
+    assert len(found) == 3 * 20000
+    assert walls == expected == _pair_oracle(found)
 
 
 @given(
@@ -344,10 +404,10 @@ def test_commonmark_plain_matches_the_twin(
 ) -> None:
     kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
     start = min(cut, len(text))
-    pending: list[tuple[int, int, bool]] = [(0, 1, False)] if in_paragraph else []
+    pending = array("q", [0, 1, 0] if in_paragraph else [])
     walls: list[tuple[int, int]] = []
     got = kernel.plain(text, start, 3, pending, walls, in_paragraph, None)
-    twin_pending: list[tuple[int, int, bool]] = [(0, 1, False)] if in_paragraph else []
+    twin_pending = array("q", [0, 1, 0] if in_paragraph else [])
     twin_walls: list[tuple[int, int]] = []
     expected = _commonmark_py.plain(text, start, 3, twin_pending, twin_walls, in_paragraph, None)
     assert (got, pending, walls) == (expected, twin_pending, twin_walls)
@@ -361,6 +421,51 @@ def test_commonmark_plain_matches_the_twin(
 def test_code_walls_in_bulk_match_line_by_line(text: str) -> None:
     # code_walls hands the common lines to the kernel's `plain` in bulk; line by line through
     # CodeScanner.line the walls are the same.
+    assert_bulk_is_line_by_line(text)
+
+
+@given(pieces("`", "```", "~~~", " ", "    ", "\t", "\n", "\\", "# ", "- ", "1. ", "> ", "a"))
+def test_code_walls_without_carriage_returns_match_line_by_line(text: str) -> None:
+    # Without a \r, code_walls finds the line breaks with str.find, not LINE_BREAK_RE.
+    assert_bulk_is_line_by_line(text)
+
+
+@given(pieces("a", " ", "\n", "\n\n"))
+def test_line_spans_without_carriage_returns_match_the_line_break_pattern(text: str) -> None:
+    starts = [0, *(m.end() for m in LINE_BREAK_RE.finditer(text))]
+    ends = [*(m.start() for m in LINE_BREAK_RE.finditer(text)), len(text)]
+    assert line_spans(text) == list(zip(starts, ends, strict=True))
+
+
+class FullWalk(CodeScanner):
+    """A scanner that takes no shortcut: every line through the full container walk."""
+
+    def line(self, start: int, end: int) -> None:
+        self._walk(start, end)
+
+
+@settings(max_examples=500)
+@given(
+    pieces(
+        "`", "```", "~~~", " ", "  ", "    ", "      ", "\t", "\n", "\n\n", "\r\n", "> ", ">",
+        "- ", "* ", "1. ", "2) ", "# ", "a", "b", "===", "---", "- a\n\n",
+    )
+)  # fmt: skip
+def test_line_shortcuts_give_the_full_walk(text: str) -> None:
+    # CodeScanner.line decides the common lines (plain text, fenced code outside containers,
+    # an empty line in a list) without the container walk: the walls are those of the walk.
+    scanner = FullWalk(text)
+    start = 0
+    for line_end in LINE_BREAK_RE.finditer(text):
+        scanner.line(start, line_end.start())
+        start = line_end.end()
+    if start < len(text):
+        scanner.line(start, len(text))
+    scanner.finish()
+    assert code_walls(text) == scanner.walls
+
+
+def assert_bulk_is_line_by_line(text: str) -> None:
     scanner = CodeScanner(text)
     start = 0
     for line_end in LINE_BREAK_RE.finditer(text):
@@ -370,3 +475,67 @@ def test_code_walls_in_bulk_match_line_by_line(text: str) -> None:
         scanner.line(start, len(text))
     scanner.finish()
     assert code_walls(text) == scanner.walls
+
+
+# The kernel's whole scan against CodeScanner fed line by line (the Python reading), on both
+# implementations: containers, tabs, fences, headings, breaks, every line break, non-ASCII.
+@given(
+    pieces(
+        "`",
+        "```",
+        "````",
+        "~~~",
+        "```a`",
+        " ",
+        "    ",
+        "\t",
+        "\n",
+        "\r",
+        "\r\n",
+        "\\",
+        "# ",
+        "####### ",
+        "- ",
+        "-",
+        "---",
+        "* ",
+        "***",
+        "+ ",
+        "___",
+        "==",
+        "1. ",
+        "2) ",
+        "1234567890. ",
+        "> ",
+        ">",
+        "a",
+        "\u00e9",
+        "\U0001f600",
+    )
+)
+def test_code_walls_kernel_matches_the_scanner(implementation: str, text: str) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    assert kernel.code_walls(text) == scanned_walls(text)
+
+
+@pytest.mark.c_extension
+def test_code_walls_kernel_checks_its_argument() -> None:
+    with pytest.raises(TypeError, match="text"):
+        load("_commonmark", "cython").code_walls(b"```\nx")
+
+
+@given(pieces("a", "\n", "\r", "\r\n", "\n\r", "\u00e9", "\U0001f600", " "))
+def test_line_spans_kernel_matches_the_twin(implementation: str, text: str) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    expected = _commonmark_py.line_spans(text)
+    assert kernel.line_spans(text) == expected
+    # The straightforward reading: the lines of LINE_BREAK_RE's split, laid end to end.
+    starts = [0] + [found.end() for found in LINE_BREAK_RE.finditer(text)]
+    assert [text[start:end] for start, end in expected] == LINE_BREAK_RE.split(text)
+    assert [start for start, _ in expected] == starts
+
+
+@pytest.mark.c_extension
+def test_line_spans_kernel_checks_its_argument() -> None:
+    with pytest.raises(TypeError, match="text"):
+        load("_commonmark", "cython").line_spans(None)

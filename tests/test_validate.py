@@ -531,7 +531,7 @@ def test_the_docstring_table_is_codes() -> None:
     assert list(table.items()) == list(CODES.items())
 
 
-# -- Diagnostic keeps a frozen dataclass's manners; stray runs are reported a character each --
+# -- Diagnostic keeps a frozen dataclass's manners; a run of stray characters is one finding --
 
 
 def test_diagnostic_is_a_value() -> None:
@@ -553,20 +553,30 @@ def test_diagnostic_is_a_value() -> None:
 
 
 def test_runs_of_stray_characters(parser: Parser) -> None:
+    # A run of one stray character is one fault: one diagnostic over the run, its length in
+    # the message (a run of 4,000 STARTs is one line of lint output, not 4,000).
     foreign = "navlist" + D + "x "
-    text = "a " + D * 5 + " " + S * 4 + c("turn0file0") + " " + S * 3 + foreign + E * 2
-    found = [(d.code, d.start, d.end) for d in validate(text, REGISTRY, parser=parser)]
-    delimiters = [("stray-delimiter", at, at + 1) for at in range(2, 7)]
+    text = "a " + D * 5 + " " + S * 4 + c("turn0file0") + " " + S * 3 + foreign + E * 3
+    found = validate(text, REGISTRY, parser=parser)
     first = 8  # the four STARTs before the citation: each left open (the last by the citation)
-    opened = [("unterminated-marker", at, at + 1) for at in range(first, first + 4)]
     after = first + 4 + len(c("turn0file0")) + 1
     # Three STARTs, the last one closed by the first STOP: a marker of a foreign family.
-    late = [("unterminated-marker", at, at + 1) for at in range(after, after + 2)]
     close = text.index(E, after)
-    assert found == [
-        *delimiters,
-        *opened,
-        *late,
+    assert [(d.code, d.start, d.end) for d in found] == [
+        ("stray-delimiter", 2, 7),
+        ("unterminated-marker", first, first + 4),
+        ("unterminated-marker", after, after + 2),
         ("invalid-marker", after + 2, close + 1),
-        ("stray-stop", close + 1, close + 2),
+        ("stray-stop", close + 1, close + 3),
+    ]
+    assert [d.message for d in found if d.code != "invalid-marker"] == [
+        "5 DELIMITER characters outside any marker",
+        "4 START characters in a row that no STOP closes",
+        "2 START characters in a row that no STOP closes",
+        "2 STOP characters outside any marker",
+    ]
+    single = validate("a " + D + " " + S + " b " + E, None, parser=parser)
+    assert [(d.code, d.start, d.end, d.message) for d in single] == [
+        ("stray-delimiter", 2, 3, "a DELIMITER character outside any marker"),
+        ("invalid-marker", 4, 9, single[1].message),
     ]

@@ -25,9 +25,10 @@ linear scan: adversarial input (thousands of backtick runs) costs time proportio
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Callable
 
-from ._commonmark_py import BLOCK_STARTS
+from ._commonmark_py import BLOCK_STARTS, RUNS_TYPECODE
 from ._grammar import LINE_BREAK_RE, MARKER_RANGE
 from ._select import IMPLEMENTATION, load
 
@@ -35,14 +36,28 @@ from ._select import IMPLEMENTATION, load
 # and their pairing) come from the active implementation of the `_commonmark_c` /
 # `_commonmark_py` pair.
 _kernel = load("_commonmark", IMPLEMENTATION)
-_runs: Callable[[str, int, int, int], list[tuple[int, int, bool]]] = _kernel.runs
-_pair: Callable[[list[tuple[int, int, bool]], list[tuple[int, int]]], None] = _kernel.pair
+_runs: Callable[[str, int, int, int], array[int]] = _kernel.runs
+_pair: Callable[[array[int], list[tuple[int, int]]], None] = _kernel.pair
 _plain: Callable[
-    [str, int, int, list[tuple[int, int, bool]], list[tuple[int, int]], bool, int | None],
+    [str, int, int, array[int], list[tuple[int, int]], bool, int | None],
     tuple[int, bool, int | None],
 ] = _kernel.plain
+# validate's stray marker characters between the markers (see `_commonmark_py.strays`).
+strays: Callable[
+    [str, int, int, int, str, str, str, list[tuple[int, int, int]], list[tuple[int, int]]], None
+] = _kernel.strays
+_code_walls: Callable[[str], list[tuple[int, int]]] = _kernel.code_walls
+# (start, end) of every line's content, line breaks excluded (see `_commonmark_py`).
+line_spans: Callable[[str], list[tuple[int, int]]] = _kernel.line_spans
+held_gaps: Callable[
+    [str, list[tuple[int, int, bool]], str, str, str], list[tuple[int, int, int]]
+] = _kernel.held_gaps
+next_outside: Callable[[str, str, int, list[tuple[int, int]], int], tuple[int, int]] = (
+    _kernel.next_outside
+)
 
-__all__ = ["CodeScanner", "block_cuts", "code_walls"]
+__all__ = ["CodeScanner", "block_cuts", "code_walls", "held_gaps", "line_spans", "next_outside"]
+__all__ += ["strays"]
 
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")
@@ -51,7 +66,11 @@ _HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
 _THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
 _SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
 _BLANK = " \t"
+# The first characters of fences, ATX headings, thematic breaks and setext underlines.
+_BLOCK_LEADS = "`~#*-_="
 _BLOCK_STARTS = frozenset(BLOCK_STARTS)
+if LINE_BREAK_RE.pattern != r"\r\n|\r|\n":
+    raise ImportError("code_walls finds the line breaks of a text without \\r as \\n")
 
 
 class CodeScanner:
@@ -69,7 +88,8 @@ class CodeScanner:
         self.indented = False
         self.waiting: set[int] = set()  # depths of list items that started with a blank line
         self.in_paragraph = False
-        self.runs: list[tuple[int, int, bool]] = []  # the paragraph's backtick runs so far
+        # The paragraph's backtick runs so far: start, end, escaped of each, flat.
+        self.runs = array(RUNS_TYPECODE)
         self.ticked_from: int | None = None  # where the first line with a run starts
 
     @property
@@ -93,16 +113,44 @@ class CodeScanner:
     def line(self, start: int, end: int) -> None:
         """Process text[start:end], one line without its line break."""
         text = self.text
-        if not (self.containers or self.fence or self.indented):
-            # The common lines, decided without the full walk below: an empty line, and a
-            # line that starts with a character no block or container can start with.
-            if start == end:
-                self._end_paragraph()
+        if not self.containers:
+            if self.fence is not None:
+                # A line of fenced code outside every container (the full walk below, with
+                # no container to match): it closes the fence, or it is code.
+                columns, first, _ = _indent(text, start, end, 0, 0)
+                close = _CLOSE.match(text, first, end) if columns <= 3 else None
+                if close and close[1][0] == self.fence[0] and len(close[1]) >= self.fence[1]:
+                    self.fence = None
+                elif start < end:
+                    self.walls.append((self.base + start, self.base + end))
                 return
-            if text[start] not in _BLOCK_STARTS:
-                self.in_paragraph = True
-                self._add(start, start, end)
-                return
+            if not self.indented:
+                # The common lines, decided without the full walk below: an empty line, and
+                # a line that starts with a character no block or container can start with.
+                if start == end:
+                    self._end_paragraph()
+                    return
+                if text[start] not in _BLOCK_STARTS:
+                    self.in_paragraph = True
+                    self._add(start, start, end)
+                    return
+        elif start == end and self.fence is None and not self.indented:
+            # An empty line in containers (a loose list's): it continues the list items up
+            # to the first block quote or item still waiting for its first line, and ends the
+            # paragraph and the containers after them, as the full walk finds.
+            matched = 0
+            for container in self.containers:
+                if container < 0 or matched in self.waiting:
+                    break
+                matched += 1
+            self._end_paragraph()
+            self._truncate(matched)
+            return
+        self._walk(start, end)
+
+    def _walk(self, start: int, end: int) -> None:
+        """`line` the full way: the containers matched, then the block the line makes."""
+        text = self.text
         # col: the column of text[pos]; extra: columns left of a tab a container half used
         pos, col, extra = start, 0, 0
         matched = 0
@@ -187,13 +235,19 @@ class CodeScanner:
         if first == end:  # an empty list item or block quote line
             self._end_paragraph()
             return
-        block_start = columns <= 3 and (
-            _fence_opener(text, first, end) is not None
-            or _HEADING.match(text, first, end) is not None
-            or _THEMATIC.match(text, first, end) is not None
-        )
+        # first < end here.  Each block pattern below needs its own first character: one
+        # look at it spares the regexes on the usual line (text after a list marker).
+        lead = text[first]
         if matched < len(self.containers):
-            if self.in_paragraph and not block_start:
+            if self.in_paragraph and not (
+                columns <= 3
+                and lead in _BLOCK_LEADS
+                and (
+                    _fence_opener(text, first, end) is not None
+                    or _HEADING.match(text, first, end) is not None
+                    or _THEMATIC.match(text, first, end) is not None
+                )
+            ):
                 self._add(start, first, end)  # a lazy continuation line
                 return
             self._end_paragraph()
@@ -205,20 +259,21 @@ class CodeScanner:
                 self.indented = True
                 self.walls.append((self.base + pos, self.base + end))
             return
-        opener = _fence_opener(text, first, end)
-        if opener is not None:
-            self._end_paragraph()
-            self.fence = opener  # its info string is not shown as code: markers there go
-            return
-        if _HEADING.match(text, first, end):
-            self._end_paragraph()
-            _pair(_runs(text, first, end, self.base), self.walls)
-            return
-        if _THEMATIC.match(text, first, end) or (
-            self.in_paragraph and _SETEXT.match(text, first, end)
-        ):
-            self._end_paragraph()
-            return
+        if lead in _BLOCK_LEADS:
+            opener = _fence_opener(text, first, end)
+            if opener is not None:
+                self._end_paragraph()
+                self.fence = opener  # its info string is not shown as code: markers there go
+                return
+            if _HEADING.match(text, first, end):
+                self._end_paragraph()
+                _pair(_runs(text, first, end, self.base), self.walls)
+                return
+            if _THEMATIC.match(text, first, end) or (
+                self.in_paragraph and _SETEXT.match(text, first, end)
+            ):
+                self._end_paragraph()
+                return
         self.in_paragraph = True
         self._add(start, first, end)
 
@@ -232,12 +287,13 @@ class CodeScanner:
         """Pair the open paragraph's backtick runs now, as if it ended here (a stream's
         bound); the paragraph stays open for the block structure."""
         _pair(self.runs, self.walls)
-        self.runs = []
+        self.runs = array(RUNS_TYPECODE)
         self.ticked_from = None
 
     def _truncate(self, depth: int) -> None:
         del self.containers[depth:]
-        self.waiting = {d for d in self.waiting if d < depth}
+        if self.waiting:
+            self.waiting = {d for d in self.waiting if d < depth}
 
     def _add(self, line_start: int, first: int, end: int) -> None:
         """A paragraph line: its backtick runs wait for the paragraph's end."""
@@ -246,30 +302,52 @@ class CodeScanner:
         runs = _runs(self.text, first, end, self.base)
         if self.ticked_from is None:
             self.ticked_from = self.base + line_start
-        self.runs += runs
+        self.runs.extend(runs)
 
     def _end_paragraph(self) -> None:
         if self.in_paragraph:
             _pair(self.runs, self.walls)
             self.in_paragraph = False
-            self.runs = []
+            self.runs = array(RUNS_TYPECODE)
             self.ticked_from = None
 
 
 def code_walls(text: str) -> list[tuple[int, int]]:
-    """The code point ranges of Markdown code in `text`: sorted, disjoint."""
+    """The code point ranges of Markdown code in `text`: sorted, disjoint.  The whole scan
+    runs in the kernel (its twin is `scanned_walls`: a Python step per line costs most of
+    validate's time on an answer with lists and fences)."""
+    return _code_walls(text)
+
+
+def scanned_walls(text: str) -> list[tuple[int, int]]:
+    """`code_walls` through `CodeScanner`, fed the lines of text in order (the pure twin of
+    the kernel's whole scan, and the reading streams use)."""
     scanner = CodeScanner(text)
     start, size = 0, len(text)
-    while start < size:  # a line starts at every start before the end
+    if "\r" not in text:
+        # Only \n breaks (LINE_BREAK_RE's other two need a \r): str.find finds them.
+        while start < size:  # a line starts at every start before the end
+            start = scanner.plain(start)
+            if start == size:
+                break
+            line_end = text.find("\n", start)
+            if line_end < 0:
+                scanner.line(start, size)
+                break
+            scanner.line(start, line_end)
+            start = line_end + 1
+        scanner.finish()
+        return scanner.walls
+    while start < size:
         start = scanner.plain(start)
         if start == size:
             break
-        line_end = LINE_BREAK_RE.search(text, start)
-        if line_end is None:
+        found = LINE_BREAK_RE.search(text, start)
+        if found is None:
             scanner.line(start, size)
             break
-        scanner.line(start, line_end.start())
-        start = line_end.end()
+        scanner.line(start, found.start())
+        start = found.end()
     scanner.finish()
     return scanner.walls
 

@@ -5,19 +5,30 @@ CPython's own string storage (PEP 393), and their pairing into inline code spans
 
 Same functions, names and branch order as the twin in `_commonmark_py.py`:
 
-- `runs(text, first, end, base)`: the backtick runs of text[first:end], `(start, end,
-  escaped)`, positions plus base.
+- `runs(text, first, end, base)`: the backtick runs of text[first:end], flat in an
+  `array("q")` (start, end, escaped of each), positions plus base.
 - `plain(text, start, base, pending, walls, in_paragraph, ticked_from)`: the common lines
   outside every container and code block, up to the first other line.
 - `pair(runs, walls)`: append to walls the inline code spans those runs make.
+- `strays(text, first, last, held, start_char, stop_char, delimiter, found, foreign)`:
+  validate's stray marker characters between the markers, as raw findings.
+- `next_outside(text, needle, at, walls, wall)`: the next needle outside every wall.
+- `code_walls(text)`: `_commonmark.CodeScanner` over a whole text, every line in C.
+- `line_spans(text)`: (start, end) of every line's content.
 
 The threshold between the two pairings and the characters that start blocks are read from
 the twin at import (one home); the line breaks are checked against it.
 """
 
+from cpython cimport array
+from cpython.mem cimport PyMem_Free, PyMem_Malloc
+
 from citemark import _commonmark_py as twin
 
+import array as _array_module
+
 cdef extern from "Python.h":
+    Py_ssize_t Py_SIZE(object value)
     int PyUnicode_KIND(object text)
     void* PyUnicode_DATA(object text)
     Py_UCS4 read_unit "PyUnicode_READ"(int kind, const void* data, Py_ssize_t index) nogil
@@ -26,8 +37,6 @@ cdef extern from "Python.h":
 cdef enum:
     BACKTICK = 0x60
     BACKSLASH = 0x5C
-    # The stack arrays of pair_few: at least the twin's FEW_RUNS (checked at import).
-    FEW_MAX = 8
 
 cdef enum:
     CR = 0x0D
@@ -45,9 +54,11 @@ for _char in twin.BLOCK_STARTS:
         raise ImportError("_commonmark_c expects ASCII block starts")
     block_start[ord(_char)] = True
 
+if twin.RUNS_TYPECODE != "q" or _array_module.array("q").itemsize != sizeof(long long):
+    raise ImportError("_commonmark_c keeps runs in arrays of long long ('q')")
+cdef array.array RUNS_TEMPLATE = _array_module.array("q")
+
 cdef Py_ssize_t FEW_RUNS = twin.FEW_RUNS
-if not 0 <= FEW_RUNS <= FEW_MAX:
-    raise ImportError("_commonmark_py.FEW_RUNS exceeds the kernel's stack arrays")
 
 
 cdef Py_ssize_t as_index(object value, str name) except -1:
@@ -69,7 +80,7 @@ def runs(str text not None, first, end, base):
         raise ValueError("base + len(text) must fit in an index")
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef list found = []
+    cdef array.array found = array.clone(RUNS_TEMPLATE, 0, False)
     cdef Py_ssize_t i = lo, at, count
     cdef bint escaped
     # Every read below is at an index in [lo, hi), and hi <= n: inside the string.
@@ -89,15 +100,32 @@ def runs(str text not None, first, end, base):
                 count += 1
             escaped = count % 2 == 1
         # offset + i <= offset + n <= PY_SSIZE_T_MAX (checked above): no overflow.
-        found.append((offset + at, offset + i, escaped))
+        append_run(found, offset + at, offset + i, escaped)
     return found
+
+
+cdef int append_run(array.array found, Py_ssize_t start, Py_ssize_t stop, bint escaped) except -1:
+    cdef Py_ssize_t size = Py_SIZE(found)
+    array.resize_smart(found, size + 3)  # raises MemoryError on failure
+    # Py_SIZE(found) == size + 3 now: the three writes are inside the array.
+    found.data.as_longlongs[size] = start
+    found.data.as_longlongs[size + 1] = stop
+    found.data.as_longlongs[size + 2] = 1 if escaped else 0
+    return 0
+
+
+cdef int check_runs(object value, str name) except -1:
+    if type(value) is not _array_module.array or (<array.array>value).ob_descr.typecode != b"q":
+        raise TypeError(f"{name} must be an array('q') of runs, not {type(value).__name__}")
+    if Py_SIZE(value) % 3:
+        raise ValueError(f"{name} must hold whole (start, end, escaped) triples")
+    return 0
 
 
 def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_from):
     cdef Py_ssize_t at = as_index(start, "start")
     cdef Py_ssize_t offset = as_index(base, "base")
-    if type(pending) is not list:
-        raise TypeError(f"pending must be a list, not {type(pending).__name__}")
+    check_runs(pending, "pending")
     if type(walls) is not list:
         raise TypeError(f"walls must be a list, not {type(walls).__name__}")
     if type(in_paragraph) is not bool:
@@ -109,7 +137,7 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
         raise ValueError("start must be at most len(text)")
     if offset > PY_SSIZE_T_MAX - size:
         raise ValueError("base + len(text) must fit in an index")
-    cdef list open_runs = pending
+    cdef array.array open_runs = pending
     cdef bint paragraph = in_paragraph
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
@@ -140,87 +168,757 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
             if paragraph:  # an empty line ends the paragraph
                 pair(open_runs, walls)
                 paragraph = False
-                del open_runs[:]
+                array.resize(open_runs, 0)
                 ticked_from = None
         else:
             paragraph = True
             if ticked:
                 if ticked_from is None:
                     ticked_from = offset + at  # <= PY_SSIZE_T_MAX (checked above)
-                open_runs += runs(text, at, end, offset)
+                array.extend(open_runs, runs(text, at, end, offset))
         at = following  # > at: every line moves on by at least one character
     return at, paragraph, ticked_from
 
 
-cdef int read_run(object run, Py_ssize_t* start, Py_ssize_t* stop, Py_ssize_t* escaped) except -1:
-    if type(run) is not tuple or len(run) != 3:
-        raise TypeError("runs must hold (start, end, escaped) tuples")
-    if type(run[0]) is not int or type(run[1]) is not int or type(run[2]) is not bool:
-        raise TypeError("runs must hold (start, end, escaped) tuples of int, int, bool")
-    start[0] = run[0]
-    stop[0] = run[1]
-    escaped[0] = 1 if run[2] else 0
-    return 0
-
-
 def pair(runs, walls):
-    if type(runs) is not list:
-        raise TypeError(f"runs must be a list, not {type(runs).__name__}")
+    check_runs(runs, "runs")
     if type(walls) is not list:
         raise TypeError(f"walls must be a list, not {type(walls).__name__}")
-    cdef list items = runs
+    cdef array.array items = runs
     cdef list out = walls
-    cdef Py_ssize_t count = len(items)
+    cdef Py_ssize_t count = Py_SIZE(items) // 3
+    cdef const long long* data = items.data.as_longlongs
+    cdef Py_ssize_t index
+    cdef long long longest = 0
+    # Every run must be a real one: 0 <= start <= end, escaped 0 or 1 (only then one less
+    # than the start): the lengths index the tables of pair_many.
+    for index in range(count):
+        if not (0 <= data[3 * index] <= data[3 * index + 1] and 0 <= data[3 * index + 2] <= 1):
+            raise ValueError("runs must hold (start, end, escaped) with 0 <= start <= end")
+        if data[3 * index + 2] and data[3 * index] == data[3 * index + 1]:
+            raise ValueError("runs must hold no empty escaped run")
+        if data[3 * index + 1] - data[3 * index] > longest:
+            longest = data[3 * index + 1] - data[3 * index]
     if count < 2:
         return
     if count <= FEW_RUNS:
-        pair_few(items, count, out)
+        pair_few(data, count, out)
         return
-    cdef Py_ssize_t index, run_start, run_end, escaped, length, cursor, closer
-    cdef dict by_length = {}
-    cdef list closers
-    for index in range(count):
-        read_run(items[index], &run_start, &run_end, &escaped)
-        by_length.setdefault(run_end - run_start, []).append(index)
-    cdef dict cursors = {}
-    cdef list none = []
-    index = 0
-    while index < count:
-        read_run(items[index], &run_start, &run_end, &escaped)
-        if escaped:
-            run_start += 1  # only an opener can be escaped: inside code a backslash is literal
-        length = run_end - run_start
-        closers = by_length.get(length, none)
-        cursor = cursors.get(length, 0)
-        while cursor < len(closers) and <Py_ssize_t>closers[cursor] <= index:
-            cursor += 1
-        cursors[length] = cursor
-        if length and cursor < len(closers):
-            closer = closers[cursor]
-            # closer < count: by_length holds indexes of items only.
-            out.append((run_start, items[closer][1]))
-            index = closer + 1
-        else:
-            index += 1
+    # The tables of pair_many hold 2 * (longest + 2) + count indexes: they must be allocatable.
+    if longest > PY_SSIZE_T_MAX // <Py_ssize_t>sizeof(Py_ssize_t) // 3 - count:
+        raise MemoryError("runs too long to pair")
+    pair_many(data, count, <Py_ssize_t>longest, out)
 
 
-cdef int pair_few(list items, Py_ssize_t count, list out) except -1:
-    # count <= FEW_RUNS <= FEW_MAX (checked at import and by the caller): the arrays fit.
-    cdef Py_ssize_t starts[FEW_MAX]
-    cdef Py_ssize_t stops[FEW_MAX]
-    cdef Py_ssize_t marks[FEW_MAX]
-    cdef Py_ssize_t index, length, closer
-    for index in range(count):
-        read_run(items[index], &starts[index], &stops[index], &marks[index])
+cdef int pair_many(const long long* data, Py_ssize_t count, Py_ssize_t longest,
+                   list out) except -1:
+    # The twin's cursor per run length, with the runs bucketed by length in C arrays
+    # (a counting sort): bucket[l] .. bucket[l + 1] holds the indexes of the runs of length
+    # l, ascending.  longest is the largest length (checked by pair), so every length
+    # indexes the tables; their size is at most the runs' characters plus two: linear.
+    cdef Py_ssize_t tables = longest + 2  # no overflow: pair bounds longest
+    cdef Py_ssize_t* memory = <Py_ssize_t*>PyMem_Malloc(
+        (2 * tables + count) * sizeof(Py_ssize_t)
+    )
+    if memory == NULL:
+        raise MemoryError()
+    cdef Py_ssize_t* bucket = memory  # tables entries
+    cdef Py_ssize_t* cursor = memory + tables  # tables entries
+    cdef Py_ssize_t* order = memory + 2 * tables  # count entries
+    cdef Py_ssize_t index, length, at, bound, closer
+    cdef long long run_start
+    try:
+        for length in range(tables):
+            bucket[length] = 0
+        for index in range(count):
+            bucket[data[3 * index + 1] - data[3 * index] + 1] += 1  # <= longest + 1
+        for length in range(1, tables):
+            bucket[length] += bucket[length - 1]
+        for length in range(tables):
+            cursor[length] = bucket[length]
+        for index in range(count):
+            length = data[3 * index + 1] - data[3 * index]
+            order[cursor[length]] = index  # < bucket[length + 1] <= count
+            cursor[length] += 1
+        for length in range(tables):
+            cursor[length] = bucket[length]
+        index = 0
+        while index < count:
+            run_start = data[3 * index]
+            if data[3 * index + 2]:
+                run_start += 1  # only an opener can be escaped: inside code a backslash is literal
+            length = data[3 * index + 1] - run_start  # 0 <= length <= longest
+            at = cursor[length]
+            bound = bucket[length + 1]
+            while at < bound and order[at] <= index:
+                at += 1
+            cursor[length] = at
+            if length and at < bound:
+                closer = order[at]
+                out.append((run_start, data[3 * closer + 1]))
+                index = closer + 1
+            else:
+                index += 1
+    finally:
+        PyMem_Free(memory)
+    return 0
+
+
+cdef int pair_few(const long long* data, Py_ssize_t count, list out) except -1:
+    cdef Py_ssize_t index, closer
+    cdef long long length
     index = 0
     while index < count:
-        length = stops[index] - starts[index] - marks[index]
+        length = data[3 * index + 1] - data[3 * index] - data[3 * index + 2]
         closer = index + 1
-        while closer < count and stops[closer] - starts[closer] != length:
+        while closer < count and data[3 * closer + 1] - data[3 * closer] != length:
             closer += 1
         if length and closer < count:
-            out.append((starts[index] + marks[index], stops[closer]))
+            out.append((data[3 * index] + data[3 * index + 2], data[3 * closer + 1]))
             index = closer + 1
         else:
             index += 1
     return 0
+
+
+# -- validate's stray marker characters ----------------------------------------------------
+
+cdef extern from "Python.h":
+    bint Py_UNICODE_ISSPACE(Py_UCS4 unit) nogil
+
+cdef enum:
+    # The kinds of the raw findings: the twin's values (checked at import).
+    UNTERMINATED = 0
+    REFUSED = 1
+    STRAY_STOP = 2
+    STRAY_DELIMITER = 3
+
+if (twin.UNTERMINATED, twin.REFUSED, twin.STRAY_STOP, twin.STRAY_DELIMITER) != (0, 1, 2, 3):
+    raise ImportError("_commonmark_c's kinds of stray findings differ from the twin's")
+
+
+cdef Py_UCS4 as_char(object value, str name) except 0xFFFFFFFF:
+    if type(value) is not str:
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    if len(<str>value) != 1:
+        raise ValueError(f"{name} must be one character")
+    return (<str>value)[0]
+
+
+cdef Py_ssize_t next_of(int kind, const void* data, Py_UCS4 unit, Py_ssize_t at,
+                        Py_ssize_t last) noexcept nogil:
+    # The index of the next `unit` in [at, last), else last.
+    while at < last and read_unit(kind, data, at) != unit:
+        at += 1
+    return at
+
+
+def strays(str text not None, first, last, held, start_char, stop_char, delimiter, found,
+           foreign):
+    cdef Py_ssize_t lo = as_index(first, "first")
+    cdef Py_ssize_t hi = as_index(last, "last")
+    if type(held) is not int:
+        raise TypeError(f"held must be an int, not {type(held).__name__}")
+    cdef Py_UCS4 start_unit = as_char(start_char, "start_char")
+    cdef Py_UCS4 stop_unit = as_char(stop_char, "stop_char")
+    cdef Py_UCS4 delimiter_unit = as_char(delimiter, "delimiter")
+    if type(found) is not list:
+        raise TypeError(f"found must be a list, not {type(found).__name__}")
+    if type(foreign) is not list:
+        raise TypeError(f"foreign must be a list, not {type(foreign).__name__}")
+    cdef Py_ssize_t size = len(text)
+    if not lo <= hi <= size:
+        raise ValueError("first and last must satisfy first <= last <= len(text)")
+    cdef int bits = held & 7
+    cdef list out = found
+    cdef list walls = foreign
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    # The next of each character (hi when there is none); every index below is in [lo, hi]
+    # and is read only when below hi (or below size for the glued word): inside the string.
+    cdef Py_ssize_t starts = next_of(kind, data, start_unit, lo, hi) if bits & 1 else hi
+    cdef Py_ssize_t stops = next_of(kind, data, stop_unit, lo, hi) if bits & 2 else hi
+    cdef Py_ssize_t delimiters = next_of(kind, data, delimiter_unit, lo, hi) if bits & 4 else hi
+    cdef Py_ssize_t opened = -1, opened_from = 0, at, end
+    cdef Py_UCS4 unit
+    while True:
+        at = starts if starts < stops else stops
+        if delimiters < at:
+            at = delimiters
+        if at == hi:
+            break
+        unit = read_unit(kind, data, at)
+        end = at + 1
+        while end < hi and read_unit(kind, data, end) == unit:
+            end += 1
+        if at == starts:
+            if opened >= 0:
+                unterminated(kind, data, size, opened, opened_from, start_unit, stop_unit, out,
+                             walls)
+            if end - at > 1:
+                walls.append((at, end - 1))
+            opened = end - 1
+            opened_from = at
+            starts = next_of(kind, data, start_unit, end, hi)
+            delimiters = hi
+        elif at == stops:
+            if opened >= 0:
+                if opened_from < opened:
+                    out.append((UNTERMINATED, opened_from, opened))
+                walls.append((opened, at + 1))
+                out.append((REFUSED, opened, at + 1))
+                opened = -1
+                delimiters = next_of(kind, data, delimiter_unit, at + 1, hi)
+                at += 1
+            if at < end:
+                out.append((STRAY_STOP, at, end))
+            stops = next_of(kind, data, stop_unit, end, hi)
+        else:
+            if opened < 0:
+                out.append((STRAY_DELIMITER, at, end))
+            delimiters = next_of(kind, data, delimiter_unit, end, hi)
+    if opened >= 0:
+        unterminated(kind, data, size, opened, opened_from, start_unit, stop_unit, out, walls)
+
+
+cdef int unterminated(int kind, const void* data, Py_ssize_t size, Py_ssize_t at,
+                      Py_ssize_t opened_from, Py_UCS4 start_unit, Py_UCS4 stop_unit, list out,
+                      list walls) except -1:
+    # The twin's _unterminated: the word glued to the START at `at` (< size) runs to white
+    # space (Py_UNICODE_ISSPACE: what re's \s matches in a str), a START or a STOP.
+    out.append((UNTERMINATED, opened_from, at + 1))
+    cdef Py_ssize_t end = at + 1
+    cdef Py_UCS4 unit
+    while end < size:
+        unit = read_unit(kind, data, end)
+        if unit == start_unit or unit == stop_unit or Py_UNICODE_ISSPACE(unit):
+            break
+        end += 1
+    walls.append((at, end))
+    return 0
+
+
+cdef extern from "Python.h":
+    Py_ssize_t PyUnicode_Find(object text, object needle, Py_ssize_t start, Py_ssize_t end,
+                              int direction) except -2
+
+
+cdef Py_ssize_t wall_bound(list walls, Py_ssize_t index, Py_ssize_t side) except -1:
+    # walls[index][side], index < len(walls) (checked by the caller), side 0 or 1.
+    cdef object item = walls[index]
+    if type(item) is not tuple or len(<tuple>item) != 2:
+        raise TypeError("walls must hold (start, end) tuples")
+    return as_index((<tuple>item)[side], "walls")
+
+
+def next_outside(str text not None, str needle not None, at, walls, wall):
+    cdef Py_ssize_t position = as_index(at, "at")
+    if type(walls) is not list:
+        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
+    cdef Py_ssize_t index = as_index(wall, "wall")
+    cdef list items = walls
+    cdef Py_ssize_t size = len(text)
+    if position > size:
+        return -1, index  # as str.find past the end (an empty needle too: found nowhere)
+    position = PyUnicode_Find(text, needle, position, size, 1)
+    while position >= 0:
+        # len(items) is read at every test: a wall's read cannot change it (ints only).
+        while index < len(items) and wall_bound(items, index, 1) <= position:
+            index += 1
+        if index < len(items) and wall_bound(items, index, 0) <= position:
+            position = wall_bound(items, index, 1)
+            if position > size:
+                return -1, index
+            position = PyUnicode_Find(text, needle, position, size, 1)
+            continue
+        break
+    return position, index
+
+
+# -- the whole code scan ---------------------------------------------------------------------
+
+cdef enum:
+    SPACE = 0x20
+    TAB = 0x09
+    GREATER = 0x3E
+    TILDE = 0x7E
+    HASH = 0x23
+    STAR = 0x2A
+    DASH = 0x2D
+    PLUS = 0x2B
+    UNDERSCORE = 0x5F
+    EQUALS = 0x3D
+    DOT = 0x2E
+    PAREN = 0x29
+    DIGIT_0 = 0x30
+    DIGIT_1 = 0x31
+    DIGIT_9 = 0x39
+
+
+cdef inline bint blank(Py_UCS4 unit) noexcept nogil:
+    return unit == SPACE or unit == TAB
+
+
+cdef class _Walker:
+    """`_commonmark.CodeScanner` over one whole text (base 0), line by line in C: the same
+    state (containers, waiting list items, fence, indented code, paragraph and its runs) and
+    the same branches, in the same order; each method is named after the Python one."""
+
+    cdef str text
+    cdef int kind
+    cdef const void* data
+    cdef Py_ssize_t size
+    cdef list walls
+    cdef array.array runs
+    # containers and waiting grow and shrink together (append, truncate): the same length,
+    # so an index below len(containers) (boundscheck is off) is inside both.
+    cdef list containers  # of int: -1 a block quote, else a list item's content column
+    cdef list waiting  # of bool, parallel to containers: started with a blank line
+    cdef Py_UCS4 fence_char
+    cdef Py_ssize_t fence_length  # 0: no fence open
+    cdef bint indented
+    cdef bint in_paragraph
+
+    def __cinit__(self, str text not None):
+        self.text = text
+        self.kind = PyUnicode_KIND(text)
+        self.data = PyUnicode_DATA(text)
+        self.size = len(text)
+        self.walls = []
+        self.runs = array.clone(RUNS_TEMPLATE, 0, False)
+        self.containers = []
+        self.waiting = []
+        self.fence_length = 0
+
+    # Every read below is at an index below an `end` that is at most size (a line's end),
+    # or tested against size first: inside the string.
+    cdef inline Py_UCS4 at(self, Py_ssize_t index) noexcept:
+        return read_unit(self.kind, self.data, index)
+
+    cdef int indent(self, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t col, Py_ssize_t extra,
+                    Py_ssize_t* columns, Py_ssize_t* first, Py_ssize_t* first_col) except -1:
+        cdef Py_ssize_t count = extra, width
+        cdef Py_UCS4 unit
+        while pos < end:
+            unit = self.at(pos)
+            if unit == SPACE:
+                width = 1
+            elif unit == TAB:
+                width = 4 - col % 4
+            else:
+                break
+            count += width
+            col += width
+            pos += 1
+        columns[0] = count
+        first[0] = pos
+        first_col[0] = col
+        return 0
+
+    cdef int advance(self, Py_ssize_t* pos, Py_ssize_t* col, Py_ssize_t* extra,
+                     Py_ssize_t wanted) except -1:
+        cdef Py_ssize_t width
+        if extra[0] >= wanted:
+            extra[0] -= wanted
+            return 0
+        wanted -= extra[0]
+        while wanted > 0 and pos[0] < self.size and blank(self.at(pos[0])):
+            width = 1 if self.at(pos[0]) == SPACE else 4 - col[0] % 4
+            col[0] += width
+            pos[0] += 1
+            if width > wanted:
+                extra[0] = width - wanted
+                return 0
+            wanted -= width
+        extra[0] = 0
+        return 0
+
+    cdef int after_marker(self, Py_ssize_t pos, Py_ssize_t end, Py_ssize_t col,
+                          Py_ssize_t* out_pos, Py_ssize_t* out_col,
+                          Py_ssize_t* out_extra) except -1:
+        cdef Py_ssize_t width
+        if pos < end and self.at(pos) == SPACE:
+            out_pos[0], out_col[0], out_extra[0] = pos + 1, col + 1, 0
+        elif pos < end and self.at(pos) == TAB:
+            width = 4 - col % 4
+            out_pos[0], out_col[0], out_extra[0] = pos + 1, col + width, width - 1
+        else:
+            out_pos[0], out_col[0], out_extra[0] = pos, col, 0
+        return 0
+
+    cdef Py_ssize_t run_of(self, Py_ssize_t pos, Py_ssize_t end, Py_UCS4 unit) noexcept:
+        # The end of the run of `unit` from pos (pos itself when none).
+        while pos < end and self.at(pos) == unit:
+            pos += 1
+        return pos
+
+    cdef bint only_blanks(self, Py_ssize_t pos, Py_ssize_t end) noexcept:
+        while pos < end:
+            if not blank(self.at(pos)):
+                return False
+            pos += 1
+        return True
+
+    cdef bint closes(self, Py_ssize_t first, Py_ssize_t end) noexcept:
+        # _CLOSE matched at first, of the open fence's character and at least its length.
+        cdef Py_ssize_t stop
+        if first >= end or self.at(first) != self.fence_char:
+            return False
+        stop = self.run_of(first, end, self.fence_char)
+        return stop - first >= 3 and stop - first >= self.fence_length and \
+            self.only_blanks(stop, end)
+
+    cdef Py_ssize_t fence_opener(self, Py_ssize_t first, Py_ssize_t end,
+                                 Py_UCS4* unit) noexcept:
+        # _fence_opener: the opening run's length (0: none) and character.
+        cdef Py_ssize_t stop, pos
+        if first >= end:
+            return 0
+        unit[0] = self.at(first)
+        if unit[0] != BACKTICK and unit[0] != TILDE:
+            return 0
+        stop = self.run_of(first, end, unit[0])
+        if stop - first < 3:
+            return 0
+        if unit[0] == BACKTICK:
+            pos = stop
+            while pos < end:
+                if self.at(pos) == BACKTICK:
+                    return 0
+                pos += 1
+        return stop - first
+
+    cdef bint heading(self, Py_ssize_t first, Py_ssize_t end) noexcept:
+        cdef Py_ssize_t stop = self.run_of(first, end, HASH)
+        return 1 <= stop - first <= 6 and (stop == end or blank(self.at(stop)))
+
+    cdef bint thematic(self, Py_ssize_t first, Py_ssize_t end) noexcept:
+        cdef Py_UCS4 unit, lead
+        cdef Py_ssize_t count = 0, pos = first
+        if first >= end:
+            return False
+        lead = self.at(first)
+        if lead != STAR and lead != DASH and lead != UNDERSCORE:
+            return False
+        while pos < end:
+            unit = self.at(pos)
+            if unit == lead:
+                count += 1
+            elif not blank(unit):
+                return False
+            pos += 1
+        return count >= 3
+
+    cdef bint setext(self, Py_ssize_t first, Py_ssize_t end) noexcept:
+        cdef Py_UCS4 lead
+        if first >= end:
+            return False
+        lead = self.at(first)
+        if lead != EQUALS and lead != DASH:
+            return False
+        return self.only_blanks(self.run_of(first, end, lead), end)
+
+    cdef Py_ssize_t bullet(self, Py_ssize_t first, Py_ssize_t end, int* ordered) noexcept:
+        # _BULLET matched at first: its end, or -1 when it does not match; ordered: 0 a
+        # bullet, 1 the number "1", 2 another number.
+        cdef Py_UCS4 unit
+        cdef Py_ssize_t stop
+        if first >= end:
+            return -1
+        unit = self.at(first)
+        if unit == DASH or unit == PLUS or unit == STAR:
+            stop = first + 1
+            ordered[0] = 0
+        else:
+            stop = first
+            while stop < end and DIGIT_0 <= self.at(stop) <= DIGIT_9:
+                stop += 1
+            if not 1 <= stop - first <= 9 or stop >= end:
+                return -1
+            if self.at(stop) != DOT and self.at(stop) != PAREN:
+                return -1
+            ordered[0] = 1 if stop - first == 1 and self.at(first) == DIGIT_1 else 2
+            stop += 1
+        if stop < end and not blank(self.at(stop)):
+            return -1
+        return stop
+
+    cdef int truncate(self, Py_ssize_t depth) except -1:
+        del self.containers[depth:]
+        del self.waiting[depth:]
+        return 0
+
+    cdef int end_paragraph(self) except -1:
+        if self.in_paragraph:
+            pair(self.runs, self.walls)
+            self.in_paragraph = False
+            self.runs = array.clone(RUNS_TEMPLATE, 0, False)
+        return 0
+
+    cdef int add(self, Py_ssize_t first, Py_ssize_t end) except -1:
+        if next_of(self.kind, self.data, BACKTICK, first, end) == end:
+            return 0
+        array.extend(self.runs, runs(self.text, first, end, 0))
+        return 0
+
+    cdef int open_container(self, Py_ssize_t matched, bint started) except -1:
+        if not started:
+            self.end_paragraph()
+            self.truncate(matched)
+        return 0
+
+    cdef int line(self, Py_ssize_t start, Py_ssize_t end) except -1:
+        cdef Py_ssize_t columns, first, first_col, matched, index
+        cdef Py_UCS4 unit
+        if not self.containers:
+            if self.fence_length:
+                self.indent(start, end, 0, 0, &columns, &first, &first_col)
+                if columns <= 3 and self.closes(first, end):
+                    self.fence_length = 0
+                elif start < end:
+                    self.walls.append((start, end))
+                return 0
+            if not self.indented:
+                if start == end:
+                    self.end_paragraph()
+                    return 0
+                unit = self.at(start)
+                if unit >= 128 or not block_start[unit]:
+                    self.in_paragraph = True
+                    self.add(start, end)
+                    return 0
+        elif start == end and not self.fence_length and not self.indented:
+            matched = 0
+            for index in range(len(self.containers)):
+                if <Py_ssize_t>self.containers[index] < 0 or self.waiting[index]:
+                    break
+                matched += 1
+            self.end_paragraph()
+            self.truncate(matched)
+            return 0
+        return self.walk(start, end)
+
+    cdef int walk(self, Py_ssize_t start, Py_ssize_t end) except -1:
+        cdef Py_ssize_t pos = start, col = 0, extra = 0, matched = 0, depth, index
+        cdef Py_ssize_t columns, first, first_col, container, after, after_col
+        cdef Py_ssize_t spaces, content, content_col, width, opener
+        cdef bint started, interrupts, is_block
+        cdef int ordered
+        cdef Py_UCS4 fence_unit
+        for index in range(len(self.containers)):
+            container = self.containers[index]
+            self.indent(pos, end, col, extra, &columns, &first, &first_col)
+            if container < 0:
+                if columns <= 3 and first < end and self.at(first) == GREATER:
+                    self.after_marker(first + 1, end, first_col + 1, &pos, &col, &extra)
+                    matched += 1
+                    continue
+                break
+            if first == end:
+                if self.waiting[matched]:  # matched == index here: each turn adds one
+                    break
+                pos, col, extra = end, first_col, 0
+                matched += 1
+                continue
+            if columns >= container:
+                self.advance(&pos, &col, &extra, container)
+                matched += 1
+                continue
+            break
+        depth = len(self.containers)
+        if True in self.waiting:
+            self.indent(pos, end, col, extra, &columns, &first, &first_col)
+            if first < end:
+                for index in range(matched):
+                    self.waiting[index] = False
+        if self.fence_length:
+            if matched == depth:
+                self.indent(pos, end, col, extra, &columns, &first, &first_col)
+                if columns <= 3 and self.closes(first, end):
+                    self.fence_length = 0
+                elif pos < end:
+                    self.walls.append((pos, end))
+                return 0
+            self.fence_length = 0
+        self.indent(pos, end, col, extra, &columns, &first, &first_col)
+        if self.indented:
+            if matched == depth and (first == end or columns >= 4):
+                if first < end:
+                    self.walls.append((pos, end))
+                return 0
+            self.indented = False
+        if first == end:
+            self.end_paragraph()
+            self.truncate(matched)
+            return 0
+        started = False
+        while columns <= 3 and first < end:
+            if self.at(first) == GREATER:
+                self.after_marker(first + 1, end, first_col + 1, &pos, &col, &extra)
+            else:
+                after = self.bullet(first, end, &ordered)
+                if after < 0 or self.thematic(first, end):
+                    break
+                after_col = first_col + after - first
+                self.indent(after, end, after_col, 0, &spaces, &content, &content_col)
+                interrupts = self.in_paragraph and matched == depth and not started
+                if interrupts and (content == end or ordered == 2):
+                    break
+                width = after - first
+                if content == end or spaces >= 5:
+                    container = columns + width + 1
+                    pos, col, extra = after, after_col, 0
+                    self.advance(&pos, &col, &extra, 1)
+                else:
+                    container = columns + width + spaces
+                    pos, col, extra = content, content_col, 0
+                self.open_container(matched, started)
+                started = True
+                self.containers.append(container)
+                self.waiting.append(content == end)
+                matched = len(self.containers)
+                self.indent(pos, end, col, extra, &columns, &first, &first_col)
+                continue
+            self.open_container(matched, started)
+            started = True
+            self.containers.append(-1)
+            self.waiting.append(False)
+            matched = len(self.containers)
+            self.indent(pos, end, col, extra, &columns, &first, &first_col)
+        if first == end:
+            self.end_paragraph()
+            return 0
+        if matched < len(self.containers):
+            if self.in_paragraph:
+                is_block = columns <= 3 and (
+                    self.fence_opener(first, end, &fence_unit) > 0
+                    or self.heading(first, end)
+                    or self.thematic(first, end)
+                )
+                if not is_block:
+                    self.add(first, end)
+                    return 0
+            self.end_paragraph()
+            self.truncate(matched)
+        if columns >= 4:
+            if self.in_paragraph:
+                self.add(first, end)
+            else:
+                self.indented = True
+                self.walls.append((pos, end))
+            return 0
+        opener = self.fence_opener(first, end, &fence_unit)
+        if opener > 0:
+            self.end_paragraph()
+            self.fence_char = fence_unit
+            self.fence_length = opener
+            return 0
+        if self.heading(first, end):
+            self.end_paragraph()
+            pair(runs(self.text, first, end, 0), self.walls)
+            return 0
+        if self.thematic(first, end) or (self.in_paragraph and self.setext(first, end)):
+            self.end_paragraph()
+            return 0
+        self.in_paragraph = True
+        self.add(first, end)
+        return 0
+
+    cdef int scan(self) except -1:
+        cdef Py_ssize_t start = 0, end, following
+        cdef Py_UCS4 unit
+        cdef tuple state
+        while start < self.size:
+            if not (self.containers or self.fence_length or self.indented):
+                state = plain(self.text, start, 0, self.runs, self.walls, self.in_paragraph,
+                              None)
+                start = state[0]
+                self.in_paragraph = state[1]
+                if start == self.size:
+                    break
+            end = start
+            while end < self.size:
+                unit = self.at(end)
+                if unit == CR or unit == LF:
+                    break
+                end += 1
+            self.line(start, end)
+            if end == self.size:
+                break
+            following = end + 1
+            if self.at(end) == CR and following < self.size and self.at(following) == LF:
+                following += 1
+            start = following
+        self.end_paragraph()
+        return 0
+
+
+def code_walls(str text not None):
+    cdef _Walker walker = _Walker(text)
+    walker.scan()
+    return walker.walls
+
+
+def line_spans(str text not None):
+    cdef Py_ssize_t size = len(text)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef list spans = []
+    cdef Py_ssize_t start = 0, index = 0
+    cdef Py_UCS4 unit
+    # Every read is at an index below size (tested first): inside the string.
+    while index < size:
+        unit = read_unit(kind, data, index)
+        if unit == LF:
+            spans.append((start, index))
+            start = index + 1
+        elif unit == CR:
+            spans.append((start, index))
+            if index + 1 < size and read_unit(kind, data, index + 1) == LF:
+                index += 1  # CR LF: one break
+            start = index + 1
+        index += 1
+    spans.append((start, size))
+    return spans
+
+
+def held_gaps(str text not None, consumed, start_char, stop_char, delimiter):
+    if type(consumed) is not list:
+        raise TypeError(f"consumed must be a list, not {type(consumed).__name__}")
+    cdef Py_UCS4 start_unit = as_char(start_char, "start_char")
+    cdef Py_UCS4 stop_unit = as_char(stop_char, "stop_char")
+    cdef Py_UCS4 delimiter_unit = as_char(delimiter, "delimiter")
+    cdef list spans = consumed
+    cdef Py_ssize_t size = len(text)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef list found = []
+    cdef Py_ssize_t gap, first = 0, last, index, after = 0
+    cdef int bits
+    cdef Py_UCS4 unit
+    cdef object item
+    for gap in range(len(spans) + 1):
+        if gap < len(spans):
+            item = spans[gap]  # gap < len(spans): inside the list
+            if type(item) is not tuple or len(<tuple>item) != 3:
+                raise TypeError("consumed must hold (start, end, is_citation) tuples")
+            last = as_index((<tuple>item)[0], "consumed")
+            after = as_index((<tuple>item)[1], "consumed")
+        else:
+            last = after = size
+        if not first <= last <= after <= size:
+            raise ValueError("consumed must hold sorted, disjoint spans within text")
+        bits = 0
+        # first <= index < last <= size: inside the string.
+        for index in range(first, last):
+            unit = read_unit(kind, data, index)
+            if unit == start_unit:
+                bits |= 1
+            if unit == stop_unit:
+                bits |= 2
+            if unit == delimiter_unit:
+                bits |= 4
+        if bits:
+            found.append((first, last, bits))
+        first = after
+    return found

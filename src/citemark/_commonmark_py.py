@@ -4,15 +4,25 @@ scan, a paragraph's backtick runs and their pairing into inline code spans.
 Same functions, names and branch order as the kernel; the CommonMark block structure that
 calls them lives once, in `_commonmark`.
 
-- `runs(text, first, end, base)`: the backtick runs of text[first:end] as
-  `(start, end, escaped)`, positions plus base; escaped: an odd number of backslashes
-  (within text[first:end]) stands before the run.
+- `runs(text, first, end, base)`: the backtick runs of text[first:end], flat in an
+  `array("q")`: start, end, escaped (1 or 0) for each run, positions plus base;
+  escaped: an odd number of backslashes (within text[first:end]) stands before the run.
+  Flat machine integers, not tuples: a paragraph of thousands of runs costs no object each.
 - `plain(text, start, base, pending, walls, in_paragraph, ticked_from)`: `_commonmark`'s common
   lines outside every container and code block (empty, or starting with a character no block
   starts with) from the line at `start` on, up to the first other line: its start (len(text)
   when none), with the paragraph state after them.
 - `pair(runs, walls)`: append to walls the inline code spans those runs make: each opener
   (left to right) is closed by the next run of its length.
+- `strays(text, first, last, held, start_char, stop_char, delimiter, found, foreign)`:
+  validate's scan of the marker characters between the markers (unclosed STARTs, stray
+  STOPs and DELIMITERs) as raw `(kind, start, end)` findings, which validate turns into
+  diagnostics in one place.
+- `held_gaps(text, consumed, start_char, stop_char, delimiter)`: the gaps between the
+  consumed markers that hold a marker character, and which.
+- `next_outside(text, needle, at, walls, wall)`: the next needle outside every wall.
+- `code_walls(text)`: the whole code scan (here `_commonmark.CodeScanner` fed the lines).
+- `line_spans(text)`: (start, end) of every line's content.
 
 Linear: `runs` reads each character once (a backslash count stops at the previous run's
 end), and `pair` never looks at a run twice.
@@ -21,10 +31,20 @@ end), and `pair` never looks at a run twice.
 from __future__ import annotations
 
 import re
+from array import array
+from bisect import bisect_right
+from collections.abc import Callable
+from itertools import accumulate
+from operator import add, itemgetter, sub
 
 from ._grammar import LINE_BREAK_RE
 
-__all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "pair", "plain", "runs"]
+__all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "plain", "runs"]
+__all__ += ["code_walls", "held_gaps", "line_spans"]
+__all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "next_outside", "strays"]
+
+RUNS_TYPECODE = "q"
+"""The typecode of the runs arrays (the kernel checks its arguments against it)."""
 
 # The characters a line may start with to be more than paragraph text (white space,
 # containers, fences, headings, breaks, list markers, setext underlines).
@@ -41,14 +61,15 @@ FEW_RUNS = 8
 of steps); above it through a cursor per run length."""
 
 
-def runs(text: str, first: int, end: int, base: int) -> list[tuple[int, int, bool]]:
-    """The backtick runs of text[first:end]: (start, end, escaped), positions plus base."""
-    found = []
+def runs(text: str, first: int, end: int, base: int) -> array[int]:
+    """The backtick runs of text[first:end]: start, end, escaped of each, flat, positions
+    plus base."""
+    found = array(RUNS_TYPECODE)
     for run in _BACKTICKS.finditer(text, first, end):
         at, stop = run.span()
         # Most runs follow no backslash: count them only when one is there.
         escaped = at > first and text[at - 1] == "\\" and _escaped(text, at, first)
-        found.append((base + at, base + stop, escaped))
+        found.extend((base + at, base + stop, 1 if escaped else 0))
     return found
 
 
@@ -56,7 +77,7 @@ def plain(
     text: str,
     start: int,
     base: int,
-    pending: list[tuple[int, int, bool]],
+    pending: array[int],
     walls: list[tuple[int, int]],
     in_paragraph: bool,
     ticked_from: int | None,
@@ -85,23 +106,24 @@ def plain(
     return start, in_paragraph, ticked_from
 
 
-def pair(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:
+def pair(runs: array[int], walls: list[tuple[int, int]]) -> None:
     """Append the inline code spans that the backtick runs of one paragraph make.
 
     Openers are taken left to right; per run length a cursor remembers how far the search for
     a closer got, and since openers only move right no run is looked at twice."""
-    if len(runs) < 2:
+    count = len(runs) // 3
+    if count < 2:
         return
-    if len(runs) <= FEW_RUNS:
-        _pair_few(runs, walls)
+    if count <= FEW_RUNS:
+        _pair_few(runs, count, walls)
         return
     by_length: dict[int, list[int]] = {}
-    for index, (run_start, run_end, _) in enumerate(runs):
-        by_length.setdefault(run_end - run_start, []).append(index)
+    for index in range(count):
+        by_length.setdefault(runs[3 * index + 1] - runs[3 * index], []).append(index)
     cursors: dict[int, int] = {}
     index = 0
-    while index < len(runs):
-        run_start, run_end, escaped = runs[index]
+    while index < count:
+        run_start, run_end, escaped = runs[3 * index : 3 * index + 3]
         if escaped:
             run_start += 1  # only an opener can be escaped: inside code a backslash is literal
         length = run_end - run_start
@@ -112,24 +134,24 @@ def pair(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> Non
         cursors[length] = cursor
         if length and cursor < len(closers):
             closer = closers[cursor]
-            walls.append((run_start, runs[closer][1]))
+            walls.append((run_start, runs[3 * closer + 1]))
             index = closer + 1
         else:
             index += 1
 
 
-def _pair_few(runs: list[tuple[int, int, bool]], walls: list[tuple[int, int]]) -> None:
+def _pair_few(runs: array[int], count: int, walls: list[tuple[int, int]]) -> None:
     """`pair` for a handful of runs (the usual paragraph): the same pairing, looked up
     directly (at most FEW_RUNS squared steps)."""
     index = 0
-    while index < len(runs):
-        run_start, run_end, escaped = runs[index]
+    while index < count:
+        run_start, run_end, escaped = runs[3 * index : 3 * index + 3]
         length = run_end - run_start - escaped
         closer = index + 1
-        while closer < len(runs) and runs[closer][1] - runs[closer][0] != length:
+        while closer < count and runs[3 * closer + 1] - runs[3 * closer] != length:
             closer += 1
-        if length and closer < len(runs):
-            walls.append((run_start + escaped, runs[closer][1]))
+        if length and closer < count:
+            walls.append((run_start + escaped, runs[3 * closer + 1]))
             index = closer + 1
         else:
             index += 1
@@ -140,3 +162,168 @@ def _escaped(text: str, index: int, floor: int) -> bool:
     while index - count > floor and text[index - count - 1] == "\\":
         count += 1
     return count % 2 == 1
+
+
+# -- validate's stray marker characters ---------------------------------------------------
+
+# The kinds of `strays`'s raw findings (validate turns them into diagnostics, in one place).
+UNTERMINATED = 0  # a run of STARTs that no STOP closes (one or more)
+REFUSED = 1  # an open START closed by a STOP: a marker the grammar refused
+STRAY_STOP = 2  # a run of STOPs outside any marker
+STRAY_DELIMITER = 3  # a run of DELIMITERs outside any marker
+
+
+def strays(
+    text: str,
+    first: int,
+    last: int,
+    held: int,
+    start_char: str,
+    stop_char: str,
+    delimiter: str,
+    found: list[tuple[int, int, int]],
+    foreign: list[tuple[int, int]],
+) -> None:
+    """The marker characters of text[first:last], outside every marker, a run at a time;
+    `held` says which it may hold (1: STARTs, 2: STOPs, 4: DELIMITERs).  Appends to `found`
+    the raw findings `(kind, start, end)`, and to `foreign` the spans of the markers the
+    grammar did not consume (an open START with the word glued to it, the STARTs before
+    it, a refused marker), which the id checks then skip.  No START is open at first; one
+    left open at last is reported there."""
+    find = text.find
+    size = last + 1
+    run_of = re.compile(
+        f"{re.escape(start_char)}+|{re.escape(stop_char)}+|{re.escape(delimiter)}+"
+    ).match
+    # The word glued to an open START: up to white space, a START or a STOP.
+    head = re.compile(rf"[^\s{re.escape(start_char + stop_char)}]*").match
+    # The next of each character (last when there is none).
+    starts = find(start_char, first, last) % size if held & 1 else last
+    stops = find(stop_char, first, last) % size if held & 2 else last
+    delimiters = find(delimiter, first, last) % size if held & 4 else last
+    opened = -1  # the last START left open (-1: none)
+    opened_from = 0  # where the run of STARTs that ends with it starts
+    while True:
+        at = min(starts, stops, delimiters)
+        if at == last:
+            break
+        end = at + 1
+        if end < last and text[end] == text[at]:  # a run: most are one character
+            end = run_of(text, at, last).end()  # type: ignore[union-attr]
+        if at == starts:
+            if opened >= 0:
+                foreign.append(_unterminated(head, text, opened, opened_from, found))
+            if end - at > 1:
+                # Each START but the last is followed by a START: left open, with no
+                # word glued to it.  Touching spans merge into one wall.
+                foreign.append((at, end - 1))
+            opened = end - 1
+            opened_from = at
+            starts = find(start_char, end, last) % size
+            # A DELIMITER after an open START is part of its broken marker: none is
+            # looked for until a STOP closes it.
+            delimiters = last
+        elif at == stops:
+            if opened >= 0:
+                if opened_from < opened:
+                    found.append((UNTERMINATED, opened_from, opened))
+                foreign.append((opened, at + 1))
+                found.append((REFUSED, opened, at + 1))
+                opened = -1
+                delimiters = find(delimiter, at + 1, last) % size
+                at += 1
+            if at < end:
+                found.append((STRAY_STOP, at, end))
+            stops = find(stop_char, end, last) % size
+        else:
+            if opened < 0:
+                found.append((STRAY_DELIMITER, at, end))
+            delimiters = find(delimiter, end, last) % size
+    if opened >= 0:
+        foreign.append(_unterminated(head, text, opened, opened_from, found))
+
+
+def _unterminated(
+    head: Callable[[str, int], re.Match[str] | None],
+    text: str,
+    at: int,
+    opened_from: int,
+    found: list[tuple[int, int, int]],
+) -> tuple[int, int]:
+    """Report the START at `at` that nothing closes, with the run of STARTs before it;
+    returns the span of the START and the word glued to it (its family and ids, reported
+    with it rather than as bare ids)."""
+    found.append((UNTERMINATED, opened_from, at + 1))
+    return at, head(text, at + 1).end()  # type: ignore[union-attr]
+
+
+def next_outside(
+    text: str, needle: str, at: int, walls: list[tuple[int, int]], wall: int
+) -> tuple[int, int]:
+    """The next `needle` in text at or after `at` that starts outside every wall (walls
+    sorted, disjoint; those before `wall` end at or before `at`), and the first wall that
+    does not end at or before it: `(-1, wall)` when there is none.  A needle inside a wall
+    is skipped with the rest of the wall."""
+    at = text.find(needle, at)
+    while at >= 0:
+        while wall < len(walls) and walls[wall][1] <= at:
+            wall += 1
+        if wall < len(walls) and walls[wall][0] <= at:
+            at = text.find(needle, walls[wall][1])
+            continue
+        break
+    return at, wall
+
+
+def code_walls(text: str) -> list[tuple[int, int]]:
+    """The code point ranges of Markdown code in `text` (`_commonmark.code_walls`): the
+    kernel scans the whole text in C; here `_commonmark.CodeScanner` is fed its lines (the
+    block structure has one home, there; imported on call, as that module imports this)."""
+    from ._commonmark import scanned_walls
+
+    return scanned_walls(text)
+
+
+def line_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every line's content, line breaks excluded; the last line is empty
+    when the text ends with a line break (and the only one of an empty text)."""
+    if "\r" not in text:
+        # Only \n breaks: the lines are text.split("\n"), their places summed in C (a
+        # Python step per line costs several times more).
+        lengths = list(map(len, text.split("\n")))
+        starts = list(accumulate(map((1).__add__, lengths[:-1]), initial=0))
+        return list(zip(starts, map(add, starts, lengths), strict=True))
+    spans = []
+    start = 0
+    for newline in LINE_BREAK_RE.finditer(text):
+        spans.append((start, newline.start()))
+        start = newline.end()
+    spans.append((start, len(text)))
+    return spans
+
+
+def held_gaps(
+    text: str,
+    consumed: list[tuple[int, int, bool]],
+    start_char: str,
+    stop_char: str,
+    delimiter: str,
+) -> list[tuple[int, int, int]]:
+    """The gaps between the consumed markers (`(start, end, is_citation)`, sorted, disjoint)
+    that hold a marker character: `(first, last, held)` for text[first:last], in order, held
+    saying which (1: STARTs, 2: STOPs, 4: DELIMITERs, as `strays` takes it).  Gap i is
+    text[ends[i]:starts[i]], before consumed marker i when there is one."""
+    ends = [0, *map(itemgetter(1), consumed)]
+    starts = [*map(itemgetter(0), consumed), len(text)]
+    # The gaps cut and joined in C: a marker character is looked for in the joined text
+    # (a Python step per gap costs several times more).
+    bare = "".join(map(text.__getitem__, map(slice, ends, starts)))
+    offsets = list(accumulate(map(sub, starts, ends), initial=0))  # of the gaps in bare
+    held: dict[int, int] = {}  # gap -> which characters it holds
+    for bit, char in ((1, start_char), (2, stop_char), (4, delimiter)):
+        at = bare.find(char)
+        while at >= 0:
+            gap = bisect_right(offsets, at) - 1  # the last gap that starts at or before
+            held[gap] = held.get(gap, 0) | bit
+            at = bare.find(char, offsets[gap + 1])
+    return [(ends[gap], starts[gap], held[gap]) for gap in sorted(held)]

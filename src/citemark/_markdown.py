@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
-from ._grammar import LINE_BREAK_RE
+from ._commonmark import line_spans
 from ._spans import inside, outermost
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
 _LIST_ITEM = re.compile(r" {0,3}(?:[-+*]|\d{1,9}[.)])(?:[ \t]|$)")
 _HEADING = re.compile(r" {0,3}#{1,6}(?:[ \t]|$)")
 _DELIMITER_RUN = re.compile(r"\*+|_+")
+_NOT_BREAK = re.compile(r"[^\r\n]")
 # A line that opens or closes a fence, whatever follows the fence characters.
 FENCE_LINE = re.compile(r" {0,3}(?:`{3,}|~{3,}).*", re.DOTALL)
 # What may precede a line's text: indentation, quote signs, one list bullet.
@@ -34,18 +35,6 @@ LIST_OR_QUOTE = re.compile(r"[ \t]*(?:>[ \t]*)*(?:(?:[-+*]|\d{1,9}[.)])(?:[ \t]+
 
 
 # -- the block and inline structure that validate reads ---------------------------------
-
-
-def line_spans(text: str) -> list[tuple[int, int]]:
-    """(start, end) of every line's content, line breaks excluded; the last line is empty
-    when the text ends with a line break (and the only one of an empty text)."""
-    spans = []
-    start = 0
-    for newline in LINE_BREAK_RE.finditer(text):
-        spans.append((start, newline.start()))
-        start = newline.end()
-    spans.append((start, len(text)))
-    return spans
 
 
 def blocks(text: str) -> int:
@@ -96,19 +85,31 @@ def emphasis(
     text: str, code: list[tuple[int, int]], consumed: list[tuple[int, int, bool]]
 ) -> list[tuple[int, int]]:
     """The inner spans of bold and italics, sorted (they may nest)."""
-    chars = list(text)
-    for start, end in code:
-        for at in range(start, end):
-            if chars[at] not in "\r\n":
-                chars[at] = "x"
-    for start, end, _ in consumed:
-        chars[start:end] = "x" * (end - start)
-    masked = "".join(chars)
+    # Code reads as letters (its line breaks kept), then markers do (wholly): no delimiter
+    # run there, and a run beside one is flanked by a letter.
+    masked = _masked(_masked(text, code, keep_breaks=True), consumed, keep_breaks=False)
     spans: list[tuple[int, int]] = []
     for start, end in paragraphs(text, code):
         spans.extend(_emphasis_in(masked, start, end))
     spans.sort()
     return outermost(spans)
+
+
+def _masked(text: str, spans: Sequence[tuple[int, ...]], *, keep_breaks: bool) -> str:
+    """text with each character of the sorted disjoint spans `(start, end, ...)` made an
+    "x" (but \\r and \\n with keep_breaks), cut and joined by slices."""
+    pieces = []
+    at = 0
+    for start, end, *_ in spans:
+        pieces.append(text[at:start])
+        part = text[start:end]
+        if keep_breaks and ("\n" in part or "\r" in part):
+            pieces.append(_NOT_BREAK.sub("x", part))
+        else:
+            pieces.append("x" * (end - start))
+        at = end
+    pieces.append(text[at:])
+    return "".join(pieces)
 
 
 def _emphasis_in(text: str, start: int, end: int) -> list[tuple[int, int]]:

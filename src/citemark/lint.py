@@ -309,7 +309,24 @@ def _write_json(report: Report, out: TextIO) -> None:
         # JSONL rows that are not answers: a null answer (a row without text), a blank line
         "not_answers": {"null": report.null_answers, "blank_lines": report.blank_lines},
     }
-    out.write(json.dumps(document, ensure_ascii=False, indent=2) + "\n")
+    out.write(_indented(document) + "\n")
+
+
+# A diagnostic row as json.dumps(indent=2) writes it inside the document, but by the C
+# encoder (an indent makes json use its Python one, several microseconds a value): a row's
+# values are strings and numbers, so the separators alone give the same text.
+_ROW = json.JSONEncoder(ensure_ascii=False, separators=(",\n      ", ": ")).encode
+
+
+def _indented(document: dict[str, Any]) -> str:
+    """json.dumps(document, ensure_ascii=False, indent=2), its diagnostics (the first key,
+    flat rows) written row by row by the C encoder."""
+    rows = document["diagnostics"]
+    text = json.dumps({**document, "diagnostics": []}, ensure_ascii=False, indent=2)
+    if not rows:
+        return text
+    written = ",\n    ".join("{\n      " + _ROW(row)[1:-1] + "\n    }" for row in rows)
+    return text.replace('"diagnostics": []', '"diagnostics": [\n    ' + written + "\n  ]", 1)
 
 
 def _plural(count: int, word: str) -> str:

@@ -41,6 +41,10 @@ Diagnostic codes (stable; new ones may be added):
 | `citations-grouped-at-end`    | warning  | every citation sits in one run at the end of an       |
 |                               |          | answer of several paragraphs                          |
 
+A run of one stray character (STARTs in a row that no STOP closes, STOPs or DELIMITERs
+in a row outside every marker) is one diagnostic over the run, its length in the message:
+one fault to fix, not one line of output for each of its characters.
+
 How the heuristics decide:
 
 - bare references: outside code and markers, `turn<N><kind><M>` (optionally glued to a
@@ -61,15 +65,16 @@ How the heuristics decide:
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
-from itertools import repeat
-from operator import itemgetter
+from itertools import compress, groupby, repeat
+from operator import attrgetter, itemgetter, not_
 from typing import Any, Literal, NamedTuple
 
-from ._commonmark import code_walls
+from ._commonmark import code_walls, held_gaps, next_outside, strays
+from ._commonmark_py import REFUSED, STRAY_STOP, UNTERMINATED
 from ._grammar import (
     DEFAULT_FAMILY,
     FAMILY_WORD_RE,
@@ -89,7 +94,7 @@ from ._markdown import (
     is_punctuation,
     line_spans,
 )
-from ._spans import inside, merge, overlaps, without
+from ._spans import inside, overlaps, without
 from .parser import CitationSpan, Parser
 from .prompt import STYLES, PromptStyle
 from .sources import Line, Registry, Source
@@ -176,10 +181,22 @@ class Diagnostic(NamedTuple):
 
 
 # Builds a Diagnostic from a (code, severity, message, start, end) tuple in C, without the
-# Python-level __new__ of a named tuple: the bulk path for runs of stray characters.
+# Python-level __new__ of a named tuple.
 _new = partial(tuple.__new__, Diagnostic)
 # validate's order: by place, then code; ties keep the order they were found in.
 _ORDER = itemgetter(3, 4, 0)
+_NOT_BLANK = re.compile(r"[^ \t]").search
+# The diagnostic row of a citation in code, but for its place (made once: answers with code
+# samples hold many).
+_IN_CODE = (
+    "citation-in-code",
+    CODES["citation-in-code"],
+    "a citation inside code is shown as text, not as a citation",
+)
+_FIRST = itemgetter(0)
+_SECOND = itemgetter(1)
+_THIRD = itemgetter(2)
+_SPAN = itemgetter(0, 1)
 
 
 @dataclass(frozen=True)
@@ -292,30 +309,18 @@ class _Check:
         self.citations = list(parser.finditer(text))
         self.consumed = parser.spans(text)  # (start, end, is_citation)
         self.lines = line_spans(text)
-        self.head = re.compile(rf"[^\s{re.escape(parser.start + parser.stop)}]*")
+        self.line_starts = list(map(_FIRST, self.lines))
+        self.citation_lines: list[int] | None = None  # 1 + each citation's line, once asked
+        # (ids, locator) -> the (code, severity, message) of each finding they give
+        self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, Severity, str]]]
+        self.located = {}
 
     def add(self, code: str, start: int, end: int, message: str) -> None:
         self.found.append(_new((code, CODES[code], message, start, end)))
 
-    def add_run(self, code: str, start: int, end: int, message: str) -> None:
-        """One diagnostic for each character of text[start:end], built in C."""
-        self.found.extend(
-            map(
-                _new,
-                zip(
-                    repeat(code),
-                    repeat(CODES[code]),
-                    repeat(message),
-                    range(start, end),
-                    range(start + 1, end + 1),
-                ),
-            )
-        )
-
     def run(self) -> list[Diagnostic]:
         foreign = self.markers()
-        for citation in self.citations:
-            self.locate(citation)
+        self.locate_all()
         code: list[tuple[int, int]] | None = None
         if self.citations:
             fence_cited = self.fence_lines()
@@ -323,7 +328,10 @@ class _Check:
             self.placement(code, fence_cited)
         # Without citations, code is looked for only when an id or an escape outside every
         # marker needs it: a range overlaps a union of spans when it overlaps one of them.
-        self.references(merge([*((s, e) for s, e, _ in self.consumed), *foreign]), code)
+        # Sorted, they are disjoint walls (touching at most): the foreign spans lie between
+        # the consumed markers (an open START's glued word stops at the next START), and
+        # one foreign span ends where the next starts at the latest.
+        self.references(sorted([*map(_SPAN, self.consumed), *foreign]), code)
         return sorted(self.found, key=_ORDER)
 
     # -- markers that are not citations -------------------------------------------------
@@ -333,9 +341,8 @@ class _Check:
         spans of the markers the grammar did not consume (foreign families, unterminated
         STARTs with the word glued to them), which the id checks then skip."""
         text, parser = self.text, self.parser
-        for start, end, valid in self.consumed:
-            if valid:
-                continue
+        # The consumed markers that are not citations, picked in C (most are citations).
+        for start, end, _ in compress(self.consumed, map(not_, map(_THIRD, self.consumed))):
             inner = text.rfind(parser.start, start + 1, end)
             if inner > start:
                 # A START left open: the grammar read on to a later marker's STOP.
@@ -356,64 +363,51 @@ class _Check:
                 f"not a citation (empty, or an id the id rule refuses): {_show(text[start:end])}",
             )
         start_char, stop_char, delimiter = parser.start, parser.stop, parser.delimiter
-        # Runs of STARTs or DELIMITERs are one match each: a run outside every marker is
-        # reported in bulk (one diagnostic a character, built in C), not a character at a time.
-        runs = re.compile(
-            f"{re.escape(start_char)}+|{re.escape(stop_char)}|{re.escape(delimiter)}+"
-        )
-        consumed = iter(self.consumed)
-        span = next(consumed, None)
-        self.opened: int | None = None
-        self.foreign: list[tuple[int, int]] = []
-        for run in runs.finditer(text):
-            first, last = run.span()
-            while span is not None and span[1] <= first:
-                span = next(consumed, None)
-            if span is not None and span[0] < last:  # the run meets a consumed marker
-                for at in range(first, last):
-                    while span is not None and span[1] <= at:
-                        span = next(consumed, None)
-                    if span is not None and span[0] <= at < span[1]:
-                        if self.opened is not None:  # a consumed marker after an open START
-                            self.foreign.append(self.unterminated(self.opened))
-                            self.opened = None
-                        continue
-                    self.stray(text[at], at, at + 1)
-            else:
-                self.stray(text[first], first, last)
-        if self.opened is not None:
-            self.foreign.append(self.unterminated(self.opened))
-        return self.foreign
+        foreign: list[tuple[int, int]] = []
+        # The gaps between the markers that hold a marker character, found by the kernel,
+        # and each scanned by it (a Python step per marker or per stray character cost most
+        # of validate's time on thousands of them): raw findings, made diagnostics below.
+        raw: list[tuple[int, int, int]] = []
+        chars = start_char, stop_char, delimiter
+        for first, last, held in held_gaps(text, self.consumed, *chars):
+            strays(text, first, last, held, *chars, raw, foreign)
+        self.add_strays(raw)
+        return foreign
 
-    def stray(self, char: str, first: int, last: int) -> None:
-        """text[first:last], a run of `char` (a marker character) outside every marker."""
-        parser = self.parser
-        if char == parser.start:
-            if self.opened is not None:
-                self.foreign.append(self.unterminated(self.opened))
-            if last - first > 1:
-                # Each START but the last is followed by a START: left open, with no word
-                # glued to it.  Touching spans merge into one wall, so one span covers them.
-                self.add_run(
-                    "unterminated-marker", first, last - 1, "a START character that no STOP closes"
+    def add_strays(self, raw: list[tuple[int, int, int]]) -> None:
+        """The diagnostics of `strays`'s raw findings (kind, start, end), in order."""
+        add = self.add
+        for kind, start, end in raw:
+            count = end - start
+            if kind == UNTERMINATED:
+                add(
+                    "unterminated-marker",
+                    start,
+                    end,
+                    "a START character that no STOP closes"
+                    if count == 1
+                    else f"{count} START characters in a row that no STOP closes",
                 )
-                self.foreign.append((first, last - 1))
-            self.opened = last - 1
-        elif char == parser.stop:
-            if self.opened is None:
-                self.add("stray-stop", first, last, "a STOP character outside any marker")
+            elif kind == REFUSED:
+                add("invalid-marker", start, end, self.refused(start, end))
+            elif kind == STRAY_STOP:
+                add(
+                    "stray-stop",
+                    start,
+                    end,
+                    "a STOP character outside any marker"
+                    if count == 1
+                    else f"{count} STOP characters outside any marker",
+                )
             else:
-                self.foreign.append((self.opened, last))
-                self.add("invalid-marker", self.opened, last, self.refused(self.opened, last))
-                self.opened = None
-        elif self.opened is None:
-            self.add_run("stray-delimiter", first, last, "a DELIMITER character outside any marker")
-
-    def unterminated(self, at: int) -> tuple[int, int]:
-        """Report a START that nothing closes; returns the span of the START and the word
-        glued to it (its family and ids, reported with it rather than as bare ids)."""
-        self.add("unterminated-marker", at, at + 1, "a START character that no STOP closes")
-        return at, self.head.match(self.text, at + 1).end()  # type: ignore[union-attr]
+                add(
+                    "stray-delimiter",
+                    start,
+                    end,
+                    "a DELIMITER character outside any marker"
+                    if count == 1
+                    else f"{count} DELIMITER characters outside any marker",
+                )
 
     def refused(self, start: int, end: int) -> str:
         body = self.text[start + 1 : end - 1]
@@ -426,71 +420,96 @@ class _Check:
 
     # -- sources and locators ------------------------------------------------------------
 
-    def locate(self, citation: CitationSpan) -> None:
-        start, end = citation.start, citation.end
-        ids = list(dict.fromkeys(citation.source_ids))
+    def locate_all(self) -> None:
+        """The findings of each citation's ids and locator.  What they give depends on
+        nothing else: worked out once for each distinct pair (an answer cites the same few
+        sources again and again), as diagnostic rows without their place."""
+        located = self.located
+        append = self.found.append
+        for citation in self.citations:
+            key = citation.source_ids, citation.locator
+            rows = located.get(key)
+            if rows is None:
+                rows = located[key] = [
+                    (code, CODES[code], message) for code, message in self.locating(*key)
+                ]
+            if rows:
+                start, end = citation.start, citation.end
+                for row in rows:
+                    append(_new((*row, start, end)))
+
+    def locating(self, source_ids: tuple[str, ...], locator: str | None) -> list[tuple[str, str]]:
+        """The (code, message) findings of a citation of these ids and locator."""
+        found = []
+        ids = list(dict.fromkeys(source_ids))
         known: list[Source] = []
         for source_id in ids:
             source = None if self.sources is None else self.sources.get(source_id)
             if self.sources is not None and source is None:
-                self.add("unknown-source", start, end, f"{source_id!r} is not a known source")
+                found.append(("unknown-source", f"{source_id!r} is not a known source"))
             elif source is not None:
                 known.append(source)
-        locator = citation.locator
         if locator is None:
             needs_lines = self.sources is None or any(s.unit == "line" for s in known)
             if self.style == "tool-lines" and needs_lines:
-                self.add("locator-missing", start, end, "this style cites line ranges (L8-L13)")
-            return
+                found.append(("locator-missing", "this style cites line ranges (L8-L13)"))
+            return found
         if len(ids) > 1:
-            self.add(
-                "locator-ambiguous", start, end, f"{locator} follows {len(ids)} sources: which one?"
-            )
+            found.append(("locator-ambiguous", f"{locator} follows {len(ids)} sources: which one?"))
         if self.style in ("tool", "context"):
-            self.add("locator-unexpected", start, end, f"this style cites ids only, not {locator}")
+            found.append(("locator-unexpected", f"this style cites ids only, not {locator}"))
         else:
             for source in known:
                 if source.unit != "line":
-                    self.add(
-                        "locator-unexpected",
-                        start,
-                        end,
-                        f"{source.id!r} is a {source.unit}: it is cited by id alone",
+                    found.append(
+                        (
+                            "locator-unexpected",
+                            f"{source.id!r} is a {source.unit}: it is cited by id alone",
+                        )
                     )
         lines = parse_locator(locator)
         if lines is None:
-            return
+            return found
         first, last = lines
         if first == 0 or last == 0:
-            self.add("locator-zero", start, end, f"{locator}: lines are numbered from L1")
+            found.append(("locator-zero", f"{locator}: lines are numbered from L1"))
         elif last < first:
-            self.add("locator-reversed", start, end, f"{locator} ends before it starts")
+            found.append(("locator-reversed", f"{locator} ends before it starts"))
         else:
             for source in known:
                 if source.unit == "line" and last > len(source.lines):
                     shown = f"L1-L{len(source.lines)}" if source.lines else "no lines"
-                    self.add(
-                        "locator-out-of-range",
-                        start,
-                        end,
-                        f"{locator} is past the end of {source.id!r} ({shown})",
+                    found.append(
+                        (
+                            "locator-out-of-range",
+                            f"{locator} is past the end of {source.id!r} ({shown})",
+                        )
                     )
+        return found
 
     # -- placement -------------------------------------------------------------------------
 
-    def by_line(self, citations: list[CitationSpan]) -> dict[int, list[int]]:
-        """line number -> the indexes into `citations` of those that start on it, in order."""
-        starts = [start for start, _ in self.lines]
-        grouped: dict[int, list[int]] = {}
-        for index, citation in enumerate(citations):
-            grouped.setdefault(bisect_right(starts, citation.start) - 1, []).append(index)
-        return grouped
+    def lines_cited(self) -> list[int]:
+        """1 + the line of each citation (ascending, as the citations)."""
+        if self.citation_lines is None:
+            # Found in C (bisect mapped over the starts).
+            starts = map(attrgetter("start"), self.citations)
+            self.citation_lines = list(map(bisect_right, repeat(self.line_starts), starts))
+        return self.citation_lines
 
     def fence_lines(self) -> set[int]:
         """Indexes of citations on the line of a code fence (reported here)."""
         cited = set()
-        for line, indexes in self.by_line(self.citations).items():
-            line_start, line_end = self.lines[line]
+        text = self.text
+        lines = self.lines_cited()
+        for line in dict.fromkeys(lines):  # each line with a citation once, in order
+            line_start, line_end = self.lines[line - 1]
+            # A fence needs three backticks or tildes: a line with neither is none.
+            fenced = text.find("`", line_start, line_end) >= 0
+            if not (fenced or text.find("~", line_start, line_end) >= 0):
+                continue
+            # The citations on it (the lines ascend with them): looked up for these only.
+            indexes = range(bisect_left(lines, line), bisect_right(lines, line))
             bare = without(self.text, line_start, line_end, self.consumed)
             before = without(self.text, line_start, self.citations[indexes[0]].start, self.consumed)
             if FENCE_LINE.fullmatch(bare) and FENCE_LINE.match(before):
@@ -510,31 +529,36 @@ class _Check:
         the model meant them and the rest of the answer is not taken for code."""
         if not fence_cited:
             return self.text
-        chars = list(self.text)
-        for index in fence_cited:
+        pieces: list[str] = []
+        at = 0
+        for index in sorted(fence_cited):
             citation = self.citations[index]
-            chars[citation.start : citation.end] = " " * (citation.end - citation.start)
-        return "".join(chars)
+            pieces += (self.text[at : citation.start], " " * (citation.end - citation.start))
+            at = citation.end
+        pieces.append(self.text[at:])
+        return "".join(pieces)
 
     def placement(self, code: list[tuple[int, int]], fence_cited: set[int]) -> None:
         outside = []
-        for index, citation in enumerate(self.citations):
+        outside_indexes = []
+        # 1 + the index of the last code span that starts at or before each citation, found
+        # in C; the citation is in code when that span reaches its end.
+        code_starts = list(map(_FIRST, code))
+        append = self.found.append
+        last_code = map(bisect_right, repeat(code_starts), map(attrgetter("start"), self.citations))
+        for index, (citation, after) in enumerate(zip(self.citations, last_code, strict=True)):
             if index in fence_cited:
                 continue
-            if inside(code, citation.start, citation.end):
-                self.add(
-                    "citation-in-code",
-                    citation.start,
-                    citation.end,
-                    "a citation inside code is shown as text, not as a citation",
-                )
+            if after and citation.end <= code[after - 1][1]:
+                append(_new((*_IN_CODE, citation.start, citation.end)))
             else:
                 outside.append(citation)
+                outside_indexes.append(index)
         # Emphasis needs a `*` or `_` run: without one (or without a citation to check)
         # the CommonMark pass would find nothing.
         wanted = outside and ("*" in self.text or "_" in self.text)
         emphasized = emphasis(self.text, code, self.consumed) if wanted else []
-        for citation in outside:
+        for citation in outside if emphasized else ():
             if inside(emphasized, citation.start, citation.end):
                 self.add(
                     "citation-in-emphasis",
@@ -543,25 +567,27 @@ class _Check:
                     "a citation inside bold or italics: put it after the closing delimiter",
                 )
         self.punctuation(outside)
-        self.alone(outside)
+        self.alone(outside_indexes)
         self.grouped(outside)
 
     def punctuation(self, citations: list[CitationSpan]) -> None:
         text = self.text
+        count, size = len(citations), len(text)
         index = 0
-        while index < len(citations):
+        while index < count:
             first = citations[index]
             last = first
-            while index + 1 < len(citations):
-                between = text[last.end : citations[index + 1].start]
-                if between.strip(" \t"):
+            while index + 1 < count:
+                # Something other than blanks between them (looked for, not sliced out: the
+                # text between two citations is mostly a whole sentence).
+                if _NOT_BLANK(text, last.end, citations[index + 1].start):
                     break
                 index += 1
                 last = citations[index]
             after = last.end
-            while after < len(text) and text[after] in " \t":
+            while after < size and text[after] in " \t":
                 after += 1
-            if after < len(text) and text[after] in _PUNCTUATION:
+            if after < size and text[after] in _PUNCTUATION:
                 self.add(
                     "citation-before-punctuation",
                     first.start,
@@ -570,10 +596,23 @@ class _Check:
                 )
             index += 1
 
-    def alone(self, citations: list[CitationSpan]) -> None:
-        for line, indexes in self.by_line(citations).items():
-            found = [citations[index] for index in indexes]
-            line_start, line_end = self.lines[line]
+    def alone(self, outside: list[int]) -> None:
+        """citation-alone for the citations of these indexes (those outside code)."""
+        text, consumed, citations = self.text, self.consumed, self.citations
+        # The citations of each line, grouped (the lines ascend with them; no dict of them:
+        # only the first and the last are read).
+        for line, group in groupby(outside, self.lines_cited().__getitem__):
+            indexes = list(group)
+            found = (citations[indexes[0]], citations[indexes[-1]])
+            line_start, line_end = self.lines[line - 1]
+            # The usual line has text at an end of what stands before its first citation: a
+            # character that is neither white space, punctuation nor a digit is no filler,
+            # and no list bullet or quote sign can hide it, so the line is not alone.
+            before = text[line_start : found[0].start].strip()
+            if before and (_text_char(before[0]) or _text_char(before[-1])):
+                at = bisect_left(consumed, (line_start, -1, False))
+                if consumed[at][0] == found[0].start:  # no marker before the first citation
+                    continue
             rest = without(self.text, line_start, line_end, self.consumed)
             rest = rest[LIST_OR_QUOTE.match(rest).end() :]  # type: ignore[union-attr]
             if _filler(rest):
@@ -624,27 +663,81 @@ class _Check:
             ids += "|(?:" + "|".join(map(re.escape, extra)) + f")(?!{SOURCE_ID_CHAR})"
         glued = rf"(?:(?:{family})|(?<!{SOURCE_ID_CHAR}))"
         pattern = re.compile(rf"{glued}(?:{ids})(?:{ids}|{LOCATOR})*")
-        for found in pattern.finditer(self.text):
-            if self.walled(walls, code, found.start(), found.end()):
+        if extra or any("turn" in name for name in families):
+            found = list(pattern.finditer(self.text))
+        else:
+            found = self.turn_ids(pattern, families, walls)
+        for match in found:
+            if self.walled(walls, code, match.start(), match.end()):
                 continue
-            written = found.group()
+            written = match.group()
             message = (
                 f"the reference id {written!r} is written outside a citation marker"
                 if re.fullmatch(f"(?:{ids})", written)
                 else f"{written!r} looks like a citation that lost its marker characters"
             )
-            self.add("bare-reference", found.start(), found.end(), message)
+            self.add("bare-reference", match.start(), match.end(), message)
         characters = {*MARKER_CHARS, self.parser.start}
         characters |= {self.parser.delimiter, self.parser.stop}
         escapes = "|".join(f"{ord(c):04x}" for c in sorted(characters))
-        for found in re.finditer(rf"\\u(?:{escapes})", self.text, re.IGNORECASE):
-            if not self.walled(walls, code, found.start(), found.end()):
+        escape = re.compile(rf"\\u(?:{escapes})", re.IGNORECASE).match
+        text = self.text
+        # Every escape starts with a backslash: found with str.find, the pattern matched
+        # only there (a regex search tries every character, tens of times slower).
+        at = text.find("\\")
+        while at >= 0:
+            escaped = escape(text, at)
+            if escaped is not None and not self.walled(walls, code, at, escaped.end()):
                 self.add(
                     "escaped-marker",
-                    found.start(),
-                    found.end(),
-                    f"{found.group()} is an escape, not the marker character it names",
+                    at,
+                    escaped.end(),
+                    f"{escaped.group()} is an escape, not the marker character it names",
                 )
+            at = text.find("\\", at + 1)
+
+    def turn_ids(
+        self, pattern: re.Pattern[str], families: set[str], walls: list[tuple[int, int]]
+    ) -> list[re.Match[str]]:
+        """`pattern.finditer(text)` for a pattern whose ids all start with "turn": every
+        match starts at a "turn" or at a family glued to one, so the pattern is matched at
+        those places only, found with str.find (its lookbehind makes a regex search try
+        every character, tens of times slower).  Matches do not overlap, as finditer's.
+
+        The places are tried leftmost first as long as no family holds "turn" (the caller
+        checks): a family glued to a later "turn" then ends before an earlier one.
+
+        Only the matches outside `walls` are returned (the markers, whose ids are no
+        finding): a "turn" inside one is skipped with the rest of it.  A match from inside
+        a wall would end inside it too, so skipping it changes no later match: every wall
+        ends with a marker character or before white space or one (a marker's STOP, a run
+        of STARTs, an open START's glued word), none of which a match can hold."""
+        text = self.text
+        glued = sorted({len(family) for family in families if family}, reverse=True)
+        found: list[re.Match[str]] = []
+        done = 0  # where the last match ends: finditer goes on from there
+        # The "turn"s inside walls skipped by the kernel (thousands of open STARTs' glued
+        # words cost a Python step each otherwise); wall: the first that does not end at or
+        # before `at`.
+        at, wall = next_outside(text, "turn", 0, walls, 0)
+        while at >= 0:
+            # The places a match through this "turn" can start, leftmost first.
+            for size in glued:
+                start = at - size
+                if start >= max(done, 0) and text[start:at] in families:
+                    match = pattern.match(text, start)
+                    if match is not None:
+                        found.append(match)
+                        done = match.end()
+                        break
+            else:
+                if at >= done:
+                    match = pattern.match(text, at)
+                    if match is not None:
+                        found.append(match)
+                        done = match.end()
+            at, wall = next_outside(text, "turn", max(at + 1, done), walls, wall)
+        return found
 
     def walled(
         self, walls: list[tuple[int, int]], code: list[tuple[int, int]] | None, start: int, end: int
@@ -662,6 +755,11 @@ class _Check:
 
 def _show(raw: str) -> str:
     return repr(raw if len(raw) <= 60 else raw[:57] + "...")
+
+
+def _text_char(char: str) -> bool:
+    """Neither white space, punctuation, nor a digit (what a list bullet may hold)."""
+    return not (char.isspace() or char.isdecimal() or is_punctuation(char))
 
 
 def _filler(text: str) -> bool:

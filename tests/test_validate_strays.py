@@ -1,0 +1,200 @@
+"""`strays`, the kernel scan of validate's stray marker characters (the `_commonmark_c` /
+`_commonmark_py` pair): the same raw findings and foreign spans on both implementations, and
+as a straightforward character-by-character reading of the rules (the oracle below)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from citemark import Parser
+from citemark import _commonmark_py as twin
+from citemark._select import load
+
+S, E, D = "\ue200", "\ue201", "\ue202"
+
+
+def oracle(
+    text: str, first: int, last: int, held: int
+) -> tuple[list[tuple[int, int, int]], list[tuple[int, int]]]:
+    """One character at a time: a run of one marker character at a time (of the kinds
+    `held` names); a START opens (the one before it, still open, is unterminated with the
+    word glued to it), a STOP closes an open START as a refused marker and is stray
+    otherwise, a DELIMITER is stray unless a START is open; one left open at the end is
+    unterminated."""
+    looked = {S: held & 1, E: held & 2, D: held & 4}
+    found: list[tuple[int, int, int]] = []
+    foreign: list[tuple[int, int]] = []
+    opened, opened_from = -1, 0
+
+    def close() -> None:
+        found.append((twin.UNTERMINATED, opened_from, opened + 1))
+        word = opened + 1
+        while word < len(text) and not (text[word].isspace() or text[word] in (S, E)):
+            word += 1
+        foreign.append((opened, word))
+
+    at = first
+    while at < last:
+        char = text[at]
+        if not looked.get(char):
+            at += 1
+            continue
+        end = at
+        while end < last and text[end] == char:
+            end += 1
+        if char == S:
+            if opened >= 0:
+                close()
+            if end - at > 1:
+                foreign.append((at, end - 1))
+            opened, opened_from = end - 1, at
+        elif char == E:
+            stray = at
+            if opened >= 0:
+                if opened_from < opened:
+                    found.append((twin.UNTERMINATED, opened_from, opened))
+                foreign.append((opened, at + 1))
+                found.append((twin.REFUSED, opened, at + 1))
+                opened = -1
+                stray = at + 1
+            if stray < end:
+                found.append((twin.STRAY_STOP, stray, end))
+        elif opened < 0:
+            found.append((twin.STRAY_DELIMITER, at, end))
+        at = end
+    if opened >= 0:
+        close()
+    return found, foreign
+
+
+TEXTS = st.lists(
+    st.sampled_from([S, E, D, S * 3, E * 2, D * 3, "cite", "turn0", " ", "\n", "\u3000", "x"])
+).map("".join)
+
+
+@given(TEXTS, st.integers(0, 4), st.integers(0, 4), st.integers(0, 7))
+def test_strays_match_the_oracle(
+    implementation: str, text: str, cut: int, trim: int, held: int
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    first = min(cut, len(text))
+    last = max(first, len(text) - trim)
+    # held names at least the characters the gap holds (validate's promise), maybe more.
+    held |= sum(bit for bit, char in ((1, S), (2, E), (4, D)) if char in text[first:last])
+    found: list[tuple[int, int, int]] = []
+    foreign: list[tuple[int, int]] = []
+    kernel.strays(text, first, last, held, S, E, D, found, foreign)
+    assert (found, foreign) == oracle(text, first, last, held)
+
+
+def test_strays_on_thousands_of_open_starts(implementation: str) -> None:
+    text = f"{S}cite{D}turn0search0 " * 3000 + f"{S}{S}x{E}{E}{D}"
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    found: list[tuple[int, int, int]] = []
+    foreign: list[tuple[int, int]] = []
+    kernel.strays(text, 0, len(text), 7, S, E, D, found, foreign)
+    assert (found, foreign) == oracle(text, 0, len(text), 7)
+    assert len(found) == 3000 + 4
+
+
+@pytest.mark.c_extension
+def test_strays_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    good: list[object] = ["ab", 0, 2, 7, S, E, D, [], []]
+    names = ["text", "first", "last", "held", "start_char", "stop_char", "delimiter"]
+    names += ["found", "foreign"]
+    for index, bad in enumerate([b"ab", "0", 2.0, None, 1, None, b"x", (), {}]):
+        args = [*good]
+        args[index] = bad
+        with pytest.raises(TypeError, match=names[index]):
+            kernel.strays(*args)
+    for first, last in [(-1, 1), (2, 1), (0, 3)]:
+        with pytest.raises(ValueError, match=r"first|last"):
+            kernel.strays("ab", first, last, 7, S, E, D, [], [])
+    with pytest.raises(ValueError, match="start_char"):
+        kernel.strays("ab", 0, 2, 7, "", E, D, [], [])
+
+
+def outside_oracle(
+    text: str, needle: str, at: int, walls: list[tuple[int, int]]
+) -> tuple[int, int]:
+    """Every place of needle from `at` on, in order, the first not inside a wall; with the
+    first wall that does not end at or before it (all walls passed when none is found)."""
+    for place in range(at, len(text) - len(needle) + 1):
+        if text.startswith(needle, place) and not any(s <= place < e for s, e in walls):
+            return place, next((i for i, (_, e) in enumerate(walls) if e > place), len(walls))
+    return -1, -1
+
+
+@given(
+    st.lists(st.sampled_from(["turn", "tu", "rn", "x", " "])).map("".join),
+    st.lists(st.integers(0, 40), max_size=10),
+    st.integers(0, 45),
+)
+def test_next_outside_matches_the_oracle(
+    implementation: str, text: str, cuts: list[int], at: int
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    points = sorted(set(cuts))
+    walls = list(zip(points[::2], points[1::2], strict=False))  # sorted, disjoint
+    place, wall = kernel.next_outside(text, "turn", at, walls, 0)
+    assert (place, wall) == twin.next_outside(text, "turn", at, walls, 0)
+    expected_place, expected_wall = outside_oracle(text, "turn", at, walls)
+    assert place == expected_place
+    if place >= 0:
+        assert wall == expected_wall
+
+
+@pytest.mark.c_extension
+def test_next_outside_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    good: list[object] = ["turn", "turn", 0, [(1, 2)], 0]
+    for index, (bad, name) in enumerate(
+        [(b"x", "text"), (None, "needle"), ("0", "at"), ((), "walls"), (None, "wall")]
+    ):
+        args = [*good]
+        args[index] = bad
+        with pytest.raises(TypeError, match=name):
+            kernel.next_outside(*args)
+    with pytest.raises(TypeError, match="walls"):
+        kernel.next_outside("a turn", "turn", 0, [(0, 1, 2)], 0)
+    with pytest.raises(TypeError, match="walls"):
+        kernel.next_outside("a turn", "turn", 0, [(0, "1")], 0)
+
+
+@given(TEXTS)
+def test_held_gaps_match_the_oracle(implementation: str, text: str) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    consumed = [(start, end, ok) for start, end, ok in Parser().spans(text)]
+    got = kernel.held_gaps(text, consumed, S, E, D)
+    assert got == twin.held_gaps(text, consumed, S, E, D)
+    # The straightforward reading: every gap, the characters it holds.
+    bounds = [0, *(edge for start, end, _ in consumed for edge in (start, end)), len(text)]
+    expected = []
+    for first, last in zip(bounds[::2], bounds[1::2], strict=True):
+        gap = text[first:last]
+        held = sum(bit for bit, char in ((1, S), (2, E), (4, D)) if char in gap)
+        if held:
+            expected.append((first, last, held))
+    assert got == expected
+
+
+@pytest.mark.c_extension
+def test_held_gaps_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    for args, name in [
+        ((b"a", [], S, E, D), "text"),
+        (("a", (), S, E, D), "consumed"),
+        (("a", [(0, 1)], S, E, D), "consumed"),
+        (("a", [(0, "1", True)], S, E, D), "consumed"),
+        (("a", [], 1, E, D), "start_char"),
+        (("a", [], S, None, D), "stop_char"),
+        (("a", [], S, E, b"x"), "delimiter"),
+    ]:
+        with pytest.raises(TypeError, match=name):
+            kernel.held_gaps(*args)
+    for consumed in [[(2, 3, True)], [(1, 0, True)], [(0, 1, True), (0, 1, False)]]:
+        with pytest.raises(ValueError, match="consumed"):
+            kernel.held_gaps("a", consumed, S, E, D)
