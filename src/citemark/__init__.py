@@ -30,7 +30,8 @@ Module map (start reading at `_grammar`, then `_scan_py`, then `parser`):
     _clean_py.py   clean's scan and cut, pure Python
     _clean_c.pyx   clean's scan and cut, compiled: the same functions
     _commonmark.py where CommonMark puts code (containers, fences, indented, inline)
-    _commonmark_py.py  its hot loops (backtick runs, code span pairing), pure Python
+    _commonmark_py.py  its whole-text scan, backtick runs and pairing, and validate's scans
+                       (strays, gaps, line spans), pure Python
     _commonmark_c.pyx  the same, compiled: the same functions
     render.py      citations as numbered links, footnotes or HTML
     sources.py     citable sources, their ids (`Registry`) and how the model is shown them
