@@ -429,6 +429,15 @@ cdef struct Out:
     char* data
     Py_ssize_t size
     Py_ssize_t capacity
+    bint fixed  # data is a bytes object's buffer: it can never be grown
+
+
+cdef inline Out _empty_out() noexcept nogil:
+    cdef Out out
+    out.data = NULL
+    out.size = out.capacity = 0
+    out.fixed = False
+    return out
 
 
 cdef int _reserve(Out* out, Py_ssize_t extra) except -1 nogil:
@@ -436,6 +445,9 @@ cdef int _reserve(Out* out, Py_ssize_t extra) except -1 nogil:
     cdef char* grown
     if wanted <= out.capacity:
         return 0
+    if out.fixed:  # the writer's proof that it fits failed: an error, never a realloc
+        with gil:
+            raise SystemError("output past its fixed buffer")
     wanted = max(wanted, 2 * out.capacity, 4096)
     grown = <char*>realloc(out.data, wanted)
     if grown == NULL:
@@ -784,6 +796,16 @@ cdef struct BadLine:
     Py_ssize_t b
 
 
+cdef inline int _put_bad(Out* bads, Py_ssize_t index, Py_ssize_t code, Py_ssize_t a,
+                         Py_ssize_t b) except -1 nogil:
+    cdef BadLine bad
+    bad.index = index
+    bad.code = code
+    bad.a = a
+    bad.b = b
+    return _put(bads, <const char*>&bad, sizeof(BadLine))
+
+
 cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, const Rules* rules,
                      bint start_only, bint skip_bad, Out* out, Out* holes, Out* bads,
                      Py_ssize_t* counts) except -1 nogil:
@@ -794,7 +816,6 @@ cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, con
     cdef int code
     cdef const unsigned char* newline
     cdef Hole hole
-    cdef BadLine bad
     cdef Matches matches
     init_matches(&matches)
     try:
@@ -831,11 +852,7 @@ cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, con
                 elif code == NULL_TEXT:
                     counts[0] += 1
                 else:  # a bad line: out with its newline
-                    bad.index = index
-                    bad.code = code
-                    bad.a = a
-                    bad.b = b
-                    _put(bads, <const char*>&bad, sizeof(BadLine))
+                    _put_bad(bads, index, code, a, b)
                     _put(out, <const char*>s + copied, i - copied)
                     copied = min(end + 1, n)
                     if not skip_bad:
@@ -868,11 +885,10 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
     cdef PyObject* result = _new_bytes(NULL, n)
     if result == NULL:
         raise MemoryError()
+    out = holes = bads = whole = _empty_out()
     out.data = PyBytes_AS_STRING(<object>result)
     out.capacity = n
-    holes.data = bads.data = whole.data = NULL
-    out.size = holes.size = holes.capacity = 0
-    bads.size = bads.capacity = whole.size = whole.capacity = 0
+    out.fixed = True
     counts[0] = counts[1] = 0
     try:
         with nogil:
@@ -1025,8 +1041,7 @@ def citation_lines(str file not None, list rows not None, list citations not Non
     for row in rows:
         if type(row) is not int:
             raise TypeError(f"rows must hold int, not {type(row).__name__}")
-    out.data = NULL
-    out.size = out.capacity = 0
+    out = _empty_out()
     try:
         for i in range(len(rows)):
             _put_line(&out, file, rows[i], citations[i])
@@ -1182,9 +1197,7 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
         head_size = PyBytes_GET_SIZE(head)
     except UnicodeEncodeError:  # a lone surrogate: every line is written by `_put_line`
         pass
-    out.data = holes.data = bads.data = whole.data = NULL
-    out.size = out.capacity = holes.size = holes.capacity = 0
-    bads.size = bads.capacity = whole.size = whole.capacity = 0
+    out = holes = bads = whole = _empty_out()
     counts[0] = counts[1] = 0
     try:
         if grammar != NULL:
@@ -1244,7 +1257,6 @@ cdef int _extract_pass(const unsigned char* s, Py_ssize_t n, const Path* path,
     cdef int code, what
     cdef const unsigned char* newline
     cdef Hole hole
-    cdef BadLine bad
     cdef Matches matches
     init_matches(&matches)
     try:
@@ -1286,11 +1298,7 @@ cdef int _extract_pass(const unsigned char* s, Py_ssize_t n, const Path* path,
                             _put_raw_citations(out, s, start, token_end, rules, &matches, names)
                         _put(out, b"}\n", 2)
                 else:
-                    bad.index = index
-                    bad.code = code
-                    bad.a = a
-                    bad.b = b
-                    _put(bads, <const char*>&bad, sizeof(BadLine))
+                    _put_bad(bads, index, code, a, b)
                     if not skip_bad:
                         break
             index += 1
