@@ -454,19 +454,12 @@ class FullWalk(CodeScanner):
 def test_line_shortcuts_give_the_full_walk(text: str) -> None:
     # CodeScanner.line decides the common lines (plain text, fenced code outside containers,
     # an empty line in a list) without the container walk: the walls are those of the walk.
-    scanner = FullWalk(text)
-    start = 0
-    for line_end in LINE_BREAK_RE.finditer(text):
-        scanner.line(start, line_end.start())
-        start = line_end.end()
-    if start < len(text):
-        scanner.line(start, len(text))
-    scanner.finish()
-    assert code_walls(text) == scanner.walls
+    assert_bulk_is_line_by_line(text, FullWalk(text))
 
 
-def assert_bulk_is_line_by_line(text: str) -> None:
-    scanner = CodeScanner(text)
+def assert_bulk_is_line_by_line(text: str, scanner: CodeScanner | None = None) -> None:
+    """code_walls(text) is what `scanner` (a CodeScanner by default) finds fed line by line."""
+    scanner = CodeScanner(text) if scanner is None else scanner
     start = 0
     for line_end in LINE_BREAK_RE.finditer(text):
         scanner.line(start, line_end.start())
