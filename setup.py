@@ -95,7 +95,7 @@ def extensions():
     clean = Extension(
         "citemark._clean_c",
         ["src/citemark/_clean_c.pyx"],
-        depends=["src/citemark/_simd.h"],
+        depends=["src/citemark/_simd.h", "src/citemark/_grammar_c.pxi", "src/citemark/_clean_core.pxi"],
         extra_compile_args=flags,
     )
     # citemark's JSONL path: validate a line, find the value at a path and strip or extract
