@@ -64,6 +64,9 @@ for _i in range(256):
 # The one C grammar of the markers (read-only here, as in `_arrow_c`): extract scans a raw
 # UTF-8 token with it, as `_arrow_c` scans an Arrow row.  It also picks the vector path once.
 include "_grammar_c.pxi"
+# The clean core over the same units: `clean_lines` cleans a token's UTF-8 bytes with it, the
+# very code `_clean_c` runs on a str.
+include "_clean_core.pxi"
 
 cdef extern from "Python.h":
     PyObject* _new_bytes "PyBytes_FromStringAndSize"(const char* data, Py_ssize_t size)
@@ -477,11 +480,18 @@ cdef int _put_int(Out* out, object number) except -1:
 
 
 cdef int _put_string(Out* out, str text) except -1:
-    """`text` as a JSON string, as json.dumps(ensure_ascii=False) writes it, in UTF-8: its
-    UTF-8 bytes in runs between the bytes to escape (found 16 a step)."""
-    cdef Py_ssize_t size, i = 0, j
+    """`text` as a JSON string, as json.dumps(ensure_ascii=False) writes it, in UTF-8."""
+    cdef Py_ssize_t size
     # raises UnicodeEncodeError on a lone surrogate
     cdef const unsigned char* utf8 = <const unsigned char*>PyUnicode_AsUTF8AndSize(text, &size)
+    return _put_utf8_string(out, utf8, size)
+
+
+cdef int _put_utf8_string(Out* out, const unsigned char* utf8, Py_ssize_t size) except -1 nogil:
+    """The text of the UTF-8 bytes utf8[:size] as a JSON string, as
+    json.dumps(ensure_ascii=False) writes it: its bytes in runs between the bytes to escape
+    (found 16 a step)."""
+    cdef Py_ssize_t i = 0, j
     cdef unsigned char c
     cdef char escape[8]
     _reserve(out, size + 2)
@@ -782,6 +792,17 @@ def map_lines(bytes data not None, tuple path not None, object many not None, bi
     return _strip_lines(data, path, many, skip_bad, False, None)
 
 
+def clean_lines(bytes data not None, tuple path not None, object many not None, bint skip_bad):
+    """`map_lines(data, path, many, skip_bad)` for `many` = `citemark.clean.clean_many` with
+    its default options, with most texts cleaned here, on their UTF-8 bytes, by the core of
+    `_clean_c` (`_clean_core.pxi`), in the pass without the GIL: a text without a marker
+    character is kept as it is, and a text with one is unescaped, cut and written back as
+    `map_lines` writes it.  `many` gets only the texts the pass leaves (see
+    `_clean_token`): a \\u escape next to a marker, markers maybe in Markdown code, titled
+    families, entity bodies that are not plain."""
+    return _strip_lines(data, path, many, skip_bad, False, None, True)
+
+
 cdef struct Hole:  # a token `many` reads, and where its result goes in the output
     Py_ssize_t at
     Py_ssize_t start  # -1: a null text (extract)
@@ -806,14 +827,107 @@ cdef inline int _put_bad(Out* bads, Py_ssize_t index, Py_ssize_t code, Py_ssize_
     return _put(bads, <const char*>&bad, sizeof(BadLine))
 
 
+cdef struct Cleaner:  # what the clean pass reuses from token to token
+    char* text  # the token's text: its bytes, two-byte escapes unescaped
+    char* result  # the clean text
+    Py_ssize_t capacity  # of each
+    Tokens tokens
+    Join join
+
+
+cdef enum:
+    # What `_clean_token` did with a token.
+    KEPT = 0  # it holds no marker character: clean gives it back as it is
+    CLEANED = 1  # the clean text is cleaner.result[:cleaner.join.out.length]
+    LEFT = 2  # for `many`: a \\u escape, Markdown code, a titled family, an entity name
+
+
+cdef inline unsigned int _hex4(const unsigned char* s) noexcept nogil:
+    """The value of 4 hex digits (checked by the walk)."""
+    cdef unsigned int value = 0, c
+    cdef int k
+    for k in range(4):
+        c = s[k] | 0x20  # a letter in lower case; a digit stays a digit
+        value = (value << 4) | (c - 48 if c <= 57 else c - 87)
+    return value
+
+
+cdef int _room(Cleaner* cleaner, Py_ssize_t size) except -1 nogil:
+    """Both buffers of cleaner at least size bytes long."""
+    cdef void* grown
+    if cleaner.capacity >= size:
+        return 0
+    size = max(size, 2 * cleaner.capacity)
+    grown = realloc(cleaner.text, size)
+    if grown != NULL:
+        cleaner.text = <char*>grown
+        grown = realloc(cleaner.result, size)
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    cleaner.result = <char*>grown
+    cleaner.capacity = size
+    return 0
+
+
+cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                      Cleaner* cleaner) except -1 nogil:
+    """clean (default options) of the string token s[start:end], on its UTF-8 bytes: KEPT,
+    CLEANED or LEFT.  A \\u escape is never decoded here: with a marker character (raw, or a
+    \\u escape that spells one) the token is LEFT; so are the texts whose markers may be in
+    Markdown code (hint 3: the walls are found in Python) and what `cut` leaves to Python."""
+    cdef Py_ssize_t i = start + 1, stop = end - 1, size = 0, j, n
+    cdef const unsigned char* slash = <const unsigned char*>memchr(s + i, 92, stop - i)
+    cdef const utf8_t* text = <const utf8_t*>s + i
+    cdef int found
+    if find_special(text, 0, stop - i) < 0:
+        # No marker character but in a \\u escape: clean gives the text back as it is.
+        while slash != NULL:
+            j = slash - s
+            if s[j + 1] == 117:  # \\u and 4 hex digits (the token is valid JSON)
+                if is_special(_hex4(s + j + 2)):
+                    return LEFT
+                j += 6
+            else:
+                j += 2
+            slash = <const unsigned char*>memchr(s + j, 92, stop - j) if j < stop else NULL
+        return KEPT
+    _room(cleaner, stop - i)  # the cut's output is never longer than its text
+    n = stop - i
+    if slash != NULL:
+        # Unescape into cleaner.text (as `_text` does), the runs between escapes copied.
+        while True:
+            j = stop if slash == NULL else slash - s
+            memcpy(cleaner.text + size, s + i, j - i)
+            size += j - i
+            if slash == NULL:
+                break
+            if s[j + 1] == 117:
+                return LEFT
+            cleaner.text[size] = UNESCAPE[s[j + 1]]  # a valid escape: s[j + 1] < 128
+            size += 1
+            i = j + 2
+            slash = <const unsigned char*>memchr(s + i, 92, stop - i) if i < stop else NULL
+        text = cleaner.text
+        n = size
+    if hints_units(text, n) == 3:
+        return LEFT
+    start_join(&cleaner.join, cleaner.result, 1, True)
+    found = cut(text, n, NULL, 0, True, &cleaner.tokens, &cleaner.join)
+    if found == CUT_DONE:
+        return CLEANED
+    return KEPT if found == CUT_NONE else LEFT
+
+
 cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, const Rules* rules,
-                     bint start_only, bint skip_bad, Out* out, Out* holes, Out* bads,
-                     Py_ssize_t* counts) except -1 nogil:
+                     bint start_only, Cleaner* cleaner, bint skip_bad, Out* out, Out* holes,
+                     Out* bads, Py_ssize_t* counts) except -1 nogil:
     """The lines of s[:n] into out, but for the tokens left to `many` (holes) and the bad
-    lines (bads); counts[0] = good lines, counts[1] = blank ones."""
+    lines (bads); counts[0] = good lines, counts[1] = blank ones.  With a cleaner, each
+    token is cleaned here (`_clean_token`) unless it is LEFT to `many`."""
     cdef Py_ssize_t i = 0, end, index = 0, copied = 0, stop = n, start, token_end, k, a, b
     cdef Py_ssize_t inner
-    cdef int code
+    cdef int code, what
     cdef const unsigned char* newline
     cdef Hole hole
     cdef Matches matches
@@ -830,7 +944,17 @@ cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, con
                     counts[0] += 1
                     start = i + a
                     token_end = i + b
-                    if not start_only or _may_hold_start(s, start, token_end):
+                    what = LEFT if cleaner == NULL else _clean_token(s, start, token_end,
+                                                                     cleaner)
+                    if what == CLEANED:
+                        _put(out, <const char*>s + copied, start - copied)
+                        # Never longer than the token: its characters are a subsequence of
+                        # the token's, which has no \\u escape (each is written in as many
+                        # bytes as there, or fewer: "\\/" as "/").
+                        _put_utf8_string(out, <const unsigned char*>cleaner.result,
+                                         cleaner.join.out.length)
+                        copied = token_end
+                    elif what == LEFT and (not start_only or _may_hold_start(s, start, token_end)):
                         if rules != NULL and _raw_ok(s, start, token_end, rules):
                             inner = start + 1
                             matches.count = 0
@@ -868,7 +992,7 @@ cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, con
 
 
 cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint start_only,
-                        _Rules rules):
+                        _Rules rules, bint clean=False):
     cdef _PathKeys keys = _path_keys(path)
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data), k, copied = 0, mark, n_holes
@@ -878,6 +1002,7 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
     cdef const Hole* hole
     cdef const BadLine* bad
     cdef list texts = [], bad_lines = []
+    cdef Cleaner cleaner
     # The output of the pass is never longer than the input (it copies input bytes, less the
     # markers cut out and the tokens left to `many`): it is written straight into a bytes
     # object of the input's size, shrunk at the end, so a long line costs twice its size,
@@ -890,10 +1015,13 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
     out.capacity = n
     out.fixed = True
     counts[0] = counts[1] = 0
+    cleaner.text = cleaner.result = NULL
+    cleaner.capacity = 0
+    init_tokens(&cleaner.tokens)
     try:
         with nogil:
-            _strip_pass(s, n, &keys.path, grammar, start_only, skip_bad, &out, &holes, &bads,
-                        counts)
+            _strip_pass(s, n, &keys.path, grammar, start_only, &cleaner if clean else NULL,
+                        skip_bad, &out, &holes, &bads, counts)
         for k in range(bads.size // <Py_ssize_t>sizeof(BadLine)):
             bad = &(<const BadLine*>bads.data)[k]
             bad_lines.append((bad.index, bad.code, bad.a, bad.b))
@@ -933,6 +1061,9 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
         return PyBytes_FromStringAndSize(whole.data, whole.size), counts[0], counts[1], bad_lines
     finally:
         Py_XDECREF(result)
+        free(cleaner.text)
+        free(cleaner.result)
+        free_tokens(&cleaner.tokens)
         free(holes.data)
         free(bads.data)
         free(whole.data)
