@@ -792,7 +792,7 @@ def map_lines(bytes data not None, tuple path not None, object many not None, bi
     return _strip_lines(data, path, many, skip_bad, False, None)
 
 
-def clean_lines(bytes data not None, tuple path not None, object many not None, bint skip_bad):
+def clean_lines(bytes data not None, tuple path not None, object many, object skip_bad):
     """`map_lines(data, path, many, skip_bad)` for `many` = `citemark.clean.clean_many` with
     its default options, with most texts cleaned here, on their UTF-8 bytes, by the core of
     `_clean_c` (`_clean_core.pxi`), in the pass without the GIL: a text without a marker
@@ -800,7 +800,15 @@ def clean_lines(bytes data not None, tuple path not None, object many not None, 
     `map_lines` writes it.  `many` gets only the texts the pass leaves (see
     `_clean_token`): a \\u escape next to a marker, markers maybe in Markdown code, titled
     families, entity bodies that are not plain."""
+    _check_many(many, skip_bad)
     return _strip_lines(data, path, many, skip_bad, False, None, True)
+
+
+cdef _check_many(object many, object skip_bad):
+    if not callable(many):
+        raise TypeError(f"many must be callable, not {type(many).__name__}")
+    if type(skip_bad) is not bool:
+        raise TypeError(f"skip_bad must be bool, not {type(skip_bad).__name__}")
 
 
 cdef struct Hole:  # a token `many` reads, and where its result goes in the output
