@@ -9,11 +9,12 @@ recursion, so any depth is either read or refused, never a RecursionError.  The 
 path follows `json.loads` on duplicate keys: the last one wins, at every level.  A string's
 plain run is skipped 16 bytes a step, after one vector UTF-8 check of the whole line.
 
-The chunk functions (`strip_lines`, `map_lines`, `extract_lines`) make one pass over the
-lines without the GIL (so the command runs -j N in threads): the output is written in C, a
-raw token (`raw_ok`) is stripped or extracted with the shared C grammar (`_grammar_c.pxi`,
-as `_arrow_c` does on Arrow rows), and only the rare token that must be decoded is left to
-the Python callable `many`, called once after the pass.
+The chunk functions (`strip_lines`, `map_lines`, `extract_lines`, `clean_lines`) make one
+pass over the lines without the GIL (so the command runs -j N in threads): the output is
+written in C, a raw token (`raw_ok`) is stripped or extracted with the shared C grammar
+(`_grammar_c.pxi`, as `_arrow_c` does on Arrow rows), a token is cleaned on its UTF-8 bytes
+with the clean core of `_clean_c` (`_clean_core.pxi`), and only the rare token that must be
+decoded is left to the Python callable `many`, called once after the pass.
 
 Twin: `_jsonl_py` (same functions, same results); `_jsonl` turns codes into messages.
 """
