@@ -103,8 +103,8 @@ def scan(str text not None, walls):
         free_tokens(&tokens)
 
 
-cdef void join_units(Join* state, const unit_t* data, Py_ssize_t n, Tokens* tokens,
-                     list replacements, Py_ssize_t* positions) noexcept:
+cdef int join_units(Join* state, const unit_t* data, Py_ssize_t n, Tokens* tokens,
+                    list replacements, Py_ssize_t* positions) except -1:
     """Every token cut (join_one), each replaced by its item of replacements (None: all
     removed), then the rest of the text."""
     cdef Py_ssize_t index, count = tokens.count
@@ -121,6 +121,7 @@ cdef void join_units(Join* state, const unit_t* data, Py_ssize_t n, Tokens* toke
                  PyUnicode_KIND(replacement), PyUnicode_DATA(replacement), len(replacement),
                  positions, index)
     emit_text(&state.out, sizeof(unit_t), data, state.pos, n)
+    return 0
 
 
 cdef object join_tokens(str text, Tokens* tokens, list replacements, list positions):
