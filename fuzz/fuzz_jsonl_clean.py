@@ -67,7 +67,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.atheris:
         import atheris
 
-        atheris.Setup([sys.argv[0], *libfuzzer_args], test.hypothesis.fuzz_one_input)  # type: ignore[attr-defined]
+        fuzz_one_input = test.hypothesis.fuzz_one_input  # type: ignore[attr-defined]
+        atheris.Setup([sys.argv[0], *libfuzzer_args], fuzz_one_input)
         atheris.Fuzz()
         return 0
     try:
