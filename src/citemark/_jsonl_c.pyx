@@ -957,9 +957,9 @@ cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, con
                                                                      cleaner)
                     if what == CLEANED:
                         _put(out, <const char*>s + copied, start - copied)
-                        # Never longer than the token: its characters are a subsequence of
-                        # the token's, which has no \\u escape (each is written in as many
-                        # bytes as there, or fewer: "\\/" as "/").
+                        # Never longer than the token: the clean text's characters are a
+                        # subsequence of the token's text, and the token has no \\u escape,
+                        # so each is written in as many bytes as there, or fewer ("\\/": "/").
                         _put_utf8_string(out, <const unsigned char*>cleaner.result,
                                          cleaner.join.out.length)
                         copied = token_end
@@ -1013,7 +1013,8 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
     cdef list texts = [], bad_lines = []
     cdef Cleaner cleaner
     # The output of the pass is never longer than the input (it copies input bytes, less the
-    # markers cut out and the tokens left to `many`): it is written straight into a bytes
+    # markers cut out and the tokens left to `many`, and writes cleaned tokens no longer than
+    # they were, see `_strip_pass`): it is written straight into a bytes
     # object of the input's size, shrunk at the end, so a long line costs twice its size,
     # not three times (no growth, no copy).
     cdef PyObject* result = _new_bytes(NULL, n)
