@@ -198,9 +198,9 @@ def test_clean_lines_is_the_oracle(kernel, text: str, spelling: str, seed: int) 
 
 @given(text=texts)
 def test_what_the_pass_leaves_to_python(text: str) -> None:
-    """The compiled pass hands a text to `many` only for the documented reasons: a \\u escape
-    next to a marker, markers maybe in Markdown code, a titled family, an entity body that is
-    not plain."""
+    """The compiled pass hands a text to `many` only for the documented reasons: a lone
+    surrogate (or DEL in an ASCII token) next to a marker, markers maybe in Markdown code, a
+    titled family, an entity body that is not plain."""
     compiled = importlib.import_module(KERNELS["cython"])
     kernel = importlib.import_module("citemark._clean_c")
     rng = random.Random(0)
@@ -212,27 +212,31 @@ def test_what_the_pass_leaves_to_python(text: str) -> None:
             continue
         assert recorder.texts == [text]
         entity_or_titled = kernel.clean(text, [], None, True) is None
-        escaped = b"\\u" in line.split(b'"text": ')[1].split(b', "n"')[0]
-        assert escaped or kernel.hints(text) == 3 or entity_or_titled
+        token = line.split(b'"text": ')[1].split(b', "n"')[0]
+        surrogate = any(0xD800 <= ord(ch) <= 0xDFFF for ch in text)
+        ascii_del = token.isascii() and "\x7f" in text
+        assert surrogate or ascii_del or kernel.hints(text) == 3 or entity_or_titled
 
 
 def test_answers_of_a_log_are_all_cleaned_in_the_pass(kernel) -> None:
-    """The answers make_log.py writes (cite, navlist and entity markers, emoji, escapes):
-    none is left to Python, and the result is map_lines'."""
+    """The answers make_log.py writes (cite, navlist and entity markers, emoji, escapes), in
+    UTF-8 or ASCII JSON: none is left to Python, and the result is map_lines'."""
     sys.path.insert(0, str(Path(__file__).parent.parent / "benches"))
     try:
         from make_log import output_text
     finally:
         sys.path.pop(0)
     rng = random.Random(7)
-    data = b"".join(
-        json.dumps({"response": {"text": output_text(rng)}}, ensure_ascii=False).encode() + b"\n"
-        for _ in range(300)
-    )
-    recorder = Recorder()
-    assert kernel.clean_lines(data, PATH, recorder, False) == reference(data, False)
-    if kernel.__name__.endswith("_c"):
-        assert recorder.texts == []
+    answers = [output_text(rng) for _ in range(300)]
+    for ascii_only in (False, True):  # json.dumps's default escapes every non-ASCII character
+        data = b"".join(
+            json.dumps({"response": {"text": text}}, ensure_ascii=ascii_only).encode() + b"\n"
+            for text in answers
+        )
+        recorder = Recorder()
+        assert kernel.clean_lines(data, PATH, recorder, False) == reference(data, False)
+        if kernel.__name__.endswith("_c"):
+            assert recorder.texts == []
 
 
 # --- the UTF-8 counts: MAX_MARKER and LINK_TEXT_MAX are in code points --------------------------
