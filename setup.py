@@ -95,15 +95,23 @@ def extensions():
     clean = Extension(
         "citemark._clean_c",
         ["src/citemark/_clean_c.pyx"],
-        depends=["src/citemark/_simd.h"],
+        depends=[
+            "src/citemark/_simd.h",
+            "src/citemark/_grammar_c.pxi",
+            "src/citemark/_clean_core.pxi",
+        ],
         extra_compile_args=flags,
     )
-    # citemark's JSONL path: validate a line, find the value at a path and strip or extract
-    # it, on bytes, with the shared grammar.
+    # citemark's JSONL path: validate a line, find the value at a path and strip, extract
+    # or clean it, on bytes, with the shared grammar and clean core.
     jsonl = Extension(
         "citemark._jsonl_c",
         ["src/citemark/_jsonl_c.pyx"],
-        depends=["src/citemark/_simd.h", "src/citemark/_grammar_c.pxi"],
+        depends=[
+            "src/citemark/_simd.h",
+            "src/citemark/_grammar_c.pxi",
+            "src/citemark/_clean_core.pxi",
+        ],
         extra_compile_args=flags,
     )
     # citemark._commonmark's hot loops: a paragraph's backtick runs and their pairing.

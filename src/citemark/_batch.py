@@ -199,6 +199,9 @@ def _jsonl(job: Job, task: Task, result: Result) -> None:
         if TEXT_COMMANDS[job.command].start_only:
             families = tuple(family.encode("utf-8", "surrogatepass") for family in job.families)
             out, good, blanks, bad = kernel.strip_lines(data, path, many, job.skip_bad, families)
+        elif job.command == "clean" and not job.option("lenient"):
+            # cleaned by the kernel without the GIL, but for the rare text left to `many`
+            out, good, blanks, bad = kernel.clean_lines(data, path, many, job.skip_bad)
         else:
             out, good, blanks, bad = kernel.map_lines(data, path, many, job.skip_bad)
         result.output = out
@@ -859,6 +862,7 @@ def run(
     ) or (
         job.input_format == "jsonl"
         and job.command in _JSONL_THREADED
+        and not job.option("lenient")  # clean --lenient: every text through Python
         and job.output_format == "jsonl"
         and _jsonl_compiled()
     )
@@ -924,7 +928,7 @@ def _restore(previous: Any) -> None:
 
 # JSONL commands whose compiled kernel does a chunk without the GIL (but for the rare token
 # left to Python): threads, not processes, so no worker starts and no result crosses a pipe.
-_JSONL_THREADED = frozenset({"strip", "extract"})
+_JSONL_THREADED = frozenset({"strip", "extract", "clean"})
 
 
 def _jsonl_compiled() -> bool:

@@ -3,8 +3,9 @@
 The work is done by the JSONL kernel, `_jsonl_c` (compiled) or its twin `_jsonl_py`, chosen as
 the scanner is (`_select`): `locate` validates one line as `json.loads` reads it and gives the
 byte span of the string at the path, without building Python objects for the rest of the line;
-`text_lines` / `strip_lines` / `map_lines` do that for a block of lines, so that the text of
-each row can be stripped (or cleaned) and spliced back with every other byte as it was.
+`text_lines` / `strip_lines` / `map_lines` / `clean_lines` do that for a block of lines, so that
+the text of each row can be stripped (or cleaned) and spliced back with every other byte as it
+was.
 
 This module turns the kernel's codes into the messages of bad rows (the same for both
 kernels: they are made here, from the line), and holds the helpers shared by the commands.

@@ -23,6 +23,9 @@ def strip_lines(
 def map_lines(
     data: bytes, path: tuple[str, ...], many: Callable[[list[str]], list[str]], skip_bad: bool
 ) -> tuple[bytes, int, int, list[tuple[int, int, int, int]]]: ...
+def clean_lines(
+    data: bytes, path: tuple[str, ...], many: Callable[[list[str]], list[str]], skip_bad: bool
+) -> tuple[bytes, int, int, list[tuple[int, int, int, int]]]: ...
 def citation_lines(file: str, rows: list[int], citations: list[Any]) -> bytes: ...
 def extract_lines(
     data: bytes,

@@ -9,11 +9,12 @@ recursion, so any depth is either read or refused, never a RecursionError.  The 
 path follows `json.loads` on duplicate keys: the last one wins, at every level.  A string's
 plain run is skipped 16 bytes a step, after one vector UTF-8 check of the whole line.
 
-The chunk functions (`strip_lines`, `map_lines`, `extract_lines`) make one pass over the
-lines without the GIL (so the command runs -j N in threads): the output is written in C, a
-raw token (`raw_ok`) is stripped or extracted with the shared C grammar (`_grammar_c.pxi`,
-as `_arrow_c` does on Arrow rows), and only the rare token that must be decoded is left to
-the Python callable `many`, called once after the pass.
+The chunk functions (`strip_lines`, `map_lines`, `extract_lines`, `clean_lines`) make one
+pass over the lines without the GIL (so the command runs -j N in threads): the output is
+written in C, a raw token (`raw_ok`) is stripped or extracted with the shared C grammar
+(`_grammar_c.pxi`, as `_arrow_c` does on Arrow rows), a token is cleaned on its UTF-8 bytes
+with the clean core of `_clean_c` (`_clean_core.pxi`), and only the rare token that must be
+decoded is left to the Python callable `many`, called once after the pass.
 
 Twin: `_jsonl_py` (same functions, same results); `_jsonl` turns codes into messages.
 """
@@ -64,6 +65,9 @@ for _i in range(256):
 # The one C grammar of the markers (read-only here, as in `_arrow_c`): extract scans a raw
 # UTF-8 token with it, as `_arrow_c` scans an Arrow row.  It also picks the vector path once.
 include "_grammar_c.pxi"
+# The clean core over the same units: `clean_lines` cleans a token's UTF-8 bytes with it, the
+# very code `_clean_c` runs on a str.
+include "_clean_core.pxi"
 
 cdef extern from "Python.h":
     PyObject* _new_bytes "PyBytes_FromStringAndSize"(const char* data, Py_ssize_t size)
@@ -112,6 +116,45 @@ cdef extern from *:
     }
     """
     Py_ssize_t cmj_plain_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) nogil
+
+
+# The run of bytes that json's ASCII encoder writes as they are (printable ASCII but the quote
+# and the backslash: 0x20..0x7E), 16 a step with SSE2; and whether bytes are all ASCII, 8 a
+# step.  Nothing at or past n is read.
+cdef extern from *:
+    """
+    static inline Py_ssize_t cmj_ascii_run(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
+    #if defined(CMJ_SSE2)
+        const __m128i quote = _mm_set1_epi8(34), slash = _mm_set1_epi8(92);
+        const __m128i low = _mm_set1_epi8(0x20), high = _mm_set1_epi8(0x7E);
+        for (; n - i >= 16; i += 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
+            __m128i in = _mm_and_si128(_mm_cmpeq_epi8(_mm_max_epu8(x, low), x),
+                                       _mm_cmpeq_epi8(_mm_min_epu8(x, high), x));
+            __m128i hit = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, slash)),
+                _mm_cmpeq_epi8(in, _mm_setzero_si128()));
+            int mask = _mm_movemask_epi8(hit);
+            if (mask) return i + __builtin_ctz((unsigned int)mask);
+        }
+    #endif
+        while (i < n && s[i] >= 0x20 && s[i] <= 0x7E && s[i] != 34 && s[i] != 92) i++;
+        return i;
+    }
+    static inline int cmj_all_ascii(const unsigned char *s, Py_ssize_t n) {
+        Py_ssize_t i = 0;
+        uint64_t any = 0;
+        for (; n - i >= 8; i += 8) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            any |= w;
+        }
+        for (; i < n; i++) any |= s[i];
+        return (any & 0x8080808080808080ULL) == 0;
+    }
+    """
+    Py_ssize_t cmj_ascii_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) nogil
+    bint cmj_all_ascii(const unsigned char* s, Py_ssize_t n) nogil
 
 
 cdef inline Py_ssize_t _space(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -477,11 +520,18 @@ cdef int _put_int(Out* out, object number) except -1:
 
 
 cdef int _put_string(Out* out, str text) except -1:
-    """`text` as a JSON string, as json.dumps(ensure_ascii=False) writes it, in UTF-8: its
-    UTF-8 bytes in runs between the bytes to escape (found 16 a step)."""
-    cdef Py_ssize_t size, i = 0, j
+    """`text` as a JSON string, as json.dumps(ensure_ascii=False) writes it, in UTF-8."""
+    cdef Py_ssize_t size
     # raises UnicodeEncodeError on a lone surrogate
     cdef const unsigned char* utf8 = <const unsigned char*>PyUnicode_AsUTF8AndSize(text, &size)
+    return _put_utf8_string(out, utf8, size)
+
+
+cdef int _put_utf8_string(Out* out, const unsigned char* utf8, Py_ssize_t size) except -1 nogil:
+    """The text of the UTF-8 bytes utf8[:size] as a JSON string, as
+    json.dumps(ensure_ascii=False) writes it: its bytes in runs between the bytes to escape
+    (found 16 a step)."""
+    cdef Py_ssize_t i = 0, j
     cdef unsigned char c
     cdef char escape[8]
     _reserve(out, size + 2)
@@ -550,12 +600,8 @@ cdef object _text(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
                        True)[0]
 
 
-cdef bint _ascii(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
-    cdef Py_ssize_t i
-    for i in range(start, end):
-        if s[i] >= 128:
-            return False
-    return True
+cdef inline bint _ascii(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    return cmj_all_ascii(s + start, end - start)
 
 
 cdef class _PathKeys:
@@ -782,6 +828,25 @@ def map_lines(bytes data not None, tuple path not None, object many not None, bi
     return _strip_lines(data, path, many, skip_bad, False, None)
 
 
+def clean_lines(bytes data not None, tuple path not None, object many, object skip_bad):
+    """`map_lines(data, path, many, skip_bad)` for `many` = `citemark.clean.clean_many` with
+    its default options, with most texts cleaned here, on their UTF-8 bytes, by the core of
+    `_clean_c` (`_clean_core.pxi`), in the pass without the GIL: a text without a marker
+    character is kept as it is, and a text with one is unescaped, cut and written back as
+    `map_lines` writes it.  `many` gets only the texts the pass leaves (see
+    `_clean_token`): a lone surrogate next to a marker, markers maybe in Markdown code,
+    titled families, entity bodies that are not plain."""
+    _check_many(many, skip_bad)
+    return _strip_lines(data, path, many, skip_bad, False, None, True)
+
+
+cdef _check_many(object many, object skip_bad):
+    if not callable(many):
+        raise TypeError(f"many must be callable, not {type(many).__name__}")
+    if type(skip_bad) is not bool:
+        raise TypeError(f"skip_bad must be bool, not {type(skip_bad).__name__}")
+
+
 cdef struct Hole:  # a token `many` reads, and where its result goes in the output
     Py_ssize_t at
     Py_ssize_t start  # -1: a null text (extract)
@@ -806,14 +871,206 @@ cdef inline int _put_bad(Out* bads, Py_ssize_t index, Py_ssize_t code, Py_ssize_
     return _put(bads, <const char*>&bad, sizeof(BadLine))
 
 
+cdef struct Cleaner:  # what the clean pass reuses from token to token
+    char* text  # the token's text: its bytes, two-byte escapes unescaped
+    char* result  # the clean text
+    Py_ssize_t capacity  # of each
+    bint ascii  # the token was ASCII: the clean text is written with ASCII escapes
+    Tokens tokens
+    Join join
+
+
+cdef enum:
+    # What `_clean_token` did with a token.
+    KEPT = 0  # it holds no marker character: clean gives it back as it is
+    CLEANED = 1  # the clean text is cleaner.result[:cleaner.join.out.length]
+    LEFT = 2  # for `many`: a lone surrogate, Markdown code, a titled family, an entity name
+
+
+cdef inline unsigned int _hex4(const unsigned char* s) noexcept nogil:
+    """The value of 4 hex digits (checked by the walk)."""
+    cdef unsigned int value = 0, c
+    cdef int k
+    for k in range(4):
+        c = s[k] | 0x20  # a letter in lower case; a digit stays a digit
+        value = (value << 4) | (c - 48 if c <= 57 else c - 87)
+    return value
+
+
+cdef int _room(Cleaner* cleaner, Py_ssize_t size) except -1 nogil:
+    """Both buffers of cleaner at least size bytes long."""
+    cdef void* grown
+    if cleaner.capacity >= size:
+        return 0
+    size = max(size, 2 * cleaner.capacity)
+    grown = realloc(cleaner.text, size)
+    if grown != NULL:
+        cleaner.text = <char*>grown
+        grown = realloc(cleaner.result, size)
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    cleaner.result = <char*>grown
+    cleaner.capacity = size
+    return 0
+
+
+cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                      Cleaner* cleaner) except -1 nogil:
+    """clean (default options) of the string token s[start:end], on its UTF-8 bytes: KEPT,
+    CLEANED (cleaner.ascii: write it with ASCII escapes, as the token was ASCII) or LEFT.
+    A token without a marker character, raw or spelled by a \\u escape, is KEPT; one with a
+    marker is decoded into cleaner.text (a \\u escape as its UTF-8, a surrogate pair as one
+    character), cut, and CLEANED.  LEFT to `many`: a lone surrogate (UTF-8 cannot hold it),
+    an ASCII token holding DEL (its ASCII escape is longer than the character), texts whose
+    markers may be in Markdown code (hint 3: the walls are found in Python) and what `cut`
+    leaves to Python."""
+    cdef Py_ssize_t i = start + 1, stop = end - 1, size = 0, j, n
+    cdef const unsigned char* slash = <const unsigned char*>memchr(s + i, 92, stop - i)
+    cdef const utf8_t* text = <const utf8_t*>s + i
+    cdef unsigned int point, low
+    cdef bint raw = find_special(text, 0, stop - i) >= 0  # a raw marker: not ASCII
+    cdef int found
+    if not raw:
+        # No marker character but in a \\u escape: clean gives the text back as it is.
+        while True:
+            if slash == NULL:
+                return KEPT
+            j = slash - s
+            if s[j + 1] == 117:  # \\u and 4 hex digits (the token is valid JSON)
+                if is_special(_hex4(s + j + 2)):
+                    break
+                j += 6
+            else:
+                j += 2
+            slash = <const unsigned char*>memchr(s + j, 92, stop - j) if j < stop else NULL
+        slash = <const unsigned char*>memchr(s + i, 92, stop - i)
+    _room(cleaner, stop - i)  # neither the decoded text nor the cut's output is longer
+    n = stop - i
+    if slash != NULL:
+        # Decode into cleaner.text (as `_text` does), the runs between escapes copied.
+        while True:
+            j = stop if slash == NULL else slash - s
+            memcpy(cleaner.text + size, s + i, j - i)
+            size += j - i
+            if slash == NULL:
+                break
+            if s[j + 1] != 117:
+                cleaner.text[size] = UNESCAPE[s[j + 1]]  # a valid escape: s[j + 1] < 128
+                size += 1
+                i = j + 2
+            else:
+                point = _hex4(s + j + 2)
+                i = j + 6
+                if 0xD800 <= point <= 0xDFFF:
+                    # A pair is one character, as json reads it; a lone half is left.
+                    if point >= 0xDC00 or stop - i < 6 or s[i] != 92 or s[i + 1] != 117:
+                        return LEFT
+                    low = _hex4(s + i + 2)
+                    if not 0xDC00 <= low <= 0xDFFF:
+                        return LEFT
+                    point = 0x10000 + ((point - 0xD800) << 10) + (low - 0xDC00)
+                    i += 6
+                size += _utf8_of(point, cleaner.text + size)
+            slash = <const unsigned char*>memchr(s + i, 92, stop - i) if i < stop else NULL
+        text = cleaner.text
+        n = size
+    # Written back as map_lines writes a changed text: with ASCII escapes when the token
+    # was ASCII (then a DEL would grow from 1 byte to 6: left), else as UTF-8.
+    cleaner.ascii = not raw and _ascii(s, start + 1, stop)
+    if cleaner.ascii and memchr(s + start + 1, 127, stop - start - 1) != NULL:
+        return LEFT
+    if hints_units(text, n) == 3:
+        return LEFT
+    start_join(&cleaner.join, cleaner.result, 1, True)
+    found = cut(text, n, NULL, 0, True, &cleaner.tokens, &cleaner.join)
+    if found == CUT_DONE:
+        return CLEANED
+    return KEPT if found == CUT_NONE else LEFT
+
+
+cdef inline Py_ssize_t _hex_escape(unsigned int unit, char* out) noexcept nogil:
+    """\\u and the 4 lower-case hex digits of unit (< 0x10000) into out; 6 (by hand: snprintf
+    cost more than the rest of the escape)."""
+    cdef int k
+    out[0] = 92
+    out[1] = 117
+    for k in range(4):
+        out[5 - k] = b"0123456789abcdef"[(unit >> (4 * k)) & 15]
+    return 6
+
+
+cdef inline Py_ssize_t _utf8_of(unsigned int point, char* out) noexcept nogil:
+    """The UTF-8 bytes of point (not a surrogate) into out; how many."""
+    if point < 0x80:
+        out[0] = <char>point
+        return 1
+    if point < 0x800:
+        out[0] = <char>(0xC0 | (point >> 6))
+        out[1] = <char>(0x80 | (point & 0x3F))
+        return 2
+    if point < 0x10000:
+        out[0] = <char>(0xE0 | (point >> 12))
+        out[1] = <char>(0x80 | ((point >> 6) & 0x3F))
+        out[2] = <char>(0x80 | (point & 0x3F))
+        return 3
+    out[0] = <char>(0xF0 | (point >> 18))
+    out[1] = <char>(0x80 | ((point >> 12) & 0x3F))
+    out[2] = <char>(0x80 | ((point >> 6) & 0x3F))
+    out[3] = <char>(0x80 | (point & 0x3F))
+    return 4
+
+
+cdef int _put_ascii_string(Out* out, const unsigned char* utf8, Py_ssize_t size) except -1 nogil:
+    """The text of the UTF-8 bytes utf8[:size] as a JSON string in ASCII, as
+    json.encoder.encode_basestring_ascii writes it: printable ASCII as it is (but the quote
+    and the backslash), the two-character escapes, every other character as \\u escapes
+    (a pair of them past U+FFFF), in lower-case hex."""
+    cdef Py_ssize_t i = 0, j
+    cdef Py_UCS4 ch
+    cdef unsigned int point
+    cdef char escape[16]
+    _put(out, b'"', 1)
+    while i < size:
+        j = cmj_ascii_run(utf8, i, size)  # copied as they are
+        _put(out, <const char*>utf8 + i, j - i)
+        if j == size:
+            break
+        i = read_point(<const utf8_t*>utf8, j, size, &ch)
+        if ch == 34:
+            _put(out, b'\\"', 2)
+        elif ch == 92:
+            _put(out, b"\\\\", 2)
+        elif ch == 10:
+            _put(out, b"\\n", 2)
+        elif ch == 13:
+            _put(out, b"\\r", 2)
+        elif ch == 9:
+            _put(out, b"\\t", 2)
+        elif ch == 8:
+            _put(out, b"\\b", 2)
+        elif ch == 12:
+            _put(out, b"\\f", 2)
+        elif ch < 0x10000:
+            _put(out, escape, _hex_escape(ch, escape))
+        else:
+            point = <unsigned int>ch - 0x10000
+            _hex_escape(0xD800 + (point >> 10), escape)
+            _hex_escape(0xDC00 + (point & 0x3FF), escape + 6)
+            _put(out, escape, 12)
+    _put(out, b'"', 1)
+    return 0
+
+
 cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, const Rules* rules,
-                     bint start_only, bint skip_bad, Out* out, Out* holes, Out* bads,
-                     Py_ssize_t* counts) except -1 nogil:
+                     bint start_only, Cleaner* cleaner, bint skip_bad, Out* out, Out* holes,
+                     Out* bads, Py_ssize_t* counts) except -1 nogil:
     """The lines of s[:n] into out, but for the tokens left to `many` (holes) and the bad
-    lines (bads); counts[0] = good lines, counts[1] = blank ones."""
+    lines (bads); counts[0] = good lines, counts[1] = blank ones.  With a cleaner, each
+    token is cleaned here (`_clean_token`) unless it is LEFT to `many`."""
     cdef Py_ssize_t i = 0, end, index = 0, copied = 0, stop = n, start, token_end, k, a, b
     cdef Py_ssize_t inner
-    cdef int code
+    cdef int code, what
     cdef const unsigned char* newline
     cdef Hole hole
     cdef Matches matches
@@ -830,7 +1087,22 @@ cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, con
                     counts[0] += 1
                     start = i + a
                     token_end = i + b
-                    if not start_only or _may_hold_start(s, start, token_end):
+                    what = LEFT if cleaner == NULL else _clean_token(s, start, token_end,
+                                                                     cleaner)
+                    if what == CLEANED:
+                        _put(out, <const char*>s + copied, start - copied)
+                        # Never longer than the token: the clean text's characters are a
+                        # subsequence of the token's text, each written in as many bytes as
+                        # there, or fewer ("\\/" as "/", "\\u00e9" as two bytes, but for DEL
+                        # in ASCII, which `_clean_token` leaves).
+                        if cleaner.ascii:
+                            _put_ascii_string(out, <const unsigned char*>cleaner.result,
+                                              cleaner.join.out.length)
+                        else:
+                            _put_utf8_string(out, <const unsigned char*>cleaner.result,
+                                             cleaner.join.out.length)
+                        copied = token_end
+                    elif what == LEFT and (not start_only or _may_hold_start(s, start, token_end)):
                         if rules != NULL and _raw_ok(s, start, token_end, rules):
                             inner = start + 1
                             matches.count = 0
@@ -868,7 +1140,7 @@ cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, con
 
 
 cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint start_only,
-                        _Rules rules):
+                        _Rules rules, bint clean=False):
     cdef _PathKeys keys = _path_keys(path)
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data), k, copied = 0, mark, n_holes
@@ -878,8 +1150,10 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
     cdef const Hole* hole
     cdef const BadLine* bad
     cdef list texts = [], bad_lines = []
+    cdef Cleaner cleaner
     # The output of the pass is never longer than the input (it copies input bytes, less the
-    # markers cut out and the tokens left to `many`): it is written straight into a bytes
+    # markers cut out and the tokens left to `many`, and writes cleaned tokens no longer than
+    # they were, see `_strip_pass`): it is written straight into a bytes
     # object of the input's size, shrunk at the end, so a long line costs twice its size,
     # not three times (no growth, no copy).
     cdef PyObject* result = _new_bytes(NULL, n)
@@ -890,10 +1164,13 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
     out.capacity = n
     out.fixed = True
     counts[0] = counts[1] = 0
+    cleaner.text = cleaner.result = NULL
+    cleaner.capacity = 0
+    init_tokens(&cleaner.tokens)
     try:
         with nogil:
-            _strip_pass(s, n, &keys.path, grammar, start_only, skip_bad, &out, &holes, &bads,
-                        counts)
+            _strip_pass(s, n, &keys.path, grammar, start_only, &cleaner if clean else NULL,
+                        skip_bad, &out, &holes, &bads, counts)
         for k in range(bads.size // <Py_ssize_t>sizeof(BadLine)):
             bad = &(<const BadLine*>bads.data)[k]
             bad_lines.append((bad.index, bad.code, bad.a, bad.b))
@@ -933,6 +1210,9 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
         return PyBytes_FromStringAndSize(whole.data, whole.size), counts[0], counts[1], bad_lines
     finally:
         Py_XDECREF(result)
+        free(cleaner.text)
+        free(cleaner.result)
+        free_tokens(&cleaner.tokens)
         free(holes.data)
         free(bads.data)
         free(whole.data)

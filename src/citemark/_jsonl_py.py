@@ -314,6 +314,18 @@ def map_lines(
     return _strip_lines(data, path, many, skip_bad, False, None)
 
 
+def clean_lines(
+    data: bytes, path: tuple[str, ...], many: Callable[[list[str]], list[str]], skip_bad: bool
+) -> tuple[bytes, int, int, list[tuple[int, int, int, int]]]:
+    """See `_jsonl_c.clean_lines`: here every text goes through `many` (clean_many), the
+    composition the compiled pass is held to."""
+    if not callable(many):
+        raise TypeError(f"many must be callable, not {type(many).__name__}")
+    if type(skip_bad) is not bool:
+        raise TypeError(f"skip_bad must be bool, not {type(skip_bad).__name__}")
+    return _strip_lines(data, path, many, skip_bad, False, None)
+
+
 def _strip_lines(
     data: bytes,
     path: tuple[str, ...],
