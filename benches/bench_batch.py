@@ -246,9 +246,9 @@ def throughput_markdown(results: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "CPU s: the command's process with its threads (strip and extract run -j N in "
-        "threads); the worker processes of clean and stats -j 2 are forkserver children, "
-        "which it does not count.",
+        "CPU s: the command's process with its threads (strip, extract and clean run -j N "
+        "in threads); the worker processes of stats -j 2 (and clean --lenient) are "
+        "forkserver children, which it does not count.",
     ]
     return "\n".join(lines)
 

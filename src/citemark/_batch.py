@@ -2,8 +2,8 @@
 
 Inputs are read as a stream of *tasks* (a text file; a chunk of JSONL lines; a Parquet record
 batch), each processed by `process(job, task)` in this process (-j 1, or a single task) or in
-a pool of worker processes (threads for the Arrow path and for JSONL strip and extract, whose
-compiled kernels do a chunk without the GIL).  At most
+a pool of worker processes (threads for the Arrow path and for JSONL strip, extract and clean,
+whose compiled kernels do a chunk without the GIL).  At most
 `2 * jobs` tasks are in flight and results are written in input order as they come back, so
 memory stays bounded by a few chunks whatever the size of the input.
 
