@@ -191,6 +191,7 @@ def jsonl_kernel(implementation: str) -> Any:
 
 def test_jsonl_entry_points_do_not_leak(jsonl_kernel) -> None:
     from citemark import extract_many, strip_many
+    from citemark.clean import clean_many
 
     data = jsonl_block()
     families = (b"cite",)
@@ -202,6 +203,7 @@ def test_jsonl_entry_points_do_not_leak(jsonl_kernel) -> None:
         lambda: kernel.strip_lines(data, PATH, strip_many, True),
         lambda: kernel.map_lines(data, PATH, lambda texts: [t.upper() for t in texts], True),
         lambda: kernel.extract_lines(data, PATH, extract_many, True, "log.jsonl", 0, families),
+        lambda: kernel.clean_lines(data, PATH, clean_many, True),
         lambda: kernel.line_cuts(data, len(data), 3),
         lambda: [kernel.locate(line, PATH) for line in data.split(b"\n")],
     ]
@@ -212,6 +214,10 @@ def test_jsonl_entry_points_do_not_leak(jsonl_kernel) -> None:
     assert_no_leak(raising(kernel.strip_lines, data, PATH, strip_many, True, (b"cite", None)))
     assert_no_leak(raising(kernel.map_lines, data, PATH, lambda texts: [1] * len(texts), True))
     assert_no_leak(raising(kernel.extract_lines, data, PATH, extract_many, True, None, 0))
+    # a titled family is left to `many`, whose failure must free the pass's buffers
+    titled = data + b'{"response": {"text": "a \\ue200url\\ue202x\\ue202T\\ue201 b"}}\n'
+    assert_no_leak(raising(kernel.clean_lines, titled, PATH, lambda texts: None, True))
+    assert_no_leak(raising(kernel.clean_lines, data, None, clean_many, True))
     assert_no_leak(raising(kernel.line_cuts, data, len(data) + 1, 3))
     assert_no_leak(raising(kernel.locate, None, PATH))
 
