@@ -4,6 +4,9 @@ as a straightforward character-by-character reading of the rules (the oracle bel
 
 from __future__ import annotations
 
+from array import array
+from typing import NamedTuple
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -125,43 +128,175 @@ def outside_oracle(
     for place in range(at, len(text) - len(needle) + 1):
         if text.startswith(needle, place) and not any(s <= place < e for s, e in walls):
             return place, next((i for i, (_, e) in enumerate(walls) if e > place), len(walls))
-    return -1, -1
+    return -1, len(walls)
+
+
+def as_arrays(walls: list[tuple[int, int]]) -> tuple[array[int], array[int]]:
+    return array("q", [start for start, _ in walls]), array("q", [end for _, end in walls])
 
 
 @given(
     st.lists(st.sampled_from(["turn", "tu", "rn", "x", " "])).map("".join),
     st.lists(st.integers(0, 40), max_size=10),
     st.integers(0, 45),
+    st.sampled_from(["turn", "t", "rn x"]),
 )
 def test_next_outside_matches_the_oracle(
-    implementation: str, text: str, cuts: list[int], at: int
+    implementation: str, text: str, cuts: list[int], at: int, needle: str
 ) -> None:
     kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
     points = sorted(set(cuts))
     walls = list(zip(points[::2], points[1::2], strict=False))  # sorted, disjoint
-    place, wall = kernel.next_outside(text, "turn", at, walls, 0)
-    assert (place, wall) == twin.next_outside(text, "turn", at, walls, 0)
-    expected_place, expected_wall = outside_oracle(text, "turn", at, walls)
-    assert place == expected_place
-    if place >= 0:
-        assert wall == expected_wall
+    place, wall = kernel.next_outside(text, needle, at, *as_arrays(walls), 0)
+    assert (place, wall) == twin.next_outside(text, needle, at, *as_arrays(walls), 0)
+    assert (place, wall) == outside_oracle(text, needle, at, walls)
 
 
 @pytest.mark.c_extension
 def test_next_outside_checks_its_arguments() -> None:
     kernel = load("_commonmark", "cython")
-    good: list[object] = ["turn", "turn", 0, [(1, 2)], 0]
+    good: list[object] = ["turn", "turn", 0, *as_arrays([(1, 2)]), 0]
     for index, (bad, name) in enumerate(
-        [(b"x", "text"), (None, "needle"), ("0", "at"), ((), "walls"), (None, "wall")]
+        [
+            (b"x", "text"),
+            (None, "needle"),
+            ("0", "at"),
+            ([1], "starts"),
+            (array("i", [2]), "ends"),
+            (None, "wall"),
+        ]
     ):
         args = [*good]
         args[index] = bad
         with pytest.raises(TypeError, match=name):
             kernel.next_outside(*args)
-    with pytest.raises(TypeError, match="walls"):
-        kernel.next_outside("a turn", "turn", 0, [(0, 1, 2)], 0)
-    with pytest.raises(TypeError, match="walls"):
-        kernel.next_outside("a turn", "turn", 0, [(0, "1")], 0)
+    for implementation in ("cython", "python"):
+        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="starts and ends"):
+            module.next_outside("a turn", "turn", 0, array("q", [0]), array("q"), 0)
+        with pytest.raises(ValueError, match="needle"):
+            module.next_outside("a turn", "", 0, *as_arrays([]), 0)
+
+
+class Row(NamedTuple):
+    code: str
+    severity: str
+    message: str
+    start: int
+    end: int
+
+
+ROWS = (
+    ("unterminated", "error", "one start", "{} starts"),
+    ("invalid", "error", "", ""),
+    ("stop", "error", "one stop", "{} stops"),
+    ("delimiter", "warning", "one delimiter", "{} delimiters"),
+)
+
+
+def findings_oracle(
+    text: str, consumed: list[tuple[int, int, bool]]
+) -> tuple[list[Row], list[int], list[tuple[int, int]]]:
+    """`strays` over each gap `held_gaps` finds, each raw finding made a row, with the
+    walls sorted as validate sorted them before the kernel made them."""
+    found: list[Row] = []
+    refused: list[int] = []
+    foreign: list[tuple[int, int]] = []
+    for first, last, held in twin.held_gaps(text, consumed, S, E, D):
+        raw: list[tuple[int, int, int]] = []
+        twin.strays(text, first, last, held, S, E, D, raw, foreign)
+        for kind, start, end in raw:
+            code, severity, one, many = ROWS[kind]
+            if kind == twin.REFUSED:
+                refused.append(len(found))
+            message = one if kind == twin.REFUSED or end - start == 1 else many.format(end - start)
+            found.append(Row(code, severity, message, start, end))
+    walls = sorted([*((start, end) for start, end, _ in consumed), *foreign])
+    return found, refused, walls
+
+
+@given(TEXTS)
+def test_stray_findings_match_the_oracle(implementation: str, text: str) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    consumed = Parser().spans(text)
+    found: list[Row] = [Row("before", "error", "", 0, 0)]  # appended to, not replaced
+    starts, ends = array("q"), array("q")
+    refused = kernel.stray_findings(text, consumed, S, E, D, Row, ROWS, found, starts, ends)
+    expected, expected_refused, walls = findings_oracle(text, consumed)
+    assert found[1:] == expected
+    assert all(type(row) is Row for row in found)
+    assert refused == [index + 1 for index in expected_refused]
+    assert list(zip(starts, ends, strict=True)) == walls
+
+
+@pytest.mark.c_extension
+def test_stray_findings_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    good: list[object] = ["ab", [], S, E, D, Row, ROWS, [], array("q"), array("q")]
+    names = ["text", "consumed", "start_char", "stop_char", "delimiter", "make", "rows"]
+    names += ["found", "starts", "ends"]
+    bads: list[object] = [b"ab", (), 1, None, b"x", list, ROWS[:3], (), [], array("i")]
+    for index, bad in enumerate(bads):
+        args = [*good]
+        args[index] = bad
+        with pytest.raises(TypeError, match=names[index]):
+            kernel.stray_findings(*args)
+    for make in (Row.__new__, dict, type("Slotted", (tuple,), {})):
+        args = [*good]
+        args[5] = make
+        with pytest.raises(TypeError, match="make"):
+            kernel.stray_findings(*args)
+    args = [*good]
+    args[6] = (*ROWS[:3], ("a", "b", "c", 1))
+    with pytest.raises(TypeError, match="rows"):
+        kernel.stray_findings(*args)
+    for consumed in ([(0, 1)], [(0, "1", True)]):
+        args = [*good]
+        args[1] = consumed
+        with pytest.raises(TypeError, match="consumed"):
+            kernel.stray_findings(*args)
+    for consumed in ([(2, 3, True)], [(1, 0, True)], [(0, 1, True), (0, 1, False)]):
+        args = [*good]
+        args[1] = consumed
+        with pytest.raises(ValueError, match="consumed"):
+            kernel.stray_findings(*args)
+
+
+ORDER_ROWS = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "c"]),
+        st.sampled_from(["error", "warning"]),
+        st.sampled_from(["x", "y"]),
+        st.integers(0, 6),
+        st.integers(0, 6),
+    ).map(lambda row: Row(*row)),
+    max_size=40,
+)
+
+
+@given(ORDER_ROWS, st.booleans())
+def test_order_is_a_stable_sort_by_place_then_code(
+    implementation: str, rows: list[Row], presorted: bool
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    if presorted:
+        rows.sort(key=lambda row: (row.start, row.end, row.code))
+    got = kernel.order(rows)
+    expected = sorted(rows, key=lambda row: (row.start, row.end, row.code))
+    assert got == expected
+    # Stable: equal rows keep their order (told apart by identity).
+    assert list(map(id, got)) == list(map(id, expected))
+    assert got is not rows
+
+
+@pytest.mark.c_extension
+def test_order_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    with pytest.raises(TypeError, match="found"):
+        kernel.order(())
+    for bad in ([("a", "e", "m", 1)], [("a", "e", "m", 1, "2")], [(1, "e", "m", 1, 2)]):
+        with pytest.raises(TypeError, match="found"):
+            kernel.order([Row("a", "e", "m", 0, 0), bad[0]])
 
 
 @given(TEXTS)

@@ -1,4 +1,5 @@
 from array import array
+from typing import Any
 
 def runs(text: str, first: int, end: int, base: int) -> array[int]: ...
 def pair(runs: array[int], walls: list[tuple[int, int]]) -> None: ...
@@ -23,8 +24,21 @@ def strays(
     foreign: list[tuple[int, int]],
 ) -> None: ...
 def next_outside(
-    text: str, needle: str, at: int, walls: list[tuple[int, int]], wall: int
+    text: str, needle: str, at: int, starts: array[int], ends: array[int], wall: int
 ) -> tuple[int, int]: ...
+def stray_findings(
+    text: str,
+    consumed: list[tuple[int, int, bool]],
+    start_char: str,
+    stop_char: str,
+    delimiter: str,
+    make: type[tuple[Any, ...]],
+    rows: tuple[tuple[str, str, str, str], ...],
+    found: list[Any],
+    starts: array[int],
+    ends: array[int],
+) -> list[int]: ...
+def order(found: list[Any]) -> list[Any]: ...
 def code_walls(text: str) -> list[tuple[int, int]]: ...
 def line_spans(text: str) -> list[tuple[int, int]]: ...
 def held_gaps(

@@ -22,6 +22,8 @@ the twin at import (one home); the line breaks are checked against it.
 
 from cpython cimport array
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
+from cpython.tuple cimport PyTuple_SET_ITEM
 
 from citemark import _commonmark_py as twin
 
@@ -33,6 +35,14 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object text)
     Py_UCS4 read_unit "PyUnicode_READ"(int kind, const void* data, Py_ssize_t index) nogil
     const Py_ssize_t PY_SSIZE_T_MAX
+    ctypedef struct PyTypeObject:
+        Py_ssize_t tp_basicsize
+        Py_ssize_t tp_dictoffset
+    PyObject* type_alloc "PyType_GenericAlloc"(PyTypeObject* cls, Py_ssize_t items) except NULL
+    void gc_untrack "PyObject_GC_UnTrack"(object op)
+    bint PyType_IsSubtype(PyTypeObject* a, PyTypeObject* b)
+    PyTypeObject PyTuple_Type
+    int PyUnicode_Compare(object left, object right) except? -1
 
 cdef enum:
     BACKTICK = 0x60
@@ -313,6 +323,82 @@ cdef Py_ssize_t next_of(int kind, const void* data, Py_UCS4 unit, Py_ssize_t at,
     return at
 
 
+cdef class _Sink:
+    """Where the stray scan puts what it finds: raw `(kind, start, end)` findings and
+    `(start, end)` foreign spans in lists (`strays`), or diagnostics built in place and the
+    spans in two arrays (`stray_findings`)."""
+
+    cdef list found
+    cdef list foreign
+    cdef bint diagnose
+    cdef PyTypeObject* make  # a tuple subclass without a __dict__ (checked by the caller)
+    cdef tuple rows  # per kind: (code, severity, message for one, format for a run)
+    cdef array.array starts
+    cdef array.array ends
+    cdef list refused
+
+    cdef int finding(self, int kind, Py_ssize_t start, Py_ssize_t end) except -1:
+        cdef tuple row
+        cdef object message
+        if not self.diagnose:
+            self.found.append((kind, start, end))
+            return 0
+        row = self.rows[kind]
+        if kind == REFUSED:
+            # Its message needs the grammar (validate writes it): noted by its index.
+            self.refused.append(len(self.found))
+            message = row[2]
+        elif end - start == 1:
+            message = row[2]
+        else:
+            message = row[3].format(end - start)
+        self.found.append(new_row(self.make, row[0], row[1], message, start, end))
+        return 0
+
+    cdef int wall(self, Py_ssize_t start, Py_ssize_t end) except -1:
+        if not self.diagnose:
+            self.foreign.append((start, end))
+            return 0
+        append_long(self.starts, start)
+        append_long(self.ends, end)
+        return 0
+
+
+cdef inline void fill(object row, Py_ssize_t i, object value):
+    Py_INCREF(value)  # PyTuple_SET_ITEM steals a reference
+    PyTuple_SET_ITEM(row, i, value)
+
+
+cdef object new_row(PyTypeObject* cls, object code, object severity, object message,
+                    Py_ssize_t start, Py_ssize_t end):
+    # cls((code, severity, message, start, end)) filled in place (as tuple.__new__ fills a
+    # subclass): every field is built before the row exists, so it is never seen half full.
+    # Its fields are str and int: no cycle, so it is left out of the collector's passes.
+    cdef object start_ = start, end_ = end
+    row = <object>type_alloc(cls, 5)
+    Py_DECREF(row)  # type_alloc's reference now belongs to `row`
+    fill(row, 0, code)
+    fill(row, 1, severity)
+    fill(row, 2, message)
+    fill(row, 3, start_)
+    fill(row, 4, end_)
+    gc_untrack(row)
+    return row
+
+
+cdef int append_long(array.array values, Py_ssize_t value) except -1:
+    cdef Py_ssize_t size = Py_SIZE(values)
+    array.resize_smart(values, size + 1)  # raises MemoryError on failure
+    values.data.as_longlongs[size] = value  # Py_SIZE(values) == size + 1 now: inside
+    return 0
+
+
+cdef int check_longs(object value, str name) except -1:
+    if type(value) is not _array_module.array or (<array.array>value).ob_descr.typecode != b"q":
+        raise TypeError(f"{name} must be an array('q'), not {type(value).__name__}")
+    return 0
+
+
 def strays(str text not None, first, last, held, start_char, stop_char, delimiter, found,
            foreign):
     cdef Py_ssize_t lo = as_index(first, "first")
@@ -329,11 +415,17 @@ def strays(str text not None, first, last, held, start_char, stop_char, delimite
     cdef Py_ssize_t size = len(text)
     if not lo <= hi <= size:
         raise ValueError("first and last must satisfy first <= last <= len(text)")
-    cdef int bits = held & 7
-    cdef list out = found
-    cdef list walls = foreign
-    cdef int kind = PyUnicode_KIND(text)
-    cdef const void* data = PyUnicode_DATA(text)
+    cdef _Sink sink = _Sink()
+    sink.found = found
+    sink.foreign = foreign
+    scan_strays(PyUnicode_KIND(text), PyUnicode_DATA(text), size, lo, hi, held & 7,
+                start_unit, stop_unit, delimiter_unit, sink)
+
+
+cdef int scan_strays(int kind, const void* data, Py_ssize_t size, Py_ssize_t lo,
+                     Py_ssize_t hi, int bits, Py_UCS4 start_unit, Py_UCS4 stop_unit,
+                     Py_UCS4 delimiter_unit, _Sink sink) except -1:
+    # The twin's strays over text[lo:hi] (lo <= hi <= size, checked by the callers).
     # The next of each character (hi when there is none); every index below is in [lo, hi]
     # and is read only when below hi (or below size for the glued word): inside the string.
     cdef Py_ssize_t starts = next_of(kind, data, start_unit, lo, hi) if bits & 1 else hi
@@ -353,10 +445,9 @@ def strays(str text not None, first, last, held, start_char, stop_char, delimite
             end += 1
         if at == starts:
             if opened >= 0:
-                unterminated(kind, data, size, opened, opened_from, start_unit, stop_unit, out,
-                             walls)
+                unterminated(kind, data, size, opened, opened_from, start_unit, stop_unit, sink)
             if end - at > 1:
-                walls.append((at, end - 1))
+                sink.wall(at, end - 1)
             opened = end - 1
             opened_from = at
             starts = next_of(kind, data, start_unit, end, hi)
@@ -364,29 +455,30 @@ def strays(str text not None, first, last, held, start_char, stop_char, delimite
         elif at == stops:
             if opened >= 0:
                 if opened_from < opened:
-                    out.append((UNTERMINATED, opened_from, opened))
-                walls.append((opened, at + 1))
-                out.append((REFUSED, opened, at + 1))
+                    sink.finding(UNTERMINATED, opened_from, opened)
+                sink.wall(opened, at + 1)
+                sink.finding(REFUSED, opened, at + 1)
                 opened = -1
                 delimiters = next_of(kind, data, delimiter_unit, at + 1, hi)
                 at += 1
             if at < end:
-                out.append((STRAY_STOP, at, end))
+                sink.finding(STRAY_STOP, at, end)
             stops = next_of(kind, data, stop_unit, end, hi)
         else:
             if opened < 0:
-                out.append((STRAY_DELIMITER, at, end))
+                sink.finding(STRAY_DELIMITER, at, end)
             delimiters = next_of(kind, data, delimiter_unit, end, hi)
     if opened >= 0:
-        unterminated(kind, data, size, opened, opened_from, start_unit, stop_unit, out, walls)
+        unterminated(kind, data, size, opened, opened_from, start_unit, stop_unit, sink)
+    return 0
 
 
 cdef int unterminated(int kind, const void* data, Py_ssize_t size, Py_ssize_t at,
-                      Py_ssize_t opened_from, Py_UCS4 start_unit, Py_UCS4 stop_unit, list out,
-                      list walls) except -1:
+                      Py_ssize_t opened_from, Py_UCS4 start_unit, Py_UCS4 stop_unit,
+                      _Sink sink) except -1:
     # The twin's _unterminated: the word glued to the START at `at` (< size) runs to white
     # space (Py_UNICODE_ISSPACE: what re's \s matches in a str), a START or a STOP.
-    out.append((UNTERMINATED, opened_from, at + 1))
+    sink.finding(UNTERMINATED, opened_from, at + 1)
     cdef Py_ssize_t end = at + 1
     cdef Py_UCS4 unit
     while end < size:
@@ -394,45 +486,213 @@ cdef int unterminated(int kind, const void* data, Py_ssize_t size, Py_ssize_t at
         if unit == start_unit or unit == stop_unit or Py_UNICODE_ISSPACE(unit):
             break
         end += 1
-    walls.append((at, end))
+    sink.wall(at, end)
     return 0
 
 
-cdef extern from "Python.h":
-    Py_ssize_t PyUnicode_Find(object text, object needle, Py_ssize_t start, Py_ssize_t end,
-                              int direction) except -2
-
-
-cdef Py_ssize_t wall_bound(list walls, Py_ssize_t index, Py_ssize_t side) except -1:
-    # walls[index][side], index < len(walls) (checked by the caller), side 0 or 1.
-    cdef object item = walls[index]
-    if type(item) is not tuple or len(<tuple>item) != 2:
-        raise TypeError("walls must hold (start, end) tuples")
-    return as_index((<tuple>item)[side], "walls")
-
-
-def next_outside(str text not None, str needle not None, at, walls, wall):
-    cdef Py_ssize_t position = as_index(at, "at")
-    if type(walls) is not list:
-        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
-    cdef Py_ssize_t index = as_index(wall, "wall")
-    cdef list items = walls
+def stray_findings(str text not None, consumed, start_char, stop_char, delimiter, make, rows,
+                   found, starts, ends):
+    if type(consumed) is not list:
+        raise TypeError(f"consumed must be a list, not {type(consumed).__name__}")
+    cdef Py_UCS4 start_unit = as_char(start_char, "start_char")
+    cdef Py_UCS4 stop_unit = as_char(stop_char, "stop_char")
+    cdef Py_UCS4 delimiter_unit = as_char(delimiter, "delimiter")
+    check_row_type(make)
+    if type(rows) is not tuple or len(<tuple>rows) != 4:
+        raise TypeError("rows must be a tuple of 4 (code, severity, one, many) tuples")
+    for row in <tuple>rows:
+        if type(row) is not tuple or len(<tuple>row) != 4 or \
+                not all(type(item) is str for item in <tuple>row):
+            raise TypeError("rows must be a tuple of 4 (code, severity, one, many) tuples")
+    if type(found) is not list:
+        raise TypeError(f"found must be a list, not {type(found).__name__}")
+    check_longs(starts, "starts")
+    check_longs(ends, "ends")
+    cdef _Sink sink = _Sink()
+    sink.diagnose = True
+    sink.make = <PyTypeObject*>make
+    sink.rows = rows
+    sink.found = found
+    sink.starts = starts
+    sink.ends = ends
+    sink.refused = []
+    cdef list spans = consumed
     cdef Py_ssize_t size = len(text)
-    if position > size:
-        return -1, index  # as str.find past the end (an empty needle too: found nowhere)
-    position = PyUnicode_Find(text, needle, position, size, 1)
-    while position >= 0:
-        # len(items) is read at every test: a wall's read cannot change it (ints only).
-        while index < len(items) and wall_bound(items, index, 1) <= position:
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t gap, first = 0, last, after = 0
+    cdef object item
+    for gap in range(len(spans) + 1):
+        if gap < len(spans):
+            item = spans[gap]  # gap < len(spans): inside the list
+            if type(item) is not tuple or len(<tuple>item) != 3:
+                raise TypeError("consumed must hold (start, end, is_citation) tuples")
+            last = as_index((<tuple>item)[0], "consumed")
+            after = as_index((<tuple>item)[1], "consumed")
+        else:
+            last = after = size
+        if not first <= last <= after <= size:
+            raise ValueError("consumed must hold sorted, disjoint spans within text")
+        # Each character looked for on its own (one pass each), scanned only when there.
+        scan_strays(kind, data, size, first, last, held_in(kind, data, first, last,
+                    start_unit, stop_unit, delimiter_unit), start_unit, stop_unit,
+                    delimiter_unit, sink)
+        if gap < len(spans):
+            sink.wall(last, after)
+        first = after
+    return sink.refused
+
+
+cdef int held_in(int kind, const void* data, Py_ssize_t first, Py_ssize_t last,
+                 Py_UCS4 start_unit, Py_UCS4 stop_unit, Py_UCS4 delimiter_unit) noexcept:
+    # held_gaps' bits for text[first:last] (first <= last <= len(text)).
+    cdef int bits = 0
+    cdef Py_ssize_t index
+    cdef Py_UCS4 unit
+    for index in range(first, last):
+        unit = read_unit(kind, data, index)
+        if unit == start_unit:
+            bits |= 1
+        if unit == stop_unit:
+            bits |= 2
+        if unit == delimiter_unit:
+            bits |= 4
+    return bits
+
+
+cdef int check_row_type(object make) except -1:
+    # A tuple subclass of tuple's own size and no __dict__: filled in place by new_row.
+    if type(make) is not type or not PyType_IsSubtype(<PyTypeObject*>make, &PyTuple_Type) or \
+            (<PyTypeObject*>make).tp_basicsize != PyTuple_Type.tp_basicsize or \
+            (<PyTypeObject*>make).tp_dictoffset != 0:
+        raise TypeError("make must be a tuple subclass without instance attributes")
+    return 0
+
+
+cdef bint starts_with(int kind, const void* data, Py_ssize_t at, Py_ssize_t size,
+                      str needle) noexcept:
+    # Whether text[at:] starts with needle (a read only below size: inside the string).
+    cdef Py_ssize_t index, count = len(needle)
+    if count > size - at:
+        return False
+    for index in range(count):
+        if read_unit(kind, data, at + index) != needle[index]:
+            return False
+    return True
+
+
+def next_outside(str text not None, str needle not None, at, starts, ends, wall):
+    cdef Py_ssize_t position = as_index(at, "at")
+    check_longs(starts, "starts")
+    check_longs(ends, "ends")
+    cdef Py_ssize_t index = as_index(wall, "wall")
+    cdef array.array firsts = starts, lasts = ends
+    cdef Py_ssize_t count = Py_SIZE(firsts)
+    if Py_SIZE(lasts) != count:
+        raise ValueError("starts and ends must be as long as each other")
+    cdef const long long* lo = firsts.data.as_longlongs
+    cdef const long long* hi = lasts.data.as_longlongs
+    cdef Py_ssize_t size = len(text), limit
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    if not needle:
+        raise ValueError("needle must not be empty")
+    cdef Py_UCS4 lead = needle[0]
+    # The places between the walls are read one at a time (each wall is jumped whole, and
+    # a place is compared with at most len(needle) characters: linear for a fixed needle).
+    while position <= size - len(needle):
+        while index < count and hi[index] <= position:
             index += 1
-        if index < len(items) and wall_bound(items, index, 0) <= position:
-            position = wall_bound(items, index, 1)
-            if position > size:
-                return -1, index
-            position = PyUnicode_Find(text, needle, position, size, 1)
+        if index < count and lo[index] <= position:
+            position = hi[index]
             continue
-        break
-    return position, index
+        limit = size - len(needle) + 1
+        if index < count and lo[index] < limit:
+            limit = lo[index]  # a needle must start before the next wall
+        while position < limit:
+            if read_unit(kind, data, position) == lead and \
+                    starts_with(kind, data, position, size, needle):
+                return position, index
+            position += 1
+    return -1, count
+
+
+# -- validate's order --------------------------------------------------------------------------
+
+cdef struct Keyed:
+    long long start
+    long long end
+    PyObject* code  # borrowed: the list holds the row
+    Py_ssize_t index
+
+
+cdef int before(Keyed* a, Keyed* b) except -1:
+    # Whether b must come before a: by (start, end, code); on a tie, the order found.
+    if a.start != b.start:
+        return b.start < a.start
+    if a.end != b.end:
+        return b.end < a.end
+    return PyUnicode_Compare(<object>b.code, <object>a.code) < 0
+
+
+def order(found):
+    if type(found) is not list:
+        raise TypeError(f"found must be a list, not {type(found).__name__}")
+    cdef list rows = list(found)  # holds every row (and so its code) while they are sorted
+    cdef Py_ssize_t count = len(rows), index, width, left, middle, right, i, j, k
+    cdef object row
+    cdef bint ordered = True
+    if count < 2:
+        return rows
+    cdef Keyed* keys = <Keyed*>PyMem_Malloc(2 * count * sizeof(Keyed))
+    if keys == NULL:
+        raise MemoryError()
+    cdef Keyed* other = keys + count
+    try:
+        for index in range(count):
+            row = rows[index]
+            if not isinstance(row, tuple) or len(<tuple>row) != 5 or \
+                    type((<tuple>row)[0]) is not str or type((<tuple>row)[3]) is not int or \
+                    type((<tuple>row)[4]) is not int:
+                raise TypeError("found must hold (code, severity, message, start, end) rows")
+            keys[index].start = (<tuple>row)[3]
+            keys[index].end = (<tuple>row)[4]
+            keys[index].code = <PyObject*>(<tuple>row)[0]
+            keys[index].index = index
+            if index and ordered and before(&keys[index - 1], &keys[index]):
+                ordered = False
+        if ordered:
+            return rows  # the usual case for a text of one kind of fault
+        # A merge sort, bottom up: stable (the left row wins a tie).
+        width = 1
+        while width < count:
+            left = 0
+            while left < count:
+                middle = min(left + width, count)
+                right = min(left + 2 * width, count)
+                i, j, k = left, middle, left
+                while i < middle and j < right:
+                    if before(&keys[i], &keys[j]):
+                        other[k] = keys[j]
+                        j += 1
+                    else:
+                        other[k] = keys[i]
+                        i += 1
+                    k += 1
+                while i < middle:
+                    other[k] = keys[i]
+                    i += 1
+                    k += 1
+                while j < right:
+                    other[k] = keys[j]
+                    j += 1
+                    k += 1
+                left = right
+            keys, other = other, keys
+            width *= 2
+        return [rows[keys[index].index] for index in range(count)]
+    finally:
+        PyMem_Free(keys if keys < other else other)
 
 
 # -- the whole code scan ---------------------------------------------------------------------

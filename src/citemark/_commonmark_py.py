@@ -36,12 +36,14 @@ from bisect import bisect_right
 from collections.abc import Callable
 from itertools import accumulate
 from operator import add, itemgetter, sub
+from typing import Any
 
 from ._grammar import LINE_BREAK_RE
 
 __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "plain", "runs"]
 __all__ += ["code_walls", "held_gaps", "line_spans"]
 __all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "next_outside", "strays"]
+__all__ += ["order", "stray_findings"]
 
 RUNS_TYPECODE = "q"
 """The typecode of the runs arrays (the kernel checks its arguments against it)."""
@@ -55,6 +57,8 @@ LINE_BREAKS = LINE_BREAK_RE.pattern
 """The line breaks `plain` splits at (the kernel checks at import that they are these)."""
 
 _BACKTICKS = re.compile(r"`+")
+# validate's order of its findings: by place, then code (see `order`).
+_ORDER = itemgetter(3, 4, 0)
 
 FEW_RUNS = 8
 """Up to this many runs a paragraph's runs are paired by direct look-up (at most its square
@@ -258,21 +262,78 @@ def _unterminated(
 
 
 def next_outside(
-    text: str, needle: str, at: int, walls: list[tuple[int, int]], wall: int
+    text: str, needle: str, at: int, starts: array[int], ends: array[int], wall: int
 ) -> tuple[int, int]:
     """The next `needle` in text at or after `at` that starts outside every wall (walls
-    sorted, disjoint; those before `wall` end at or before `at`), and the first wall that
-    does not end at or before it: `(-1, wall)` when there is none.  A needle inside a wall
-    is skipped with the rest of the wall."""
+    `starts[i]`..`ends[i]`, sorted, disjoint; those before `wall` end at or before `at`),
+    and the first wall that does not end at or before it: `(-1, len(starts))` when there
+    is none.  A needle inside a wall is skipped with the rest of the wall."""
+    if not needle:
+        raise ValueError("needle must not be empty")
+    if len(starts) != len(ends):
+        raise ValueError("starts and ends must be as long as each other")
     at = text.find(needle, at)
     while at >= 0:
-        while wall < len(walls) and walls[wall][1] <= at:
+        while wall < len(ends) and ends[wall] <= at:
             wall += 1
-        if wall < len(walls) and walls[wall][0] <= at:
-            at = text.find(needle, walls[wall][1])
+        if wall < len(starts) and starts[wall] <= at:
+            at = text.find(needle, ends[wall])
             continue
-        break
-    return at, wall
+        return at, wall
+    return -1, len(starts)
+
+
+def stray_findings(
+    text: str,
+    consumed: list[tuple[int, int, bool]],
+    start_char: str,
+    stop_char: str,
+    delimiter: str,
+    make: type[tuple[Any, ...]],
+    rows: tuple[tuple[str, str, str, str], ...],
+    found: list[Any],
+    starts: array[int],
+    ends: array[int],
+) -> list[int]:
+    """validate's stray marker characters as diagnostics: `strays` over every gap that
+    `held_gaps` finds, each raw finding of kind k made a row of the tuple subclass `make`,
+    (code, severity, message, start, end) from `rows[k]` = (code, severity, message for one character, format of
+    the message for a run of them, given its length) and appended to `found`.  Appends to
+    `starts`/`ends` the walls the id checks skip, in order: every consumed marker and every
+    foreign span.  Returns the indexes in `found` of the refused markers (kind REFUSED),
+    whose message the caller writes (it needs the grammar)."""
+    raw: list[tuple[int, int, int]] = []
+    foreign: list[tuple[int, int]] = []
+    chars = start_char, stop_char, delimiter
+    gaps = {first: held for first, _, held in held_gaps(text, consumed, *chars)}
+    refused = []
+    first = 0
+    for gap in range(len(consumed) + 1):
+        last, after = consumed[gap][:2] if gap < len(consumed) else (len(text), len(text))
+        if first in gaps and first < last:
+            strays(text, first, last, gaps[first], *chars, raw, foreign)
+        for start, end in foreign:
+            starts.append(start)
+            ends.append(end)
+        for kind, start, end in raw:
+            code, severity, one, many = rows[kind]
+            if kind == REFUSED:
+                refused.append(len(found))
+            message = one if kind == REFUSED or end - start == 1 else many.format(end - start)
+            found.append(tuple.__new__(make, (code, severity, message, start, end)))
+        raw.clear()
+        foreign.clear()
+        if gap < len(consumed):
+            starts.append(last)
+            ends.append(after)
+        first = after
+    return refused
+
+
+def order(found: list[Any]) -> list[Any]:
+    """validate's rows `(code, severity, message, start, end)` by (start, end, code); rows
+    that tie keep the order they were found in."""
+    return sorted(found, key=_ORDER)
 
 
 def code_walls(text: str) -> list[tuple[int, int]]:

@@ -65,6 +65,7 @@ How the heuristics decide:
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -73,8 +74,8 @@ from itertools import compress, groupby, repeat
 from operator import attrgetter, itemgetter, not_
 from typing import Any, Literal, NamedTuple
 
-from ._commonmark import code_walls, held_gaps, next_outside, strays
-from ._commonmark_py import REFUSED, STRAY_STOP, UNTERMINATED
+from ._commonmark import code_walls, next_outside, order, stray_findings
+from ._commonmark_py import REFUSED, STRAY_DELIMITER, STRAY_STOP, UNTERMINATED
 from ._grammar import (
     DEFAULT_FAMILY,
     FAMILY_WORD_RE,
@@ -196,7 +197,34 @@ _IN_CODE = (
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
 _THIRD = itemgetter(2)
-_SPAN = itemgetter(0, 1)
+# The diagnostic rows of `stray_findings`'s kinds: code, severity, the message for one
+# character, and the format of the message for a run of them (given its length).
+_STRAY_ROWS: tuple[tuple[str, str, str, str], ...] = tuple(
+    row
+    for _, row in sorted(
+        {
+            UNTERMINATED: (
+                "unterminated-marker",
+                CODES["unterminated-marker"],
+                "a START character that no STOP closes",
+                "{} START characters in a row that no STOP closes",
+            ),
+            REFUSED: ("invalid-marker", CODES["invalid-marker"], "", ""),  # written by `refused`
+            STRAY_STOP: (
+                "stray-stop",
+                CODES["stray-stop"],
+                "a STOP character outside any marker",
+                "{} STOP characters outside any marker",
+            ),
+            STRAY_DELIMITER: (
+                "stray-delimiter",
+                CODES["stray-delimiter"],
+                "a DELIMITER character outside any marker",
+                "{} DELIMITER characters outside any marker",
+            ),
+        }.items()
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -306,10 +334,12 @@ class _Check:
         self.style = style
         self.found: list[Diagnostic] = []
         self.code: list[tuple[int, int]] | None = None  # code spans, once references need them
-        self.citations = list(parser.finditer(text))
         self.consumed = parser.spans(text)  # (start, end, is_citation)
-        self.lines = line_spans(text)
-        self.line_starts = list(map(_FIRST, self.lines))
+        # The citations are the consumed markers that are citations: none, no scan for them.
+        self.citations = list(parser.finditer(text)) if any(map(_THIRD, self.consumed)) else []
+        # The lines, once a citation's line is asked for (a text without one needs none).
+        self.lines: list[tuple[int, int]] = []
+        self.line_starts: list[int] = []
         self.citation_lines: list[int] | None = None  # 1 + each citation's line, once asked
         # (ids, locator) -> the (code, severity, message) of each finding they give
         self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, Severity, str]]]
@@ -319,7 +349,7 @@ class _Check:
         self.found.append(_new((code, CODES[code], message, start, end)))
 
     def run(self) -> list[Diagnostic]:
-        foreign = self.markers()
+        walls = self.markers()
         self.locate_all()
         code: list[tuple[int, int]] | None = None
         if self.citations:
@@ -327,19 +357,18 @@ class _Check:
             code = code_walls(self.masked_for_code(fence_cited))
             self.placement(code, fence_cited)
         # Without citations, code is looked for only when an id or an escape outside every
-        # marker needs it: a range overlaps a union of spans when it overlaps one of them.
-        # Sorted, they are disjoint walls (touching at most): the foreign spans lie between
-        # the consumed markers (an open START's glued word stops at the next START), and
-        # one foreign span ends where the next starts at the latest.
-        self.references(sorted([*map(_SPAN, self.consumed), *foreign]), code)
-        return sorted(self.found, key=_ORDER)
+        # marker needs it.
+        self.references(walls, code)
+        # Sorted in the kernel (by _ORDER): most texts of many findings are in order already.
+        return order(self.found)
 
     # -- markers that are not citations -------------------------------------------------
 
-    def markers(self) -> list[tuple[int, int]]:
+    def markers(self) -> tuple[array[int], array[int]]:
         """invalid-marker, unterminated-marker, stray-stop, stray-delimiter; returns the
         spans of the markers the grammar did not consume (foreign families, unterminated
-        STARTs with the word glued to them), which the id checks then skip."""
+        STARTs with the word glued to them) with the consumed markers, as the walls
+        (starts, ends) the id checks then skip."""
         text, parser = self.text, self.parser
         # The consumed markers that are not citations, picked in C (most are citations).
         for start, end, _ in compress(self.consumed, map(not_, map(_THIRD, self.consumed))):
@@ -362,52 +391,29 @@ class _Check:
                 end,
                 f"not a citation (empty, or an id the id rule refuses): {_show(text[start:end])}",
             )
-        start_char, stop_char, delimiter = parser.start, parser.stop, parser.delimiter
-        foreign: list[tuple[int, int]] = []
-        # The gaps between the markers that hold a marker character, found by the kernel,
-        # and each scanned by it (a Python step per marker or per stray character cost most
-        # of validate's time on thousands of them): raw findings, made diagnostics below.
-        raw: list[tuple[int, int, int]] = []
-        chars = start_char, stop_char, delimiter
-        for first, last, held in held_gaps(text, self.consumed, *chars):
-            strays(text, first, last, held, *chars, raw, foreign)
-        self.add_strays(raw)
-        return foreign
-
-    def add_strays(self, raw: list[tuple[int, int, int]]) -> None:
-        """The diagnostics of `strays`'s raw findings (kind, start, end), in order."""
-        add = self.add
-        for kind, start, end in raw:
-            count = end - start
-            if kind == UNTERMINATED:
-                add(
-                    "unterminated-marker",
-                    start,
-                    end,
-                    "a START character that no STOP closes"
-                    if count == 1
-                    else f"{count} START characters in a row that no STOP closes",
-                )
-            elif kind == REFUSED:
-                add("invalid-marker", start, end, self.refused(start, end))
-            elif kind == STRAY_STOP:
-                add(
-                    "stray-stop",
-                    start,
-                    end,
-                    "a STOP character outside any marker"
-                    if count == 1
-                    else f"{count} STOP characters outside any marker",
-                )
-            else:
-                add(
-                    "stray-delimiter",
-                    start,
-                    end,
-                    "a DELIMITER character outside any marker"
-                    if count == 1
-                    else f"{count} DELIMITER characters outside any marker",
-                )
+        # The stray marker characters between the markers, each run made a diagnostic in the
+        # kernel (a Python step per finding cost most of validate's time on thousands of
+        # them), and the walls the id checks skip: every consumed marker and every span of
+        # a marker the grammar did not consume.  Sorted, they are disjoint (touching at
+        # most): the foreign spans lie between the consumed markers (an open START's glued
+        # word stops at the next START), and one ends where the next starts at the latest.
+        walls = array("q"), array("q")
+        found = self.found
+        refused = stray_findings(
+            text,
+            self.consumed,
+            parser.start,
+            parser.stop,
+            parser.delimiter,
+            Diagnostic,
+            _STRAY_ROWS,
+            found,
+            *walls,
+        )
+        for index in refused:
+            start, end = found[index].start, found[index].end
+            found[index] = found[index]._replace(message=self.refused(start, end))
+        return walls
 
     def refused(self, start: int, end: int) -> str:
         body = self.text[start + 1 : end - 1]
@@ -492,6 +498,8 @@ class _Check:
     def lines_cited(self) -> list[int]:
         """1 + the line of each citation (ascending, as the citations)."""
         if self.citation_lines is None:
+            self.lines = line_spans(self.text)
+            self.line_starts = list(map(_FIRST, self.lines))
             # Found in C (bisect mapped over the starts).
             starts = map(attrgetter("start"), self.citations)
             self.citation_lines = list(map(bisect_right, repeat(self.line_starts), starts))
@@ -644,7 +652,9 @@ class _Check:
 
     # -- ids and escapes written as text ---------------------------------------------------
 
-    def references(self, walls: list[tuple[int, int]], code: list[tuple[int, int]] | None) -> None:
+    def references(
+        self, walls: tuple[array[int], array[int]], code: list[tuple[int, int]] | None
+    ) -> None:
         families = {DEFAULT_FAMILY, "filecite", *self.parser.families}
         family = "|".join(re.escape(f) for f in sorted(families, key=len, reverse=True) if f)
         extra = sorted(
@@ -697,7 +707,7 @@ class _Check:
             at = text.find("\\", at + 1)
 
     def turn_ids(
-        self, pattern: re.Pattern[str], families: set[str], walls: list[tuple[int, int]]
+        self, pattern: re.Pattern[str], families: set[str], walls: tuple[array[int], array[int]]
     ) -> list[re.Match[str]]:
         """`pattern.finditer(text)` for a pattern whose ids all start with "turn": every
         match starts at a "turn" or at a family glued to one, so the pattern is matched at
@@ -719,7 +729,7 @@ class _Check:
         # The "turn"s inside walls skipped by the kernel (thousands of open STARTs' glued
         # words cost a Python step each otherwise); wall: the first that does not end at or
         # before `at`.
-        at, wall = next_outside(text, "turn", 0, walls, 0)
+        at, wall = next_outside(text, "turn", 0, *walls, 0)
         while at >= 0:
             # The places a match through this "turn" can start, leftmost first.
             for size in glued:
@@ -736,14 +746,22 @@ class _Check:
                     if match is not None:
                         found.append(match)
                         done = match.end()
-            at, wall = next_outside(text, "turn", max(at + 1, done), walls, wall)
+            at, wall = next_outside(text, "turn", max(at + 1, done), *walls, wall)
         return found
 
     def walled(
-        self, walls: list[tuple[int, int]], code: list[tuple[int, int]] | None, start: int, end: int
+        self,
+        walls: tuple[array[int], array[int]],
+        code: list[tuple[int, int]] | None,
+        start: int,
+        end: int,
     ) -> bool:
         """Whether [start, end) overlaps a marker or code (found now if not yet)."""
-        if overlaps(walls, start, end):
+        starts, ends = walls
+        index = bisect_right(starts, start) - 1  # the last wall that starts at or before
+        if index >= 0 and ends[index] > start:
+            return True
+        if index + 1 < len(starts) and starts[index + 1] < end:
             return True
         if self.code is None:
             self.code = code if code is not None else code_walls(self.text)
