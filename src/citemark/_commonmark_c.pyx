@@ -44,6 +44,19 @@ cdef extern from "Python.h":
     PyTypeObject PyTuple_Type
     int PyUnicode_Compare(object left, object right) except? -1
 
+cdef extern from "Python.h":
+    ctypedef unsigned char Py_UCS1
+    ctypedef unsigned short Py_UCS2
+
+cdef extern from "_simd.h" nogil:
+    const char* cm_init()
+    Py_ssize_t cm_find_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+    Py_ssize_t cm_find_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+    Py_ssize_t cm_find_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+
+# The header's vector path is chosen per module (its state is static): choose it here too.
+cm_init()
+
 cdef enum:
     BACKTICK = 0x60
     BACKSLASH = 0x5C
@@ -317,10 +330,19 @@ cdef Py_UCS4 as_char(object value, str name) except 0xFFFFFFFF:
 
 cdef Py_ssize_t next_of(int kind, const void* data, Py_UCS4 unit, Py_ssize_t at,
                         Py_ssize_t last) noexcept nogil:
-    # The index of the next `unit` in [at, last), else last.
-    while at < last and read_unit(kind, data, at) != unit:
-        at += 1
-    return at
+    # The index of the next `unit` in [at, last), else last (0 <= at, last <= the length):
+    # a vector search (a character at a time, the scans of a text of thousands of stray
+    # characters cost most of validate's time there).
+    cdef Py_ssize_t found
+    if at >= last:
+        return last
+    if kind == 1:
+        found = cm_find_ucs1(<const Py_UCS1*>data, at, last, unit)
+    elif kind == 2:
+        found = cm_find_ucs2(<const Py_UCS2*>data, at, last, unit)
+    else:
+        found = cm_find_ucs4(<const Py_UCS4*>data, at, last, unit)
+    return last if found < 0 else found
 
 
 cdef class _Sink:
@@ -333,26 +355,41 @@ cdef class _Sink:
     cdef bint diagnose
     cdef PyTypeObject* make  # a tuple subclass without a __dict__ (checked by the caller)
     cdef tuple rows  # per kind: (code, severity, message for one, format for a run)
+    # rows' fields by kind, borrowed (rows holds them)
+    cdef PyObject* codes[4]
+    cdef PyObject* severities[4]
+    cdef PyObject* ones[4]
     cdef array.array starts
     cdef array.array ends
     cdef list refused
 
+    cdef int use_rows(self, tuple rows) except -1:
+        cdef Py_ssize_t kind
+        self.rows = rows
+        for kind in range(4):
+            self.codes[kind] = <PyObject*>rows[kind][0]
+            self.severities[kind] = <PyObject*>rows[kind][1]
+            self.ones[kind] = <PyObject*>rows[kind][2]
+        return 0
+
     cdef int finding(self, int kind, Py_ssize_t start, Py_ssize_t end) except -1:
-        cdef tuple row
+        # kind is one of the four kinds (0-3): it indexes the tables.
         cdef object message
         if not self.diagnose:
             self.found.append((kind, start, end))
             return 0
-        row = self.rows[kind]
         if kind == REFUSED:
             # Its message needs the grammar (validate writes it): noted by its index.
             self.refused.append(len(self.found))
-            message = row[2]
+            message = <object>self.ones[kind]
         elif end - start == 1:
-            message = row[2]
+            message = <object>self.ones[kind]
         else:
-            message = row[3].format(end - start)
-        self.found.append(new_row(self.make, row[0], row[1], message, start, end))
+            message = self.rows[kind][3].format(end - start)
+        self.found.append(
+            new_row(self.make, <object>self.codes[kind], <object>self.severities[kind], message,
+                    start, end)
+        )
         return 0
 
     cdef int wall(self, Py_ssize_t start, Py_ssize_t end) except -1:
@@ -479,15 +516,37 @@ cdef int unterminated(int kind, const void* data, Py_ssize_t size, Py_ssize_t at
     # The twin's _unterminated: the word glued to the START at `at` (< size) runs to white
     # space (Py_UNICODE_ISSPACE: what re's \s matches in a str), a START or a STOP.
     sink.finding(UNTERMINATED, opened_from, at + 1)
-    cdef Py_ssize_t end = at + 1
-    cdef Py_UCS4 unit
-    while end < size:
-        unit = read_unit(kind, data, end)
-        if unit == start_unit or unit == stop_unit or Py_UNICODE_ISSPACE(unit):
-            break
-        end += 1
+    cdef Py_ssize_t end
+    # One loop per width (a width test at every character cost most of this scan).
+    if kind == 1:
+        end = word_end(<const Py_UCS1*>data, at + 1, size, start_unit, stop_unit)
+    elif kind == 2:
+        end = word_end(<const Py_UCS2*>data, at + 1, size, start_unit, stop_unit)
+    else:
+        end = word_end(<const Py_UCS4*>data, at + 1, size, start_unit, stop_unit)
     sink.wall(at, end)
     return 0
+
+
+ctypedef fused text_t:
+    Py_UCS1
+    Py_UCS2
+    Py_UCS4
+
+
+cdef inline Py_ssize_t word_end(const text_t* data, Py_ssize_t end, Py_ssize_t size,
+                                Py_UCS4 start_unit, Py_UCS4 stop_unit) noexcept nogil:
+    # The end of the word from `end` (reads below size: inside the string).
+    cdef Py_UCS4 unit
+    while end < size:
+        unit = data[end]
+        if unit == start_unit or unit == stop_unit:
+            break
+        # White space is at most U+0020 in ASCII (the test spares the look-up elsewhere).
+        if (unit <= 0x20 or unit >= 0x80) and Py_UNICODE_ISSPACE(unit):
+            break
+        end += 1
+    return end
 
 
 def stray_findings(str text not None, consumed, start_char, stop_char, delimiter, make, rows,
@@ -511,7 +570,7 @@ def stray_findings(str text not None, consumed, start_char, stop_char, delimiter
     cdef _Sink sink = _Sink()
     sink.diagnose = True
     sink.make = <PyTypeObject*>make
-    sink.rows = rows
+    sink.use_rows(rows)
     sink.found = found
     sink.starts = starts
     sink.ends = ends
@@ -547,16 +606,12 @@ cdef int held_in(int kind, const void* data, Py_ssize_t first, Py_ssize_t last,
                  Py_UCS4 start_unit, Py_UCS4 stop_unit, Py_UCS4 delimiter_unit) noexcept:
     # held_gaps' bits for text[first:last] (first <= last <= len(text)).
     cdef int bits = 0
-    cdef Py_ssize_t index
-    cdef Py_UCS4 unit
-    for index in range(first, last):
-        unit = read_unit(kind, data, index)
-        if unit == start_unit:
-            bits |= 1
-        if unit == stop_unit:
-            bits |= 2
-        if unit == delimiter_unit:
-            bits |= 4
+    if next_of(kind, data, start_unit, first, last) < last:
+        bits |= 1
+    if next_of(kind, data, stop_unit, first, last) < last:
+        bits |= 2
+    if next_of(kind, data, delimiter_unit, first, last) < last:
+        bits |= 4
     return bits
 
 
