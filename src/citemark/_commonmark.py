@@ -65,6 +65,23 @@ stray_findings: Callable[
 ] = _kernel.stray_findings
 # validate's findings in its order (`_commonmark_py.order`).
 order: Callable[[list[Any]], list[Any]] = _kernel.order
+# validate's per-citation checks (see `_commonmark_py`).
+cited_lines: Callable[
+    [str, list[int], list[tuple[int, int, bool]]],
+    tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int, int]]],
+] = _kernel.cited_lines
+punctuated: Callable[[str, list[int], list[int], str], list[tuple[int, int, int]]] = (
+    _kernel.punctuated
+)
+located_rows: Callable[
+    [
+        list[Any],
+        dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]],
+        type[tuple[Any, ...]],
+        list[Any],
+    ],
+    None,
+] = _kernel.located_rows
 _code_walls: Callable[[str], list[tuple[int, int]]] = _kernel.code_walls
 # (start, end) of every line's content, line breaks excluded (see `_commonmark_py`).
 line_spans: Callable[[str], list[tuple[int, int]]] = _kernel.line_spans
@@ -76,7 +93,7 @@ next_outside: Callable[[str, str, int, array[int], array[int], int], tuple[int, 
 )
 
 __all__ = ["CodeScanner", "block_cuts", "code_walls", "held_gaps", "line_spans", "next_outside"]
-__all__ += ["order", "stray_findings", "strays"]
+__all__ += ["cited_lines", "located_rows", "order", "punctuated", "stray_findings", "strays"]
 
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")

@@ -48,3 +48,15 @@ def held_gaps(
     stop_char: str,
     delimiter: str,
 ) -> list[tuple[int, int, int]]: ...
+def cited_lines(
+    text: str, starts: list[int], consumed: list[tuple[int, int, bool]]
+) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int, int]]]: ...
+def punctuated(
+    text: str, starts: list[int], ends: list[int], marks: str
+) -> list[tuple[int, int, int]]: ...
+def located_rows(
+    citations: list[Any],
+    located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]],
+    make: type[tuple[Any, ...]],
+    found: list[Any],
+) -> None: ...

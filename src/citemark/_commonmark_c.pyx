@@ -1237,3 +1237,199 @@ def held_gaps(str text not None, consumed, start_char, stop_char, delimiter):
             found.append((first, last, bits))
         first = after
     return found
+
+
+# -- validate's per-citation checks ----------------------------------------------------------
+
+cdef extern from "Python.h":
+    bint Py_UNICODE_ISALPHA(Py_UCS4 unit) nogil
+
+cdef Py_ssize_t break_after(int kind, const void* data, Py_ssize_t at, Py_ssize_t size,
+                            bint carriage) noexcept:
+    # The first line break (CR or LF) at or after `at`, else size (at <= size); without a CR
+    # in the text, a vector search for LF.
+    if not carriage:
+        return next_of(kind, data, LF, at, size)
+    while at < size:
+        if read_unit(kind, data, at) == LF or read_unit(kind, data, at) == CR:
+            return at
+        at += 1
+    return size
+
+
+cdef int check_ints(object values, str name) except -1:
+    if type(values) is not list:
+        raise TypeError(f"{name} must be a list of ints, not {type(values).__name__}")
+    for value in <list>values:
+        if type(value) is not int:
+            raise TypeError(f"{name} must be a list of ints, not of {type(value).__name__}")
+    return 0
+
+
+cdef Py_ssize_t place_of(int kind, const void* data, Py_ssize_t size, list places,
+                         Py_ssize_t index) except -1:
+    # places[index] (index < len(places)), checked: ascending, each on a character of text
+    # that is no line break.
+    cdef Py_ssize_t at = as_index(places[index], "starts")
+    cdef Py_UCS4 unit
+    if at >= size or (index and at < as_index(places[index - 1], "starts")):
+        raise ValueError("starts must be ascending places inside text")
+    unit = read_unit(kind, data, at)
+    if unit == LF or unit == CR:
+        raise ValueError("starts must be places of characters that are no line break")
+    return at
+
+
+def cited_lines(str text not None, starts, consumed):
+    check_ints(starts, "starts")
+    if type(consumed) is not list:
+        raise TypeError(f"consumed must be a list, not {type(consumed).__name__}")
+    cdef list places = starts, spans = consumed, fenced = [], wordless = []
+    cdef Py_ssize_t size = len(text), count = len(places), index, first, at, pos
+    cdef Py_ssize_t line_start, line_end = -1, span = 0, span_start, span_end, stop
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef bint carriage = next_of(kind, data, CR, 0, size) < size, worded
+    cdef object item
+    cdef tuple line
+    index = 0
+    while index < count:
+        at = place_of(kind, data, size, places, index)
+        # The line of `at`: back to the break before it (never before the last line's end,
+        # so each character is read once), on to the break after it.
+        line_start = at
+        while line_start > line_end + 1:
+            if read_unit(kind, data, line_start - 1) == LF or \
+                    read_unit(kind, data, line_start - 1) == CR:
+                break
+            line_start -= 1
+        if line_start < line_end + 1:
+            line_start = line_end + 1
+        line_end = break_after(kind, data, at, size, carriage)
+        first = index
+        index += 1
+        while index < count:
+            at = place_of(kind, data, size, places, index)
+            if at >= line_end:
+                break
+            index += 1
+        line = (line_start, line_end, first, index)
+        if next_of(kind, data, BACKTICK, line_start, line_end) < line_end or \
+                next_of(kind, data, TILDE, line_start, line_end) < line_end:
+            fenced.append(line)
+        # A letter outside the consumed markers (spans read in order, once each).
+        worded = False
+        pos = line_start
+        while not worded and pos < line_end:
+            while span < len(spans):
+                item = spans[span]
+                if type(item) is not tuple or len(<tuple>item) != 3:
+                    raise TypeError("consumed must hold (start, end, is_citation) tuples")
+                span_start = as_index((<tuple>item)[0], "consumed")
+                span_end = as_index((<tuple>item)[1], "consumed")
+                if span_end > pos:
+                    break
+                span += 1
+            stop = line_end
+            if span < len(spans):
+                if span_start <= pos:
+                    pos = span_end  # inside a marker: on after it
+                    continue
+                if span_start < stop:
+                    stop = span_start
+            while pos < stop:
+                if Py_UNICODE_ISALPHA(read_unit(kind, data, pos)):
+                    worded = True
+                    break
+                pos += 1
+        if not worded:
+            wordless.append(line)
+    return fenced, wordless
+
+
+cdef bint holds(str marks, Py_UCS4 unit) except -1:
+    cdef Py_UCS4 mark
+    for mark in marks:
+        if mark == unit:
+            return True
+    return False
+
+
+if twin.BLANKS != " \t":
+    raise ImportError("_commonmark_c takes spaces and tabs for blanks")
+
+
+def punctuated(str text not None, starts, ends, marks):
+    check_ints(starts, "starts")
+    check_ints(ends, "ends")
+    if type(marks) is not str:
+        raise TypeError(f"marks must be a str, not {type(marks).__name__}")
+    cdef list firsts = starts, lasts = ends, found = []
+    cdef Py_ssize_t count = len(firsts), size = len(text), index = 0, first, after, pos
+    if len(lasts) != count:
+        raise ValueError("starts and ends must be as long as each other")
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_UCS4 unit
+    cdef bint blank_between
+    # Each character is read once: the gaps between the citations, and after each run.
+    while index < count:
+        first = index
+        while index + 1 < count:
+            # Only blanks between this citation and the next: one run.
+            pos = as_index(lasts[index], "ends")
+            after = as_index(firsts[index + 1], "starts")
+            if after > size:
+                raise ValueError("starts and ends must be places inside text")
+            blank_between = True
+            while pos < after:
+                unit = read_unit(kind, data, pos)
+                if unit != SPACE and unit != TAB:
+                    blank_between = False
+                    break
+                pos += 1
+            if not blank_between:
+                break
+            index += 1
+        after = as_index(lasts[index], "ends")
+        while after < size and (read_unit(kind, data, after) == SPACE or
+                                read_unit(kind, data, after) == TAB):
+            after += 1
+        if after < size and holds(marks, read_unit(kind, data, after)):
+            found.append((first, index, after))
+        index += 1
+    return found
+
+
+def located_rows(citations, located, make, found):
+    if type(citations) is not list:
+        raise TypeError(f"citations must be a list, not {type(citations).__name__}")
+    if type(located) is not dict:
+        raise TypeError(f"located must be a dict, not {type(located).__name__}")
+    check_row_type(make)
+    if type(found) is not list:
+        raise TypeError(f"found must be a list, not {type(found).__name__}")
+    cdef list out = found
+    cdef tuple citation, row
+    cdef object rows_of, item
+    cdef Py_ssize_t start, end
+    for item in <list>citations:
+        if not isinstance(item, tuple) or len(<tuple>item) < 5 or \
+                type((<tuple>item)[3]) is not int or type((<tuple>item)[4]) is not int:
+            raise TypeError("citations must hold (family, ids, locator, start, end, ...) tuples")
+        citation = <tuple>item
+        rows_of = (<dict>located)[(citation[1], citation[2])]  # KeyError: not worked out
+        if type(rows_of) is not list:
+            raise TypeError("located must map keys to lists of (code, severity, message)")
+        if not rows_of:
+            continue
+        start = citation[3]
+        end = citation[4]
+        # Each row checked where it is used (the look-up above may run a key's own code).
+        for item in <list>rows_of:
+            if type(item) is not tuple or len(<tuple>item) != 3 or \
+                    type((<tuple>item)[0]) is not str or type((<tuple>item)[1]) is not str or \
+                    type((<tuple>item)[2]) is not str:
+                raise TypeError("located must map keys to lists of (code, severity, message)")
+            row = <tuple>item
+            out.append(new_row(<PyTypeObject*>make, row[0], row[1], row[2], start, end))

@@ -39,11 +39,12 @@ from operator import add, itemgetter, sub
 from typing import Any
 
 from ._grammar import LINE_BREAK_RE
+from ._spans import without
 
 __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "plain", "runs"]
 __all__ += ["code_walls", "held_gaps", "line_spans"]
 __all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "next_outside", "strays"]
-__all__ += ["order", "stray_findings"]
+__all__ += ["BLANKS", "cited_lines", "located_rows", "order", "punctuated", "stray_findings"]
 
 RUNS_TYPECODE = "q"
 """The typecode of the runs arrays (the kernel checks its arguments against it)."""
@@ -59,6 +60,9 @@ LINE_BREAKS = LINE_BREAK_RE.pattern
 _BACKTICKS = re.compile(r"`+")
 # validate's order of its findings: by place, then code (see `order`).
 _ORDER = itemgetter(3, 4, 0)
+BLANKS = " \t"
+"""What validate takes for blanks between a citation and what follows it."""
+_NOT_BLANK = re.compile(f"[^{BLANKS}]").search
 
 FEW_RUNS = 8
 """Up to this many runs a paragraph's runs are paired by direct look-up (at most its square
@@ -297,8 +301,9 @@ def stray_findings(
 ) -> list[int]:
     """validate's stray marker characters as diagnostics: `strays` over every gap that
     `held_gaps` finds, each raw finding of kind k made a row of the tuple subclass `make`,
-    (code, severity, message, start, end) from `rows[k]` = (code, severity, message for one character, format of
-    the message for a run of them, given its length) and appended to `found`.  Appends to
+    (code, severity, message, start, end), from `rows[k]` = (code, severity, message for
+    one character, format of the message for a run of them, given its length), and
+    appended to `found`.  Appends to
     `starts`/`ends` the walls the id checks skip, in order: every consumed marker and every
     foreign span.  Returns the indexes in `found` of the refused markers (kind REFUSED),
     whose message the caller writes (it needs the grammar)."""
@@ -388,3 +393,86 @@ def held_gaps(
             held[gap] = held.get(gap, 0) | bit
             at = bare.find(char, offsets[gap + 1])
     return [(ends[gap], starts[gap], held[gap]) for gap in sorted(held)]
+
+
+# -- validate's per-citation checks ---------------------------------------------------------
+
+
+def cited_lines(
+    text: str, starts: list[int], consumed: list[tuple[int, int, bool]]
+) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int, int]]]:
+    """The lines that hold the citations starting at `starts` (ascending, none on a line
+    break), as `(line_start, line_end, first, stop)`: the line's content and the indexes
+    first..stop-1 of the starts on it.  Two lists, in order: the lines that hold a backtick
+    or a tilde (where a code fence may be), and the lines whose text outside the consumed
+    markers holds no letter (`str.isalpha`; where the citations may stand alone)."""
+    for index, at in enumerate(starts):
+        if at >= len(text) or (index and at < starts[index - 1]):
+            raise ValueError("starts must be ascending places inside text")
+        if text[at] in "\r\n":
+            raise ValueError("starts must be places of characters that are no line break")
+    spans = line_spans(text)
+    line_starts = [start for start, _ in spans]
+    fenced = []
+    wordless = []
+    cited = [bisect_right(line_starts, at) - 1 for at in starts]
+    index = 0
+    while index < len(starts):
+        line_start, line_end = spans[cited[index]]
+        first = index
+        while index < len(starts) and cited[index] == cited[first]:
+            index += 1
+        line = (line_start, line_end, first, index)
+        held = text[line_start:line_end]
+        if "`" in held or "~" in held:
+            fenced.append(line)
+        if not any(map(str.isalpha, without(text, line_start, line_end, consumed))):
+            wordless.append(line)
+    return fenced, wordless
+
+
+def punctuated(
+    text: str, starts: list[int], ends: list[int], marks: str
+) -> list[tuple[int, int, int]]:
+    """The runs of citations (`starts[i]`..`ends[i]`, in order; only blanks, spaces or tabs,
+    between two of one run) followed, after blanks, by a character of `marks`: `(first,
+    last, at)` for each, the indexes of its first and last citation and where the mark
+    is."""
+    if len(starts) != len(ends):
+        raise ValueError("starts and ends must be as long as each other")
+    if any(at > len(text) for at in starts):
+        raise ValueError("starts and ends must be places inside text")
+    found = []
+    count, size = len(starts), len(text)
+    index = 0
+    while index < count:
+        first = index
+        # Something other than blanks between them (looked for, not sliced out: the text
+        # between two citations is mostly a whole sentence).
+        while index + 1 < count and not _NOT_BLANK(text, ends[index], starts[index + 1]):
+            index += 1
+        after = ends[index]
+        while after < size and text[after] in BLANKS:
+            after += 1
+        if after < size and text[after] in marks:
+            found.append((first, index, after))
+        index += 1
+    return found
+
+
+def located_rows(
+    citations: list[Any],
+    located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]],
+    make: type[tuple[Any, ...]],
+    found: list[Any],
+) -> None:
+    """Append to `found`, for each citation (a tuple: ids at 1, locator at 2, start and end
+    at 3 and 4), a row of `make` for each (code, severity, message) that `located` gives its
+    (ids, locator): (code, severity, message, start, end)."""
+    append = found.append
+    for citation in citations:
+        rows = located[citation[1], citation[2]]
+        if rows:
+            start, end = citation[3], citation[4]
+            for code, severity, message in rows:
+                append(tuple.__new__(make, (code, severity, message, start, end)))

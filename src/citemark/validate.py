@@ -70,11 +70,19 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
-from itertools import compress, groupby, repeat
-from operator import attrgetter, itemgetter, not_
+from itertools import compress, repeat
+from operator import add, attrgetter, is_, itemgetter, le, not_
 from typing import Any, Literal, NamedTuple
 
-from ._commonmark import code_walls, next_outside, order, stray_findings
+from ._commonmark import (
+    cited_lines,
+    code_walls,
+    located_rows,
+    next_outside,
+    order,
+    punctuated,
+    stray_findings,
+)
 from ._commonmark_py import REFUSED, STRAY_DELIMITER, STRAY_STOP, UNTERMINATED
 from ._grammar import (
     DEFAULT_FAMILY,
@@ -93,7 +101,6 @@ from ._markdown import (
     blocks,
     emphasis,
     is_punctuation,
-    line_spans,
 )
 from ._spans import inside, overlaps, without
 from .parser import CitationSpan, Parser
@@ -126,7 +133,7 @@ CODES: dict[str, Severity] = {
     "citations-grouped-at-end": "warning",
 }
 
-_PUNCTUATION = frozenset(".,;:!?…。，、；：！？")
+_PUNCTUATION = ".,;:!?…。，、；：！？"
 _TURN_ID = TURN_ID_RE.pattern
 
 
@@ -186,7 +193,6 @@ class Diagnostic(NamedTuple):
 _new = partial(tuple.__new__, Diagnostic)
 # validate's order: by place, then code; ties keep the order they were found in.
 _ORDER = itemgetter(3, 4, 0)
-_NOT_BLANK = re.compile(r"[^ \t]").search
 # The diagnostic row of a citation in code, but for its place (made once: answers with code
 # samples hold many).
 _IN_CODE = (
@@ -337,10 +343,10 @@ class _Check:
         self.consumed = parser.spans(text)  # (start, end, is_citation)
         # The citations are the consumed markers that are citations: none, no scan for them.
         self.citations = list(parser.finditer(text)) if any(map(_THIRD, self.consumed)) else []
-        # The lines, once a citation's line is asked for (a text without one needs none).
-        self.lines: list[tuple[int, int]] = []
-        self.line_starts: list[int] = []
-        self.citation_lines: list[int] | None = None  # 1 + each citation's line, once asked
+        # The lines of the citations, once found (a text without one needs none): those
+        # holding a backtick or tilde, and those holding no letter outside the markers.
+        self.fenced: list[tuple[int, int, int, int]] = []
+        self.wordless: list[tuple[int, int, int, int]] = []
         # (ids, locator) -> the (code, severity, message) of each finding they give
         self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, Severity, str]]]
         self.located = {}
@@ -353,6 +359,8 @@ class _Check:
         self.locate_all()
         code: list[tuple[int, int]] | None = None
         if self.citations:
+            starts = list(map(attrgetter("start"), self.citations))
+            self.fenced, self.wordless = cited_lines(self.text, starts, self.consumed)
             fence_cited = self.fence_lines()
             code = code_walls(self.masked_for_code(fence_cited))
             self.placement(code, fence_cited)
@@ -429,20 +437,13 @@ class _Check:
     def locate_all(self) -> None:
         """The findings of each citation's ids and locator.  What they give depends on
         nothing else: worked out once for each distinct pair (an answer cites the same few
-        sources again and again), as diagnostic rows without their place."""
+        sources again and again), as diagnostic rows without their place, which the kernel
+        then places at each citation."""
         located = self.located
-        append = self.found.append
-        for citation in self.citations:
-            key = citation.source_ids, citation.locator
-            rows = located.get(key)
-            if rows is None:
-                rows = located[key] = [
-                    (code, CODES[code], message) for code, message in self.locating(*key)
-                ]
-            if rows:
-                start, end = citation.start, citation.end
-                for row in rows:
-                    append(_new((*row, start, end)))
+        citations = self.citations
+        for key in dict.fromkeys(zip(map(_SECOND, citations), map(_THIRD, citations), strict=True)):
+            located[key] = [(code, CODES[code], message) for code, message in self.locating(*key)]
+        located_rows(citations, located, Diagnostic, self.found)
 
     def locating(self, source_ids: tuple[str, ...], locator: str | None) -> list[tuple[str, str]]:
         """The (code, message) findings of a citation of these ids and locator."""
@@ -495,35 +496,18 @@ class _Check:
 
     # -- placement -------------------------------------------------------------------------
 
-    def lines_cited(self) -> list[int]:
-        """1 + the line of each citation (ascending, as the citations)."""
-        if self.citation_lines is None:
-            self.lines = line_spans(self.text)
-            self.line_starts = list(map(_FIRST, self.lines))
-            # Found in C (bisect mapped over the starts).
-            starts = map(attrgetter("start"), self.citations)
-            self.citation_lines = list(map(bisect_right, repeat(self.line_starts), starts))
-        return self.citation_lines
-
     def fence_lines(self) -> set[int]:
         """Indexes of citations on the line of a code fence (reported here)."""
         cited = set()
-        text = self.text
-        lines = self.lines_cited()
-        for line in dict.fromkeys(lines):  # each line with a citation once, in order
-            line_start, line_end = self.lines[line - 1]
-            # A fence needs three backticks or tildes: a line with neither is none.
-            fenced = text.find("`", line_start, line_end) >= 0
-            if not (fenced or text.find("~", line_start, line_end) >= 0):
-                continue
-            # The citations on it (the lines ascend with them): looked up for these only.
-            indexes = range(bisect_left(lines, line), bisect_right(lines, line))
-            bare = without(self.text, line_start, line_end, self.consumed)
-            before = without(self.text, line_start, self.citations[indexes[0]].start, self.consumed)
+        text, citations, consumed = self.text, self.citations, self.consumed
+        # A fence needs three backticks or tildes: only the lines with one are looked at.
+        for line_start, line_end, first, stop in self.fenced:
+            bare = without(text, line_start, line_end, consumed)
+            before = without(text, line_start, citations[first].start, consumed)
             if FENCE_LINE.fullmatch(bare) and FENCE_LINE.match(before):
-                for index in indexes:
+                for index in range(first, stop):
                     cited.add(index)
-                    citation = self.citations[index]
+                    citation = citations[index]
                     self.add(
                         "citation-on-fence-line",
                         citation.start,
@@ -547,21 +531,21 @@ class _Check:
         return "".join(pieces)
 
     def placement(self, code: list[tuple[int, int]], fence_cited: set[int]) -> None:
-        outside = []
-        outside_indexes = []
-        # 1 + the index of the last code span that starts at or before each citation, found
-        # in C; the citation is in code when that span reaches its end.
+        citations = self.citations
+        starts = list(map(attrgetter("start"), citations))
+        ends = list(map(attrgetter("end"), citations))
+        # The end of the last code span that starts at or before each citation (-1: none),
+        # found in C; the citation is in code when that span reaches its end.
+        reach = [-1, *map(_SECOND, code)]
         code_starts = list(map(_FIRST, code))
-        append = self.found.append
-        last_code = map(bisect_right, repeat(code_starts), map(attrgetter("start"), self.citations))
-        for index, (citation, after) in enumerate(zip(self.citations, last_code, strict=True)):
-            if index in fence_cited:
-                continue
-            if after and citation.end <= code[after - 1][1]:
-                append(_new((*_IN_CODE, citation.start, citation.end)))
-            else:
-                outside.append(citation)
-                outside_indexes.append(index)
+        limits = map(reach.__getitem__, map(bisect_right, repeat(code_starts), starts))
+        in_code = list(map(le, ends, limits))
+        for index in fence_cited:  # reported on the fence line, and nothing else
+            in_code[index] = None  # type: ignore[call-overload]
+        spans = compress(zip(starts, ends, strict=True), in_code)
+        self.found += map(_new, map(add, repeat(_IN_CODE), spans))
+        kept = list(map(is_, in_code, repeat(False)))  # outside code and fence lines
+        outside = list(compress(citations, kept))
         # Emphasis needs a `*` or `_` run: without one (or without a citation to check)
         # the CommonMark pass would find nothing.
         wanted = outside and ("*" in self.text or "_" in self.text)
@@ -575,44 +559,33 @@ class _Check:
                     "a citation inside bold or italics: put it after the closing delimiter",
                 )
         self.punctuation(outside)
-        self.alone(outside_indexes)
+        self.alone(kept)
         self.grouped(outside)
 
     def punctuation(self, citations: list[CitationSpan]) -> None:
+        """citation-before-punctuation: each run of these citations (blanks between them)
+        that punctuation follows, found by the kernel."""
         text = self.text
-        count, size = len(citations), len(text)
-        index = 0
-        while index < count:
-            first = citations[index]
-            last = first
-            while index + 1 < count:
-                # Something other than blanks between them (looked for, not sliced out: the
-                # text between two citations is mostly a whole sentence).
-                if _NOT_BLANK(text, last.end, citations[index + 1].start):
-                    break
-                index += 1
-                last = citations[index]
-            after = last.end
-            while after < size and text[after] in " \t":
-                after += 1
-            if after < size and text[after] in _PUNCTUATION:
-                self.add(
-                    "citation-before-punctuation",
-                    first.start,
-                    last.end,
-                    f"put the citation after the {text[after]!r}, not before it",
-                )
-            index += 1
+        starts = list(map(attrgetter("start"), citations))
+        ends = list(map(attrgetter("end"), citations))
+        for first, last, at in punctuated(text, starts, ends, _PUNCTUATION):
+            self.add(
+                "citation-before-punctuation",
+                starts[first],
+                ends[last],
+                f"put the citation after the {text[at]!r}, not before it",
+            )
 
-    def alone(self, outside: list[int]) -> None:
-        """citation-alone for the citations of these indexes (those outside code)."""
+    def alone(self, kept: list[bool]) -> None:
+        """citation-alone for the citations kept (those outside code and fence lines): only
+        on the lines with no letter outside the markers (a letter is no filler, and no list
+        bullet or quote sign can hide it)."""
         text, consumed, citations = self.text, self.consumed, self.citations
-        # The citations of each line, grouped (the lines ascend with them; no dict of them:
-        # only the first and the last are read).
-        for line, group in groupby(outside, self.lines_cited().__getitem__):
-            indexes = list(group)
+        for line_start, line_end, first, stop in self.wordless:
+            indexes = list(compress(range(first, stop), kept[first:stop]))
+            if not indexes:
+                continue
             found = (citations[indexes[0]], citations[indexes[-1]])
-            line_start, line_end = self.lines[line - 1]
             # The usual line has text at an end of what stands before its first citation: a
             # character that is neither white space, punctuation nor a digit is no filler,
             # and no list bullet or quote sign can hide it, so the line is not alone.
