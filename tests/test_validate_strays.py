@@ -333,3 +333,160 @@ def test_held_gaps_checks_its_arguments() -> None:
     for consumed in [[(2, 3, True)], [(1, 0, True)], [(0, 1, True), (0, 1, False)]]:
         with pytest.raises(ValueError, match="consumed"):
             kernel.held_gaps("a", consumed, S, E, D)
+
+
+# -- validate's per-citation kernels -----------------------------------------------------------
+
+MARKER = f"{S}cite{D}turn0file0{E}"
+LINE_TEXTS = st.lists(
+    st.sampled_from(
+        [MARKER, f"{S}cite{D}{E}", S, E, " ", "\t", "\n", "\r", "\r\n", "a", "é", "漢", "1",
+         ".", "!", "`", "~", "-", "> "]
+    ),
+    max_size=30,
+).map("".join)  # fmt: skip
+
+
+def lines_oracle(
+    text: str, starts: list[int], consumed: list[tuple[int, int, bool]]
+) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int, int]]]:
+    """Every line read on its own: the starts on it, whether it holds a backtick or a
+    tilde, whether a letter stands on it outside every consumed marker."""
+    fenced, wordless = [], []
+    for line_start, line_end in twin.line_spans(text):
+        on = [i for i, at in enumerate(starts) if line_start <= at < line_end]
+        if not on:
+            continue
+        line = (line_start, line_end, on[0], on[-1] + 1)
+        if "`" in text[line_start:line_end] or "~" in text[line_start:line_end]:
+            fenced.append(line)
+        covered = {i for start, end, _ in consumed for i in range(start, end)}
+        if not any(text[i].isalpha() for i in range(line_start, line_end) if i not in covered):
+            wordless.append(line)
+    return fenced, wordless
+
+
+@given(LINE_TEXTS)
+def test_cited_lines_match_the_oracle(implementation: str, text: str) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    parser = Parser()
+    starts = [citation.start for citation in parser.finditer(text)]
+    consumed = parser.spans(text)
+    assert kernel.cited_lines(text, starts, consumed) == lines_oracle(text, starts, consumed)
+
+
+@pytest.mark.c_extension
+def test_cited_lines_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    for args, name in [
+        ((b"a", [0], []), "text"),
+        (("a", (0,), []), "starts"),
+        (("a", ["0"], []), "starts"),
+        (("a", [0], ()), "consumed"),
+        (("a", [0], [(0, 1)]), "consumed"),
+        (("a", [0], [(0, "1", True)]), "consumed"),
+    ]:
+        with pytest.raises(TypeError, match=name):
+            kernel.cited_lines(*args)
+    for implementation in ("cython", "python"):
+        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        for starts in ([2], [3, 0], [5]):
+            with pytest.raises(ValueError, match="starts"):
+                module.cited_lines("ab\ncd", starts, [])
+
+
+def punctuated_oracle(
+    text: str, starts: list[int], ends: list[int], marks: str
+) -> list[tuple[int, int, int]]:
+    found = []
+    index = 0
+    while index < len(starts):
+        first = index
+        while index + 1 < len(starts) and not text[ends[index] : starts[index + 1]].strip(" \t"):
+            index += 1
+        rest = text[ends[index] :].lstrip(" \t")
+        if rest and rest[0] in marks:
+            found.append((first, index, len(text) - len(rest)))
+        index += 1
+    return found
+
+
+@given(
+    st.lists(st.sampled_from([MARKER, " ", "\t", ".", "!", "。", "a", "\n", "x y"])).map("".join)
+)
+def test_punctuated_matches_the_oracle(implementation: str, text: str) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    found = list(Parser().finditer(text))
+    starts = [citation.start for citation in found]
+    ends = [citation.end for citation in found]
+    got = kernel.punctuated(text, starts, ends, ".!。")
+    assert got == punctuated_oracle(text, starts, ends, ".!。")
+
+
+@pytest.mark.c_extension
+def test_punctuated_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    for args, name in [
+        ((b"a", [], [], "."), "text"),
+        (("a", (), [], "."), "starts"),
+        (("a", [], [None], "."), "ends"),
+        (("a", [], [], b"."), "marks"),
+    ]:
+        with pytest.raises(TypeError, match=name):
+            kernel.punctuated(*args)
+    for implementation in ("cython", "python"):
+        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="starts and ends"):
+            module.punctuated("ab", [0], [], ".")
+        with pytest.raises(ValueError, match="starts and ends"):
+            module.punctuated("ab", [0, 3], [1, 4], ".")
+
+
+KEYS = [(("a",), None), (("a", "b"), "L1"), (("b",), "L2")]
+LOCATED = st.fixed_dictionaries(
+    {
+        key: st.lists(
+            st.tuples(st.sampled_from(["x", "y"]), st.just("error"), st.sampled_from(["m", "n"])),
+            max_size=3,
+        )
+        for key in KEYS
+    }
+)
+
+
+@given(st.lists(st.tuples(st.sampled_from(KEYS), st.integers(0, 9), st.integers(0, 9))), LOCATED)
+def test_located_rows_match_the_twin(
+    implementation: str,
+    places: list[tuple[tuple[tuple[str, ...], str | None], int, int]],
+    located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]],
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    citations = [("cite", ids, locator, start, end, 0) for (ids, locator), start, end in places]
+    found: list[Row] = [Row("before", "error", "", 0, 0)]
+    kernel.located_rows(citations, located, Row, found)
+    expected = [Row("before", "error", "", 0, 0)]
+    for _, ids, locator, start, end, _ in citations:
+        expected += [Row(*row, start, end) for row in located[ids, locator]]
+    assert found == expected
+    assert all(type(row) is Row for row in found)
+
+
+@pytest.mark.c_extension
+def test_located_rows_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    citation = ("cite", ("a",), None, 0, 1, 0)
+    good: list[object] = [[citation], {(("a",), None): []}, Row, []]
+    names = ["citations", "located", "make", "found"]
+    for index, bad in enumerate([(citation,), [], dict, ()]):
+        args = [*good]
+        args[index] = bad
+        with pytest.raises(TypeError, match=names[index]):
+            kernel.located_rows(*args)
+    for citations in ([("cite", ("a",), None, 0)], [("cite", ("a",), None, "0", 1)]):
+        with pytest.raises(TypeError, match="citations"):
+            kernel.located_rows(citations, good[1], Row, [])
+    for rows in ((), [("x", "error")], [("x", "error", 1)]):
+        with pytest.raises(TypeError, match="located"):
+            kernel.located_rows([citation], {(("a",), None): rows}, Row, [])
+    with pytest.raises(KeyError):
+        kernel.located_rows([citation], {}, Row, [])
