@@ -341,18 +341,22 @@ MARKER = f"{S}cite{D}turn0file0{E}"
 LINE_TEXTS = st.lists(
     st.sampled_from(
         [MARKER, f"{S}cite{D}{E}", S, E, " ", "\t", "\n", "\r", "\r\n", "a", "é", "漢", "1",
-         ".", "!", "`", "~", "-", "> "]
+         ".", "!", "`", "~", "-", "> ", "@", "[", "{", "Z", "\x00", "\x7f", "\u3000"]
     ),
     max_size=30,
 ).map("".join)  # fmt: skip
 
 
+FILLER = " \t.-!>"
+
+
 def lines_oracle(
     text: str, starts: list[int], consumed: list[tuple[int, int, bool]]
-) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int, int]]]:
+) -> tuple[list[tuple[int, int, int, int]], ...]:
     """Every line read on its own: the starts on it, whether it holds a backtick or a
-    tilde, whether a letter stands on it outside every consumed marker."""
-    fenced, wordless = [], []
+    tilde, whether a letter stands on it outside every consumed marker, else whether all
+    that stands there is of FILLER."""
+    fenced, bare, unsure = [], [], []
     for line_start, line_end in twin.line_spans(text):
         on = [i for i, at in enumerate(starts) if line_start <= at < line_end]
         if not on:
@@ -361,9 +365,10 @@ def lines_oracle(
         if "`" in text[line_start:line_end] or "~" in text[line_start:line_end]:
             fenced.append(line)
         covered = {i for start, end, _ in consumed for i in range(start, end)}
-        if not any(text[i].isalpha() for i in range(line_start, line_end) if i not in covered):
-            wordless.append(line)
-    return fenced, wordless
+        rest = [text[i] for i in range(line_start, line_end) if i not in covered]
+        if not any(char.isalpha() for char in rest):
+            (bare if all(char in FILLER for char in rest) else unsure).append(line)
+    return fenced, bare, unsure
 
 
 @given(LINE_TEXTS)
@@ -372,19 +377,21 @@ def test_cited_lines_match_the_oracle(implementation: str, text: str) -> None:
     parser = Parser()
     starts = [citation.start for citation in parser.finditer(text)]
     consumed = parser.spans(text)
-    assert kernel.cited_lines(text, starts, consumed) == lines_oracle(text, starts, consumed)
+    got = kernel.cited_lines(text, starts, consumed, FILLER)
+    assert got == lines_oracle(text, starts, consumed)
 
 
 @pytest.mark.c_extension
 def test_cited_lines_checks_its_arguments() -> None:
     kernel = load("_commonmark", "cython")
     for args, name in [
-        ((b"a", [0], []), "text"),
-        (("a", (0,), []), "starts"),
-        (("a", ["0"], []), "starts"),
-        (("a", [0], ()), "consumed"),
-        (("a", [0], [(0, 1)]), "consumed"),
-        (("a", [0], [(0, "1", True)]), "consumed"),
+        ((b"a", [0], [], ""), "text"),
+        (("a", (0,), [], ""), "starts"),
+        (("a", ["0"], [], ""), "starts"),
+        (("a", [0], (), ""), "consumed"),
+        (("a", [0], [(0, 1)], ""), "consumed"),
+        (("a", [0], [(0, "1", True)], ""), "consumed"),
+        (("a", [0], [], None), "filler"),
     ]:
         with pytest.raises(TypeError, match=name):
             kernel.cited_lines(*args)
@@ -392,7 +399,7 @@ def test_cited_lines_checks_its_arguments() -> None:
         module = load("_commonmark", implementation)  # type: ignore[arg-type]
         for starts in ([2], [3, 0], [5]):
             with pytest.raises(ValueError, match="starts"):
-                module.cited_lines("ab\ncd", starts, [])
+                module.cited_lines("ab\ncd", starts, [], "")
 
 
 def punctuated_oracle(

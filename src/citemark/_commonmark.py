@@ -67,8 +67,12 @@ stray_findings: Callable[
 order: Callable[[list[Any]], list[Any]] = _kernel.order
 # validate's per-citation checks (see `_commonmark_py`).
 cited_lines: Callable[
-    [str, list[int], list[tuple[int, int, bool]]],
-    tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int, int]]],
+    [str, list[int], list[tuple[int, int, bool]], str],
+    tuple[
+        list[tuple[int, int, int, int]],
+        list[tuple[int, int, int, int]],
+        list[tuple[int, int, int, int]],
+    ],
 ] = _kernel.cited_lines
 punctuated: Callable[[str, list[int], list[int], str], list[tuple[int, int, int]]] = (
     _kernel.punctuated

@@ -49,8 +49,12 @@ def held_gaps(
     delimiter: str,
 ) -> list[tuple[int, int, int]]: ...
 def cited_lines(
-    text: str, starts: list[int], consumed: list[tuple[int, int, bool]]
-) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int, int]]]: ...
+    text: str, starts: list[int], consumed: list[tuple[int, int, bool]], filler: str
+) -> tuple[
+    list[tuple[int, int, int, int]],
+    list[tuple[int, int, int, int]],
+    list[tuple[int, int, int, int]],
+]: ...
 def punctuated(
     text: str, starts: list[int], ends: list[int], marks: str
 ) -> list[tuple[int, int, int]]: ...

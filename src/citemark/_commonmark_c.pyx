@@ -1280,16 +1280,36 @@ cdef Py_ssize_t place_of(int kind, const void* data, Py_ssize_t size, list place
     return at
 
 
-def cited_lines(str text not None, starts, consumed):
+cdef inline bint is_letter(Py_UCS4 unit) noexcept nogil:
+    # str.isalpha; in ASCII the letters are A-Z and a-z (spares a call at each character).
+    cdef unsigned int code = unit
+    if code < 128:
+        return (code | 0x20) - 0x61 < 26  # unsigned: below "a" wraps round to a large value
+    return Py_UNICODE_ISALPHA(unit)
+
+
+def cited_lines(str text not None, starts, consumed, filler):
     check_ints(starts, "starts")
     if type(consumed) is not list:
         raise TypeError(f"consumed must be a list, not {type(consumed).__name__}")
-    cdef list places = starts, spans = consumed, fenced = [], wordless = []
+    if type(filler) is not str:
+        raise TypeError(f"filler must be a str, not {type(filler).__name__}")
+    cdef bint filling[128]
+    cdef Py_UCS4 char
+    cdef int code
+    for code in range(128):
+        filling[code] = False
+    for char in <str>filler:
+        if char >= 128:
+            raise ValueError("filler must hold ASCII characters only")
+        filling[char] = True
+    cdef list places = starts, spans = consumed, fenced = [], bare = [], unsure = []
     cdef Py_ssize_t size = len(text), count = len(places), index, first, at, pos
     cdef Py_ssize_t line_start, line_end = -1, span = 0, span_start, span_end, stop
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef bint carriage = next_of(kind, data, CR, 0, size) < size, worded
+    cdef bint carriage = next_of(kind, data, CR, 0, size) < size, worded, doubt
+    cdef Py_UCS4 unit
     cdef object item
     cdef tuple line
     index = 0
@@ -1317,8 +1337,9 @@ def cited_lines(str text not None, starts, consumed):
         if next_of(kind, data, BACKTICK, line_start, line_end) < line_end or \
                 next_of(kind, data, TILDE, line_start, line_end) < line_end:
             fenced.append(line)
-        # A letter outside the consumed markers (spans read in order, once each).
-        worded = False
+        # A letter outside the consumed markers (spans read in order, once each), else
+        # whether every character there is filler.
+        worded = doubt = False
         pos = line_start
         while not worded and pos < line_end:
             while span < len(spans):
@@ -1338,13 +1359,16 @@ def cited_lines(str text not None, starts, consumed):
                 if span_start < stop:
                     stop = span_start
             while pos < stop:
-                if Py_UNICODE_ISALPHA(read_unit(kind, data, pos)):
+                unit = read_unit(kind, data, pos)
+                if is_letter(unit):
                     worded = True
                     break
+                if unit >= 128 or not filling[unit]:
+                    doubt = True
                 pos += 1
         if not worded:
-            wordless.append(line)
-    return fenced, wordless
+            (unsure if doubt else bare).append(line)
+    return fenced, bare, unsure
 
 
 cdef bint holds(str marks, Py_UCS4 unit) except -1:

@@ -399,13 +399,20 @@ def held_gaps(
 
 
 def cited_lines(
-    text: str, starts: list[int], consumed: list[tuple[int, int, bool]]
-) -> tuple[list[tuple[int, int, int, int]], list[tuple[int, int, int, int]]]:
+    text: str, starts: list[int], consumed: list[tuple[int, int, bool]], filler: str
+) -> tuple[
+    list[tuple[int, int, int, int]],
+    list[tuple[int, int, int, int]],
+    list[tuple[int, int, int, int]],
+]:
     """The lines that hold the citations starting at `starts` (ascending, none on a line
     break), as `(line_start, line_end, first, stop)`: the line's content and the indexes
-    first..stop-1 of the starts on it.  Two lists, in order: the lines that hold a backtick
-    or a tilde (where a code fence may be), and the lines whose text outside the consumed
-    markers holds no letter (`str.isalpha`; where the citations may stand alone)."""
+    first..stop-1 of the starts on it.  Three lists, in order: the lines that hold a
+    backtick or a tilde (where a code fence may be); of the lines whose text outside the
+    consumed markers holds no letter (`str.isalpha`; where the citations may stand alone),
+    those where that text is all of `filler` (ASCII characters), and the others."""
+    if any(char >= "\x80" for char in filler):
+        raise ValueError("filler must hold ASCII characters only")
     for index, at in enumerate(starts):
         if at >= len(text) or (index and at < starts[index - 1]):
             raise ValueError("starts must be ascending places inside text")
@@ -414,8 +421,10 @@ def cited_lines(
     spans = line_spans(text)
     line_starts = [start for start, _ in spans]
     fenced = []
-    wordless = []
+    bare = []
+    unsure = []
     cited = [bisect_right(line_starts, at) - 1 for at in starts]
+    filling = frozenset(filler)
     index = 0
     while index < len(starts):
         line_start, line_end = spans[cited[index]]
@@ -426,9 +435,10 @@ def cited_lines(
         held = text[line_start:line_end]
         if "`" in held or "~" in held:
             fenced.append(line)
-        if not any(map(str.isalpha, without(text, line_start, line_end, consumed))):
-            wordless.append(line)
-    return fenced, wordless
+        rest = without(text, line_start, line_end, consumed)
+        if not any(map(str.isalpha, rest)):
+            (bare if filling.issuperset(rest) else unsure).append(line)
+    return fenced, bare, unsure
 
 
 def punctuated(

@@ -344,9 +344,11 @@ class _Check:
         # The citations are the consumed markers that are citations: none, no scan for them.
         self.citations = list(parser.finditer(text)) if any(map(_THIRD, self.consumed)) else []
         # The lines of the citations, once found (a text without one needs none): those
-        # holding a backtick or tilde, and those holding no letter outside the markers.
+        # holding a backtick or tilde; of those holding no letter outside the markers, the
+        # ones holding only filler there (in ASCII), and the others.
         self.fenced: list[tuple[int, int, int, int]] = []
-        self.wordless: list[tuple[int, int, int, int]] = []
+        self.bare: list[tuple[int, int, int, int]] = []
+        self.unsure: list[tuple[int, int, int, int]] = []
         # (ids, locator) -> the (code, severity, message) of each finding they give
         self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, Severity, str]]]
         self.located = {}
@@ -360,7 +362,8 @@ class _Check:
         code: list[tuple[int, int]] | None = None
         if self.citations:
             starts = list(map(attrgetter("start"), self.citations))
-            self.fenced, self.wordless = cited_lines(self.text, starts, self.consumed)
+            lines = cited_lines(self.text, starts, self.consumed, _FILLER)
+            self.fenced, self.bare, self.unsure = lines
             fence_cited = self.fence_lines()
             code = code_walls(self.masked_for_code(fence_cited))
             self.placement(code, fence_cited)
@@ -579,13 +582,18 @@ class _Check:
     def alone(self, kept: list[bool]) -> None:
         """citation-alone for the citations kept (those outside code and fence lines): only
         on the lines with no letter outside the markers (a letter is no filler, and no list
-        bullet or quote sign can hide it)."""
+        bullet or quote sign can hide it).  A line with nothing but filler there is alone
+        whatever its bullet; the others are read here."""
         text, consumed, citations = self.text, self.consumed, self.citations
-        for line_start, line_end, first, stop in self.wordless:
+        lines = [(line, True) for line in self.bare] + [(line, False) for line in self.unsure]
+        for (line_start, line_end, first, stop), sure in lines:
             indexes = list(compress(range(first, stop), kept[first:stop]))
             if not indexes:
                 continue
             found = (citations[indexes[0]], citations[indexes[-1]])
+            if sure:
+                self._alone(found)
+                continue
             # The usual line has text at an end of what stands before its first citation: a
             # character that is neither white space, punctuation nor a digit is no filler,
             # and no list bullet or quote sign can hide it, so the line is not alone.
@@ -597,12 +605,15 @@ class _Check:
             rest = without(self.text, line_start, line_end, self.consumed)
             rest = rest[LIST_OR_QUOTE.match(rest).end() :]  # type: ignore[union-attr]
             if _filler(rest):
-                self.add(
-                    "citation-alone",
-                    found[0].start,
-                    found[-1].end,
-                    "citations on a line of their own: put them after the text they support",
-                )
+                self._alone(found)
+
+    def _alone(self, found: tuple[CitationSpan, CitationSpan]) -> None:
+        self.add(
+            "citation-alone",
+            found[0].start,
+            found[-1].end,
+            "citations on a line of their own: put them after the text they support",
+        )
 
     def grouped(self, citations: list[CitationSpan]) -> None:
         if not citations:
@@ -756,3 +767,8 @@ def _text_char(char: str) -> bool:
 def _filler(text: str) -> bool:
     """Only white space and punctuation."""
     return all(char.isspace() or is_punctuation(char) for char in set(text))
+
+
+# The ASCII characters that are filler on their own (the kernel's table; the rest is read by
+# `_filler`).
+_FILLER = "".join(char for char in map(chr, range(128)) if _filler(char))
