@@ -352,11 +352,13 @@ FILLER = " \t.-!>"
 
 def lines_oracle(
     text: str, starts: list[int], consumed: list[tuple[int, int, bool]]
-) -> tuple[list[tuple[int, int, int, int]], ...]:
+) -> tuple[list[tuple[int, ...]], ...]:
     """Every line read on its own: the starts on it, whether it holds a backtick or a
     tilde, whether a letter stands on it outside every consumed marker, else whether all
-    that stands there is of FILLER."""
-    fenced, bare, unsure = [], [], []
+    that stands there is of FILLER (else the first that is not)."""
+    fenced: list[tuple[int, ...]] = []
+    bare: list[tuple[int, ...]] = []
+    unsure: list[tuple[int, ...]] = []
     for line_start, line_end in twin.line_spans(text):
         on = [i for i, at in enumerate(starts) if line_start <= at < line_end]
         if not on:
@@ -365,9 +367,13 @@ def lines_oracle(
         if "`" in text[line_start:line_end] or "~" in text[line_start:line_end]:
             fenced.append(line)
         covered = {i for start, end, _ in consumed for i in range(start, end)}
-        rest = [text[i] for i in range(line_start, line_end) if i not in covered]
-        if not any(char.isalpha() for char in rest):
-            (bare if all(char in FILLER for char in rest) else unsure).append(line)
+        rest = [i for i in range(line_start, line_end) if i not in covered]
+        if not any(text[i].isalpha() for i in rest):
+            doubts = [i for i in rest if text[i] not in FILLER]
+            if doubts:
+                unsure.append((*line, doubts[0]))
+            else:
+                bare.append(line)
     return fenced, bare, unsure
 
 

@@ -71,7 +71,7 @@ cited_lines: Callable[
     tuple[
         list[tuple[int, int, int, int]],
         list[tuple[int, int, int, int]],
-        list[tuple[int, int, int, int]],
+        list[tuple[int, int, int, int, int]],
     ],
 ] = _kernel.cited_lines
 punctuated: Callable[[str, list[int], list[int], str], list[tuple[int, int, int]]] = (

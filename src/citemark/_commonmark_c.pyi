@@ -53,7 +53,7 @@ def cited_lines(
 ) -> tuple[
     list[tuple[int, int, int, int]],
     list[tuple[int, int, int, int]],
-    list[tuple[int, int, int, int]],
+    list[tuple[int, int, int, int, int]],
 ]: ...
 def punctuated(
     text: str, starts: list[int], ends: list[int], marks: str

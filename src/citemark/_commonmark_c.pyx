@@ -1308,7 +1308,8 @@ def cited_lines(str text not None, starts, consumed, filler):
     cdef Py_ssize_t line_start, line_end = -1, span = 0, span_start, span_end, stop
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef bint carriage = next_of(kind, data, CR, 0, size) < size, worded, doubt
+    cdef bint carriage = next_of(kind, data, CR, 0, size) < size, worded
+    cdef Py_ssize_t doubt
     cdef Py_UCS4 unit
     cdef object item
     cdef tuple line
@@ -1339,7 +1340,8 @@ def cited_lines(str text not None, starts, consumed, filler):
             fenced.append(line)
         # A letter outside the consumed markers (spans read in order, once each), else
         # whether every character there is filler.
-        worded = doubt = False
+        worded = False
+        doubt = -1  # the first character there that is no letter nor filler
         pos = line_start
         while not worded and pos < line_end:
             while span < len(spans):
@@ -1363,11 +1365,14 @@ def cited_lines(str text not None, starts, consumed, filler):
                 if is_letter(unit):
                     worded = True
                     break
-                if unit >= 128 or not filling[unit]:
-                    doubt = True
+                if doubt < 0 and (unit >= 128 or not filling[unit]):
+                    doubt = pos
                 pos += 1
         if not worded:
-            (unsure if doubt else bare).append(line)
+            if doubt < 0:
+                bare.append(line)
+            else:
+                unsure.append((*line, doubt))
     return fenced, bare, unsure
 
 

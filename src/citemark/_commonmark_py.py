@@ -39,7 +39,6 @@ from operator import add, itemgetter, sub
 from typing import Any
 
 from ._grammar import LINE_BREAK_RE
-from ._spans import without
 
 __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "plain", "runs"]
 __all__ += ["code_walls", "held_gaps", "line_spans"]
@@ -403,14 +402,15 @@ def cited_lines(
 ) -> tuple[
     list[tuple[int, int, int, int]],
     list[tuple[int, int, int, int]],
-    list[tuple[int, int, int, int]],
+    list[tuple[int, int, int, int, int]],
 ]:
     """The lines that hold the citations starting at `starts` (ascending, none on a line
     break), as `(line_start, line_end, first, stop)`: the line's content and the indexes
     first..stop-1 of the starts on it.  Three lists, in order: the lines that hold a
     backtick or a tilde (where a code fence may be); of the lines whose text outside the
     consumed markers holds no letter (`str.isalpha`; where the citations may stand alone),
-    those where that text is all of `filler` (ASCII characters), and the others."""
+    those where that text is all of `filler` (ASCII characters), and the others, with the
+    place of the first character there that is not of `filler` added."""
     if any(char >= "\x80" for char in filler):
         raise ValueError("filler must hold ASCII characters only")
     for index, at in enumerate(starts):
@@ -424,7 +424,8 @@ def cited_lines(
     bare = []
     unsure = []
     cited = [bisect_right(line_starts, at) - 1 for at in starts]
-    filling = frozenset(filler)
+    ends = [end for _, end, _ in consumed]
+    other = re.compile(f"[^{re.escape(filler)}]" if filler else "(?s:.)").search
     index = 0
     while index < len(starts):
         line_start, line_end = spans[cited[index]]
@@ -435,9 +436,25 @@ def cited_lines(
         held = text[line_start:line_end]
         if "`" in held or "~" in held:
             fenced.append(line)
-        rest = without(text, line_start, line_end, consumed)
-        if not any(map(str.isalpha, rest)):
-            (bare if filling.issuperset(rest) else unsure).append(line)
+        # The parts of the line outside the consumed markers (sorted: the first that
+        # ends after the line's start on).
+        parts = []
+        at = line_start
+        for span in range(bisect_right(ends, line_start), len(consumed)):
+            span_start, span_end, _ = consumed[span]
+            if span_start >= line_end:
+                break
+            parts.append((at, span_start))
+            at = max(at, span_end)
+        parts.append((at, line_end))
+        parts = [(start, end) for start, end in parts if start < end]
+        if any(any(map(str.isalpha, text[start:end])) for start, end in parts):
+            continue
+        doubt = next(filter(None, (other(text, start, end) for start, end in parts)), None)
+        if doubt is None:
+            bare.append(line)
+        else:
+            unsure.append((*line, doubt.start()))
     return fenced, bare, unsure
 
 

@@ -348,7 +348,7 @@ class _Check:
         # ones holding only filler there (in ASCII), and the others.
         self.fenced: list[tuple[int, int, int, int]] = []
         self.bare: list[tuple[int, int, int, int]] = []
-        self.unsure: list[tuple[int, int, int, int]] = []
+        self.unsure: list[tuple[int, int, int, int, int]] = []
         # (ids, locator) -> the (code, severity, message) of each finding they give
         self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, Severity, str]]]
         self.located = {}
@@ -585,15 +585,19 @@ class _Check:
         bullet or quote sign can hide it).  A line with nothing but filler there is alone
         whatever its bullet; the others are read here."""
         text, consumed, citations = self.text, self.consumed, self.citations
-        lines = [(line, True) for line in self.bare] + [(line, False) for line in self.unsure]
-        for (line_start, line_end, first, stop), sure in lines:
+        for _, _, first, stop in self.bare:
+            indexes = list(compress(range(first, stop), kept[first:stop]))
+            if indexes:
+                self._alone((citations[indexes[0]], citations[indexes[-1]]))
+        for line_start, line_end, first, stop, doubt in self.unsure:
+            # The first character outside the markers that is neither a letter nor ASCII
+            # filler: a text character is no filler either (nor can a bullet hide it).
+            if _text_char(text[doubt]):
+                continue
             indexes = list(compress(range(first, stop), kept[first:stop]))
             if not indexes:
                 continue
             found = (citations[indexes[0]], citations[indexes[-1]])
-            if sure:
-                self._alone(found)
-                continue
             # The usual line has text at an end of what stands before its first citation: a
             # character that is neither white space, punctuation nor a digit is no filler,
             # and no list bullet or quote sign can hide it, so the line is not alone.
