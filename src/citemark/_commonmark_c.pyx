@@ -43,6 +43,9 @@ cdef extern from "Python.h":
     bint PyType_IsSubtype(PyTypeObject* a, PyTypeObject* b)
     PyTypeObject PyTuple_Type
     int PyUnicode_Compare(object left, object right) except? -1
+    Py_ssize_t PyLong_AsSsize_t(object value)  # its error is looked at by the caller
+    PyObject* PyErr_Occurred()
+    void PyErr_Clear()
 
 cdef extern from "Python.h":
     ctypedef unsigned char Py_UCS1
@@ -87,9 +90,14 @@ cdef Py_ssize_t FEW_RUNS = twin.FEW_RUNS
 cdef Py_ssize_t as_index(object value, str name) except -1:
     if type(value) is not int:
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if not 0 <= value <= PY_SSIZE_T_MAX:
+    # Converted in C, then checked (a comparison of Python ints made one at every call).
+    cdef Py_ssize_t index = PyLong_AsSsize_t(value)
+    if index == -1 and PyErr_Occurred():
+        PyErr_Clear()  # an int too large for an index
         raise ValueError(f"{name} must be a non-negative index")
-    return value
+    if index < 0:
+        raise ValueError(f"{name} must be a non-negative index")
+    return index
 
 
 def runs(str text not None, first, end, base):
@@ -1312,7 +1320,6 @@ def cited_lines(str text not None, starts, consumed, filler):
     cdef Py_ssize_t doubt
     cdef Py_UCS4 unit
     cdef object item
-    cdef tuple line
     index = 0
     while index < count:
         at = place_of(kind, data, size, places, index)
@@ -1334,10 +1341,9 @@ def cited_lines(str text not None, starts, consumed, filler):
             if at >= line_end:
                 break
             index += 1
-        line = (line_start, line_end, first, index)
         if next_of(kind, data, BACKTICK, line_start, line_end) < line_end or \
                 next_of(kind, data, TILDE, line_start, line_end) < line_end:
-            fenced.append(line)
+            fenced.append((line_start, line_end, first, index))
         # A letter outside the consumed markers (spans read in order, once each), else
         # whether every character there is filler.
         worded = False
@@ -1370,9 +1376,9 @@ def cited_lines(str text not None, starts, consumed, filler):
                 pos += 1
         if not worded:
             if doubt < 0:
-                bare.append(line)
+                bare.append((line_start, line_end, first, index))
             else:
-                unsure.append((*line, doubt))
+                unsure.append((line_start, line_end, first, index, doubt))
     return fenced, bare, unsure
 
 
