@@ -476,7 +476,16 @@ def test_located_rows_match_the_twin(
     kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
     citations = [("cite", ids, locator, start, end, 0) for (ids, locator), start, end in places]
     found: list[Row] = [Row("before", "error", "", 0, 0)]
-    kernel.located_rows(citations, located, Row, found)
+    known = dict(list(located.items())[:1])  # the others worked out on the way
+    asked: list[tuple[tuple[str, ...], str | None]] = []
+
+    def compute(ids: tuple[str, ...], locator: str | None) -> list[tuple[str, str, str]]:
+        asked.append((ids, locator))
+        return located[ids, locator]
+
+    kernel.located_rows(citations, known, compute, Row, found)
+    assert known == {key: located[key] for key in [*list(located)[:1], *asked]}
+    assert len(set(asked)) == len(asked)  # each pair worked out once
     expected = [Row("before", "error", "", 0, 0)]
     for _, ids, locator, start, end, _ in citations:
         expected += [Row(*row, start, end) for row in located[ids, locator]]
@@ -488,18 +497,55 @@ def test_located_rows_match_the_twin(
 def test_located_rows_checks_its_arguments() -> None:
     kernel = load("_commonmark", "cython")
     citation = ("cite", ("a",), None, 0, 1, 0)
-    good: list[object] = [[citation], {(("a",), None): []}, Row, []]
-    names = ["citations", "located", "make", "found"]
-    for index, bad in enumerate([(citation,), [], dict, ()]):
+    good: list[object] = [[citation], {(("a",), None): []}, lambda *key: [], Row, []]
+    names = ["citations", "located", "compute", "make", "found"]
+    for index, bad in enumerate([(citation,), [], None, dict, ()]):
         args = [*good]
         args[index] = bad
         with pytest.raises(TypeError, match=names[index]):
             kernel.located_rows(*args)
     for citations in ([("cite", ("a",), None, 0)], [("cite", ("a",), None, "0", 1)]):
         with pytest.raises(TypeError, match="citations"):
-            kernel.located_rows(citations, good[1], Row, [])
+            kernel.located_rows(citations, good[1], good[2], Row, [])
     for rows in ((), [("x", "error")], [("x", "error", 1)]):
-        with pytest.raises(TypeError, match="located"):
-            kernel.located_rows([citation], {(("a",), None): rows}, Row, [])
-    with pytest.raises(KeyError):
-        kernel.located_rows([citation], {}, Row, [])
+        with pytest.raises(TypeError, match="compute"):
+            kernel.located_rows([citation], {}, lambda *key, rows=rows: rows, Row, [])
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.integers(0, 4))),
+    st.lists(st.integers(0, 35), max_size=12),
+)
+def test_covered_matches_inside(
+    implementation: str, ranges: list[tuple[int, int]], cuts: list[int]
+) -> None:
+    from citemark._spans import inside
+
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    ranges.sort()
+    starts = [start for start, _ in ranges]
+    ends = [start + length for start, length in ranges]
+    points = sorted(set(cuts))
+    walls = list(zip(points[::2], points[1::2], strict=False))  # sorted, disjoint
+    expected = [inside(walls, start, end) for start, end in zip(starts, ends, strict=True)]
+    assert kernel.covered(starts, ends, walls) == expected
+
+
+@pytest.mark.c_extension
+def test_covered_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    for args, name in [
+        (((0,), [1], []), "starts"),
+        (([0], [None], []), "ends"),
+        (([0], [1], ()), "walls"),
+        (([0], [1], [(0, 1, 2)]), "walls"),
+        (([0], [1], [(0, "1")]), "walls"),
+    ]:
+        with pytest.raises(TypeError, match=name):
+            kernel.covered(*args)
+    for implementation in ("cython", "python"):
+        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="starts and ends"):
+            module.covered([0], [], [])
+        with pytest.raises(ValueError, match="ascending"):
+            module.covered([2, 1], [3, 3], [])

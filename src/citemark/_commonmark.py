@@ -74,6 +74,7 @@ cited_lines: Callable[
         list[tuple[int, int, int, int, int]],
     ],
 ] = _kernel.cited_lines
+covered: Callable[[list[int], list[int], list[tuple[int, int]]], list[bool]] = _kernel.covered
 punctuated: Callable[[str, list[int], list[int], str], list[tuple[int, int, int]]] = (
     _kernel.punctuated
 )
@@ -81,6 +82,7 @@ located_rows: Callable[
     [
         list[Any],
         dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]],
+        Callable[[tuple[str, ...], str | None], list[tuple[str, str, str]]],
         type[tuple[Any, ...]],
         list[Any],
     ],
@@ -98,6 +100,7 @@ next_outside: Callable[[str, str, int, array[int], array[int], int], tuple[int, 
 
 __all__ = ["CodeScanner", "block_cuts", "code_walls", "held_gaps", "line_spans", "next_outside"]
 __all__ += ["cited_lines", "located_rows", "order", "punctuated", "stray_findings", "strays"]
+__all__ += ["covered"]
 
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")

@@ -1,4 +1,5 @@
 from array import array
+from collections.abc import Callable
 from typing import Any
 
 def runs(text: str, first: int, end: int, base: int) -> array[int]: ...
@@ -61,6 +62,8 @@ def punctuated(
 def located_rows(
     citations: list[Any],
     located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]],
+    compute: Callable[[tuple[str, ...], str | None], list[tuple[str, str, str]]],
     make: type[tuple[Any, ...]],
     found: list[Any],
 ) -> None: ...
+def covered(starts: list[int], ends: list[int], walls: list[tuple[int, int]]) -> list[bool]: ...

@@ -1436,35 +1436,73 @@ def punctuated(str text not None, starts, ends, marks):
     return found
 
 
-def located_rows(citations, located, make, found):
+def located_rows(citations, located, compute, make, found):
     if type(citations) is not list:
         raise TypeError(f"citations must be a list, not {type(citations).__name__}")
     if type(located) is not dict:
         raise TypeError(f"located must be a dict, not {type(located).__name__}")
+    if not callable(compute):
+        raise TypeError(f"compute must be callable, not {type(compute).__name__}")
     check_row_type(make)
     if type(found) is not list:
         raise TypeError(f"found must be a list, not {type(found).__name__}")
     cdef list out = found
     cdef tuple citation, row
-    cdef object rows_of, item
+    cdef object rows_of, item, key
     cdef Py_ssize_t start, end
     for item in <list>citations:
         if not isinstance(item, tuple) or len(<tuple>item) < 5 or \
                 type((<tuple>item)[3]) is not int or type((<tuple>item)[4]) is not int:
             raise TypeError("citations must hold (family, ids, locator, start, end, ...) tuples")
         citation = <tuple>item
-        rows_of = (<dict>located)[(citation[1], citation[2])]  # KeyError: not worked out
+        key = (citation[1], citation[2])
+        rows_of = (<dict>located).get(key)
+        if rows_of is None:
+            rows_of = compute(*key)
+            (<dict>located)[key] = rows_of
         if type(rows_of) is not list:
-            raise TypeError("located must map keys to lists of (code, severity, message)")
+            raise TypeError("compute must give a list of (code, severity, message) rows")
         if not rows_of:
             continue
         start = citation[3]
         end = citation[4]
-        # Each row checked where it is used (the look-up above may run a key's own code).
+        # Each row checked where it is used (compute and the look-up run Python code).
         for item in <list>rows_of:
             if type(item) is not tuple or len(<tuple>item) != 3 or \
                     type((<tuple>item)[0]) is not str or type((<tuple>item)[1]) is not str or \
                     type((<tuple>item)[2]) is not str:
-                raise TypeError("located must map keys to lists of (code, severity, message)")
+                raise TypeError("compute must give a list of (code, severity, message) rows")
             row = <tuple>item
             out.append(new_row(<PyTypeObject*>make, row[0], row[1], row[2], start, end))
+
+
+cdef Py_ssize_t wall_bound(list walls, Py_ssize_t index, Py_ssize_t side) except -1:
+    # walls[index][side], index < len(walls) (checked by the caller), side 0 or 1.
+    cdef object item = walls[index]
+    if type(item) is not tuple or len(<tuple>item) != 2:
+        raise TypeError("walls must hold (start, end) tuples")
+    return as_index((<tuple>item)[side], "walls")
+
+
+def covered(starts, ends, walls):
+    check_ints(starts, "starts")
+    check_ints(ends, "ends")
+    if type(walls) is not list:
+        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
+    cdef list firsts = starts, lasts = ends, spans = walls, found = []
+    cdef Py_ssize_t count = len(firsts), index, wall = 0, start, end, previous = 0
+    cdef Py_ssize_t reach = -1  # the end of the last wall that starts at or before start
+    if len(lasts) != count:
+        raise ValueError("starts and ends must be as long as each other")
+    # One merge of the two ascending lists: each wall is read once.
+    for index in range(count):
+        start = as_index(firsts[index], "starts")
+        end = as_index(lasts[index], "ends")
+        if start < previous:
+            raise ValueError("starts must be ascending")
+        previous = start
+        while wall < len(spans) and wall_bound(spans, wall, 0) <= start:
+            reach = wall_bound(spans, wall, 1)
+            wall += 1
+        found.append(end <= reach)
+    return found

@@ -34,8 +34,8 @@ import re
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable
-from itertools import accumulate
-from operator import add, itemgetter, sub
+from itertools import accumulate, repeat
+from operator import add, gt, itemgetter, le, sub
 from typing import Any
 
 from ._grammar import LINE_BREAK_RE
@@ -44,6 +44,7 @@ __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "
 __all__ += ["code_walls", "held_gaps", "line_spans"]
 __all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "next_outside", "strays"]
 __all__ += ["BLANKS", "cited_lines", "located_rows", "order", "punctuated", "stray_findings"]
+__all__ += ["covered"]
 
 RUNS_TYPECODE = "q"
 """The typecode of the runs arrays (the kernel checks its arguments against it)."""
@@ -490,16 +491,35 @@ def punctuated(
 def located_rows(
     citations: list[Any],
     located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]],
+    compute: Callable[[tuple[str, ...], str | None], list[tuple[str, str, str]]],
     make: type[tuple[Any, ...]],
     found: list[Any],
 ) -> None:
     """Append to `found`, for each citation (a tuple: ids at 1, locator at 2, start and end
     at 3 and 4), a row of `make` for each (code, severity, message) that `located` gives its
-    (ids, locator): (code, severity, message, start, end)."""
+    (ids, locator): (code, severity, message, start, end).  A pair not in `located` yet is
+    worked out by `compute(ids, locator)` and kept there."""
     append = found.append
     for citation in citations:
-        rows = located[citation[1], citation[2]]
+        key = citation[1], citation[2]
+        rows = located.get(key)
+        if rows is None:
+            rows = located[key] = compute(*key)
         if rows:
             start, end = citation[3], citation[4]
             for code, severity, message in rows:
                 append(tuple.__new__(make, (code, severity, message, start, end)))
+
+
+def covered(starts: list[int], ends: list[int], walls: list[tuple[int, int]]) -> list[bool]:
+    """For each range `starts[i]`..`ends[i]` (the starts ascending), whether it lies within
+    one of the walls (sorted, disjoint): within the last that starts at or before it."""
+    if len(starts) != len(ends):
+        raise ValueError("starts and ends must be as long as each other")
+    if any(map(gt, starts, starts[1:])):
+        raise ValueError("starts must be ascending")
+    # The end of that wall for each (-1: none), found in C (bisect mapped over the starts).
+    reach = [-1, *map(itemgetter(1), walls)]
+    wall_starts = list(map(itemgetter(0), walls))
+    limits = map(reach.__getitem__, map(bisect_right, repeat(wall_starts), starts))
+    return list(map(le, ends, limits))

@@ -71,12 +71,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from itertools import compress, repeat
-from operator import add, attrgetter, is_, itemgetter, le, not_
+from operator import add, attrgetter, is_, itemgetter, not_
 from typing import Any, Literal, NamedTuple
 
 from ._commonmark import (
     cited_lines,
     code_walls,
+    covered,
     located_rows,
     next_outside,
     order,
@@ -346,11 +347,13 @@ class _Check:
         # The lines of the citations, once found (a text without one needs none): those
         # holding a backtick or tilde; of those holding no letter outside the markers, the
         # ones holding only filler there (in ASCII), and the others.
+        self.starts: list[int] = []  # of the citations, once they are checked
+        self.ends: list[int] = []
         self.fenced: list[tuple[int, int, int, int]] = []
         self.bare: list[tuple[int, int, int, int]] = []
         self.unsure: list[tuple[int, int, int, int, int]] = []
         # (ids, locator) -> the (code, severity, message) of each finding they give
-        self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, Severity, str]]]
+        self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]]
         self.located = {}
 
     def add(self, code: str, start: int, end: int, message: str) -> None:
@@ -361,8 +364,9 @@ class _Check:
         self.locate_all()
         code: list[tuple[int, int]] | None = None
         if self.citations:
-            starts = list(map(attrgetter("start"), self.citations))
-            lines = cited_lines(self.text, starts, self.consumed, _FILLER)
+            self.starts = list(map(attrgetter("start"), self.citations))
+            self.ends = list(map(attrgetter("end"), self.citations))
+            lines = cited_lines(self.text, self.starts, self.consumed, _FILLER)
             self.fenced, self.bare, self.unsure = lines
             fence_cited = self.fence_lines()
             code = code_walls(self.masked_for_code(fence_cited))
@@ -441,12 +445,16 @@ class _Check:
         """The findings of each citation's ids and locator.  What they give depends on
         nothing else: worked out once for each distinct pair (an answer cites the same few
         sources again and again), as diagnostic rows without their place, which the kernel
-        then places at each citation."""
-        located = self.located
-        citations = self.citations
-        for key in dict.fromkeys(zip(map(_SECOND, citations), map(_THIRD, citations), strict=True)):
-            located[key] = [(code, CODES[code], message) for code, message in self.locating(*key)]
-        located_rows(citations, located, Diagnostic, self.found)
+        places at each citation."""
+        located_rows(self.citations, self.located, self.rows_of, Diagnostic, self.found)
+
+    def rows_of(
+        self, source_ids: tuple[str, ...], locator: str | None
+    ) -> list[tuple[str, str, str]]:
+        """The diagnostic rows, without their place, of a citation of these ids and locator."""
+        return [
+            (code, CODES[code], message) for code, message in self.locating(source_ids, locator)
+        ]
 
     def locating(self, source_ids: tuple[str, ...], locator: str | None) -> list[tuple[str, str]]:
         """The (code, message) findings of a citation of these ids and locator."""
@@ -534,17 +542,10 @@ class _Check:
         return "".join(pieces)
 
     def placement(self, code: list[tuple[int, int]], fence_cited: set[int]) -> None:
-        citations = self.citations
-        starts = list(map(attrgetter("start"), citations))
-        ends = list(map(attrgetter("end"), citations))
-        # The end of the last code span that starts at or before each citation (-1: none),
-        # found in C; the citation is in code when that span reaches its end.
-        reach = [-1, *map(_SECOND, code)]
-        code_starts = list(map(_FIRST, code))
-        limits = map(reach.__getitem__, map(bisect_right, repeat(code_starts), starts))
-        in_code = list(map(le, ends, limits))
+        citations, starts, ends = self.citations, self.starts, self.ends
+        in_code: list[bool | None] = covered(starts, ends, code)  # type: ignore[assignment]
         for index in fence_cited:  # reported on the fence line, and nothing else
-            in_code[index] = None  # type: ignore[call-overload]
+            in_code[index] = None
         spans = compress(zip(starts, ends, strict=True), in_code)
         self.found += map(_new, map(add, repeat(_IN_CODE), spans))
         kept = list(map(is_, in_code, repeat(False)))  # outside code and fence lines
