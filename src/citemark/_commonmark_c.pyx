@@ -661,8 +661,9 @@ def next_outside(str text not None, str needle not None, at, starts, ends, wall)
     if not needle:
         raise ValueError("needle must not be empty")
     cdef Py_UCS4 lead = needle[0]
-    # The places between the walls are read one at a time (each wall is jumped whole, and
-    # a place is compared with at most len(needle) characters: linear for a fixed needle).
+    # The places between the walls are searched for the needle's first character (a vector
+    # search), each wall jumped whole; a place is compared with at most len(needle)
+    # characters: linear for a fixed needle.
     while position <= size - len(needle):
         while index < count and hi[index] <= position:
             index += 1
@@ -673,8 +674,10 @@ def next_outside(str text not None, str needle not None, at, starts, ends, wall)
         if index < count and lo[index] < limit:
             limit = lo[index]  # a needle must start before the next wall
         while position < limit:
-            if read_unit(kind, data, position) == lead and \
-                    starts_with(kind, data, position, size, needle):
+            position = next_of(kind, data, lead, position, limit)
+            if position == limit:
+                break  # on at the wall (or past the last place)
+            if starts_with(kind, data, position, size, needle):
                 return position, index
             position += 1
     return -1, count
