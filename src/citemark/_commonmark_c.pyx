@@ -1451,7 +1451,7 @@ def located_rows(citations, located, compute, make, found):
         raise TypeError(f"found must be a list, not {type(found).__name__}")
     cdef list out = found
     cdef tuple citation, row
-    cdef object rows_of, item, key
+    cdef object rows_of, item, key, entry
     cdef Py_ssize_t start, end
     for item in <list>citations:
         if not isinstance(item, tuple) or len(<tuple>item) < 5 or \
@@ -1470,12 +1470,12 @@ def located_rows(citations, located, compute, make, found):
         start = citation[3]
         end = citation[4]
         # Each row checked where it is used (compute and the look-up run Python code).
-        for item in <list>rows_of:
-            if type(item) is not tuple or len(<tuple>item) != 3 or \
-                    type((<tuple>item)[0]) is not str or type((<tuple>item)[1]) is not str or \
-                    type((<tuple>item)[2]) is not str:
+        for entry in <list>rows_of:
+            if type(entry) is not tuple or len(<tuple>entry) != 3 or \
+                    type((<tuple>entry)[0]) is not str or type((<tuple>entry)[1]) is not str or \
+                    type((<tuple>entry)[2]) is not str:
                 raise TypeError("compute must give a list of (code, severity, message) rows")
-            row = <tuple>item
+            row = <tuple>entry
             out.append(new_row(<PyTypeObject*>make, row[0], row[1], row[2], start, end))
 
 
