@@ -8,7 +8,7 @@ from array import array
 from typing import NamedTuple
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from citemark import Parser
@@ -378,6 +378,7 @@ def lines_oracle(
 
 
 @given(LINE_TEXTS)
+@example(f"a {MARKER}\n`x {MARKER} {MARKER}\n{MARKER}\n- {MARKER}.\r\n\t{MARKER}~")
 def test_cited_lines_match_the_oracle(implementation: str, text: str) -> None:
     kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
     parser = Parser()
