@@ -109,40 +109,60 @@ def runs(str text not None, first, end, base):
         raise ValueError("first and end must satisfy first <= end <= len(text)")
     if offset > PY_SSIZE_T_MAX - n:
         raise ValueError("base + len(text) must fit in an index")
-    cdef int kind = PyUnicode_KIND(text)
-    cdef const void* data = PyUnicode_DATA(text)
     cdef array.array found = array.clone(RUNS_TEMPLATE, 0, False)
-    cdef Py_ssize_t i = lo, at, count
-    cdef bint escaped
-    # Every read below is at an index in [lo, hi), and hi <= n: inside the string.
-    while i < hi:
-        if read_unit(kind, data, i) != BACKTICK:
-            i += 1
-            continue
-        at = i
-        while i < hi and read_unit(kind, data, i) == BACKTICK:
-            i += 1
-        # Most runs follow no backslash: count them only when one is there.  The count
-        # stops at lo, so with the run scan every character is read at most twice.
-        escaped = False
-        if at > lo and read_unit(kind, data, at - 1) == BACKSLASH:
-            count = 0
-            while at - count > lo and read_unit(kind, data, at - count - 1) == BACKSLASH:
-                count += 1
-            escaped = count % 2 == 1
-        # offset + i <= offset + n <= PY_SSIZE_T_MAX (checked above): no overflow.
-        append_run(found, offset + at, offset + i, escaped)
+    collect_runs(PyUnicode_KIND(text), PyUnicode_DATA(text), lo, hi, offset, found)
     return found
 
 
-cdef int append_run(array.array found, Py_ssize_t start, Py_ssize_t stop, bint escaped) except -1:
-    cdef Py_ssize_t size = Py_SIZE(found)
-    array.resize_smart(found, size + 3)  # raises MemoryError on failure
-    # Py_SIZE(found) == size + 3 now: the three writes are inside the array.
-    found.data.as_longlongs[size] = start
-    found.data.as_longlongs[size + 1] = stop
-    found.data.as_longlongs[size + 2] = 1 if escaped else 0
+cdef int collect_runs(int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
+                      Py_ssize_t offset, array.array found) except -1:
+    # Append to found the runs of text[lo:hi] (lo <= hi <= len(text); offset + len(text)
+    # fits in an index: checked by the callers).  Counted first, then written into room made
+    # once (an array grown a run at a time copies itself over and over).
+    cdef Py_ssize_t count = 0, i = lo, at, size, escapes
+    # Every read below is at an index in [lo, hi), and hi <= len(text): inside the string.
+    while True:
+        i = next_of(kind, data, BACKTICK, i, hi)  # a vector search to the next run
+        if i == hi:
+            break
+        count += 1
+        i = run_end(kind, data, i, hi)
+    if not count:
+        return 0
+    size = Py_SIZE(found)
+    array.resize(found, size + 3 * count)  # raises MemoryError on failure
+    cdef long long* out = found.data.as_longlongs + size  # 3 * count entries, inside
+    i = lo
+    while True:
+        i = next_of(kind, data, BACKTICK, i, hi)
+        if i == hi:
+            break
+        at = i
+        i = run_end(kind, data, i, hi)
+        # Most runs follow no backslash: count them only when one is there.  The count
+        # stops at lo, so with the run scan every character is read at most twice.
+        escapes = 0
+        while at - escapes > lo and read_unit(kind, data, at - escapes - 1) == BACKSLASH:
+            escapes += 1
+        out[0] = offset + at  # offset + i <= offset + len(text): no overflow
+        out[1] = offset + i
+        out[2] = escapes % 2
+        out += 3
     return 0
+
+
+cdef Py_ssize_t run_end(int kind, const void* data, Py_ssize_t i, Py_ssize_t hi) noexcept:
+    # The end of the run of backticks at i (i < hi): one loop per width.
+    if kind == 1:
+        while i < hi and (<const Py_UCS1*>data)[i] == BACKTICK:
+            i += 1
+    elif kind == 2:
+        while i < hi and (<const Py_UCS2*>data)[i] == BACKTICK:
+            i += 1
+    else:
+        while i < hi and (<const Py_UCS4*>data)[i] == BACKTICK:
+            i += 1
+    return i
 
 
 cdef int check_runs(object value, str name) except -1:
@@ -180,15 +200,8 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
         unit = read_unit(kind, data, at)
         if unit < 128 and block_start[unit]:  # (an empty line starts with its line break)
             break
-        end = at
-        ticked = False
-        while end < size:
-            unit = read_unit(kind, data, end)
-            if unit == CR or unit == LF:
-                break
-            if unit == BACKTICK:
-                ticked = True
-            end += 1
+        end = next_break(kind, data, at, size)
+        ticked = next_of(kind, data, BACKTICK, at, end) < end
         following = end
         if end < size:
             following = end + 1
@@ -206,7 +219,7 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
             if ticked:
                 if ticked_from is None:
                     ticked_from = offset + at  # <= PY_SSIZE_T_MAX (checked above)
-                array.extend(open_runs, runs(text, at, end, offset))
+                collect_runs(kind, data, at, end, offset, open_runs)
         at = following  # > at: every line moves on by at least one character
     return at, paragraph, ticked_from
 
@@ -351,6 +364,13 @@ cdef Py_ssize_t next_of(int kind, const void* data, Py_UCS4 unit, Py_ssize_t at,
     else:
         found = cm_find_ucs4(<const Py_UCS4*>data, at, last, unit)
     return last if found < 0 else found
+
+
+cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at,
+                           Py_ssize_t size) noexcept nogil:
+    # The first line break (CR or LF) at or after at, else size (at <= size): a vector
+    # search for each, the one for CR only up to the LF (linear over the lines of a text).
+    return next_of(kind, data, CR, at, next_of(kind, data, LF, at, size))
 
 
 cdef class _Sink:
@@ -982,9 +1002,7 @@ cdef class _Walker:
         return 0
 
     cdef int add(self, Py_ssize_t first, Py_ssize_t end) except -1:
-        if next_of(self.kind, self.data, BACKTICK, first, end) == end:
-            return 0
-        array.extend(self.runs, runs(self.text, first, end, 0))
+        collect_runs(self.kind, self.data, first, end, 0, self.runs)
         return 0
 
     cdef int open_container(self, Py_ssize_t matched, bint started) except -1:
@@ -1152,7 +1170,6 @@ cdef class _Walker:
 
     cdef int scan(self) except -1:
         cdef Py_ssize_t start = 0, end, following
-        cdef Py_UCS4 unit
         cdef tuple state
         while start < self.size:
             if not (self.containers or self.fence_length or self.indented):
@@ -1162,12 +1179,7 @@ cdef class _Walker:
                 self.in_paragraph = state[1]
                 if start == self.size:
                     break
-            end = start
-            while end < self.size:
-                unit = self.at(end)
-                if unit == CR or unit == LF:
-                    break
-                end += 1
+            end = next_break(self.kind, self.data, start, self.size)
             self.line(start, end)
             if end == self.size:
                 break
@@ -1255,19 +1267,6 @@ def held_gaps(str text not None, consumed, start_char, stop_char, delimiter):
 cdef extern from "Python.h":
     bint Py_UNICODE_ISALPHA(Py_UCS4 unit) nogil
 
-cdef Py_ssize_t break_after(int kind, const void* data, Py_ssize_t at, Py_ssize_t size,
-                            bint carriage) noexcept:
-    # The first line break (CR or LF) at or after `at`, else size (at <= size); without a CR
-    # in the text, a vector search for LF.
-    if not carriage:
-        return next_of(kind, data, LF, at, size)
-    while at < size:
-        if read_unit(kind, data, at) == LF or read_unit(kind, data, at) == CR:
-            return at
-        at += 1
-    return size
-
-
 cdef int check_ints(object values, str name) except -1:
     if type(values) is not list:
         raise TypeError(f"{name} must be a list of ints, not {type(values).__name__}")
@@ -1319,7 +1318,7 @@ def cited_lines(str text not None, starts, consumed, filler):
     cdef Py_ssize_t line_start, line_end = -1, span = 0, span_start, span_end, stop
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef bint carriage = next_of(kind, data, CR, 0, size) < size, worded
+    cdef bint worded
     cdef Py_ssize_t doubt
     cdef Py_UCS4 unit
     cdef object item
@@ -1336,7 +1335,7 @@ def cited_lines(str text not None, starts, consumed, filler):
             line_start -= 1
         if line_start < line_end + 1:
             line_start = line_end + 1
-        line_end = break_after(kind, data, at, size, carriage)
+        line_end = next_break(kind, data, at, size)
         first = index
         index += 1
         while index < count:
