@@ -122,7 +122,7 @@ cdef int collect_runs(int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
     cdef Py_ssize_t count = 0, i = lo, at, size, escapes
     # Every read below is at an index in [lo, hi), and hi <= len(text): inside the string.
     while True:
-        i = next_of(kind, data, BACKTICK, i, hi)  # a vector search to the next run
+        i = next_tick(kind, data, i, hi)
         if i == hi:
             break
         count += 1
@@ -134,7 +134,7 @@ cdef int collect_runs(int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
     cdef long long* out = found.data.as_longlongs + size  # 3 * count entries, inside
     i = lo
     while True:
-        i = next_of(kind, data, BACKTICK, i, hi)
+        i = next_tick(kind, data, i, hi)
         if i == hi:
             break
         at = i
@@ -149,6 +149,18 @@ cdef int collect_runs(int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
         out[2] = escapes % 2
         out += 3
     return 0
+
+
+cdef inline Py_ssize_t next_tick(int kind, const void* data, Py_ssize_t i,
+                                 Py_ssize_t hi) noexcept:
+    # The next backtick in [i, hi), else hi: the next few characters looked at first (runs
+    # close together, as in a line of code, cost a vector search's set-up each otherwise).
+    cdef Py_ssize_t near = i + 8 if hi - i > 8 else hi
+    while i < near:
+        if read_unit(kind, data, i) == BACKTICK:
+            return i
+        i += 1
+    return next_of(kind, data, BACKTICK, i, hi)
 
 
 cdef Py_ssize_t run_end(int kind, const void* data, Py_ssize_t i, Py_ssize_t hi) noexcept:
