@@ -153,14 +153,8 @@ cdef int collect_runs(int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
 
 cdef inline Py_ssize_t next_tick(int kind, const void* data, Py_ssize_t i,
                                  Py_ssize_t hi) noexcept:
-    # The next backtick in [i, hi), else hi: the next few characters looked at first (runs
-    # close together, as in a line of code, cost a vector search's set-up each otherwise).
-    cdef Py_ssize_t near = i + 8 if hi - i > 8 else hi
-    while i < near:
-        if read_unit(kind, data, i) == BACKTICK:
-            return i
-        i += 1
-    return next_of(kind, data, BACKTICK, i, hi)
+    # The next backtick in [i, hi), else hi (runs close together, as in a line of code).
+    return next_near(kind, data, BACKTICK, i, hi)
 
 
 cdef Py_ssize_t run_end(int kind, const void* data, Py_ssize_t i, Py_ssize_t hi) noexcept:
@@ -376,6 +370,18 @@ cdef Py_ssize_t next_of(int kind, const void* data, Py_UCS4 unit, Py_ssize_t at,
     else:
         found = cm_find_ucs4(<const Py_UCS4*>data, at, last, unit)
     return last if found < 0 else found
+
+
+cdef inline Py_ssize_t next_near(int kind, const void* data, Py_UCS4 unit, Py_ssize_t i,
+                                 Py_ssize_t hi) noexcept:
+    # next_of for a unit that is often close: the next few characters looked at first (a
+    # vector search's set-up costs as much as they do).
+    cdef Py_ssize_t near = i + 8 if hi - i > 8 else hi
+    while i < near:
+        if read_unit(kind, data, i) == unit:
+            return i
+        i += 1
+    return next_of(kind, data, unit, i, hi)
 
 
 cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at,
@@ -706,7 +712,7 @@ def next_outside(str text not None, str needle not None, at, starts, ends, wall)
         if index < count and lo[index] < limit:
             limit = lo[index]  # a needle must start before the next wall
         while position < limit:
-            position = next_of(kind, data, lead, position, limit)
+            position = next_near(kind, data, lead, position, limit)
             if position == limit:
                 break  # on at the wall (or past the last place)
             if starts_with(kind, data, position, size, needle):

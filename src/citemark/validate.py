@@ -67,9 +67,9 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import partial
+from functools import lru_cache, partial
 from itertools import compress, repeat
 from operator import add, attrgetter, is_, itemgetter, not_
 from typing import Any, Literal, NamedTuple
@@ -314,10 +314,17 @@ def _full_parser(parser: Parser | None) -> Parser:
     """The parser in code points, looking into code too."""
     if parser is not None and not isinstance(parser, Parser):
         raise TypeError(f"parser must be a citemark.Parser or None, not {type(parser).__name__}")
-    parser = Parser() if parser is None else parser
+    parser = _default_parser() if parser is None else parser
     if parser.skip_code or parser.offsets != "codepoints":
         parser = parser.replace(skip_code=False, offsets="codepoints")
     return parser
+
+
+@lru_cache(maxsize=1)
+def _default_parser() -> Parser:
+    """`Parser()`, made once (validate only reads it; a text of a few markers costs less
+    than making it)."""
+    return Parser()
 
 
 def _as_sources(sources: Mapping[str, Any] | None) -> Mapping[str, Source] | None:
@@ -645,23 +652,20 @@ class _Check:
         self, walls: tuple[array[int], array[int]], code: list[tuple[int, int]] | None
     ) -> None:
         families = {DEFAULT_FAMILY, "filecite", *self.parser.families}
-        family = "|".join(re.escape(f) for f in sorted(families, key=len, reverse=True) if f)
-        extra = sorted(
-            (
-                source_id
-                for source_id in (self.sources or {})
-                if re.search(r"\d", source_id)
-                and re.search(r"[A-Za-z]", source_id)
-                and not re.fullmatch(_TURN_ID, source_id)
-            ),
-            key=len,
-            reverse=True,
+        extra = tuple(
+            sorted(
+                (
+                    source_id
+                    for source_id in (self.sources or {})
+                    if _HAS_DIGIT(source_id)
+                    and _HAS_LETTER(source_id)
+                    and not _IS_TURN_ID(source_id)
+                ),
+                key=len,
+                reverse=True,
+            )
         )
-        ids = _TURN_ID
-        if extra:
-            ids += "|(?:" + "|".join(map(re.escape, extra)) + f")(?!{SOURCE_ID_CHAR})"
-        glued = rf"(?:(?:{family})|(?<!{SOURCE_ID_CHAR}))"
-        pattern = re.compile(rf"{glued}(?:{ids})(?:{ids}|{LOCATOR})*")
+        pattern, is_id = _reference_patterns(frozenset(families), extra)
         if extra or any("turn" in name for name in families):
             found = list(pattern.finditer(self.text))
         else:
@@ -672,14 +676,14 @@ class _Check:
             written = match.group()
             message = (
                 f"the reference id {written!r} is written outside a citation marker"
-                if re.fullmatch(f"(?:{ids})", written)
+                if is_id(written)
                 else f"{written!r} looks like a citation that lost its marker characters"
             )
             self.add("bare-reference", match.start(), match.end(), message)
-        characters = {*MARKER_CHARS, self.parser.start}
-        characters |= {self.parser.delimiter, self.parser.stop}
-        escapes = "|".join(f"{ord(c):04x}" for c in sorted(characters))
-        escape = re.compile(rf"\\u(?:{escapes})", re.IGNORECASE).match
+        parser = self.parser
+        escape = _escape_pattern(
+            frozenset({*MARKER_CHARS, parser.start, parser.delimiter, parser.stop})
+        )
         text = self.text
         # Every escape starts with a backslash: found with str.find, the pattern matched
         # only there (a regex search tries every character, tens of times slower).
@@ -777,3 +781,31 @@ def _filler(text: str) -> bool:
 # The ASCII characters that are filler on their own (the kernel's table; the rest is read by
 # `_filler`).
 _FILLER = "".join(char for char in map(chr, range(128)) if _filler(char))
+
+
+_HAS_DIGIT = re.compile(r"\d").search
+_HAS_LETTER = re.compile("[A-Za-z]").search
+_IS_TURN_ID = re.compile(_TURN_ID).fullmatch
+
+
+@lru_cache(maxsize=64)
+def _reference_patterns(
+    families: frozenset[str], extra: tuple[str, ...]
+) -> tuple[re.Pattern[str], Callable[[str], re.Match[str] | None]]:
+    """The pattern of bare ids (glued to a family name, or as a whole word) and the test of
+    one id written alone, for these families and extra source ids (longest first); made
+    once for each (validate is called again and again with the same few)."""
+    family = "|".join(re.escape(f) for f in sorted(families, key=len, reverse=True) if f)
+    ids = _TURN_ID
+    if extra:
+        ids += "|(?:" + "|".join(map(re.escape, extra)) + f")(?!{SOURCE_ID_CHAR})"
+    glued = rf"(?:(?:{family})|(?<!{SOURCE_ID_CHAR}))"
+    pattern = re.compile(rf"{glued}(?:{ids})(?:{ids}|{LOCATOR})*")
+    return pattern, re.compile(f"(?:{ids})").fullmatch
+
+
+@lru_cache(maxsize=64)
+def _escape_pattern(characters: frozenset[str]) -> Callable[[str, int], re.Match[str] | None]:
+    """The match of an escape (`\\ue200`) of one of these characters, any case."""
+    escapes = "|".join(f"{ord(c):04x}" for c in sorted(characters))
+    return re.compile(rf"\\u(?:{escapes})", re.IGNORECASE).match
