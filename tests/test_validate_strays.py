@@ -260,6 +260,10 @@ def test_stray_findings_checks_its_arguments() -> None:
         args[1] = consumed
         with pytest.raises(ValueError, match="consumed"):
             kernel.stray_findings(*args)
+    for implementation in ("cython", "python"):
+        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="starts and ends"):
+            module.stray_findings("ab", [], S, E, D, Row, ROWS, [], array("q", [1]), array("q"))
 
 
 ORDER_ROWS = st.lists(

@@ -130,7 +130,7 @@ cdef int collect_runs(int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
     if not count:
         return 0
     size = Py_SIZE(found)
-    array.resize(found, size + 3 * count)  # raises MemoryError on failure
+    array.resize_smart(found, size + 3 * count)  # (room for more: a paragraph grows)
     cdef long long* out = found.data.as_longlongs + size  # 3 * count entries, inside
     i = lo
     while True:
@@ -407,6 +407,7 @@ cdef class _Sink:
     cdef PyObject* ones[4]
     cdef array.array starts
     cdef array.array ends
+    cdef Py_ssize_t walled  # the walls written (the arrays may hold more room)
     cdef list refused
 
     cdef int use_rows(self, tuple rows) except -1:
@@ -442,8 +443,22 @@ cdef class _Sink:
         if not self.diagnose:
             self.foreign.append((start, end))
             return 0
-        append_long(self.starts, start)
-        append_long(self.ends, end)
+        cdef Py_ssize_t size
+        if self.walled == Py_SIZE(self.starts):
+            # Room for twice as many (an array grown a few at a time copies itself over and
+            # over); `finish` gives back what is not used.
+            size = 2 * self.walled if self.walled >= 8 else 16
+            array.resize(self.starts, size)  # raises MemoryError on failure
+            array.resize(self.ends, size)
+        # walled < the size of both arrays now: inside.
+        self.starts.data.as_longlongs[self.walled] = start
+        self.ends.data.as_longlongs[self.walled] = end
+        self.walled += 1
+        return 0
+
+    cdef int finish(self) except -1:
+        array.resize(self.starts, self.walled)
+        array.resize(self.ends, self.walled)
         return 0
 
 
@@ -467,13 +482,6 @@ cdef object new_row(PyTypeObject* cls, object code, object severity, object mess
     fill(row, 4, end_)
     gc_untrack(row)
     return row
-
-
-cdef int append_long(array.array values, Py_ssize_t value) except -1:
-    cdef Py_ssize_t size = Py_SIZE(values)
-    array.resize_smart(values, size + 1)  # raises MemoryError on failure
-    values.data.as_longlongs[size] = value  # Py_SIZE(values) == size + 1 now: inside
-    return 0
 
 
 cdef int check_longs(object value, str name) except -1:
@@ -620,6 +628,9 @@ def stray_findings(str text not None, consumed, start_char, stop_char, delimiter
     sink.found = found
     sink.starts = starts
     sink.ends = ends
+    sink.walled = Py_SIZE(starts)
+    if Py_SIZE(ends) != sink.walled:
+        raise ValueError("starts and ends must be as long as each other")
     sink.refused = []
     cdef list spans = consumed
     cdef Py_ssize_t size = len(text)
@@ -627,24 +638,27 @@ def stray_findings(str text not None, consumed, start_char, stop_char, delimiter
     cdef const void* data = PyUnicode_DATA(text)
     cdef Py_ssize_t gap, first = 0, last, after = 0
     cdef object item
-    for gap in range(len(spans) + 1):
-        if gap < len(spans):
-            item = spans[gap]  # gap < len(spans): inside the list
-            if type(item) is not tuple or len(<tuple>item) != 3:
-                raise TypeError("consumed must hold (start, end, is_citation) tuples")
-            last = as_index((<tuple>item)[0], "consumed")
-            after = as_index((<tuple>item)[1], "consumed")
-        else:
-            last = after = size
-        if not first <= last <= after <= size:
-            raise ValueError("consumed must hold sorted, disjoint spans within text")
-        # Each character looked for on its own (one pass each), scanned only when there.
-        scan_strays(kind, data, size, first, last, held_in(kind, data, first, last,
-                    start_unit, stop_unit, delimiter_unit), start_unit, stop_unit,
-                    delimiter_unit, sink)
-        if gap < len(spans):
-            sink.wall(last, after)
-        first = after
+    try:
+        for gap in range(len(spans) + 1):
+            if gap < len(spans):
+                item = spans[gap]  # gap < len(spans): inside the list
+                if type(item) is not tuple or len(<tuple>item) != 3:
+                    raise TypeError("consumed must hold (start, end, is_citation) tuples")
+                last = as_index((<tuple>item)[0], "consumed")
+                after = as_index((<tuple>item)[1], "consumed")
+            else:
+                last = after = size
+            if not first <= last <= after <= size:
+                raise ValueError("consumed must hold sorted, disjoint spans within text")
+            # Each character looked for on its own (one pass each), scanned only when there.
+            scan_strays(kind, data, size, first, last, held_in(kind, data, first, last,
+                        start_unit, stop_unit, delimiter_unit), start_unit, stop_unit,
+                        delimiter_unit, sink)
+            if gap < len(spans):
+                sink.wall(last, after)
+            first = after
+    finally:
+        sink.finish()  # the arrays as long as what was written, whatever happens
     return sink.refused
 
 
@@ -739,34 +753,46 @@ cdef int before(Keyed* a, Keyed* b) except -1:
     return PyUnicode_Compare(<object>b.code, <object>a.code) < 0
 
 
+cdef int keyed(tuple rows, Py_ssize_t index, Keyed* key) except -1:
+    # The key of rows[index] (index < len(rows)), checked.
+    cdef object row = rows[index]
+    if not isinstance(row, tuple) or len(<tuple>row) != 5 or \
+            type((<tuple>row)[0]) is not str or type((<tuple>row)[3]) is not int or \
+            type((<tuple>row)[4]) is not int:
+        raise TypeError("found must hold (code, severity, message, start, end) rows")
+    key.start = (<tuple>row)[3]
+    key.end = (<tuple>row)[4]
+    key.code = <PyObject*>(<tuple>row)[0]  # borrowed: rows holds the row
+    key.index = index
+    return 0
+
+
 def order(found):
     if type(found) is not list:
         raise TypeError(f"found must be a list, not {type(found).__name__}")
-    cdef list rows = list(found)  # holds every row (and so its code) while they are sorted
+    # A tuple holds every row (and so its code) while they are compared: nothing else can
+    # change it.
+    cdef tuple rows = tuple(found)
     cdef Py_ssize_t count = len(rows), index, width, left, middle, right, i, j, k
-    cdef object row
-    cdef bint ordered = True
+    cdef Keyed pair[2]
     if count < 2:
-        return rows
+        return list(rows)
+    # In order already (the usual case for a text of one kind of fault): told by a look at
+    # each pair of neighbours, with no table of keys.
+    keyed(rows, 0, &pair[0])
+    for index in range(1, count):
+        keyed(rows, index, &pair[index % 2])
+        if before(&pair[(index - 1) % 2], &pair[index % 2]):
+            break
+    else:
+        return list(rows)
     cdef Keyed* keys = <Keyed*>PyMem_Malloc(2 * count * sizeof(Keyed))
     if keys == NULL:
         raise MemoryError()
     cdef Keyed* other = keys + count
     try:
         for index in range(count):
-            row = rows[index]
-            if not isinstance(row, tuple) or len(<tuple>row) != 5 or \
-                    type((<tuple>row)[0]) is not str or type((<tuple>row)[3]) is not int or \
-                    type((<tuple>row)[4]) is not int:
-                raise TypeError("found must hold (code, severity, message, start, end) rows")
-            keys[index].start = (<tuple>row)[3]
-            keys[index].end = (<tuple>row)[4]
-            keys[index].code = <PyObject*>(<tuple>row)[0]
-            keys[index].index = index
-            if index and ordered and before(&keys[index - 1], &keys[index]):
-                ordered = False
-        if ordered:
-            return rows  # the usual case for a text of one kind of fault
+            keyed(rows, index, &keys[index])
         # A merge sort, bottom up: stable (the left row wins a tie).
         width = 1
         while width < count:

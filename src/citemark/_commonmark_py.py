@@ -307,6 +307,8 @@ def stray_findings(
     `starts`/`ends` the walls the id checks skip, in order: every consumed marker and every
     foreign span.  Returns the indexes in `found` of the refused markers (kind REFUSED),
     whose message the caller writes (it needs the grammar)."""
+    if len(starts) != len(ends):
+        raise ValueError("starts and ends must be as long as each other")
     raw: list[tuple[int, int, int]] = []
     foreign: list[tuple[int, int]] = []
     chars = start_char, stop_char, delimiter
