@@ -285,12 +285,13 @@ def test_order_is_a_stable_sort_by_place_then_code(
     kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
     if presorted:
         rows.sort(key=lambda row: (row.start, row.end, row.code))
+    before = list(rows)
     got = kernel.order(rows)
-    expected = sorted(rows, key=lambda row: (row.start, row.end, row.code))
+    expected = sorted(before, key=lambda row: (row.start, row.end, row.code))
     assert got == expected
     # Stable: equal rows keep their order (told apart by identity).
     assert list(map(id, got)) == list(map(id, expected))
-    assert got is not rows
+    assert rows == before  # the list given is left as it was (given back when in order)
 
 
 @pytest.mark.c_extension

@@ -331,7 +331,8 @@ def stray_findings(
 
 def order(found: list[Any]) -> list[Any]:
     """validate's rows `(code, severity, message, start, end)` by (start, end, code); rows
-    that tie keep the order they were found in."""
+    that tie keep the order they were found in.  A list in order already may be given back
+    as it is (the kernel does)."""
     return sorted(found, key=_ORDER)
 
 
