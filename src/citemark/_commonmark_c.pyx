@@ -384,11 +384,13 @@ cdef inline Py_ssize_t next_near(int kind, const void* data, Py_UCS4 unit, Py_ss
     return next_of(kind, data, unit, i, hi)
 
 
-cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at,
-                           Py_ssize_t size) noexcept nogil:
+cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at, Py_ssize_t size,
+                           bint carriage=True) noexcept nogil:
     # The first line break (CR or LF) at or after at, else size (at <= size): a vector
-    # search for each, the one for CR only up to the LF (linear over the lines of a text).
-    return next_of(kind, data, CR, at, next_of(kind, data, LF, at, size))
+    # search for each, the one for CR only up to the LF (linear over the lines of a text);
+    # for LF alone when the caller knows the text holds no CR (carriage False).
+    cdef Py_ssize_t found = next_of(kind, data, LF, at, size)
+    return next_of(kind, data, CR, at, found) if carriage else found
 
 
 cdef class _Sink:
@@ -1217,6 +1219,7 @@ cdef class _Walker:
     cdef int scan(self) except -1:
         cdef Py_ssize_t start = 0, end, following
         cdef tuple state
+        cdef bint carriage = next_of(self.kind, self.data, CR, 0, self.size) < self.size
         while start < self.size:
             if not (self.containers or self.fence_length or self.indented):
                 state = plain(self.text, start, 0, self.runs, self.walls, self.in_paragraph,
@@ -1225,7 +1228,7 @@ cdef class _Walker:
                 self.in_paragraph = state[1]
                 if start == self.size:
                     break
-            end = next_break(self.kind, self.data, start, self.size)
+            end = next_break(self.kind, self.data, start, self.size, carriage)
             self.line(start, end)
             if end == self.size:
                 break
@@ -1344,44 +1347,87 @@ cdef inline bint is_letter(Py_UCS4 unit) noexcept nogil:
     return Py_UNICODE_ISALPHA(unit)
 
 
+cdef Py_ssize_t line_begins(int kind, const void* data, Py_ssize_t at, Py_ssize_t floor,
+                            bint carriage) noexcept:
+    # Where the line of `at` starts: after the last CR or LF before it, at floor at the
+    # earliest (0 <= floor <= at; reads in [floor, at), each character once).  The usual
+    # line starts close by: looked for back a character at a time; further back, forward
+    # from floor by the vector search.
+    cdef Py_ssize_t near = at - 64 if at - 64 > floor else floor
+    cdef Py_ssize_t start = at, found
+    cdef Py_UCS4 unit
+    while start > near:
+        unit = read_unit(kind, data, start - 1)
+        if unit == LF or unit == CR:
+            return start
+        start -= 1
+    start = floor
+    while True:
+        found = next_break(kind, data, start, near, carriage)
+        if found == near:
+            return start
+        start = found + 1
+
+
+cdef enum:
+    # The classes of an ASCII character for cited_lines: filler, letter, neither.
+    FILLER = 0
+    LETTER = 1
+    OTHER = 2
+
+
+cdef Py_ssize_t first_letter(const text_t* data, Py_ssize_t pos, Py_ssize_t stop,
+                             const unsigned char* classes, Py_ssize_t* doubt) noexcept:
+    # The first letter (str.isalpha) in [pos, stop), else stop; the first character before
+    # it that is neither a letter nor filler noted in doubt (if < 0).  classes: of ASCII.
+    cdef Py_UCS4 unit
+    cdef unsigned char found
+    while pos < stop:
+        unit = data[pos]
+        if unit < 128:
+            found = classes[unit]
+            if found == LETTER:
+                return pos
+            if found == OTHER and doubt[0] < 0:
+                doubt[0] = pos
+        elif Py_UNICODE_ISALPHA(unit):
+            return pos
+        elif doubt[0] < 0:
+            doubt[0] = pos
+        pos += 1
+    return stop
+
+
 def cited_lines(str text not None, starts, consumed, filler):
     check_ints(starts, "starts")
     if type(consumed) is not list:
         raise TypeError(f"consumed must be a list, not {type(consumed).__name__}")
     if type(filler) is not str:
         raise TypeError(f"filler must be a str, not {type(filler).__name__}")
-    cdef bint filling[128]
+    cdef unsigned char classes[128]
     cdef Py_UCS4 char
     cdef int code
     for code in range(128):
-        filling[code] = False
+        classes[code] = LETTER if is_letter(code) else OTHER
     for char in <str>filler:
         if char >= 128:
             raise ValueError("filler must hold ASCII characters only")
-        filling[char] = True
+        if classes[char] == OTHER:  # a letter stays one
+            classes[char] = FILLER
     cdef list places = starts, spans = consumed, fenced = [], bare = [], unsure = []
     cdef Py_ssize_t size = len(text), count = len(places), index, first, at, pos
     cdef Py_ssize_t line_start, line_end = -1, span = 0, span_start, span_end, stop
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef bint worded
+    cdef bint carriage = next_of(kind, data, CR, 0, size) < size  # (one look for all lines)
     cdef Py_ssize_t doubt
-    cdef Py_UCS4 unit
     cdef object item
     index = 0
     while index < count:
         at = place_of(kind, data, size, places, index)
-        # The line of `at`: back to the break before it (never before the last line's end,
-        # so each character is read once), on to the break after it.
-        line_start = at
-        while line_start > line_end + 1:
-            if read_unit(kind, data, line_start - 1) == LF or \
-                    read_unit(kind, data, line_start - 1) == CR:
-                break
-            line_start -= 1
-        if line_start < line_end + 1:
-            line_start = line_end + 1
-        line_end = next_break(kind, data, at, size)
+        line_start = line_begins(kind, data, at, line_end + 1, carriage)
+        line_end = next_break(kind, data, at, size, carriage)
         first = index
         index += 1
         while index < count:
@@ -1414,14 +1460,13 @@ def cited_lines(str text not None, starts, consumed, filler):
                     continue
                 if span_start < stop:
                     stop = span_start
-            while pos < stop:
-                unit = read_unit(kind, data, pos)
-                if is_letter(unit):
-                    worded = True
-                    break
-                if doubt < 0 and (unit >= 128 or not filling[unit]):
-                    doubt = pos
-                pos += 1
+            if kind == 1:
+                pos = first_letter(<const Py_UCS1*>data, pos, stop, classes, &doubt)
+            elif kind == 2:
+                pos = first_letter(<const Py_UCS2*>data, pos, stop, classes, &doubt)
+            else:
+                pos = first_letter(<const Py_UCS4*>data, pos, stop, classes, &doubt)
+            worded = pos < stop
         if not worded:
             if doubt < 0:
                 bare.append((line_start, line_end, first, index))
