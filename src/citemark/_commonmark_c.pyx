@@ -60,6 +60,12 @@ cdef extern from "_simd.h" nogil:
 # The header's vector path is chosen per module (its state is static): choose it here too.
 cm_init()
 
+# The storage widths of a str.
+ctypedef fused text_t:
+    Py_UCS1
+    Py_UCS2
+    Py_UCS4
+
 cdef enum:
     BACKTICK = 0x60
     BACKSLASH = 0x5C
@@ -118,57 +124,66 @@ cdef int collect_runs(int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
                       Py_ssize_t offset, array.array found) except -1:
     # Append to found the runs of text[lo:hi] (lo <= hi <= len(text); offset + len(text)
     # fits in an index: checked by the callers).  Counted first, then written into room made
-    # once (an array grown a run at a time copies itself over and over).
-    cdef Py_ssize_t count = 0, i = lo, at, size, escapes
-    # Every read below is at an index in [lo, hi), and hi <= len(text): inside the string.
-    while True:
-        i = next_tick(kind, data, i, hi)
-        if i == hi:
-            break
-        count += 1
-        i = run_end(kind, data, i, hi)
+    # once (an array grown a run at a time copies itself over and over); one loop per width.
+    cdef Py_ssize_t count, size
+    if kind == 1:
+        count = runs_of(<const Py_UCS1*>data, lo, hi, 0, NULL)
+    elif kind == 2:
+        count = runs_of(<const Py_UCS2*>data, lo, hi, 0, NULL)
+    else:
+        count = runs_of(<const Py_UCS4*>data, lo, hi, 0, NULL)
     if not count:
         return 0
     size = Py_SIZE(found)
     array.resize_smart(found, size + 3 * count)  # (room for more: a paragraph grows)
     cdef long long* out = found.data.as_longlongs + size  # 3 * count entries, inside
-    i = lo
-    while True:
-        i = next_tick(kind, data, i, hi)
-        if i == hi:
-            break
-        at = i
-        i = run_end(kind, data, i, hi)
-        # Most runs follow no backslash: count them only when one is there.  The count
-        # stops at lo, so with the run scan every character is read at most twice.
-        escapes = 0
-        while at - escapes > lo and read_unit(kind, data, at - escapes - 1) == BACKSLASH:
-            escapes += 1
-        out[0] = offset + at  # offset + i <= offset + len(text): no overflow
-        out[1] = offset + i
-        out[2] = escapes % 2
-        out += 3
+    if kind == 1:
+        runs_of(<const Py_UCS1*>data, lo, hi, offset, out)
+    elif kind == 2:
+        runs_of(<const Py_UCS2*>data, lo, hi, offset, out)
+    else:
+        runs_of(<const Py_UCS4*>data, lo, hi, offset, out)
     return 0
 
 
-cdef inline Py_ssize_t next_tick(int kind, const void* data, Py_ssize_t i,
-                                 Py_ssize_t hi) noexcept:
-    # The next backtick in [i, hi), else hi (runs close together, as in a line of code).
-    return next_near(kind, data, BACKTICK, i, hi)
-
-
-cdef Py_ssize_t run_end(int kind, const void* data, Py_ssize_t i, Py_ssize_t hi) noexcept:
-    # The end of the run of backticks at i (i < hi): one loop per width.
-    if kind == 1:
-        while i < hi and (<const Py_UCS1*>data)[i] == BACKTICK:
+cdef Py_ssize_t runs_of(const text_t* data, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t offset,
+                        long long* out) noexcept:
+    # The runs of backticks in data[lo:hi]: counted, and written to out (start + offset,
+    # end + offset, escaped: three entries each) unless it is NULL.  Every read is in
+    # [lo, hi): inside the string.
+    cdef Py_ssize_t count = 0, i = lo, at, near, escapes
+    cdef Py_ssize_t found
+    while i < hi:
+        # The next backtick: the next few characters looked at first (runs close together
+        # cost a vector search's set-up each otherwise), then the vector search.
+        near = i + 8 if hi - i > 8 else hi
+        while i < near and data[i] != BACKTICK:
             i += 1
-    elif kind == 2:
-        while i < hi and (<const Py_UCS2*>data)[i] == BACKTICK:
+        if i == near and i < hi:
+            if text_t is Py_UCS1:
+                found = cm_find_ucs1(data, i, hi, BACKTICK)
+            elif text_t is Py_UCS2:
+                found = cm_find_ucs2(data, i, hi, BACKTICK)
+            else:
+                found = cm_find_ucs4(data, i, hi, BACKTICK)
+            i = hi if found < 0 else found
+        if i == hi:
+            break
+        at = i
+        while i < hi and data[i] == BACKTICK:
             i += 1
-    else:
-        while i < hi and (<const Py_UCS4*>data)[i] == BACKTICK:
-            i += 1
-    return i
+        count += 1
+        if out != NULL:
+            # Most runs follow no backslash: count them only when one is there.  The count
+            # stops at lo, so with the run scan every character is read at most twice.
+            escapes = 0
+            while at - escapes > lo and data[at - escapes - 1] == BACKSLASH:
+                escapes += 1
+            out[0] = offset + at  # offset + i <= offset + len(text): no overflow
+            out[1] = offset + i
+            out[2] = escapes % 2
+            out += 3
+    return count
 
 
 cdef int check_runs(object value, str name) except -1:
@@ -582,12 +597,6 @@ cdef int unterminated(int kind, const void* data, Py_ssize_t size, Py_ssize_t at
         end = word_end(<const Py_UCS4*>data, at + 1, size, start_unit, stop_unit)
     sink.wall(at, end)
     return 0
-
-
-ctypedef fused text_t:
-    Py_UCS1
-    Py_UCS2
-    Py_UCS4
 
 
 cdef inline Py_ssize_t word_end(const text_t* data, Py_ssize_t end, Py_ssize_t size,
