@@ -12,12 +12,20 @@ Same functions, names and branch order as the twin in `_commonmark_py.py`:
 - `pair(runs, walls)`: append to walls the inline code spans those runs make.
 - `strays(text, first, last, held, start_char, stop_char, delimiter, found, foreign)`:
   validate's stray marker characters between the markers, as raw findings.
-- `next_outside(text, needle, at, walls, wall)`: the next needle outside every wall.
+- `stray_findings(text, consumed, start_char, stop_char, delimiter, make, rows, found,
+  starts, ends)`: the same over every gap between the markers, as validate's diagnostics
+  built in place, with the walls its id checks skip.
+- `next_outside(text, needle, at, starts, ends, wall)`: the next needle outside every wall.
 - `code_walls(text)`: `_commonmark.CodeScanner` over a whole text, every line in C.
 - `line_spans(text)`: (start, end) of every line's content.
+- validate's per-citation checks: `order(found)` (its findings by place), `cited_lines`
+  (the lines of the citations, and what they hold), `covered` (citations in code),
+  `punctuated` (runs of citations before punctuation), `located_rows` (the findings of
+  ids and locators, placed at each citation).
 
 The threshold between the two pairings and the characters that start blocks are read from
-the twin at import (one home); the line breaks are checked against it.
+the twin at import (one home); the line breaks are checked against it.  Characters are
+found by the vector search of `_simd.h` (CITEMARK_SIMD caps it, as for the scanner).
 """
 
 from cpython cimport array

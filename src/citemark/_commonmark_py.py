@@ -20,9 +20,15 @@ calls them lives once, in `_commonmark`.
   diagnostics in one place.
 - `held_gaps(text, consumed, start_char, stop_char, delimiter)`: the gaps between the
   consumed markers that hold a marker character, and which.
-- `next_outside(text, needle, at, walls, wall)`: the next needle outside every wall.
+- `stray_findings(text, consumed, start_char, stop_char, delimiter, make, rows, found,
+  starts, ends)`: `strays` over every gap `held_gaps` finds, as validate's diagnostics,
+  with the walls (starts, ends) its id checks skip.
+- `next_outside(text, needle, at, starts, ends, wall)`: the next needle outside every wall.
 - `code_walls(text)`: the whole code scan (here `_commonmark.CodeScanner` fed the lines).
 - `line_spans(text)`: (start, end) of every line's content.
+- validate's per-citation checks (one pass each in the kernel, where a Python step per
+  citation cost most of validate's time): `order`, `cited_lines`, `covered`, `punctuated`,
+  `located_rows`.
 
 Linear: `runs` reads each character once (a backslash count stops at the previous run's
 end), and `pair` never looks at a run twice.
