@@ -772,8 +772,8 @@ cdef int before(Keyed* a, Keyed* b) except -1:
     return PyUnicode_Compare(<object>b.code, <object>a.code) < 0
 
 
-cdef int keyed(object rows, Py_ssize_t index, Keyed* key) except -1:
-    # The key of rows[index] (a list or a tuple; index < len(rows)), checked.
+cdef int keyed(tuple rows, Py_ssize_t index, Keyed* key) except -1:
+    # The key of rows[index] (index < len(rows)), checked.
     cdef object row = rows[index]
     if not isinstance(row, tuple) or len(<tuple>row) != 5 or \
             type((<tuple>row)[0]) is not str or type((<tuple>row)[3]) is not int or \
@@ -789,24 +789,22 @@ cdef int keyed(object rows, Py_ssize_t index, Keyed* key) except -1:
 def order(found):
     if type(found) is not list:
         raise TypeError(f"found must be a list, not {type(found).__name__}")
-    cdef list ordered = found
-    cdef tuple rows
-    cdef Py_ssize_t count = len(ordered), index, width, left, middle, right, i, j, k
+    # A tuple holds every row (and so its code) while they are compared: nothing, not even
+    # another thread, can change it.
+    cdef tuple rows = tuple(found)
+    cdef Py_ssize_t count = len(rows), index, width, left, middle, right, i, j, k
     cdef Keyed pair[2]
     if count < 2:
-        return ordered
+        return list(rows)
     # In order already (the usual case for a text of one kind of fault): told by a look at
-    # each pair of neighbours, with no table of keys and no copy (none of it runs Python
-    # code: the codes are str, their comparison C's), and given back as it is.
-    keyed(ordered, 0, &pair[0])
+    # each pair of neighbours, with no table of keys.
+    keyed(rows, 0, &pair[0])
     for index in range(1, count):
-        keyed(ordered, index, &pair[index % 2])
+        keyed(rows, index, &pair[index % 2])
         if before(&pair[(index - 1) % 2], &pair[index % 2]):
             break
     else:
-        return ordered
-    # A tuple holds every row (and so its code) while they are sorted: nothing can change it.
-    rows = tuple(ordered)
+        return list(rows)
     cdef Keyed* keys = <Keyed*>PyMem_Malloc(2 * count * sizeof(Keyed))
     if keys == NULL:
         raise MemoryError()

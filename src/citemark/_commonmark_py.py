@@ -337,8 +337,7 @@ def stray_findings(
 
 def order(found: list[Any]) -> list[Any]:
     """validate's rows `(code, severity, message, start, end)` by (start, end, code); rows
-    that tie keep the order they were found in.  A list in order already may be given back
-    as it is (the kernel does)."""
+    that tie keep the order they were found in; a new list."""
     return sorted(found, key=_ORDER)
 
 
