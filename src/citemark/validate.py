@@ -520,9 +520,11 @@ class _Check:
         text, citations, consumed = self.text, self.citations, self.consumed
         # A fence needs three backticks or tildes: only the lines with one are looked at.
         for line_start, line_end, first, stop in self.fenced:
-            bare = without(text, line_start, line_end, consumed)
+            # What stands before the first citation first: it must open a fence itself.
             before = without(text, line_start, citations[first].start, consumed)
-            if FENCE_LINE.fullmatch(bare) and FENCE_LINE.match(before):
+            if not FENCE_LINE.match(before):
+                continue
+            if FENCE_LINE.fullmatch(without(text, line_start, line_end, consumed)):
                 for index in range(first, stop):
                     cited.add(index)
                     citation = citations[index]
@@ -633,10 +635,19 @@ class _Check:
         text = self.text
         if not _filler(text[citations[-1].end :]):
             return
+        # At least two sources (looked for before the text between the citations, which may
+        # be long: a second source is usually met at once).
+        cited = set(citations[0].source_ids)
+        for citation in citations if len(cited) < 2 else ():
+            cited.update(citation.source_ids)
+            if len(cited) >= 2:
+                break
+        if len(cited) < 2:
+            return
         run = len(citations) - 1
         while run > 0 and _filler(text[citations[run - 1].end : citations[run].start]):
             run -= 1
-        if run != 0 or len({i for c in citations for i in c.source_ids}) < 2:
+        if run != 0:
             return
         if blocks(text[: citations[0].start]) >= 2:
             self.add(
