@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from citemark import Parser
-from citemark._spans import inside, merge
+from citemark._spans import inside
 from citemark.validate import _ORDER, validate
 
 S, D, E = "\ue200", "\ue202", "\ue201"
@@ -85,7 +85,7 @@ def whole_text(text: str, parser: Parser) -> list[tuple[str, int, int, str]]:
     import citemark.validate as module
 
     check = module._Check(text, parser, None, None)
-    walls = merge([*((start, end) for start, end, _ in check.consumed), *check.markers()])
+    walls = check.markers()
     found = check.found
     check.turn_ids = lambda pattern, families, walls: list(pattern.finditer(text))  # type: ignore
     escape = re.compile(r"\\u(?:e200|e201|e202|e203|e204|e205|e206)", re.IGNORECASE)
@@ -106,7 +106,12 @@ def test_ids_found_from_turn_as_by_a_whole_text_search(
 
     chosen = parser.replace(families=families)
     check = module._Check(text, chosen, None, None)
-    walls = merge([*((start, end) for start, end, _ in check.consumed), *check.markers()])
+    walls = check.markers()  # the consumed markers and the foreign spans, as two arrays
+    starts, ends = walls
+    pairs = list(zip(starts, ends, strict=True))
+    assert pairs == sorted(pairs)
+    assert all(end <= start for (_, end), (start, _) in pairwise(pairs))  # disjoint
+    assert all((start, end) in pairs for start, end, _ in check.consumed)
     check.references(walls, None)
     fast = sorted((d.code, d.start, d.end, d.message) for d in check.found)
     assert fast == whole_text(text, chosen)
@@ -146,12 +151,19 @@ def test_lines_passed_over_as_the_full_check_reads_them(parser: Parser, text: st
 @settings(max_examples=300, deadline=None)
 @given(text=TEXTS)
 def test_walls_sorted_are_disjoint(parser: Parser, text: str) -> None:
-    # validate sorts the consumed markers and the foreign spans into walls without merging
-    # them: sorted, they must not overlap (they may touch).
+    # validate's walls come from the kernel in order, not sorted: they must be the sorted
+    # consumed markers and foreign spans (of `strays` over each gap), none overlapping
+    # another (they may touch).
     import citemark.validate as module
+    from citemark._commonmark import held_gaps, strays
 
     check = module._Check(text, parser, None, None)
-    foreign = check.markers()
-    walls = sorted([*((start, end) for start, end, _ in check.consumed), *foreign])
+    starts, ends = check.markers()
+    walls = list(zip(starts, ends, strict=True))
+    chars = parser.start, parser.stop, parser.delimiter
+    foreign: list[tuple[int, int]] = []
+    for first, last, held in held_gaps(text, check.consumed, *chars):
+        strays(text, first, last, held, *chars, [], foreign)
+    assert walls == sorted([*((start, end) for start, end, _ in check.consumed), *foreign])
     assert all(left[1] <= right[0] for left, right in pairwise(walls))
     assert all(start <= end for start, end in walls)

@@ -4,8 +4,11 @@ as a straightforward character-by-character reading of the rules (the oracle bel
 
 from __future__ import annotations
 
+from array import array
+from typing import NamedTuple
+
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from citemark import Parser
@@ -125,43 +128,181 @@ def outside_oracle(
     for place in range(at, len(text) - len(needle) + 1):
         if text.startswith(needle, place) and not any(s <= place < e for s, e in walls):
             return place, next((i for i, (_, e) in enumerate(walls) if e > place), len(walls))
-    return -1, -1
+    return -1, len(walls)
+
+
+def as_arrays(walls: list[tuple[int, int]]) -> tuple[array[int], array[int]]:
+    return array("q", [start for start, _ in walls]), array("q", [end for _, end in walls])
 
 
 @given(
     st.lists(st.sampled_from(["turn", "tu", "rn", "x", " "])).map("".join),
     st.lists(st.integers(0, 40), max_size=10),
     st.integers(0, 45),
+    st.sampled_from(["turn", "t", "rn x"]),
 )
 def test_next_outside_matches_the_oracle(
-    implementation: str, text: str, cuts: list[int], at: int
+    implementation: str, text: str, cuts: list[int], at: int, needle: str
 ) -> None:
     kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
-    points = sorted(set(cuts))
+    points = sorted(cuts)  # repeated cuts: empty walls, and walls that touch
     walls = list(zip(points[::2], points[1::2], strict=False))  # sorted, disjoint
-    place, wall = kernel.next_outside(text, "turn", at, walls, 0)
-    assert (place, wall) == twin.next_outside(text, "turn", at, walls, 0)
-    expected_place, expected_wall = outside_oracle(text, "turn", at, walls)
-    assert place == expected_place
-    if place >= 0:
-        assert wall == expected_wall
+    place, wall = kernel.next_outside(text, needle, at, *as_arrays(walls), 0)
+    assert (place, wall) == twin.next_outside(text, needle, at, *as_arrays(walls), 0)
+    assert (place, wall) == outside_oracle(text, needle, at, walls)
 
 
 @pytest.mark.c_extension
 def test_next_outside_checks_its_arguments() -> None:
     kernel = load("_commonmark", "cython")
-    good: list[object] = ["turn", "turn", 0, [(1, 2)], 0]
+    good: list[object] = ["turn", "turn", 0, *as_arrays([(1, 2)]), 0]
     for index, (bad, name) in enumerate(
-        [(b"x", "text"), (None, "needle"), ("0", "at"), ((), "walls"), (None, "wall")]
+        [
+            (b"x", "text"),
+            (None, "needle"),
+            ("0", "at"),
+            ([1], "starts"),
+            (array("i", [2]), "ends"),
+            (None, "wall"),
+        ]
     ):
         args = [*good]
         args[index] = bad
         with pytest.raises(TypeError, match=name):
             kernel.next_outside(*args)
-    with pytest.raises(TypeError, match="walls"):
-        kernel.next_outside("a turn", "turn", 0, [(0, 1, 2)], 0)
-    with pytest.raises(TypeError, match="walls"):
-        kernel.next_outside("a turn", "turn", 0, [(0, "1")], 0)
+    for implementation in ("cython", "python"):
+        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="starts and ends"):
+            module.next_outside("a turn", "turn", 0, array("q", [0]), array("q"), 0)
+        with pytest.raises(ValueError, match="needle"):
+            module.next_outside("a turn", "", 0, *as_arrays([]), 0)
+
+
+class Row(NamedTuple):
+    code: str
+    severity: str
+    message: str
+    start: int
+    end: int
+
+
+ROWS = (
+    ("unterminated", "error", "one start", "{} starts"),
+    ("invalid", "error", "", ""),
+    ("stop", "error", "one stop", "{} stops"),
+    ("delimiter", "warning", "one delimiter", "{} delimiters"),
+)
+
+
+def findings_oracle(
+    text: str, consumed: list[tuple[int, int, bool]]
+) -> tuple[list[Row], list[int], list[tuple[int, int]]]:
+    """`strays` over each gap `held_gaps` finds, each raw finding made a row, with the
+    walls sorted as validate sorted them before the kernel made them."""
+    found: list[Row] = []
+    refused: list[int] = []
+    foreign: list[tuple[int, int]] = []
+    for first, last, held in twin.held_gaps(text, consumed, S, E, D):
+        raw: list[tuple[int, int, int]] = []
+        twin.strays(text, first, last, held, S, E, D, raw, foreign)
+        for kind, start, end in raw:
+            code, severity, one, many = ROWS[kind]
+            if kind == twin.REFUSED:
+                refused.append(len(found))
+            message = one if kind == twin.REFUSED or end - start == 1 else many.format(end - start)
+            found.append(Row(code, severity, message, start, end))
+    walls = sorted([*((start, end) for start, end, _ in consumed), *foreign])
+    return found, refused, walls
+
+
+@given(TEXTS)
+def test_stray_findings_match_the_oracle(implementation: str, text: str) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    consumed = Parser().spans(text)
+    found: list[Row] = [Row("before", "error", "", 0, 0)]  # appended to, not replaced
+    starts, ends = array("q"), array("q")
+    refused = kernel.stray_findings(text, consumed, S, E, D, Row, ROWS, found, starts, ends)
+    expected, expected_refused, walls = findings_oracle(text, consumed)
+    assert found[1:] == expected
+    assert all(type(row) is Row for row in found)
+    assert refused == [index + 1 for index in expected_refused]
+    assert list(zip(starts, ends, strict=True)) == walls
+
+
+@pytest.mark.c_extension
+def test_stray_findings_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    good: list[object] = ["ab", [], S, E, D, Row, ROWS, [], array("q"), array("q")]
+    names = ["text", "consumed", "start_char", "stop_char", "delimiter", "make", "rows"]
+    names += ["found", "starts", "ends"]
+    bads: list[object] = [b"ab", (), 1, None, b"x", list, ROWS[:3], (), [], array("i")]
+    for index, bad in enumerate(bads):
+        args = [*good]
+        args[index] = bad
+        with pytest.raises(TypeError, match=names[index]):
+            kernel.stray_findings(*args)
+    for make in (Row.__new__, dict, type("Slotted", (tuple,), {})):
+        args = [*good]
+        args[5] = make
+        with pytest.raises(TypeError, match="make"):
+            kernel.stray_findings(*args)
+    args = [*good]
+    args[6] = (*ROWS[:3], ("a", "b", "c", 1))
+    with pytest.raises(TypeError, match="rows"):
+        kernel.stray_findings(*args)
+    for consumed in ([(0, 1)], [(0, "1", True)]):
+        args = [*good]
+        args[1] = consumed
+        with pytest.raises(TypeError, match="consumed"):
+            kernel.stray_findings(*args)
+    for consumed in ([(2, 3, True)], [(1, 0, True)], [(0, 1, True), (0, 1, False)]):
+        args = [*good]
+        args[1] = consumed
+        with pytest.raises(ValueError, match="consumed"):
+            kernel.stray_findings(*args)
+    for implementation in ("cython", "python"):
+        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="starts and ends"):
+            module.stray_findings("ab", [], S, E, D, Row, ROWS, [], array("q", [1]), array("q"))
+
+
+ORDER_ROWS = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "c"]),
+        st.sampled_from(["error", "warning"]),
+        st.sampled_from(["x", "y"]),
+        st.integers(0, 6),
+        st.integers(0, 6),
+    ).map(lambda row: Row(*row)),
+    max_size=40,
+)
+
+
+@given(ORDER_ROWS, st.booleans())
+def test_order_is_a_stable_sort_by_place_then_code(
+    implementation: str, rows: list[Row], presorted: bool
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    if presorted:
+        rows.sort(key=lambda row: (row.start, row.end, row.code))
+    before = list(rows)
+    got = kernel.order(rows)
+    expected = sorted(before, key=lambda row: (row.start, row.end, row.code))
+    assert got == expected
+    # Stable: equal rows keep their order (told apart by identity).
+    assert list(map(id, got)) == list(map(id, expected))
+    assert rows == before  # the list given is left as it was
+    assert got is not rows
+
+
+@pytest.mark.c_extension
+def test_order_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    with pytest.raises(TypeError, match="found"):
+        kernel.order(())
+    for bad in ([("a", "e", "m", 1)], [("a", "e", "m", 1, "2")], [(1, "e", "m", 1, 2)]):
+        with pytest.raises(TypeError, match="found"):
+            kernel.order([Row("a", "e", "m", 0, 0), bad[0]])
 
 
 @given(TEXTS)
@@ -198,3 +339,220 @@ def test_held_gaps_checks_its_arguments() -> None:
     for consumed in [[(2, 3, True)], [(1, 0, True)], [(0, 1, True), (0, 1, False)]]:
         with pytest.raises(ValueError, match="consumed"):
             kernel.held_gaps("a", consumed, S, E, D)
+
+
+# -- validate's per-citation kernels -----------------------------------------------------------
+
+MARKER = f"{S}cite{D}turn0file0{E}"
+LINE_TEXTS = st.lists(
+    st.sampled_from(
+        [MARKER, f"{S}cite{D}{E}", S, E, " ", "\t", "\n", "\r", "\r\n", "a", "é", "漢", "1",
+         ".", "!", "`", "~", "-", "> ", "@", "[", "{", "Z", "\x00", "\x7f", "\u3000"]
+    ),
+    max_size=30,
+).map("".join)  # fmt: skip
+
+
+FILLER = " \t.-!>"
+
+
+def lines_oracle(
+    text: str, starts: list[int], consumed: list[tuple[int, int, bool]]
+) -> tuple[list[tuple[int, ...]], ...]:
+    """Every line read on its own: the starts on it, whether it holds a backtick or a
+    tilde, whether a letter stands on it outside every consumed marker, else whether all
+    that stands there is of FILLER (else the first that is not)."""
+    fenced: list[tuple[int, ...]] = []
+    bare: list[tuple[int, ...]] = []
+    unsure: list[tuple[int, ...]] = []
+    for line_start, line_end in twin.line_spans(text):
+        on = [i for i, at in enumerate(starts) if line_start <= at < line_end]
+        if not on:
+            continue
+        line = (line_start, line_end, on[0], on[-1] + 1)
+        if "`" in text[line_start:line_end] or "~" in text[line_start:line_end]:
+            fenced.append(line)
+        covered = {i for start, end, _ in consumed for i in range(start, end)}
+        rest = [i for i in range(line_start, line_end) if i not in covered]
+        if not any(text[i].isalpha() for i in rest):
+            doubts = [i for i in rest if text[i] not in FILLER]
+            if doubts:
+                unsure.append((*line, doubts[0]))
+            else:
+                bare.append(line)
+    return fenced, bare, unsure
+
+
+@given(LINE_TEXTS)
+@example(f"a {MARKER}\n`x {MARKER} {MARKER}\n{MARKER}\n- {MARKER}.\r\n\t{MARKER}~")
+def test_cited_lines_match_the_oracle(implementation: str, text: str) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    parser = Parser()
+    starts = [citation.start for citation in parser.finditer(text)]
+    consumed = parser.spans(text)
+    got = kernel.cited_lines(text, starts, consumed, FILLER)
+    assert got == lines_oracle(text, starts, consumed)
+
+
+@pytest.mark.c_extension
+def test_cited_lines_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    for args, name in [
+        ((b"a", [0], [], ""), "text"),
+        (("a", (0,), [], ""), "starts"),
+        (("a", ["0"], [], ""), "starts"),
+        (("a", [0], (), ""), "consumed"),
+        (("a", [0], [(0, 1)], ""), "consumed"),
+        (("a", [0], [(0, "1", True)], ""), "consumed"),
+        (("a", [0], [], None), "filler"),
+    ]:
+        with pytest.raises(TypeError, match=name):
+            kernel.cited_lines(*args)
+    for implementation in ("cython", "python"):
+        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        for starts in ([2], [3, 0], [5]):
+            with pytest.raises(ValueError, match="starts"):
+                module.cited_lines("ab\ncd", starts, [], "")
+
+
+def punctuated_oracle(
+    text: str, starts: list[int], ends: list[int], marks: str
+) -> list[tuple[int, int, int]]:
+    found = []
+    index = 0
+    while index < len(starts):
+        first = index
+        while index + 1 < len(starts) and not text[ends[index] : starts[index + 1]].strip(" \t"):
+            index += 1
+        rest = text[ends[index] :].lstrip(" \t")
+        if rest and rest[0] in marks:
+            found.append((first, index, len(text) - len(rest)))
+        index += 1
+    return found
+
+
+@given(
+    st.lists(st.sampled_from([MARKER, " ", "\t", ".", "!", "。", "a", "\n", "x y"])).map("".join)
+)
+def test_punctuated_matches_the_oracle(implementation: str, text: str) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    found = list(Parser().finditer(text))
+    starts = [citation.start for citation in found]
+    ends = [citation.end for citation in found]
+    got = kernel.punctuated(text, starts, ends, ".!。")
+    assert got == punctuated_oracle(text, starts, ends, ".!。")
+
+
+@pytest.mark.c_extension
+def test_punctuated_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    for args, name in [
+        ((b"a", [], [], "."), "text"),
+        (("a", (), [], "."), "starts"),
+        (("a", [], [None], "."), "ends"),
+        (("a", [], [], b"."), "marks"),
+    ]:
+        with pytest.raises(TypeError, match=name):
+            kernel.punctuated(*args)
+    for implementation in ("cython", "python"):
+        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="starts and ends"):
+            module.punctuated("ab", [0], [], ".")
+        with pytest.raises(ValueError, match="starts and ends"):
+            module.punctuated("ab", [0, 3], [1, 4], ".")
+
+
+KEYS = [(("a",), None), (("a", "b"), "L1"), (("b",), "L2")]
+LOCATED = st.fixed_dictionaries(
+    {
+        key: st.lists(
+            st.tuples(st.sampled_from(["x", "y"]), st.just("error"), st.sampled_from(["m", "n"])),
+            max_size=3,
+        )
+        for key in KEYS
+    }
+)
+
+
+@given(st.lists(st.tuples(st.sampled_from(KEYS), st.integers(0, 9), st.integers(0, 9))), LOCATED)
+def test_located_rows_match_the_twin(
+    implementation: str,
+    places: list[tuple[tuple[tuple[str, ...], str | None], int, int]],
+    located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]],
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    citations = [("cite", ids, locator, start, end, 0) for (ids, locator), start, end in places]
+    found: list[Row] = [Row("before", "error", "", 0, 0)]
+    known = dict(list(located.items())[:1])  # the others worked out on the way
+    asked: list[tuple[tuple[str, ...], str | None]] = []
+
+    def compute(ids: tuple[str, ...], locator: str | None) -> list[tuple[str, str, str]]:
+        asked.append((ids, locator))
+        return located[ids, locator]
+
+    kernel.located_rows(citations, known, compute, Row, found)
+    assert known == {key: located[key] for key in [*list(located)[:1], *asked]}
+    assert len(set(asked)) == len(asked)  # each pair worked out once
+    expected = [Row("before", "error", "", 0, 0)]
+    for _, ids, locator, start, end, _ in citations:
+        expected += [Row(*row, start, end) for row in located[ids, locator]]
+    assert found == expected
+    assert all(type(row) is Row for row in found)
+
+
+@pytest.mark.c_extension
+def test_located_rows_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    citation = ("cite", ("a",), None, 0, 1, 0)
+    good: list[object] = [[citation], {(("a",), None): []}, lambda *key: [], Row, []]
+    names = ["citations", "located", "compute", "make", "found"]
+    for index, bad in enumerate([(citation,), [], None, dict, ()]):
+        args = [*good]
+        args[index] = bad
+        with pytest.raises(TypeError, match=names[index]):
+            kernel.located_rows(*args)
+    for citations in ([("cite", ("a",), None, 0)], [("cite", ("a",), None, "0", 1)]):
+        with pytest.raises(TypeError, match="citations"):
+            kernel.located_rows(citations, good[1], good[2], Row, [])
+    for rows in ((), [("x", "error")], [("x", "error", 1)]):
+        with pytest.raises(TypeError, match="compute"):
+            kernel.located_rows([citation], {}, lambda *key, rows=rows: rows, Row, [])
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.integers(0, 4))),
+    st.lists(st.integers(0, 35), max_size=12),
+)
+def test_covered_matches_inside(
+    implementation: str, ranges: list[tuple[int, int]], cuts: list[int]
+) -> None:
+    from citemark._spans import inside
+
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    ranges.sort()
+    starts = [start for start, _ in ranges]
+    ends = [start + length for start, length in ranges]
+    points = sorted(set(cuts))
+    walls = list(zip(points[::2], points[1::2], strict=False))  # sorted, disjoint
+    expected = [inside(walls, start, end) for start, end in zip(starts, ends, strict=True)]
+    assert kernel.covered(starts, ends, walls) == expected
+
+
+@pytest.mark.c_extension
+def test_covered_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    for args, name in [
+        (((0,), [1], []), "starts"),
+        (([0], [None], []), "ends"),
+        (([0], [1], ()), "walls"),
+        (([0], [1], [(0, 1, 2)]), "walls"),
+        (([0], [1], [(0, "1")]), "walls"),
+    ]:
+        with pytest.raises(TypeError, match=name):
+            kernel.covered(*args)
+    for implementation in ("cython", "python"):
+        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match="starts and ends"):
+            module.covered([0], [], [])
+        with pytest.raises(ValueError, match="ascending"):
+            module.covered([2, 1], [3, 3], [])

@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Callable
+from typing import Any
 
 from ._commonmark_py import BLOCK_STARTS, RUNS_TYPECODE
 from ._grammar import LINE_BREAK_RE, MARKER_RANGE
@@ -46,18 +47,60 @@ _plain: Callable[
 strays: Callable[
     [str, int, int, int, str, str, str, list[tuple[int, int, int]], list[tuple[int, int]]], None
 ] = _kernel.strays
+# ... and as diagnostics, with the walls the id checks skip (`_commonmark_py.stray_findings`).
+stray_findings: Callable[
+    [
+        str,
+        list[tuple[int, int, bool]],
+        str,
+        str,
+        str,
+        type[tuple[Any, ...]],
+        tuple[tuple[str, str, str, str], ...],
+        list[Any],
+        array[int],
+        array[int],
+    ],
+    list[int],
+] = _kernel.stray_findings
+# validate's findings in its order (`_commonmark_py.order`).
+order: Callable[[list[Any]], list[Any]] = _kernel.order
+# validate's per-citation checks (see `_commonmark_py`).
+cited_lines: Callable[
+    [str, list[int], list[tuple[int, int, bool]], str],
+    tuple[
+        list[tuple[int, int, int, int]],
+        list[tuple[int, int, int, int]],
+        list[tuple[int, int, int, int, int]],
+    ],
+] = _kernel.cited_lines
+covered: Callable[[list[int], list[int], list[tuple[int, int]]], list[bool]] = _kernel.covered
+punctuated: Callable[[str, list[int], list[int], str], list[tuple[int, int, int]]] = (
+    _kernel.punctuated
+)
+located_rows: Callable[
+    [
+        list[Any],
+        dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]],
+        Callable[[tuple[str, ...], str | None], list[tuple[str, str, str]]],
+        type[tuple[Any, ...]],
+        list[Any],
+    ],
+    None,
+] = _kernel.located_rows
 _code_walls: Callable[[str], list[tuple[int, int]]] = _kernel.code_walls
 # (start, end) of every line's content, line breaks excluded (see `_commonmark_py`).
 line_spans: Callable[[str], list[tuple[int, int]]] = _kernel.line_spans
 held_gaps: Callable[
     [str, list[tuple[int, int, bool]], str, str, str], list[tuple[int, int, int]]
 ] = _kernel.held_gaps
-next_outside: Callable[[str, str, int, list[tuple[int, int]], int], tuple[int, int]] = (
+next_outside: Callable[[str, str, int, array[int], array[int], int], tuple[int, int]] = (
     _kernel.next_outside
 )
 
 __all__ = ["CodeScanner", "block_cuts", "code_walls", "held_gaps", "line_spans", "next_outside"]
-__all__ += ["strays"]
+__all__ += ["cited_lines", "located_rows", "order", "punctuated", "stray_findings", "strays"]
+__all__ += ["covered"]
 
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")

@@ -1,4 +1,6 @@
 from array import array
+from collections.abc import Callable
+from typing import Any
 
 def runs(text: str, first: int, end: int, base: int) -> array[int]: ...
 def pair(runs: array[int], walls: list[tuple[int, int]]) -> None: ...
@@ -23,8 +25,21 @@ def strays(
     foreign: list[tuple[int, int]],
 ) -> None: ...
 def next_outside(
-    text: str, needle: str, at: int, walls: list[tuple[int, int]], wall: int
+    text: str, needle: str, at: int, starts: array[int], ends: array[int], wall: int
 ) -> tuple[int, int]: ...
+def stray_findings(
+    text: str,
+    consumed: list[tuple[int, int, bool]],
+    start_char: str,
+    stop_char: str,
+    delimiter: str,
+    make: type[tuple[Any, ...]],
+    rows: tuple[tuple[str, str, str, str], ...],
+    found: list[Any],
+    starts: array[int],
+    ends: array[int],
+) -> list[int]: ...
+def order(found: list[Any]) -> list[Any]: ...
 def code_walls(text: str) -> list[tuple[int, int]]: ...
 def line_spans(text: str) -> list[tuple[int, int]]: ...
 def held_gaps(
@@ -34,3 +49,21 @@ def held_gaps(
     stop_char: str,
     delimiter: str,
 ) -> list[tuple[int, int, int]]: ...
+def cited_lines(
+    text: str, starts: list[int], consumed: list[tuple[int, int, bool]], filler: str
+) -> tuple[
+    list[tuple[int, int, int, int]],
+    list[tuple[int, int, int, int]],
+    list[tuple[int, int, int, int, int]],
+]: ...
+def punctuated(
+    text: str, starts: list[int], ends: list[int], marks: str
+) -> list[tuple[int, int, int]]: ...
+def located_rows(
+    citations: list[Any],
+    located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]],
+    compute: Callable[[tuple[str, ...], str | None], list[tuple[str, str, str]]],
+    make: type[tuple[Any, ...]],
+    found: list[Any],
+) -> None: ...
+def covered(starts: list[int], ends: list[int], walls: list[tuple[int, int]]) -> list[bool]: ...

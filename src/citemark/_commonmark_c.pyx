@@ -12,16 +12,26 @@ Same functions, names and branch order as the twin in `_commonmark_py.py`:
 - `pair(runs, walls)`: append to walls the inline code spans those runs make.
 - `strays(text, first, last, held, start_char, stop_char, delimiter, found, foreign)`:
   validate's stray marker characters between the markers, as raw findings.
-- `next_outside(text, needle, at, walls, wall)`: the next needle outside every wall.
+- `stray_findings(text, consumed, start_char, stop_char, delimiter, make, rows, found,
+  starts, ends)`: the same over every gap between the markers, as validate's diagnostics
+  built in place, with the walls its id checks skip.
+- `next_outside(text, needle, at, starts, ends, wall)`: the next needle outside every wall.
 - `code_walls(text)`: `_commonmark.CodeScanner` over a whole text, every line in C.
 - `line_spans(text)`: (start, end) of every line's content.
+- validate's per-citation checks: `order(found)` (its findings by place), `cited_lines`
+  (the lines of the citations, and what they hold), `covered` (citations in code),
+  `punctuated` (runs of citations before punctuation), `located_rows` (the findings of
+  ids and locators, placed at each citation).
 
 The threshold between the two pairings and the characters that start blocks are read from
-the twin at import (one home); the line breaks are checked against it.
+the twin at import (one home); the line breaks are checked against it.  Characters are
+found by the vector search of `_simd.h` (CITEMARK_SIMD caps it, as for the scanner).
 """
 
 from cpython cimport array
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
+from cpython.tuple cimport PyTuple_SET_ITEM
 
 from citemark import _commonmark_py as twin
 
@@ -33,6 +43,36 @@ cdef extern from "Python.h":
     void* PyUnicode_DATA(object text)
     Py_UCS4 read_unit "PyUnicode_READ"(int kind, const void* data, Py_ssize_t index) nogil
     const Py_ssize_t PY_SSIZE_T_MAX
+    ctypedef struct PyTypeObject:
+        Py_ssize_t tp_basicsize
+        Py_ssize_t tp_dictoffset
+    PyObject* type_alloc "PyType_GenericAlloc"(PyTypeObject* cls, Py_ssize_t items) except NULL
+    void gc_untrack "PyObject_GC_UnTrack"(object op)
+    bint PyType_IsSubtype(PyTypeObject* a, PyTypeObject* b)
+    PyTypeObject PyTuple_Type
+    int PyUnicode_Compare(object left, object right) except? -1
+    Py_ssize_t PyLong_AsSsize_t(object value)  # its error is looked at by the caller
+    PyObject* PyErr_Occurred()
+    void PyErr_Clear()
+
+cdef extern from "Python.h":
+    ctypedef unsigned char Py_UCS1
+    ctypedef unsigned short Py_UCS2
+
+cdef extern from "_simd.h" nogil:
+    const char* cm_init()
+    Py_ssize_t cm_find_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+    Py_ssize_t cm_find_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+    Py_ssize_t cm_find_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+
+# The header's vector path is chosen per module (its state is static): choose it here too.
+cm_init()
+
+# The storage widths of a str.
+ctypedef fused text_t:
+    Py_UCS1
+    Py_UCS2
+    Py_UCS4
 
 cdef enum:
     BACKTICK = 0x60
@@ -64,9 +104,14 @@ cdef Py_ssize_t FEW_RUNS = twin.FEW_RUNS
 cdef Py_ssize_t as_index(object value, str name) except -1:
     if type(value) is not int:
         raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if not 0 <= value <= PY_SSIZE_T_MAX:
+    # Converted in C, then checked (a comparison of Python ints made one at every call).
+    cdef Py_ssize_t index = PyLong_AsSsize_t(value)
+    if index == -1 and PyErr_Occurred():
+        PyErr_Clear()  # an int too large for an index
         raise ValueError(f"{name} must be a non-negative index")
-    return value
+    if index < 0:
+        raise ValueError(f"{name} must be a non-negative index")
+    return index
 
 
 def runs(str text not None, first, end, base):
@@ -78,40 +123,75 @@ def runs(str text not None, first, end, base):
         raise ValueError("first and end must satisfy first <= end <= len(text)")
     if offset > PY_SSIZE_T_MAX - n:
         raise ValueError("base + len(text) must fit in an index")
-    cdef int kind = PyUnicode_KIND(text)
-    cdef const void* data = PyUnicode_DATA(text)
     cdef array.array found = array.clone(RUNS_TEMPLATE, 0, False)
-    cdef Py_ssize_t i = lo, at, count
-    cdef bint escaped
-    # Every read below is at an index in [lo, hi), and hi <= n: inside the string.
-    while i < hi:
-        if read_unit(kind, data, i) != BACKTICK:
-            i += 1
-            continue
-        at = i
-        while i < hi and read_unit(kind, data, i) == BACKTICK:
-            i += 1
-        # Most runs follow no backslash: count them only when one is there.  The count
-        # stops at lo, so with the run scan every character is read at most twice.
-        escaped = False
-        if at > lo and read_unit(kind, data, at - 1) == BACKSLASH:
-            count = 0
-            while at - count > lo and read_unit(kind, data, at - count - 1) == BACKSLASH:
-                count += 1
-            escaped = count % 2 == 1
-        # offset + i <= offset + n <= PY_SSIZE_T_MAX (checked above): no overflow.
-        append_run(found, offset + at, offset + i, escaped)
+    collect_runs(PyUnicode_KIND(text), PyUnicode_DATA(text), lo, hi, offset, found)
     return found
 
 
-cdef int append_run(array.array found, Py_ssize_t start, Py_ssize_t stop, bint escaped) except -1:
-    cdef Py_ssize_t size = Py_SIZE(found)
-    array.resize_smart(found, size + 3)  # raises MemoryError on failure
-    # Py_SIZE(found) == size + 3 now: the three writes are inside the array.
-    found.data.as_longlongs[size] = start
-    found.data.as_longlongs[size + 1] = stop
-    found.data.as_longlongs[size + 2] = 1 if escaped else 0
+cdef int collect_runs(int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
+                      Py_ssize_t offset, array.array found) except -1:
+    # Append to found the runs of text[lo:hi] (lo <= hi <= len(text); offset + len(text)
+    # fits in an index: checked by the callers).  Counted first, then written into room made
+    # once (an array grown a run at a time copies itself over and over); one loop per width.
+    cdef Py_ssize_t count, size
+    if kind == 1:
+        count = runs_of(<const Py_UCS1*>data, lo, hi, 0, NULL)
+    elif kind == 2:
+        count = runs_of(<const Py_UCS2*>data, lo, hi, 0, NULL)
+    else:
+        count = runs_of(<const Py_UCS4*>data, lo, hi, 0, NULL)
+    if not count:
+        return 0
+    size = Py_SIZE(found)
+    array.resize_smart(found, size + 3 * count)  # (room for more: a paragraph grows)
+    cdef long long* out = found.data.as_longlongs + size  # 3 * count entries, inside
+    if kind == 1:
+        runs_of(<const Py_UCS1*>data, lo, hi, offset, out)
+    elif kind == 2:
+        runs_of(<const Py_UCS2*>data, lo, hi, offset, out)
+    else:
+        runs_of(<const Py_UCS4*>data, lo, hi, offset, out)
     return 0
+
+
+cdef Py_ssize_t runs_of(const text_t* data, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t offset,
+                        long long* out) noexcept:
+    # The runs of backticks in data[lo:hi]: counted, and written to out (start + offset,
+    # end + offset, escaped: three entries each) unless it is NULL.  Every read is in
+    # [lo, hi): inside the string.
+    cdef Py_ssize_t count = 0, i = lo, at, near, escapes
+    cdef Py_ssize_t found
+    while i < hi:
+        # The next backtick: the next few characters looked at first (runs close together
+        # cost a vector search's set-up each otherwise), then the vector search.
+        near = i + 8 if hi - i > 8 else hi
+        while i < near and data[i] != BACKTICK:
+            i += 1
+        if i == near and i < hi:
+            if text_t is Py_UCS1:
+                found = cm_find_ucs1(data, i, hi, BACKTICK)
+            elif text_t is Py_UCS2:
+                found = cm_find_ucs2(data, i, hi, BACKTICK)
+            else:
+                found = cm_find_ucs4(data, i, hi, BACKTICK)
+            i = hi if found < 0 else found
+        if i == hi:
+            break
+        at = i
+        while i < hi and data[i] == BACKTICK:
+            i += 1
+        count += 1
+        if out != NULL:
+            # Most runs follow no backslash: count them only when one is there.  The count
+            # stops at lo, so with the run scan every character is read at most twice.
+            escapes = 0
+            while at - escapes > lo and data[at - escapes - 1] == BACKSLASH:
+                escapes += 1
+            out[0] = offset + at  # offset + i <= offset + len(text): no overflow
+            out[1] = offset + i
+            out[2] = escapes % 2
+            out += 3
+    return count
 
 
 cdef int check_runs(object value, str name) except -1:
@@ -149,15 +229,8 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
         unit = read_unit(kind, data, at)
         if unit < 128 and block_start[unit]:  # (an empty line starts with its line break)
             break
-        end = at
-        ticked = False
-        while end < size:
-            unit = read_unit(kind, data, end)
-            if unit == CR or unit == LF:
-                break
-            if unit == BACKTICK:
-                ticked = True
-            end += 1
+        end = next_break(kind, data, at, size)
+        ticked = next_of(kind, data, BACKTICK, at, end) < end
         following = end
         if end < size:
             following = end + 1
@@ -175,7 +248,7 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
             if ticked:
                 if ticked_from is None:
                     ticked_from = offset + at  # <= PY_SSIZE_T_MAX (checked above)
-                array.extend(open_runs, runs(text, at, end, offset))
+                collect_runs(kind, data, at, end, offset, open_runs)
         at = following  # > at: every line moves on by at least one character
     return at, paragraph, ticked_from
 
@@ -307,10 +380,139 @@ cdef Py_UCS4 as_char(object value, str name) except 0xFFFFFFFF:
 
 cdef Py_ssize_t next_of(int kind, const void* data, Py_UCS4 unit, Py_ssize_t at,
                         Py_ssize_t last) noexcept nogil:
-    # The index of the next `unit` in [at, last), else last.
-    while at < last and read_unit(kind, data, at) != unit:
-        at += 1
-    return at
+    # The index of the next `unit` in [at, last), else last (0 <= at, last <= the length):
+    # a vector search (a character at a time, the scans of a text of thousands of stray
+    # characters cost most of validate's time there).
+    cdef Py_ssize_t found
+    if at >= last:
+        return last
+    if kind == 1:
+        found = cm_find_ucs1(<const Py_UCS1*>data, at, last, unit)
+    elif kind == 2:
+        found = cm_find_ucs2(<const Py_UCS2*>data, at, last, unit)
+    else:
+        found = cm_find_ucs4(<const Py_UCS4*>data, at, last, unit)
+    return last if found < 0 else found
+
+
+cdef inline Py_ssize_t next_near(int kind, const void* data, Py_UCS4 unit, Py_ssize_t i,
+                                 Py_ssize_t hi) noexcept:
+    # next_of for a unit that is often close: the next few characters looked at first (a
+    # vector search's set-up costs as much as they do).
+    cdef Py_ssize_t near = i + 8 if hi - i > 8 else hi
+    while i < near:
+        if read_unit(kind, data, i) == unit:
+            return i
+        i += 1
+    return next_of(kind, data, unit, i, hi)
+
+
+cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at, Py_ssize_t size,
+                           bint carriage=True) noexcept nogil:
+    # The first line break (CR or LF) at or after at, else size (at <= size): a vector
+    # search for each, the one for CR only up to the LF (linear over the lines of a text);
+    # for LF alone when the caller knows the text holds no CR (carriage False).
+    cdef Py_ssize_t found = next_of(kind, data, LF, at, size)
+    return next_of(kind, data, CR, at, found) if carriage else found
+
+
+cdef class _Sink:
+    """Where the stray scan puts what it finds: raw `(kind, start, end)` findings and
+    `(start, end)` foreign spans in lists (`strays`), or diagnostics built in place and the
+    spans in two arrays (`stray_findings`)."""
+
+    cdef list found
+    cdef list foreign
+    cdef bint diagnose
+    cdef PyTypeObject* make  # a tuple subclass without a __dict__ (checked by the caller)
+    cdef tuple rows  # per kind: (code, severity, message for one, format for a run)
+    # rows' fields by kind, borrowed (rows holds them)
+    cdef PyObject* codes[4]
+    cdef PyObject* severities[4]
+    cdef PyObject* ones[4]
+    cdef array.array starts
+    cdef array.array ends
+    cdef Py_ssize_t walled  # the walls written (the arrays may hold more room)
+    cdef list refused
+
+    cdef int use_rows(self, tuple rows) except -1:
+        cdef Py_ssize_t kind
+        self.rows = rows
+        for kind in range(4):
+            self.codes[kind] = <PyObject*>rows[kind][0]
+            self.severities[kind] = <PyObject*>rows[kind][1]
+            self.ones[kind] = <PyObject*>rows[kind][2]
+        return 0
+
+    cdef int finding(self, int kind, Py_ssize_t start, Py_ssize_t end) except -1:
+        # kind is one of the four kinds (0-3): it indexes the tables.
+        cdef object message
+        if not self.diagnose:
+            self.found.append((kind, start, end))
+            return 0
+        if kind == REFUSED:
+            # Its message needs the grammar (validate writes it): noted by its index.
+            self.refused.append(len(self.found))
+            message = <object>self.ones[kind]
+        elif end - start == 1:
+            message = <object>self.ones[kind]
+        else:
+            message = self.rows[kind][3].format(end - start)
+        self.found.append(
+            new_row(self.make, <object>self.codes[kind], <object>self.severities[kind], message,
+                    start, end)
+        )
+        return 0
+
+    cdef int wall(self, Py_ssize_t start, Py_ssize_t end) except -1:
+        if not self.diagnose:
+            self.foreign.append((start, end))
+            return 0
+        cdef Py_ssize_t size
+        if self.walled == Py_SIZE(self.starts):
+            # Room for twice as many (an array grown a few at a time copies itself over and
+            # over); `finish` gives back what is not used.
+            size = 2 * self.walled if self.walled >= 8 else 16
+            array.resize(self.starts, size)  # raises MemoryError on failure
+            array.resize(self.ends, size)
+        # walled < the size of both arrays now: inside.
+        self.starts.data.as_longlongs[self.walled] = start
+        self.ends.data.as_longlongs[self.walled] = end
+        self.walled += 1
+        return 0
+
+    cdef int finish(self) except -1:
+        array.resize(self.starts, self.walled)
+        array.resize(self.ends, self.walled)
+        return 0
+
+
+cdef inline void fill(object row, Py_ssize_t i, object value):
+    Py_INCREF(value)  # PyTuple_SET_ITEM steals a reference
+    PyTuple_SET_ITEM(row, i, value)
+
+
+cdef object new_row(PyTypeObject* cls, object code, object severity, object message,
+                    Py_ssize_t start, Py_ssize_t end):
+    # cls((code, severity, message, start, end)) filled in place (as tuple.__new__ fills a
+    # subclass): every field is built before the row exists, so it is never seen half full.
+    # Its fields are str and int: no cycle, so it is left out of the collector's passes.
+    cdef object start_ = start, end_ = end
+    row = <object>type_alloc(cls, 5)
+    Py_DECREF(row)  # type_alloc's reference now belongs to `row`
+    fill(row, 0, code)
+    fill(row, 1, severity)
+    fill(row, 2, message)
+    fill(row, 3, start_)
+    fill(row, 4, end_)
+    gc_untrack(row)
+    return row
+
+
+cdef int check_longs(object value, str name) except -1:
+    if type(value) is not _array_module.array or (<array.array>value).ob_descr.typecode != b"q":
+        raise TypeError(f"{name} must be an array('q'), not {type(value).__name__}")
+    return 0
 
 
 def strays(str text not None, first, last, held, start_char, stop_char, delimiter, found,
@@ -329,11 +531,17 @@ def strays(str text not None, first, last, held, start_char, stop_char, delimite
     cdef Py_ssize_t size = len(text)
     if not lo <= hi <= size:
         raise ValueError("first and last must satisfy first <= last <= len(text)")
-    cdef int bits = held & 7
-    cdef list out = found
-    cdef list walls = foreign
-    cdef int kind = PyUnicode_KIND(text)
-    cdef const void* data = PyUnicode_DATA(text)
+    cdef _Sink sink = _Sink()
+    sink.found = found
+    sink.foreign = foreign
+    scan_strays(PyUnicode_KIND(text), PyUnicode_DATA(text), size, lo, hi, held & 7,
+                start_unit, stop_unit, delimiter_unit, sink)
+
+
+cdef int scan_strays(int kind, const void* data, Py_ssize_t size, Py_ssize_t lo,
+                     Py_ssize_t hi, int bits, Py_UCS4 start_unit, Py_UCS4 stop_unit,
+                     Py_UCS4 delimiter_unit, _Sink sink) except -1:
+    # The twin's strays over text[lo:hi] (lo <= hi <= size, checked by the callers).
     # The next of each character (hi when there is none); every index below is in [lo, hi]
     # and is read only when below hi (or below size for the glued word): inside the string.
     cdef Py_ssize_t starts = next_of(kind, data, start_unit, lo, hi) if bits & 1 else hi
@@ -353,10 +561,9 @@ def strays(str text not None, first, last, held, start_char, stop_char, delimite
             end += 1
         if at == starts:
             if opened >= 0:
-                unterminated(kind, data, size, opened, opened_from, start_unit, stop_unit, out,
-                             walls)
+                unterminated(kind, data, size, opened, opened_from, start_unit, stop_unit, sink)
             if end - at > 1:
-                walls.append((at, end - 1))
+                sink.wall(at, end - 1)
             opened = end - 1
             opened_from = at
             starts = next_of(kind, data, start_unit, end, hi)
@@ -364,75 +571,277 @@ def strays(str text not None, first, last, held, start_char, stop_char, delimite
         elif at == stops:
             if opened >= 0:
                 if opened_from < opened:
-                    out.append((UNTERMINATED, opened_from, opened))
-                walls.append((opened, at + 1))
-                out.append((REFUSED, opened, at + 1))
+                    sink.finding(UNTERMINATED, opened_from, opened)
+                sink.wall(opened, at + 1)
+                sink.finding(REFUSED, opened, at + 1)
                 opened = -1
                 delimiters = next_of(kind, data, delimiter_unit, at + 1, hi)
                 at += 1
             if at < end:
-                out.append((STRAY_STOP, at, end))
+                sink.finding(STRAY_STOP, at, end)
             stops = next_of(kind, data, stop_unit, end, hi)
         else:
             if opened < 0:
-                out.append((STRAY_DELIMITER, at, end))
+                sink.finding(STRAY_DELIMITER, at, end)
             delimiters = next_of(kind, data, delimiter_unit, end, hi)
     if opened >= 0:
-        unterminated(kind, data, size, opened, opened_from, start_unit, stop_unit, out, walls)
-
-
-cdef int unterminated(int kind, const void* data, Py_ssize_t size, Py_ssize_t at,
-                      Py_ssize_t opened_from, Py_UCS4 start_unit, Py_UCS4 stop_unit, list out,
-                      list walls) except -1:
-    # The twin's _unterminated: the word glued to the START at `at` (< size) runs to white
-    # space (Py_UNICODE_ISSPACE: what re's \s matches in a str), a START or a STOP.
-    out.append((UNTERMINATED, opened_from, at + 1))
-    cdef Py_ssize_t end = at + 1
-    cdef Py_UCS4 unit
-    while end < size:
-        unit = read_unit(kind, data, end)
-        if unit == start_unit or unit == stop_unit or Py_UNICODE_ISSPACE(unit):
-            break
-        end += 1
-    walls.append((at, end))
+        unterminated(kind, data, size, opened, opened_from, start_unit, stop_unit, sink)
     return 0
 
 
-cdef extern from "Python.h":
-    Py_ssize_t PyUnicode_Find(object text, object needle, Py_ssize_t start, Py_ssize_t end,
-                              int direction) except -2
+cdef int unterminated(int kind, const void* data, Py_ssize_t size, Py_ssize_t at,
+                      Py_ssize_t opened_from, Py_UCS4 start_unit, Py_UCS4 stop_unit,
+                      _Sink sink) except -1:
+    # The twin's _unterminated: the word glued to the START at `at` (< size) runs to white
+    # space (Py_UNICODE_ISSPACE: what re's \s matches in a str), a START or a STOP.
+    sink.finding(UNTERMINATED, opened_from, at + 1)
+    cdef Py_ssize_t end
+    # One loop per width (a width test at every character cost most of this scan).
+    if kind == 1:
+        end = word_end(<const Py_UCS1*>data, at + 1, size, start_unit, stop_unit)
+    elif kind == 2:
+        end = word_end(<const Py_UCS2*>data, at + 1, size, start_unit, stop_unit)
+    else:
+        end = word_end(<const Py_UCS4*>data, at + 1, size, start_unit, stop_unit)
+    sink.wall(at, end)
+    return 0
 
 
-cdef Py_ssize_t wall_bound(list walls, Py_ssize_t index, Py_ssize_t side) except -1:
-    # walls[index][side], index < len(walls) (checked by the caller), side 0 or 1.
-    cdef object item = walls[index]
-    if type(item) is not tuple or len(<tuple>item) != 2:
-        raise TypeError("walls must hold (start, end) tuples")
-    return as_index((<tuple>item)[side], "walls")
+cdef inline Py_ssize_t word_end(const text_t* data, Py_ssize_t end, Py_ssize_t size,
+                                Py_UCS4 start_unit, Py_UCS4 stop_unit) noexcept nogil:
+    # The end of the word from `end` (reads below size: inside the string).
+    cdef Py_UCS4 unit
+    while end < size:
+        unit = data[end]
+        if unit == start_unit or unit == stop_unit:
+            break
+        # White space is at most U+0020 in ASCII (the test spares the look-up elsewhere).
+        if (unit <= 0x20 or unit >= 0x80) and Py_UNICODE_ISSPACE(unit):
+            break
+        end += 1
+    return end
 
 
-def next_outside(str text not None, str needle not None, at, walls, wall):
-    cdef Py_ssize_t position = as_index(at, "at")
-    if type(walls) is not list:
-        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
-    cdef Py_ssize_t index = as_index(wall, "wall")
-    cdef list items = walls
+def stray_findings(str text not None, consumed, start_char, stop_char, delimiter, make, rows,
+                   found, starts, ends):
+    if type(consumed) is not list:
+        raise TypeError(f"consumed must be a list, not {type(consumed).__name__}")
+    cdef Py_UCS4 start_unit = as_char(start_char, "start_char")
+    cdef Py_UCS4 stop_unit = as_char(stop_char, "stop_char")
+    cdef Py_UCS4 delimiter_unit = as_char(delimiter, "delimiter")
+    check_row_type(make)
+    if type(rows) is not tuple or len(<tuple>rows) != 4:
+        raise TypeError("rows must be a tuple of 4 (code, severity, one, many) tuples")
+    for row in <tuple>rows:
+        if type(row) is not tuple or len(<tuple>row) != 4 or \
+                not all(type(item) is str for item in <tuple>row):
+            raise TypeError("rows must be a tuple of 4 (code, severity, one, many) tuples")
+    if type(found) is not list:
+        raise TypeError(f"found must be a list, not {type(found).__name__}")
+    check_longs(starts, "starts")
+    check_longs(ends, "ends")
+    cdef _Sink sink = _Sink()
+    sink.diagnose = True
+    sink.make = <PyTypeObject*>make
+    sink.use_rows(rows)
+    sink.found = found
+    sink.starts = starts
+    sink.ends = ends
+    sink.walled = Py_SIZE(starts)
+    if Py_SIZE(ends) != sink.walled:
+        raise ValueError("starts and ends must be as long as each other")
+    sink.refused = []
+    cdef list spans = consumed
     cdef Py_ssize_t size = len(text)
-    if position > size:
-        return -1, index  # as str.find past the end (an empty needle too: found nowhere)
-    position = PyUnicode_Find(text, needle, position, size, 1)
-    while position >= 0:
-        # len(items) is read at every test: a wall's read cannot change it (ints only).
-        while index < len(items) and wall_bound(items, index, 1) <= position:
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t gap, first = 0, last, after = 0
+    cdef object item
+    try:
+        for gap in range(len(spans) + 1):
+            if gap < len(spans):
+                item = spans[gap]  # gap < len(spans): inside the list
+                if type(item) is not tuple or len(<tuple>item) != 3:
+                    raise TypeError("consumed must hold (start, end, is_citation) tuples")
+                last = as_index((<tuple>item)[0], "consumed")
+                after = as_index((<tuple>item)[1], "consumed")
+            else:
+                last = after = size
+            if not first <= last <= after <= size:
+                raise ValueError("consumed must hold sorted, disjoint spans within text")
+            # Each character looked for on its own (one pass each), scanned only when there.
+            scan_strays(kind, data, size, first, last, held_in(kind, data, first, last,
+                        start_unit, stop_unit, delimiter_unit), start_unit, stop_unit,
+                        delimiter_unit, sink)
+            if gap < len(spans):
+                sink.wall(last, after)
+            first = after
+    finally:
+        sink.finish()  # the arrays as long as what was written, whatever happens
+    return sink.refused
+
+
+cdef int held_in(int kind, const void* data, Py_ssize_t first, Py_ssize_t last,
+                 Py_UCS4 start_unit, Py_UCS4 stop_unit, Py_UCS4 delimiter_unit) noexcept:
+    # held_gaps' bits for text[first:last] (first <= last <= len(text)).
+    cdef int bits = 0
+    if next_of(kind, data, start_unit, first, last) < last:
+        bits |= 1
+    if next_of(kind, data, stop_unit, first, last) < last:
+        bits |= 2
+    if next_of(kind, data, delimiter_unit, first, last) < last:
+        bits |= 4
+    return bits
+
+
+cdef int check_row_type(object make) except -1:
+    # A tuple subclass of tuple's own size and no __dict__: filled in place by new_row.
+    if type(make) is not type or not PyType_IsSubtype(<PyTypeObject*>make, &PyTuple_Type) or \
+            (<PyTypeObject*>make).tp_basicsize != PyTuple_Type.tp_basicsize or \
+            (<PyTypeObject*>make).tp_dictoffset != 0:
+        raise TypeError("make must be a tuple subclass without instance attributes")
+    return 0
+
+
+cdef bint starts_with(int kind, const void* data, Py_ssize_t at, Py_ssize_t size,
+                      str needle) noexcept:
+    # Whether text[at:] starts with needle (a read only below size: inside the string).
+    cdef Py_ssize_t index, count = len(needle)
+    if count > size - at:
+        return False
+    for index in range(count):
+        if read_unit(kind, data, at + index) != needle[index]:
+            return False
+    return True
+
+
+def next_outside(str text not None, str needle not None, at, starts, ends, wall):
+    cdef Py_ssize_t position = as_index(at, "at")
+    check_longs(starts, "starts")
+    check_longs(ends, "ends")
+    cdef Py_ssize_t index = as_index(wall, "wall")
+    cdef array.array firsts = starts, lasts = ends
+    cdef Py_ssize_t count = Py_SIZE(firsts)
+    if Py_SIZE(lasts) != count:
+        raise ValueError("starts and ends must be as long as each other")
+    cdef const long long* lo = firsts.data.as_longlongs
+    cdef const long long* hi = lasts.data.as_longlongs
+    cdef Py_ssize_t size = len(text), limit
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    if not needle:
+        raise ValueError("needle must not be empty")
+    cdef Py_UCS4 lead = needle[0]
+    # The places between the walls are searched for the needle's first character (a vector
+    # search), each wall jumped whole; a place is compared with at most len(needle)
+    # characters: linear for a fixed needle.
+    while position <= size - len(needle):
+        while index < count and hi[index] <= position:
             index += 1
-        if index < len(items) and wall_bound(items, index, 0) <= position:
-            position = wall_bound(items, index, 1)
-            if position > size:
-                return -1, index
-            position = PyUnicode_Find(text, needle, position, size, 1)
+        if index < count and lo[index] <= position:
+            position = hi[index]
             continue
-        break
-    return position, index
+        limit = size - len(needle) + 1
+        if index < count and lo[index] < limit:
+            limit = lo[index]  # a needle must start before the next wall
+        while position < limit:
+            position = next_near(kind, data, lead, position, limit)
+            if position == limit:
+                break  # on at the wall (or past the last place)
+            if starts_with(kind, data, position, size, needle):
+                return position, index
+            position += 1
+    return -1, count
+
+
+# -- validate's order --------------------------------------------------------------------------
+
+cdef struct Keyed:
+    long long start
+    long long end
+    PyObject* code  # borrowed: the list holds the row
+    Py_ssize_t index
+
+
+cdef int before(Keyed* a, Keyed* b) except -1:
+    # Whether b must come before a: by (start, end, code); on a tie, the order found.
+    if a.start != b.start:
+        return b.start < a.start
+    if a.end != b.end:
+        return b.end < a.end
+    return PyUnicode_Compare(<object>b.code, <object>a.code) < 0
+
+
+cdef int keyed(tuple rows, Py_ssize_t index, Keyed* key) except -1:
+    # The key of rows[index] (index < len(rows)), checked.
+    cdef object row = rows[index]
+    if not isinstance(row, tuple) or len(<tuple>row) != 5 or \
+            type((<tuple>row)[0]) is not str or type((<tuple>row)[3]) is not int or \
+            type((<tuple>row)[4]) is not int:
+        raise TypeError("found must hold (code, severity, message, start, end) rows")
+    key.start = (<tuple>row)[3]
+    key.end = (<tuple>row)[4]
+    key.code = <PyObject*>(<tuple>row)[0]  # borrowed: rows holds the row
+    key.index = index
+    return 0
+
+
+def order(found):
+    if type(found) is not list:
+        raise TypeError(f"found must be a list, not {type(found).__name__}")
+    # A tuple holds every row (and so its code) while they are compared: nothing, not even
+    # another thread, can change it.
+    cdef tuple rows = tuple(found)
+    cdef Py_ssize_t count = len(rows), index, width, left, middle, right, i, j, k
+    cdef Keyed pair[2]
+    if count < 2:
+        return list(rows)
+    # In order already (the usual case for a text of one kind of fault): told by a look at
+    # each pair of neighbours, with no table of keys.
+    keyed(rows, 0, &pair[0])
+    for index in range(1, count):
+        keyed(rows, index, &pair[index % 2])
+        if before(&pair[(index - 1) % 2], &pair[index % 2]):
+            break
+    else:
+        return list(rows)
+    cdef Keyed* keys = <Keyed*>PyMem_Malloc(2 * count * sizeof(Keyed))
+    if keys == NULL:
+        raise MemoryError()
+    cdef Keyed* other = keys + count
+    try:
+        for index in range(count):
+            keyed(rows, index, &keys[index])
+        # A merge sort, bottom up: stable (the left row wins a tie).
+        width = 1
+        while width < count:
+            left = 0
+            while left < count:
+                middle = min(left + width, count)
+                right = min(left + 2 * width, count)
+                i, j, k = left, middle, left
+                while i < middle and j < right:
+                    if before(&keys[i], &keys[j]):
+                        other[k] = keys[j]
+                        j += 1
+                    else:
+                        other[k] = keys[i]
+                        i += 1
+                    k += 1
+                while i < middle:
+                    other[k] = keys[i]
+                    i += 1
+                    k += 1
+                while j < right:
+                    other[k] = keys[j]
+                    j += 1
+                    k += 1
+                left = right
+            keys, other = other, keys
+            width *= 2
+        return [rows[keys[index].index] for index in range(count)]
+    finally:
+        PyMem_Free(keys if keys < other else other)
 
 
 # -- the whole code scan ---------------------------------------------------------------------
@@ -656,9 +1065,7 @@ cdef class _Walker:
         return 0
 
     cdef int add(self, Py_ssize_t first, Py_ssize_t end) except -1:
-        if next_of(self.kind, self.data, BACKTICK, first, end) == end:
-            return 0
-        array.extend(self.runs, runs(self.text, first, end, 0))
+        collect_runs(self.kind, self.data, first, end, 0, self.runs)
         return 0
 
     cdef int open_container(self, Py_ssize_t matched, bint started) except -1:
@@ -826,8 +1233,8 @@ cdef class _Walker:
 
     cdef int scan(self) except -1:
         cdef Py_ssize_t start = 0, end, following
-        cdef Py_UCS4 unit
         cdef tuple state
+        cdef bint carriage = next_of(self.kind, self.data, CR, 0, self.size) < self.size
         while start < self.size:
             if not (self.containers or self.fence_length or self.indented):
                 state = plain(self.text, start, 0, self.runs, self.walls, self.in_paragraph,
@@ -836,12 +1243,7 @@ cdef class _Walker:
                 self.in_paragraph = state[1]
                 if start == self.size:
                     break
-            end = start
-            while end < self.size:
-                unit = self.at(end)
-                if unit == CR or unit == LF:
-                    break
-                end += 1
+            end = next_break(self.kind, self.data, start, self.size, carriage)
             self.line(start, end)
             if end == self.size:
                 break
@@ -921,4 +1323,294 @@ def held_gaps(str text not None, consumed, start_char, stop_char, delimiter):
         if bits:
             found.append((first, last, bits))
         first = after
+    return found
+
+
+# -- validate's per-citation checks ----------------------------------------------------------
+
+cdef extern from "Python.h":
+    bint Py_UNICODE_ISALPHA(Py_UCS4 unit) nogil
+
+cdef int check_ints(object values, str name) except -1:
+    if type(values) is not list:
+        raise TypeError(f"{name} must be a list of ints, not {type(values).__name__}")
+    for value in <list>values:
+        if type(value) is not int:
+            raise TypeError(f"{name} must be a list of ints, not of {type(value).__name__}")
+    return 0
+
+
+cdef Py_ssize_t place_of(int kind, const void* data, Py_ssize_t size, list places,
+                         Py_ssize_t index) except -1:
+    # places[index] (index < len(places)), checked: ascending, each on a character of text
+    # that is no line break.
+    cdef Py_ssize_t at = as_index(places[index], "starts")
+    cdef Py_UCS4 unit
+    if at >= size or (index and at < as_index(places[index - 1], "starts")):
+        raise ValueError("starts must be ascending places inside text")
+    unit = read_unit(kind, data, at)
+    if unit == LF or unit == CR:
+        raise ValueError("starts must be places of characters that are no line break")
+    return at
+
+
+cdef inline bint is_letter(Py_UCS4 unit) noexcept nogil:
+    # str.isalpha; in ASCII the letters are A-Z and a-z (spares a call at each character).
+    cdef unsigned int code = unit
+    if code < 128:
+        return (code | 0x20) - 0x61 < 26  # unsigned: below "a" wraps round to a large value
+    return Py_UNICODE_ISALPHA(unit)
+
+
+cdef Py_ssize_t line_begins(int kind, const void* data, Py_ssize_t at, Py_ssize_t floor,
+                            bint carriage) noexcept:
+    # Where the line of `at` starts: after the last CR or LF before it, at floor at the
+    # earliest (0 <= floor <= at; reads in [floor, at), each character once).  The usual
+    # line starts close by: looked for back a character at a time; further back, forward
+    # from floor by the vector search.
+    cdef Py_ssize_t near = at - 64 if at - 64 > floor else floor
+    cdef Py_ssize_t start = at, found
+    cdef Py_UCS4 unit
+    while start > near:
+        unit = read_unit(kind, data, start - 1)
+        if unit == LF or unit == CR:
+            return start
+        start -= 1
+    start = floor
+    while True:
+        found = next_break(kind, data, start, near, carriage)
+        if found == near:
+            return start
+        start = found + 1
+
+
+cdef enum:
+    # The classes of an ASCII character for cited_lines: filler, letter, neither.
+    FILLER = 0
+    LETTER = 1
+    OTHER = 2
+
+
+cdef Py_ssize_t first_letter(const text_t* data, Py_ssize_t pos, Py_ssize_t stop,
+                             const unsigned char* classes, Py_ssize_t* doubt) noexcept:
+    # The first letter (str.isalpha) in [pos, stop), else stop; the first character before
+    # it that is neither a letter nor filler noted in doubt (if < 0).  classes: of ASCII.
+    cdef Py_UCS4 unit
+    cdef unsigned char found
+    while pos < stop:
+        unit = data[pos]
+        if unit < 128:
+            found = classes[unit]
+            if found == LETTER:
+                return pos
+            if found == OTHER and doubt[0] < 0:
+                doubt[0] = pos
+        elif Py_UNICODE_ISALPHA(unit):
+            return pos
+        elif doubt[0] < 0:
+            doubt[0] = pos
+        pos += 1
+    return stop
+
+
+def cited_lines(str text not None, starts, consumed, filler):
+    check_ints(starts, "starts")
+    if type(consumed) is not list:
+        raise TypeError(f"consumed must be a list, not {type(consumed).__name__}")
+    if type(filler) is not str:
+        raise TypeError(f"filler must be a str, not {type(filler).__name__}")
+    cdef unsigned char classes[128]
+    cdef Py_UCS4 char
+    cdef int code
+    for code in range(128):
+        classes[code] = LETTER if is_letter(code) else OTHER
+    for char in <str>filler:
+        if char >= 128:
+            raise ValueError("filler must hold ASCII characters only")
+        if classes[char] == OTHER:  # a letter stays one
+            classes[char] = FILLER
+    cdef list places = starts, spans = consumed, fenced = [], bare = [], unsure = []
+    cdef Py_ssize_t size = len(text), count = len(places), index, first, at, pos
+    cdef Py_ssize_t line_start, line_end = -1, span = 0, span_start, span_end, stop
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef bint worded
+    cdef bint carriage = next_of(kind, data, CR, 0, size) < size  # (one look for all lines)
+    cdef Py_ssize_t doubt
+    cdef object item
+    index = 0
+    while index < count:
+        at = place_of(kind, data, size, places, index)
+        line_start = line_begins(kind, data, at, line_end + 1, carriage)
+        line_end = next_break(kind, data, at, size, carriage)
+        first = index
+        index += 1
+        while index < count:
+            at = place_of(kind, data, size, places, index)
+            if at >= line_end:
+                break
+            index += 1
+        if next_of(kind, data, BACKTICK, line_start, line_end) < line_end or \
+                next_of(kind, data, TILDE, line_start, line_end) < line_end:
+            fenced.append((line_start, line_end, first, index))
+        # A letter outside the consumed markers (spans read in order, once each), else
+        # whether every character there is filler.
+        worded = False
+        doubt = -1  # the first character there that is no letter nor filler
+        pos = line_start
+        while not worded and pos < line_end:
+            while span < len(spans):
+                item = spans[span]
+                if type(item) is not tuple or len(<tuple>item) != 3:
+                    raise TypeError("consumed must hold (start, end, is_citation) tuples")
+                span_start = as_index((<tuple>item)[0], "consumed")
+                span_end = as_index((<tuple>item)[1], "consumed")
+                if span_end > pos:
+                    break
+                span += 1
+            stop = line_end
+            if span < len(spans):
+                if span_start <= pos:
+                    pos = span_end  # inside a marker: on after it
+                    continue
+                if span_start < stop:
+                    stop = span_start
+            if kind == 1:
+                pos = first_letter(<const Py_UCS1*>data, pos, stop, classes, &doubt)
+            elif kind == 2:
+                pos = first_letter(<const Py_UCS2*>data, pos, stop, classes, &doubt)
+            else:
+                pos = first_letter(<const Py_UCS4*>data, pos, stop, classes, &doubt)
+            worded = pos < stop
+        if not worded:
+            if doubt < 0:
+                bare.append((line_start, line_end, first, index))
+            else:
+                unsure.append((line_start, line_end, first, index, doubt))
+    return fenced, bare, unsure
+
+
+cdef bint holds(str marks, Py_UCS4 unit) except -1:
+    cdef Py_UCS4 mark
+    for mark in marks:
+        if mark == unit:
+            return True
+    return False
+
+
+if twin.BLANKS != " \t":
+    raise ImportError("_commonmark_c takes spaces and tabs for blanks")
+
+
+def punctuated(str text not None, starts, ends, marks):
+    check_ints(starts, "starts")
+    check_ints(ends, "ends")
+    if type(marks) is not str:
+        raise TypeError(f"marks must be a str, not {type(marks).__name__}")
+    cdef list firsts = starts, lasts = ends, found = []
+    cdef Py_ssize_t count = len(firsts), size = len(text), index = 0, first, after, pos
+    if len(lasts) != count:
+        raise ValueError("starts and ends must be as long as each other")
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_UCS4 unit
+    cdef bint blank_between
+    # Each character is read once: the gaps between the citations, and after each run.
+    while index < count:
+        first = index
+        while index + 1 < count:
+            # Only blanks between this citation and the next: one run.
+            pos = as_index(lasts[index], "ends")
+            after = as_index(firsts[index + 1], "starts")
+            if after > size:
+                raise ValueError("starts and ends must be places inside text")
+            blank_between = True
+            while pos < after:
+                unit = read_unit(kind, data, pos)
+                if unit != SPACE and unit != TAB:
+                    blank_between = False
+                    break
+                pos += 1
+            if not blank_between:
+                break
+            index += 1
+        after = as_index(lasts[index], "ends")
+        while after < size and (read_unit(kind, data, after) == SPACE or
+                                read_unit(kind, data, after) == TAB):
+            after += 1
+        if after < size and holds(marks, read_unit(kind, data, after)):
+            found.append((first, index, after))
+        index += 1
+    return found
+
+
+def located_rows(citations, located, compute, make, found):
+    if type(citations) is not list:
+        raise TypeError(f"citations must be a list, not {type(citations).__name__}")
+    if type(located) is not dict:
+        raise TypeError(f"located must be a dict, not {type(located).__name__}")
+    if not callable(compute):
+        raise TypeError(f"compute must be callable, not {type(compute).__name__}")
+    check_row_type(make)
+    if type(found) is not list:
+        raise TypeError(f"found must be a list, not {type(found).__name__}")
+    cdef list out = found
+    cdef tuple citation, row
+    cdef object rows_of, item, key, entry
+    cdef Py_ssize_t start, end
+    for item in <list>citations:
+        if not isinstance(item, tuple) or len(<tuple>item) < 5 or \
+                type((<tuple>item)[3]) is not int or type((<tuple>item)[4]) is not int:
+            raise TypeError("citations must hold (family, ids, locator, start, end, ...) tuples")
+        citation = <tuple>item
+        key = (citation[1], citation[2])
+        rows_of = (<dict>located).get(key)
+        if rows_of is None:
+            rows_of = compute(*key)
+            (<dict>located)[key] = rows_of
+        if type(rows_of) is not list:
+            raise TypeError("compute must give a list of (code, severity, message) rows")
+        if not rows_of:
+            continue
+        start = citation[3]
+        end = citation[4]
+        # Each row checked where it is used (compute and the look-up run Python code).
+        for entry in <list>rows_of:
+            if type(entry) is not tuple or len(<tuple>entry) != 3 or \
+                    type((<tuple>entry)[0]) is not str or type((<tuple>entry)[1]) is not str or \
+                    type((<tuple>entry)[2]) is not str:
+                raise TypeError("compute must give a list of (code, severity, message) rows")
+            row = <tuple>entry
+            out.append(new_row(<PyTypeObject*>make, row[0], row[1], row[2], start, end))
+
+
+cdef Py_ssize_t wall_bound(list walls, Py_ssize_t index, Py_ssize_t side) except -1:
+    # walls[index][side], index < len(walls) (checked by the caller), side 0 or 1.
+    cdef object item = walls[index]
+    if type(item) is not tuple or len(<tuple>item) != 2:
+        raise TypeError("walls must hold (start, end) tuples")
+    return as_index((<tuple>item)[side], "walls")
+
+
+def covered(starts, ends, walls):
+    check_ints(starts, "starts")
+    check_ints(ends, "ends")
+    if type(walls) is not list:
+        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
+    cdef list firsts = starts, lasts = ends, spans = walls, found = []
+    cdef Py_ssize_t count = len(firsts), index, wall = 0, start, end, previous = 0
+    cdef Py_ssize_t reach = -1  # the end of the last wall that starts at or before start
+    if len(lasts) != count:
+        raise ValueError("starts and ends must be as long as each other")
+    # One merge of the two ascending lists: each wall is read once.
+    for index in range(count):
+        start = as_index(firsts[index], "starts")
+        end = as_index(lasts[index], "ends")
+        if start < previous:
+            raise ValueError("starts must be ascending")
+        previous = start
+        while wall < len(spans) and wall_bound(spans, wall, 0) <= start:
+            reach = wall_bound(spans, wall, 1)
+            wall += 1
+        found.append(end <= reach)
     return found

@@ -20,9 +20,15 @@ calls them lives once, in `_commonmark`.
   diagnostics in one place.
 - `held_gaps(text, consumed, start_char, stop_char, delimiter)`: the gaps between the
   consumed markers that hold a marker character, and which.
-- `next_outside(text, needle, at, walls, wall)`: the next needle outside every wall.
+- `stray_findings(text, consumed, start_char, stop_char, delimiter, make, rows, found,
+  starts, ends)`: `strays` over every gap `held_gaps` finds, as validate's diagnostics,
+  with the walls (starts, ends) its id checks skip.
+- `next_outside(text, needle, at, starts, ends, wall)`: the next needle outside every wall.
 - `code_walls(text)`: the whole code scan (here `_commonmark.CodeScanner` fed the lines).
 - `line_spans(text)`: (start, end) of every line's content.
+- validate's per-citation checks (one pass each in the kernel, where a Python step per
+  citation cost most of validate's time): `order`, `cited_lines`, `covered`, `punctuated`,
+  `located_rows`.
 
 Linear: `runs` reads each character once (a backslash count stops at the previous run's
 end), and `pair` never looks at a run twice.
@@ -33,15 +39,18 @@ from __future__ import annotations
 import re
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable
-from itertools import accumulate
-from operator import add, itemgetter, sub
+from collections.abc import Callable, Iterator
+from itertools import accumulate, repeat
+from operator import add, gt, itemgetter, le, sub
+from typing import Any
 
 from ._grammar import LINE_BREAK_RE
 
 __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "plain", "runs"]
 __all__ += ["code_walls", "held_gaps", "line_spans"]
 __all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "next_outside", "strays"]
+__all__ += ["BLANKS", "cited_lines", "located_rows", "order", "punctuated", "stray_findings"]
+__all__ += ["covered"]
 
 RUNS_TYPECODE = "q"
 """The typecode of the runs arrays (the kernel checks its arguments against it)."""
@@ -55,6 +64,11 @@ LINE_BREAKS = LINE_BREAK_RE.pattern
 """The line breaks `plain` splits at (the kernel checks at import that they are these)."""
 
 _BACKTICKS = re.compile(r"`+")
+# validate's order of its findings: by place, then code (see `order`).
+_ORDER = itemgetter(3, 4, 0)
+BLANKS = " \t"
+"""What validate takes for blanks between a citation and what follows it."""
+_NOT_BLANK = re.compile(f"[^{BLANKS}]").search
 
 FEW_RUNS = 8
 """Up to this many runs a paragraph's runs are paired by direct look-up (at most its square
@@ -258,21 +272,73 @@ def _unterminated(
 
 
 def next_outside(
-    text: str, needle: str, at: int, walls: list[tuple[int, int]], wall: int
+    text: str, needle: str, at: int, starts: array[int], ends: array[int], wall: int
 ) -> tuple[int, int]:
     """The next `needle` in text at or after `at` that starts outside every wall (walls
-    sorted, disjoint; those before `wall` end at or before `at`), and the first wall that
-    does not end at or before it: `(-1, wall)` when there is none.  A needle inside a wall
-    is skipped with the rest of the wall."""
+    `starts[i]`..`ends[i]`, sorted, disjoint; those before `wall` end at or before `at`),
+    and the first wall that does not end at or before it: `(-1, len(starts))` when there
+    is none.  A needle inside a wall is skipped with the rest of the wall."""
+    if not needle:
+        raise ValueError("needle must not be empty")
+    if len(starts) != len(ends):
+        raise ValueError("starts and ends must be as long as each other")
     at = text.find(needle, at)
     while at >= 0:
-        while wall < len(walls) and walls[wall][1] <= at:
+        while wall < len(ends) and ends[wall] <= at:
             wall += 1
-        if wall < len(walls) and walls[wall][0] <= at:
-            at = text.find(needle, walls[wall][1])
+        if wall < len(starts) and starts[wall] <= at:
+            at = text.find(needle, ends[wall])
             continue
-        break
-    return at, wall
+        return at, wall
+    return -1, len(starts)
+
+
+def stray_findings(
+    text: str,
+    consumed: list[tuple[int, int, bool]],
+    start_char: str,
+    stop_char: str,
+    delimiter: str,
+    make: type[tuple[Any, ...]],
+    rows: tuple[tuple[str, str, str, str], ...],
+    found: list[Any],
+    starts: array[int],
+    ends: array[int],
+) -> list[int]:
+    """validate's stray marker characters as diagnostics: `strays` over every gap that
+    `held_gaps` finds, each raw finding of kind k made a row of the tuple subclass `make`,
+    (code, severity, message, start, end), from `rows[k]` = (code, severity, message for
+    one character, format of the message for a run of them, given its length), and
+    appended to `found`.  Appends to
+    `starts`/`ends` the walls the id checks skip, in order: every consumed marker and every
+    foreign span.  Returns the indexes in `found` of the refused markers (kind REFUSED),
+    whose message the caller writes (it needs the grammar)."""
+    if len(starts) != len(ends):
+        raise ValueError("starts and ends must be as long as each other")
+    raw: list[tuple[int, int, int]] = []
+    foreign: list[tuple[int, int]] = []
+    chars = start_char, stop_char, delimiter
+    for first, last, held in held_gaps(text, consumed, *chars):
+        strays(text, first, last, held, *chars, raw, foreign)
+    refused = []
+    for kind, start, end in raw:
+        code, severity, one, many = rows[kind]
+        if kind == REFUSED:
+            refused.append(len(found))
+        message = one if kind == REFUSED or end - start == 1 else many.format(end - start)
+        found.append(tuple.__new__(make, (code, severity, message, start, end)))
+    # The walls in order, sorted in C (no Python step per marker): the foreign spans lie
+    # between the consumed markers, so that the order is the kernel's.
+    walls = sorted([*map(itemgetter(0, 1), consumed), *foreign])
+    starts.extend(map(itemgetter(0), walls))
+    ends.extend(map(itemgetter(1), walls))
+    return refused
+
+
+def order(found: list[Any]) -> list[Any]:
+    """validate's rows `(code, severity, message, start, end)` by (start, end, code); rows
+    that tie keep the order they were found in; a new list."""
+    return sorted(found, key=_ORDER)
 
 
 def code_walls(text: str) -> list[tuple[int, int]]:
@@ -327,3 +393,158 @@ def held_gaps(
             held[gap] = held.get(gap, 0) | bit
             at = bare.find(char, offsets[gap + 1])
     return [(ends[gap], starts[gap], held[gap]) for gap in sorted(held)]
+
+
+# -- validate's per-citation checks ---------------------------------------------------------
+
+
+def cited_lines(
+    text: str, starts: list[int], consumed: list[tuple[int, int, bool]], filler: str
+) -> tuple[
+    list[tuple[int, int, int, int]],
+    list[tuple[int, int, int, int]],
+    list[tuple[int, int, int, int, int]],
+]:
+    """The lines that hold the citations starting at `starts` (ascending, none on a line
+    break), as `(line_start, line_end, first, stop)`: the line's content and the indexes
+    first..stop-1 of the starts on it.  Three lists, in order: the lines that hold a
+    backtick or a tilde (where a code fence may be); of the lines whose text outside the
+    consumed markers holds no letter (`str.isalpha`; where the citations may stand alone),
+    those where that text is all of `filler` (ASCII characters), and the others, with the
+    place of the first character there that is not of `filler` added."""
+    if any(char >= "\x80" for char in filler):
+        raise ValueError("filler must hold ASCII characters only")
+    # Checked in C (a Python step per citation costs as much as the rest).
+    if starts and (starts[-1] >= len(text) or any(map(gt, starts, starts[1:]))):
+        raise ValueError("starts must be ascending places inside text")
+    if any(map("\r\n".__contains__, map(text.__getitem__, starts))):
+        raise ValueError("starts must be places of characters that are no line break")
+    spans = line_spans(text)
+    line_starts = list(map(itemgetter(0), spans))
+    fenced = []
+    bare = []
+    unsure = []
+    cited = list(map(bisect_right, repeat(line_starts), starts))
+    # Each cited line once, in order, with 1 + the index of its last citation (the
+    # citations of a line are in a row: the first is where the line before stopped).
+    stop_of = dict(zip(cited, range(1, len(cited) + 1), strict=True))
+    marker_ends = list(map(itemgetter(1), consumed))
+    dropped = str.maketrans("", "", filler)
+    first = 0
+    for line, stop in stop_of.items():
+        line_start, line_end = spans[line - 1]
+        row = (line_start, line_end, first, stop)
+        first = stop
+        if text.find("`", line_start, line_end) >= 0 or text.find("~", line_start, line_end) >= 0:
+            fenced.append(row)
+        span = bisect_right(marker_ends, line_start)  # the first marker ending after it
+        # The usual line starts with a letter, outside every marker.
+        lead = text[line_start] if line_start < line_end else ""
+        if lead.isalpha() and (span == len(consumed) or consumed[span][0] > line_start):
+            continue
+        if any(map(_has_letter, _parts(text, line_start, line_end, consumed, span))):
+            continue
+        for at, part in _parts(text, line_start, line_end, consumed, span):
+            if part.isascii() and not part.translate(dropped):
+                continue  # all filler (translate runs in C a table at a time: fast)
+            rest = part.lstrip(filler)
+            if rest:
+                unsure.append((*row, at + len(part) - len(rest)))
+                break
+        else:
+            bare.append(row)
+    return fenced, bare, unsure
+
+
+def _parts(
+    text: str, start: int, end: int, consumed: list[tuple[int, int, bool]], span: int
+) -> Iterator[tuple[int, str]]:
+    """text[start:end] outside the consumed markers, a piece at a time: (place, piece);
+    `span`: the first marker that ends after start."""
+    at = start
+    while span < len(consumed):
+        span_start, span_end, _ = consumed[span]
+        if span_start >= end:
+            break
+        if span_start > at:
+            yield at, text[at:span_start]
+        at = max(at, span_end)
+        span += 1
+    if at < end:
+        yield at, text[at:end]
+
+
+def _has_letter(part: tuple[int, str]) -> bool:
+    """Whether the piece holds a letter (str.isalpha).  In ASCII the letters are the
+    characters with a case: told apart in C by lower() and upper(), several times faster
+    than a regex (and tens of times faster than a Python step per character)."""
+    piece = part[1]
+    if piece.isascii():
+        return piece.lower() != piece.upper()
+    return any(map(str.isalpha, piece))
+
+
+def punctuated(
+    text: str, starts: list[int], ends: list[int], marks: str
+) -> list[tuple[int, int, int]]:
+    """The runs of citations (`starts[i]`..`ends[i]`, in order; only blanks, spaces or tabs,
+    between two of one run) followed, after blanks, by a character of `marks`: `(first,
+    last, at)` for each, the indexes of its first and last citation and where the mark
+    is."""
+    if len(starts) != len(ends):
+        raise ValueError("starts and ends must be as long as each other")
+    if any(at > len(text) for at in starts):
+        raise ValueError("starts and ends must be places inside text")
+    found = []
+    count, size = len(starts), len(text)
+    index = 0
+    while index < count:
+        first = index
+        # Something other than blanks between them (looked for, not sliced out: the text
+        # between two citations is mostly a whole sentence).
+        while index + 1 < count and not _NOT_BLANK(text, ends[index], starts[index + 1]):
+            index += 1
+        after = ends[index]
+        while after < size and text[after] in BLANKS:
+            after += 1
+        if after < size and text[after] in marks:
+            found.append((first, index, after))
+        index += 1
+    return found
+
+
+def located_rows(
+    citations: list[Any],
+    located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]],
+    compute: Callable[[tuple[str, ...], str | None], list[tuple[str, str, str]]],
+    make: type[tuple[Any, ...]],
+    found: list[Any],
+) -> None:
+    """Append to `found`, for each citation (a tuple: ids at 1, locator at 2, start and end
+    at 3 and 4), a row of `make` for each (code, severity, message) that `located` gives its
+    (ids, locator): (code, severity, message, start, end).  A pair not in `located` yet is
+    worked out by `compute(ids, locator)` and kept there."""
+    append = found.append
+    for citation in citations:
+        key = citation[1], citation[2]
+        rows = located.get(key)
+        if rows is None:
+            rows = located[key] = compute(*key)
+        if rows:
+            start, end = citation[3], citation[4]
+            for code, severity, message in rows:
+                append(tuple.__new__(make, (code, severity, message, start, end)))
+
+
+def covered(starts: list[int], ends: list[int], walls: list[tuple[int, int]]) -> list[bool]:
+    """For each range `starts[i]`..`ends[i]` (the starts ascending), whether it lies within
+    one of the walls (sorted, disjoint): within the last that starts at or before it."""
+    if len(starts) != len(ends):
+        raise ValueError("starts and ends must be as long as each other")
+    if any(map(gt, starts, starts[1:])):
+        raise ValueError("starts must be ascending")
+    # The end of that wall for each (-1: none), found in C (bisect mapped over the starts).
+    reach = [-1, *map(itemgetter(1), walls)]
+    wall_starts = list(map(itemgetter(0), walls))
+    limits = map(reach.__getitem__, map(bisect_right, repeat(wall_starts), starts))
+    return list(map(le, ends, limits))

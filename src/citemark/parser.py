@@ -250,6 +250,9 @@ class Parser:
         """Every marker the grammar consumed, citation or not: (start, end, is_citation),
         in code points."""
         plain = check_text(text)
+        if not self.skip_code:  # one piece, at 0: the scanner's own list
+            spans: list[tuple[int, int, bool]] = self.scanner.spans(plain, self._grammar)
+            return spans
         return [
             (at + start, at + end, valid)
             for at, part in self._prose(plain)

@@ -65,16 +65,26 @@ How the heuristics decide:
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import partial
-from itertools import compress, groupby, repeat
-from operator import attrgetter, itemgetter, not_
+from functools import lru_cache, partial
+from itertools import compress, repeat
+from operator import add, attrgetter, is_, itemgetter, not_
 from typing import Any, Literal, NamedTuple
 
-from ._commonmark import code_walls, held_gaps, next_outside, strays
-from ._commonmark_py import REFUSED, STRAY_STOP, UNTERMINATED
+from ._commonmark import (
+    cited_lines,
+    code_walls,
+    covered,
+    located_rows,
+    next_outside,
+    order,
+    punctuated,
+    stray_findings,
+)
+from ._commonmark_py import REFUSED, STRAY_DELIMITER, STRAY_STOP, UNTERMINATED
 from ._grammar import (
     DEFAULT_FAMILY,
     FAMILY_WORD_RE,
@@ -92,7 +102,6 @@ from ._markdown import (
     blocks,
     emphasis,
     is_punctuation,
-    line_spans,
 )
 from ._spans import inside, overlaps, without
 from .parser import CitationSpan, Parser
@@ -125,7 +134,7 @@ CODES: dict[str, Severity] = {
     "citations-grouped-at-end": "warning",
 }
 
-_PUNCTUATION = frozenset(".,;:!?…。，、；：！？")
+_PUNCTUATION = ".,;:!?…。，、；：！？"
 _TURN_ID = TURN_ID_RE.pattern
 
 
@@ -185,7 +194,6 @@ class Diagnostic(NamedTuple):
 _new = partial(tuple.__new__, Diagnostic)
 # validate's order: by place, then code; ties keep the order they were found in.
 _ORDER = itemgetter(3, 4, 0)
-_NOT_BLANK = re.compile(r"[^ \t]").search
 # The diagnostic row of a citation in code, but for its place (made once: answers with code
 # samples hold many).
 _IN_CODE = (
@@ -196,7 +204,34 @@ _IN_CODE = (
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
 _THIRD = itemgetter(2)
-_SPAN = itemgetter(0, 1)
+# The diagnostic rows of `stray_findings`'s kinds: code, severity, the message for one
+# character, and the format of the message for a run of them (given its length).
+_STRAY_ROWS: tuple[tuple[str, str, str, str], ...] = tuple(
+    row
+    for _, row in sorted(
+        {
+            UNTERMINATED: (
+                "unterminated-marker",
+                CODES["unterminated-marker"],
+                "a START character that no STOP closes",
+                "{} START characters in a row that no STOP closes",
+            ),
+            REFUSED: ("invalid-marker", CODES["invalid-marker"], "", ""),  # written by `refused`
+            STRAY_STOP: (
+                "stray-stop",
+                CODES["stray-stop"],
+                "a STOP character outside any marker",
+                "{} STOP characters outside any marker",
+            ),
+            STRAY_DELIMITER: (
+                "stray-delimiter",
+                CODES["stray-delimiter"],
+                "a DELIMITER character outside any marker",
+                "{} DELIMITER characters outside any marker",
+            ),
+        }.items()
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -279,10 +314,17 @@ def _full_parser(parser: Parser | None) -> Parser:
     """The parser in code points, looking into code too."""
     if parser is not None and not isinstance(parser, Parser):
         raise TypeError(f"parser must be a citemark.Parser or None, not {type(parser).__name__}")
-    parser = Parser() if parser is None else parser
+    parser = _default_parser() if parser is None else parser
     if parser.skip_code or parser.offsets != "codepoints":
         parser = parser.replace(skip_code=False, offsets="codepoints")
     return parser
+
+
+@lru_cache(maxsize=1)
+def _default_parser() -> Parser:
+    """`Parser()`, made once (validate only reads it; a text of a few markers costs less
+    than making it)."""
+    return Parser()
 
 
 def _as_sources(sources: Mapping[str, Any] | None) -> Mapping[str, Source] | None:
@@ -306,40 +348,49 @@ class _Check:
         self.style = style
         self.found: list[Diagnostic] = []
         self.code: list[tuple[int, int]] | None = None  # code spans, once references need them
-        self.citations = list(parser.finditer(text))
         self.consumed = parser.spans(text)  # (start, end, is_citation)
-        self.lines = line_spans(text)
-        self.line_starts = list(map(_FIRST, self.lines))
-        self.citation_lines: list[int] | None = None  # 1 + each citation's line, once asked
+        # The citations are the consumed markers that are citations: none, no scan for them.
+        self.citations = list(parser.finditer(text)) if any(map(_THIRD, self.consumed)) else []
+        # The lines of the citations, once found (a text without one needs none): those
+        # holding a backtick or tilde; of those holding no letter outside the markers, the
+        # ones holding only filler there (in ASCII), and the others.
+        self.starts: list[int] = []  # of the citations, once they are checked
+        self.ends: list[int] = []
+        self.fenced: list[tuple[int, int, int, int]] = []
+        self.bare: list[tuple[int, int, int, int]] = []
+        self.unsure: list[tuple[int, int, int, int, int]] = []
         # (ids, locator) -> the (code, severity, message) of each finding they give
-        self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, Severity, str]]]
+        self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]]
         self.located = {}
 
     def add(self, code: str, start: int, end: int, message: str) -> None:
         self.found.append(_new((code, CODES[code], message, start, end)))
 
     def run(self) -> list[Diagnostic]:
-        foreign = self.markers()
+        walls = self.markers()
         self.locate_all()
         code: list[tuple[int, int]] | None = None
         if self.citations:
+            self.starts = list(map(attrgetter("start"), self.citations))
+            self.ends = list(map(attrgetter("end"), self.citations))
+            lines = cited_lines(self.text, self.starts, self.consumed, _FILLER)
+            self.fenced, self.bare, self.unsure = lines
             fence_cited = self.fence_lines()
             code = code_walls(self.masked_for_code(fence_cited))
             self.placement(code, fence_cited)
         # Without citations, code is looked for only when an id or an escape outside every
-        # marker needs it: a range overlaps a union of spans when it overlaps one of them.
-        # Sorted, they are disjoint walls (touching at most): the foreign spans lie between
-        # the consumed markers (an open START's glued word stops at the next START), and
-        # one foreign span ends where the next starts at the latest.
-        self.references(sorted([*map(_SPAN, self.consumed), *foreign]), code)
-        return sorted(self.found, key=_ORDER)
+        # marker needs it.
+        self.references(walls, code)
+        # Sorted in the kernel (by _ORDER): most texts of many findings are in order already.
+        return order(self.found)
 
     # -- markers that are not citations -------------------------------------------------
 
-    def markers(self) -> list[tuple[int, int]]:
+    def markers(self) -> tuple[array[int], array[int]]:
         """invalid-marker, unterminated-marker, stray-stop, stray-delimiter; returns the
         spans of the markers the grammar did not consume (foreign families, unterminated
-        STARTs with the word glued to them), which the id checks then skip."""
+        STARTs with the word glued to them) with the consumed markers, as the walls
+        (starts, ends) the id checks then skip."""
         text, parser = self.text, self.parser
         # The consumed markers that are not citations, picked in C (most are citations).
         for start, end, _ in compress(self.consumed, map(not_, map(_THIRD, self.consumed))):
@@ -362,52 +413,29 @@ class _Check:
                 end,
                 f"not a citation (empty, or an id the id rule refuses): {_show(text[start:end])}",
             )
-        start_char, stop_char, delimiter = parser.start, parser.stop, parser.delimiter
-        foreign: list[tuple[int, int]] = []
-        # The gaps between the markers that hold a marker character, found by the kernel,
-        # and each scanned by it (a Python step per marker or per stray character cost most
-        # of validate's time on thousands of them): raw findings, made diagnostics below.
-        raw: list[tuple[int, int, int]] = []
-        chars = start_char, stop_char, delimiter
-        for first, last, held in held_gaps(text, self.consumed, *chars):
-            strays(text, first, last, held, *chars, raw, foreign)
-        self.add_strays(raw)
-        return foreign
-
-    def add_strays(self, raw: list[tuple[int, int, int]]) -> None:
-        """The diagnostics of `strays`'s raw findings (kind, start, end), in order."""
-        add = self.add
-        for kind, start, end in raw:
-            count = end - start
-            if kind == UNTERMINATED:
-                add(
-                    "unterminated-marker",
-                    start,
-                    end,
-                    "a START character that no STOP closes"
-                    if count == 1
-                    else f"{count} START characters in a row that no STOP closes",
-                )
-            elif kind == REFUSED:
-                add("invalid-marker", start, end, self.refused(start, end))
-            elif kind == STRAY_STOP:
-                add(
-                    "stray-stop",
-                    start,
-                    end,
-                    "a STOP character outside any marker"
-                    if count == 1
-                    else f"{count} STOP characters outside any marker",
-                )
-            else:
-                add(
-                    "stray-delimiter",
-                    start,
-                    end,
-                    "a DELIMITER character outside any marker"
-                    if count == 1
-                    else f"{count} DELIMITER characters outside any marker",
-                )
+        # The stray marker characters between the markers, each run made a diagnostic in the
+        # kernel (a Python step per finding cost most of validate's time on thousands of
+        # them), and the walls the id checks skip: every consumed marker and every span of
+        # a marker the grammar did not consume.  Sorted, they are disjoint (touching at
+        # most): the foreign spans lie between the consumed markers (an open START's glued
+        # word stops at the next START), and one ends where the next starts at the latest.
+        walls = array("q"), array("q")
+        found = self.found
+        refused = stray_findings(
+            text,
+            self.consumed,
+            parser.start,
+            parser.stop,
+            parser.delimiter,
+            Diagnostic,
+            _STRAY_ROWS,
+            found,
+            *walls,
+        )
+        for index in refused:
+            start, end = found[index].start, found[index].end
+            found[index] = found[index]._replace(message=self.refused(start, end))
+        return walls
 
     def refused(self, start: int, end: int) -> str:
         body = self.text[start + 1 : end - 1]
@@ -423,20 +451,17 @@ class _Check:
     def locate_all(self) -> None:
         """The findings of each citation's ids and locator.  What they give depends on
         nothing else: worked out once for each distinct pair (an answer cites the same few
-        sources again and again), as diagnostic rows without their place."""
-        located = self.located
-        append = self.found.append
-        for citation in self.citations:
-            key = citation.source_ids, citation.locator
-            rows = located.get(key)
-            if rows is None:
-                rows = located[key] = [
-                    (code, CODES[code], message) for code, message in self.locating(*key)
-                ]
-            if rows:
-                start, end = citation.start, citation.end
-                for row in rows:
-                    append(_new((*row, start, end)))
+        sources again and again), as diagnostic rows without their place, which the kernel
+        places at each citation."""
+        located_rows(self.citations, self.located, self.rows_of, Diagnostic, self.found)
+
+    def rows_of(
+        self, source_ids: tuple[str, ...], locator: str | None
+    ) -> list[tuple[str, str, str]]:
+        """The diagnostic rows, without their place, of a citation of these ids and locator."""
+        return [
+            (code, CODES[code], message) for code, message in self.locating(source_ids, locator)
+        ]
 
     def locating(self, source_ids: tuple[str, ...], locator: str | None) -> list[tuple[str, str]]:
         """The (code, message) findings of a citation of these ids and locator."""
@@ -489,33 +514,20 @@ class _Check:
 
     # -- placement -------------------------------------------------------------------------
 
-    def lines_cited(self) -> list[int]:
-        """1 + the line of each citation (ascending, as the citations)."""
-        if self.citation_lines is None:
-            # Found in C (bisect mapped over the starts).
-            starts = map(attrgetter("start"), self.citations)
-            self.citation_lines = list(map(bisect_right, repeat(self.line_starts), starts))
-        return self.citation_lines
-
     def fence_lines(self) -> set[int]:
         """Indexes of citations on the line of a code fence (reported here)."""
         cited = set()
-        text = self.text
-        lines = self.lines_cited()
-        for line in dict.fromkeys(lines):  # each line with a citation once, in order
-            line_start, line_end = self.lines[line - 1]
-            # A fence needs three backticks or tildes: a line with neither is none.
-            fenced = text.find("`", line_start, line_end) >= 0
-            if not (fenced or text.find("~", line_start, line_end) >= 0):
+        text, citations, consumed = self.text, self.citations, self.consumed
+        # A fence needs three backticks or tildes: only the lines with one are looked at.
+        for line_start, line_end, first, stop in self.fenced:
+            # What stands before the first citation first: it must open a fence itself.
+            before = without(text, line_start, citations[first].start, consumed)
+            if not FENCE_LINE.match(before):
                 continue
-            # The citations on it (the lines ascend with them): looked up for these only.
-            indexes = range(bisect_left(lines, line), bisect_right(lines, line))
-            bare = without(self.text, line_start, line_end, self.consumed)
-            before = without(self.text, line_start, self.citations[indexes[0]].start, self.consumed)
-            if FENCE_LINE.fullmatch(bare) and FENCE_LINE.match(before):
-                for index in indexes:
+            if FENCE_LINE.fullmatch(without(text, line_start, line_end, consumed)):
+                for index in range(first, stop):
                     cited.add(index)
-                    citation = self.citations[index]
+                    citation = citations[index]
                     self.add(
                         "citation-on-fence-line",
                         citation.start,
@@ -539,21 +551,14 @@ class _Check:
         return "".join(pieces)
 
     def placement(self, code: list[tuple[int, int]], fence_cited: set[int]) -> None:
-        outside = []
-        outside_indexes = []
-        # 1 + the index of the last code span that starts at or before each citation, found
-        # in C; the citation is in code when that span reaches its end.
-        code_starts = list(map(_FIRST, code))
-        append = self.found.append
-        last_code = map(bisect_right, repeat(code_starts), map(attrgetter("start"), self.citations))
-        for index, (citation, after) in enumerate(zip(self.citations, last_code, strict=True)):
-            if index in fence_cited:
-                continue
-            if after and citation.end <= code[after - 1][1]:
-                append(_new((*_IN_CODE, citation.start, citation.end)))
-            else:
-                outside.append(citation)
-                outside_indexes.append(index)
+        citations, starts, ends = self.citations, self.starts, self.ends
+        in_code: list[bool | None] = covered(starts, ends, code)  # type: ignore[assignment]
+        for index in fence_cited:  # reported on the fence line, and nothing else
+            in_code[index] = None
+        spans = compress(zip(starts, ends, strict=True), in_code)
+        self.found += map(_new, map(add, repeat(_IN_CODE), spans))
+        kept = list(map(is_, in_code, repeat(False)))  # outside code and fence lines
+        outside = list(compress(citations, kept))
         # Emphasis needs a `*` or `_` run: without one (or without a citation to check)
         # the CommonMark pass would find nothing.
         wanted = outside and ("*" in self.text or "_" in self.text)
@@ -567,44 +572,42 @@ class _Check:
                     "a citation inside bold or italics: put it after the closing delimiter",
                 )
         self.punctuation(outside)
-        self.alone(outside_indexes)
+        self.alone(kept)
         self.grouped(outside)
 
     def punctuation(self, citations: list[CitationSpan]) -> None:
+        """citation-before-punctuation: each run of these citations (blanks between them)
+        that punctuation follows, found by the kernel."""
         text = self.text
-        count, size = len(citations), len(text)
-        index = 0
-        while index < count:
-            first = citations[index]
-            last = first
-            while index + 1 < count:
-                # Something other than blanks between them (looked for, not sliced out: the
-                # text between two citations is mostly a whole sentence).
-                if _NOT_BLANK(text, last.end, citations[index + 1].start):
-                    break
-                index += 1
-                last = citations[index]
-            after = last.end
-            while after < size and text[after] in " \t":
-                after += 1
-            if after < size and text[after] in _PUNCTUATION:
-                self.add(
-                    "citation-before-punctuation",
-                    first.start,
-                    last.end,
-                    f"put the citation after the {text[after]!r}, not before it",
-                )
-            index += 1
+        starts = list(map(attrgetter("start"), citations))
+        ends = list(map(attrgetter("end"), citations))
+        for first, last, at in punctuated(text, starts, ends, _PUNCTUATION):
+            self.add(
+                "citation-before-punctuation",
+                starts[first],
+                ends[last],
+                f"put the citation after the {text[at]!r}, not before it",
+            )
 
-    def alone(self, outside: list[int]) -> None:
-        """citation-alone for the citations of these indexes (those outside code)."""
+    def alone(self, kept: list[bool]) -> None:
+        """citation-alone for the citations kept (those outside code and fence lines): only
+        on the lines with no letter outside the markers (a letter is no filler, and no list
+        bullet or quote sign can hide it).  A line with nothing but filler there is alone
+        whatever its bullet; the others are read here."""
         text, consumed, citations = self.text, self.consumed, self.citations
-        # The citations of each line, grouped (the lines ascend with them; no dict of them:
-        # only the first and the last are read).
-        for line, group in groupby(outside, self.lines_cited().__getitem__):
-            indexes = list(group)
+        for _, _, first, stop in self.bare:
+            indexes = list(compress(range(first, stop), kept[first:stop]))
+            if indexes:
+                self._alone((citations[indexes[0]], citations[indexes[-1]]))
+        for line_start, line_end, first, stop, doubt in self.unsure:
+            # The first character outside the markers that is neither a letter nor ASCII
+            # filler: a text character is no filler either (nor can a bullet hide it).
+            if _text_char(text[doubt]):
+                continue
+            indexes = list(compress(range(first, stop), kept[first:stop]))
+            if not indexes:
+                continue
             found = (citations[indexes[0]], citations[indexes[-1]])
-            line_start, line_end = self.lines[line - 1]
             # The usual line has text at an end of what stands before its first citation: a
             # character that is neither white space, punctuation nor a digit is no filler,
             # and no list bullet or quote sign can hide it, so the line is not alone.
@@ -616,12 +619,15 @@ class _Check:
             rest = without(self.text, line_start, line_end, self.consumed)
             rest = rest[LIST_OR_QUOTE.match(rest).end() :]  # type: ignore[union-attr]
             if _filler(rest):
-                self.add(
-                    "citation-alone",
-                    found[0].start,
-                    found[-1].end,
-                    "citations on a line of their own: put them after the text they support",
-                )
+                self._alone(found)
+
+    def _alone(self, found: tuple[CitationSpan, CitationSpan]) -> None:
+        self.add(
+            "citation-alone",
+            found[0].start,
+            found[-1].end,
+            "citations on a line of their own: put them after the text they support",
+        )
 
     def grouped(self, citations: list[CitationSpan]) -> None:
         if not citations:
@@ -629,10 +635,19 @@ class _Check:
         text = self.text
         if not _filler(text[citations[-1].end :]):
             return
+        # At least two sources (looked for before the text between the citations, which may
+        # be long: a second source is usually met at once).
+        cited = set(citations[0].source_ids)
+        for citation in citations if len(cited) < 2 else ():
+            cited.update(citation.source_ids)
+            if len(cited) >= 2:
+                break
+        if len(cited) < 2:
+            return
         run = len(citations) - 1
         while run > 0 and _filler(text[citations[run - 1].end : citations[run].start]):
             run -= 1
-        if run != 0 or len({i for c in citations for i in c.source_ids}) < 2:
+        if run != 0:
             return
         if blocks(text[: citations[0].start]) >= 2:
             self.add(
@@ -644,25 +659,24 @@ class _Check:
 
     # -- ids and escapes written as text ---------------------------------------------------
 
-    def references(self, walls: list[tuple[int, int]], code: list[tuple[int, int]] | None) -> None:
+    def references(
+        self, walls: tuple[array[int], array[int]], code: list[tuple[int, int]] | None
+    ) -> None:
         families = {DEFAULT_FAMILY, "filecite", *self.parser.families}
-        family = "|".join(re.escape(f) for f in sorted(families, key=len, reverse=True) if f)
-        extra = sorted(
-            (
-                source_id
-                for source_id in (self.sources or {})
-                if re.search(r"\d", source_id)
-                and re.search(r"[A-Za-z]", source_id)
-                and not re.fullmatch(_TURN_ID, source_id)
-            ),
-            key=len,
-            reverse=True,
+        extra = tuple(
+            sorted(
+                (
+                    source_id
+                    for source_id in (self.sources or {})
+                    if _HAS_DIGIT(source_id)
+                    and _HAS_LETTER(source_id)
+                    and not _IS_TURN_ID(source_id)
+                ),
+                key=len,
+                reverse=True,
+            )
         )
-        ids = _TURN_ID
-        if extra:
-            ids += "|(?:" + "|".join(map(re.escape, extra)) + f")(?!{SOURCE_ID_CHAR})"
-        glued = rf"(?:(?:{family})|(?<!{SOURCE_ID_CHAR}))"
-        pattern = re.compile(rf"{glued}(?:{ids})(?:{ids}|{LOCATOR})*")
+        pattern, is_id = _reference_patterns(frozenset(families), extra)
         if extra or any("turn" in name for name in families):
             found = list(pattern.finditer(self.text))
         else:
@@ -673,14 +687,14 @@ class _Check:
             written = match.group()
             message = (
                 f"the reference id {written!r} is written outside a citation marker"
-                if re.fullmatch(f"(?:{ids})", written)
+                if is_id(written)
                 else f"{written!r} looks like a citation that lost its marker characters"
             )
             self.add("bare-reference", match.start(), match.end(), message)
-        characters = {*MARKER_CHARS, self.parser.start}
-        characters |= {self.parser.delimiter, self.parser.stop}
-        escapes = "|".join(f"{ord(c):04x}" for c in sorted(characters))
-        escape = re.compile(rf"\\u(?:{escapes})", re.IGNORECASE).match
+        parser = self.parser
+        escape = _escape_pattern(
+            frozenset({*MARKER_CHARS, parser.start, parser.delimiter, parser.stop})
+        )
         text = self.text
         # Every escape starts with a backslash: found with str.find, the pattern matched
         # only there (a regex search tries every character, tens of times slower).
@@ -697,7 +711,7 @@ class _Check:
             at = text.find("\\", at + 1)
 
     def turn_ids(
-        self, pattern: re.Pattern[str], families: set[str], walls: list[tuple[int, int]]
+        self, pattern: re.Pattern[str], families: set[str], walls: tuple[array[int], array[int]]
     ) -> list[re.Match[str]]:
         """`pattern.finditer(text)` for a pattern whose ids all start with "turn": every
         match starts at a "turn" or at a family glued to one, so the pattern is matched at
@@ -719,7 +733,7 @@ class _Check:
         # The "turn"s inside walls skipped by the kernel (thousands of open STARTs' glued
         # words cost a Python step each otherwise); wall: the first that does not end at or
         # before `at`.
-        at, wall = next_outside(text, "turn", 0, walls, 0)
+        at, wall = next_outside(text, "turn", 0, *walls, 0)
         while at >= 0:
             # The places a match through this "turn" can start, leftmost first.
             for size in glued:
@@ -736,14 +750,22 @@ class _Check:
                     if match is not None:
                         found.append(match)
                         done = match.end()
-            at, wall = next_outside(text, "turn", max(at + 1, done), walls, wall)
+            at, wall = next_outside(text, "turn", max(at + 1, done), *walls, wall)
         return found
 
     def walled(
-        self, walls: list[tuple[int, int]], code: list[tuple[int, int]] | None, start: int, end: int
+        self,
+        walls: tuple[array[int], array[int]],
+        code: list[tuple[int, int]] | None,
+        start: int,
+        end: int,
     ) -> bool:
         """Whether [start, end) overlaps a marker or code (found now if not yet)."""
-        if overlaps(walls, start, end):
+        starts, ends = walls
+        index = bisect_right(starts, start) - 1  # the last wall that starts at or before
+        if index >= 0 and ends[index] > start:
+            return True
+        if index + 1 < len(starts) and starts[index + 1] < end:
             return True
         if self.code is None:
             self.code = code if code is not None else code_walls(self.text)
@@ -765,3 +787,36 @@ def _text_char(char: str) -> bool:
 def _filler(text: str) -> bool:
     """Only white space and punctuation."""
     return all(char.isspace() or is_punctuation(char) for char in set(text))
+
+
+# The ASCII characters that are filler on their own (the kernel's table; the rest is read by
+# `_filler`).
+_FILLER = "".join(char for char in map(chr, range(128)) if _filler(char))
+
+
+_HAS_DIGIT = re.compile(r"\d").search
+_HAS_LETTER = re.compile("[A-Za-z]").search
+_IS_TURN_ID = re.compile(_TURN_ID).fullmatch
+
+
+@lru_cache(maxsize=64)
+def _reference_patterns(
+    families: frozenset[str], extra: tuple[str, ...]
+) -> tuple[re.Pattern[str], Callable[[str], re.Match[str] | None]]:
+    """The pattern of bare ids (glued to a family name, or as a whole word) and the test of
+    one id written alone, for these families and extra source ids (longest first); made
+    once for each (validate is called again and again with the same few)."""
+    family = "|".join(re.escape(f) for f in sorted(families, key=len, reverse=True) if f)
+    ids = _TURN_ID
+    if extra:
+        ids += "|(?:" + "|".join(map(re.escape, extra)) + f")(?!{SOURCE_ID_CHAR})"
+    glued = rf"(?:(?:{family})|(?<!{SOURCE_ID_CHAR}))"
+    pattern = re.compile(rf"{glued}(?:{ids})(?:{ids}|{LOCATOR})*")
+    return pattern, re.compile(f"(?:{ids})").fullmatch
+
+
+@lru_cache(maxsize=64)
+def _escape_pattern(characters: frozenset[str]) -> Callable[[str, int], re.Match[str] | None]:
+    """The match of an escape (`\\ue200`) of one of these characters, any case."""
+    escapes = "|".join(f"{ord(c):04x}" for c in sorted(characters))
+    return re.compile(rf"\\u(?:{escapes})", re.IGNORECASE).match
