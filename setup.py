@@ -114,9 +114,13 @@ def extensions():
         ],
         extra_compile_args=flags,
     )
-    # citemark._commonmark's hot loops: a paragraph's backtick runs and their pairing.
+    # citemark._commonmark's hot loops (a paragraph's backtick runs and their pairing, the
+    # whole-text code scan) and validate's scans, with the vector searches of _simd.h.
     commonmark = Extension(
-        "citemark._commonmark_c", ["src/citemark/_commonmark_c.pyx"], extra_compile_args=flags
+        "citemark._commonmark_c",
+        ["src/citemark/_commonmark_c.pyx"],
+        depends=["src/citemark/_simd.h"],
+        extra_compile_args=flags,
     )
     return cythonize(
         [kernel, arrow, clean, jsonl, commonmark],
