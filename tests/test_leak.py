@@ -254,3 +254,33 @@ def test_clean_entry_points_do_not_leak(clean_kernel) -> None:
     assert_no_leak(raising(kernel.clean_texts, tuple(texts), None, None, True))
     assert_no_leak(raising(kernel.clean, texts[0], [(5, 2)], None, True))
     assert_no_leak(raising(kernel.scan, None, []))
+
+
+def test_validate_and_code_scans_do_not_leak() -> None:
+    # validate reaches every entry point of the active _commonmark kernel (the compiled one in
+    # the compiled suite, the twin in the pure install): strays, held gaps, cited lines,
+    # punctuation, located rows, code walls and the ordering of the findings.
+    from citemark import _commonmark
+    from citemark.sources import Registry, Source
+    from citemark.validate import validate
+
+    registry = Registry([Source("turn0search1", "one\ntwo\nthree", url="https://e.example/1")])
+    texts = [
+        *TEXTS,
+        "A claim" + MARKER + ". Then " + S + "cite" + D + "turn9search9" + E + " and " + E,
+        "```\n" + MARKER + "\n```\n`" + MARKER + "` ``" + S + "` " + D * 3 + "\n    " + MARKER,
+        "- item " + MARKER + MARKER + ".\n> quote " + S + S + "cite" + D + "turn0search1" + E,
+        "`" * 30 + " " + MARKER + " ```\n" + "` " * 20,
+    ]
+
+    def call() -> None:
+        for text in texts:
+            validate(text, registry, style="tool-lines")
+            validate(text, None)
+            _commonmark.code_walls(text)
+
+    # The twin's match objects and small ints settle over a few hundred calls (the growth
+    # shrinks round by round, as no leak does): warm it up longer than the kernels.
+    for _ in range(3 * CALLS):
+        call()
+    assert_no_leak(call)
