@@ -257,10 +257,15 @@ def test_clean_entry_points_do_not_leak(clean_kernel) -> None:
 
 
 def test_validate_and_code_scans_do_not_leak() -> None:
-    # validate reaches every entry point of the active _commonmark kernel (the compiled one in
-    # the compiled suite, the twin in the pure install): strays, held gaps, cited lines,
-    # punctuation, located rows, code walls and the ordering of the findings.
+    # validate reaches every entry point of the active _commonmark kernel: strays, held gaps,
+    # cited lines, punctuation, located rows, code walls and the ordering of the findings.
     from citemark import _commonmark
+
+    if _commonmark.IMPLEMENTATION != "cython":
+        # The pure install: Python code cannot lose a reference, and the twin's free lists
+        # (tuples, match objects) fill unevenly for hundreds of calls, which tracemalloc
+        # counts as growth.  The compiled suite runs this test on the kernel.
+        pytest.skip("a leak test of the compiled _commonmark kernel")
     from citemark.sources import Registry, Source
     from citemark.validate import validate
 
@@ -279,8 +284,4 @@ def test_validate_and_code_scans_do_not_leak() -> None:
             validate(text, None)
             _commonmark.code_walls(text)
 
-    # The twin's match objects and small ints settle over a few hundred calls (the growth
-    # shrinks round by round, as no leak does): warm it up longer than the kernels.
-    for _ in range(3 * CALLS):
-        call()
     assert_no_leak(call)
