@@ -114,6 +114,30 @@ cdef Py_ssize_t as_index(object value, str name) except -1:
     return index
 
 
+cdef int consumed_span(list spans, Py_ssize_t k, Py_ssize_t* start,
+                       Py_ssize_t* end) except -1:
+    """The bounds of spans[k] (k < len(spans)), an item of validate's `consumed` list."""
+    cdef object item = spans[k]
+    if type(item) is not tuple or len(<tuple>item) != 3:
+        raise TypeError("consumed must hold (start, end, is_citation) tuples")
+    start[0] = as_index((<tuple>item)[0], "consumed")
+    end[0] = as_index((<tuple>item)[1], "consumed")
+    return 0
+
+
+cdef int gap_before(list spans, Py_ssize_t gap, Py_ssize_t first, Py_ssize_t size,
+                    Py_ssize_t* last, Py_ssize_t* after) except -1:
+    """The gap text[first:last] before spans[gap] (before the text's end for gap ==
+    len(spans)) and where that span ends, the spans being checked sorted and disjoint."""
+    if gap < len(spans):
+        consumed_span(spans, gap, last, after)
+    else:
+        last[0] = after[0] = size
+    if not first <= last[0] <= after[0] <= size:
+        raise ValueError("consumed must hold sorted, disjoint spans within text")
+    return 0
+
+
 def runs(str text not None, first, end, base):
     cdef Py_ssize_t lo = as_index(first, "first")
     cdef Py_ssize_t hi = as_index(end, "end")
@@ -656,19 +680,9 @@ def stray_findings(str text not None, consumed, start_char, stop_char, delimiter
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef Py_ssize_t gap, first = 0, last, after = 0
-    cdef object item
     try:
         for gap in range(len(spans) + 1):
-            if gap < len(spans):
-                item = spans[gap]  # gap < len(spans): inside the list
-                if type(item) is not tuple or len(<tuple>item) != 3:
-                    raise TypeError("consumed must hold (start, end, is_citation) tuples")
-                last = as_index((<tuple>item)[0], "consumed")
-                after = as_index((<tuple>item)[1], "consumed")
-            else:
-                last = after = size
-            if not first <= last <= after <= size:
-                raise ValueError("consumed must hold sorted, disjoint spans within text")
+            gap_before(spans, gap, first, size, &last, &after)
             # Each character looked for on its own (one pass each), scanned only when there.
             scan_strays(kind, data, size, first, last, held_in(kind, data, first, last,
                         start_unit, stop_unit, delimiter_unit), start_unit, stop_unit,
@@ -1295,31 +1309,11 @@ def held_gaps(str text not None, consumed, start_char, stop_char, delimiter):
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef list found = []
-    cdef Py_ssize_t gap, first = 0, last, index, after = 0
+    cdef Py_ssize_t gap, first = 0, last, after = 0
     cdef int bits
-    cdef Py_UCS4 unit
-    cdef object item
     for gap in range(len(spans) + 1):
-        if gap < len(spans):
-            item = spans[gap]  # gap < len(spans): inside the list
-            if type(item) is not tuple or len(<tuple>item) != 3:
-                raise TypeError("consumed must hold (start, end, is_citation) tuples")
-            last = as_index((<tuple>item)[0], "consumed")
-            after = as_index((<tuple>item)[1], "consumed")
-        else:
-            last = after = size
-        if not first <= last <= after <= size:
-            raise ValueError("consumed must hold sorted, disjoint spans within text")
-        bits = 0
-        # first <= index < last <= size: inside the string.
-        for index in range(first, last):
-            unit = read_unit(kind, data, index)
-            if unit == start_unit:
-                bits |= 1
-            if unit == stop_unit:
-                bits |= 2
-            if unit == delimiter_unit:
-                bits |= 4
+        gap_before(spans, gap, first, size, &last, &after)
+        bits = held_in(kind, data, first, last, start_unit, stop_unit, delimiter_unit)
         if bits:
             found.append((first, last, bits))
         first = after
@@ -1437,7 +1431,6 @@ def cited_lines(str text not None, starts, consumed, filler):
     cdef bint worded
     cdef bint carriage = next_of(kind, data, CR, 0, size) < size  # (one look for all lines)
     cdef Py_ssize_t doubt
-    cdef object item
     index = 0
     while index < count:
         at = place_of(kind, data, size, places, index)
@@ -1460,11 +1453,7 @@ def cited_lines(str text not None, starts, consumed, filler):
         pos = line_start
         while not worded and pos < line_end:
             while span < len(spans):
-                item = spans[span]
-                if type(item) is not tuple or len(<tuple>item) != 3:
-                    raise TypeError("consumed must hold (start, end, is_citation) tuples")
-                span_start = as_index((<tuple>item)[0], "consumed")
-                span_end = as_index((<tuple>item)[1], "consumed")
+                consumed_span(spans, span, &span_start, &span_end)
                 if span_end > pos:
                     break
                 span += 1
