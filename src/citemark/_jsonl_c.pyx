@@ -11,10 +11,13 @@ plain run is skipped 16 bytes a step, after one vector UTF-8 check of the whole 
 
 The chunk functions (`strip_lines`, `map_lines`, `extract_lines`, `clean_lines`) make one
 pass over the lines without the GIL (so the command runs -j N in threads): the output is
-written in C, a raw token (`raw_ok`) is stripped or extracted with the shared C grammar
-(`_grammar_c.pxi`, as `_arrow_c` does on Arrow rows), a token is cleaned on its UTF-8 bytes
-with the clean core of `_clean_c` (`_clean_core.pxi`), and only the rare token that must be
-decoded is left to the Python callable `many`, called once after the pass.
+written in C, a token is stripped or extracted with the shared C grammar (`_grammar_c.pxi`,
+as `_arrow_c` does on Arrow rows) on its raw bytes (`raw_ok`) or else on its text decoded into
+UTF-8 (`_decode`, so a log written with json.dumps's default, every non-ASCII character
+escaped, takes the same path), a token is cleaned on its UTF-8 bytes with the clean core of
+`_clean_c` (`_clean_core.pxi`), and only the rare token that UTF-8 cannot carry (a lone
+surrogate) or that must be read in Python is left to the callable `many`, called once after
+the pass.
 
 Twin: `_jsonl_py` (same functions, same results); `_jsonl` turns codes into messages.
 """
@@ -869,8 +872,10 @@ def strip_lines(bytes data not None, tuple path not None, object many not None, 
 
     Only the texts that can hold a START are handed to `many` (the others cannot change).
     With `families` (a tuple of UTF-8 bytes: `many` strips those families' citations), a
-    token that `raw_ok` accepts is stripped here as raw UTF-8 with the shared C grammar,
-    without decoding it: its escapes stay as they were.
+    token is stripped here with the shared C grammar: as raw UTF-8 when `raw_ok` accepts
+    it (its escapes stay as they were), else decoded into UTF-8 and, when a citation is cut
+    out, written back as map_lines writes a changed text (`_strip_token`); `many` then gets
+    only a text holding a lone surrogate, or a changed ASCII token holding DEL.
     (out, rows, blanks, bad) as in `text_lines`, rows = how many good lines; blank lines are
     copied; out leaves bad lines out, and without skip_bad stops before the first.  The pass
     over the lines runs without the GIL; `many` is called after it.
@@ -1454,9 +1459,9 @@ cdef inline int _put_part(Out* out, const unsigned char* data, Py_ssize_t a, Py_
     return _put_bytes_string(out, data, a, b)
 
 
-cdef int _put_token_citations(Out* out, const unsigned char* data, Py_ssize_t n, bint decoded,
-                            const Rules* rules, Matches* matches,
-                            const Key* names) except -1 nogil:
+cdef int _put_token_citations(Out* out, const unsigned char* data, Py_ssize_t n,
+                              bint decoded, const Rules* rules, Matches* matches,
+                              const Key* names) except -1 nogil:
     """The citations of a text as a JSON list, as `_put_citations` writes extract's dicts
     for it: data[:n] is a raw string token's inside (one `_raw_ok` accepts: its markers read
     the same raw and decoded) or, with `decoded`, the decoded text of a token (`_decode`).
@@ -1522,8 +1527,8 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
     has none, and with `families` (a tuple of UTF-8 bytes: `many` extracts those families)
     a token is scanned here with the shared C grammar, with no Python object made for it or
     its citations: as raw UTF-8 when `raw_ok` accepts it, else decoded into UTF-8 (but for
-    a lone surrogate, which `many` reads).  (out, rows, blanks, bad) as in `strip_lines`.  The pass over
-    the lines runs without the GIL; `many` is called after it.
+    a lone surrogate, which `many` reads).  (out, rows, blanks, bad) as in `strip_lines`.
+    The pass over the lines runs without the GIL; `many` is called after it.
     """
     cdef _PathKeys keys = _path_keys(path)
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
