@@ -160,6 +160,35 @@ cdef extern from *:
     bint cmj_all_ascii(const unsigned char* s, Py_ssize_t n) nogil
 
 
+# The run of a string token's inside up to its next backslash, copied as it is found (the
+# decoder's inner loop: in a log written in ASCII JSON the runs between escapes are short, and
+# a memchr and a memcpy call for each cost more than the run).  16 bytes a step with SSE2,
+# each step stored whole: `out` must have room for n - i bytes.
+cdef extern from *:
+    """
+    static inline Py_ssize_t cmj_copy_run(const unsigned char *s, Py_ssize_t i, Py_ssize_t n,
+                                          char *out) {
+    #if defined(CMJ_SSE2)
+        const __m128i slash = _mm_set1_epi8(92);
+        for (; n - i >= 16; i += 16, out += 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
+            int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(x, slash));
+            _mm_storeu_si128((__m128i *)out, x);
+            if (mask) return i + __builtin_ctz((unsigned int)mask);
+        }
+        while (i < n && s[i] != 92) *out++ = (char)s[i++];
+        return i;
+    #else
+        const unsigned char *p = (const unsigned char *)memchr(s + i, 92, (size_t)(n - i));
+        Py_ssize_t j = p == NULL ? n : p - s;
+        memcpy(out, s + i, (size_t)(j - i));
+        return j;
+    #endif
+    }
+    """
+    Py_ssize_t cmj_copy_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n, char* out) nogil
+
+
 cdef inline Py_ssize_t _space(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
     while i < n and (s[i] == 32 or s[i] == 9 or s[i] == 10 or s[i] == 13):
         i += 1
@@ -604,20 +633,19 @@ cdef inline Py_ssize_t _utf8_of(unsigned int point, char* out) noexcept nogil:
 
 
 cdef Py_ssize_t _decode(const unsigned char* s, Py_ssize_t i, Py_ssize_t stop,
-                        const unsigned char* slash, char* text) noexcept nogil:
+                        char* text) noexcept nogil:
     """The text of a valid string token's inside s[i:stop], as json reads it, in UTF-8 into
-    `text` (room for stop - i bytes: no escape is shorter than the UTF-8 it stands for):
-    its size, or -1 when it holds a lone surrogate, which UTF-8 cannot carry (the caller
-    leaves that token to json).  `slash` is the first backslash at or after i (NULL: none).
-    Two-byte escapes, \\u escapes and a surrogate pair as one character; the runs between
-    escapes are copied.  The one decoder of the passes and of `_text`."""
+    `text` (room for stop - i bytes: no escape is shorter than the UTF-8 it stands for, so
+    at every step the room left is at least the input left, as `cmj_copy_run` needs): its
+    size, or -1 when it holds a lone surrogate, which UTF-8 cannot carry (the caller leaves
+    that token to json).  Two-byte escapes, \\u escapes and a surrogate pair as one
+    character.  The one decoder of the passes and of `_text`."""
     cdef Py_ssize_t size = 0, j
     cdef unsigned int point, low
     while True:
-        j = stop if slash == NULL else slash - s
-        memcpy(text + size, s + i, j - i)
+        j = cmj_copy_run(s, i, stop, text + size)
         size += j - i
-        if slash == NULL:
+        if j >= stop:
             return size
         if s[j + 1] != 117:
             text[size] = UNESCAPE[s[j + 1]]  # a valid escape: s[j + 1] < 128
@@ -636,7 +664,6 @@ cdef Py_ssize_t _decode(const unsigned char* s, Py_ssize_t i, Py_ssize_t stop,
                 point = 0x10000 + ((point - 0xD800) << 10) + (low - 0xDC00)
                 i += 6
             size += _utf8_of(point, text + size)
-        slash = <const unsigned char*>memchr(s + i, 92, stop - i) if i < stop else NULL
 
 
 cdef object _text(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
@@ -651,7 +678,7 @@ cdef object _text(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
     if buffer == NULL:
         raise MemoryError()
     try:
-        size = _decode(s, start + 1, end - 1, p, buffer)
+        size = _decode(s, start + 1, end - 1, buffer)
         if size >= 0:
             return PyUnicode_DecodeUTF8(buffer, size, NULL)
     finally:
@@ -985,9 +1012,7 @@ cdef Py_ssize_t _decode_token(const unsigned char* s, Py_ssize_t start, Py_ssize
     """The text of the string token s[start:end] into cleaner.text (`_decode`): its size, or
     -1 for a lone surrogate."""
     _room(cleaner, end - start)
-    return _decode(s, start + 1, end - 1,
-                   <const unsigned char*>memchr(s + start + 1, 92, end - start - 2),
-                   cleaner.text)
+    return _decode(s, start + 1, end - 1, cleaner.text)
 
 
 cdef inline bint _ascii_del(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
@@ -1030,7 +1055,7 @@ cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
         slash = <const unsigned char*>memchr(s + i, 92, stop - i)
     _room(cleaner, stop - i)  # neither the decoded text nor the cut's output is longer
     if slash != NULL:
-        n = _decode(s, i, stop, slash, cleaner.text)
+        n = _decode(s, i, stop, cleaner.text)
         if n < 0:
             return LEFT
         text = cleaner.text
@@ -1454,7 +1479,7 @@ cdef inline int _put_part(Out* out, const unsigned char* data, Py_ssize_t a, Py_
     """data[a:b], a part of a marker, as a JSON string, as json.dumps(..., ensure_ascii=False)
     writes it: decoded text may hold what JSON escapes (a quote, a backslash, a control
     character), the bytes of a raw token's marker never do (`_put_bytes_string`)."""
-    if decoded:
+    if decoded and cmj_plain_run(data, a, b) < b:  # most parts have nothing to escape
         return _put_utf8_string(out, data + a, b - a)
     return _put_bytes_string(out, data, a, b)
 
