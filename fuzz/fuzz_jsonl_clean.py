@@ -1,14 +1,22 @@
-"""Fuzz target: `clean_lines`, the JSONL kernel's clean pass over UTF-8 bytes.
+"""Fuzz targets: the JSONL kernel's passes over UTF-8 bytes: `clean_lines`, and `strip_lines` /
+`extract_lines` on escaped logs.
 
-For random JSONL logs (texts of marker characters of every kind, entities, titled families,
-Markdown code, escapes, \\u escapes, emoji, lone surrogates; blank, bad and null lines; long
-texts that cross the core's window of tokens) the compiled `clean_lines` must give exactly
-what `map_lines(data, path, clean_many, skip_bad)` gives (every text decoded and cleaned by
-the str kernel), and so must the pure twin.  Under ASan (fuzz/README.md) this is the run that
-checks the clean core's bounds on UTF-8.
+`clean`: for random JSONL logs (texts of marker characters of every kind, entities, titled
+families, Markdown code, escapes, \\u escapes, emoji, lone surrogates; blank, bad and null
+lines; long texts that cross the core's window of tokens) the compiled `clean_lines` must give
+exactly what `map_lines(data, path, clean_many, skip_bad)` gives (every text decoded and cleaned
+by the str kernel), and so must the pure twin.
+
+`escaped`: for logs spelled as json.dumps writes them by default (ASCII), in UTF-8, or with
+escapes at random (in markers too), the compiled `strip_lines` and `extract_lines` (which decode
+such tokens in the pass) must give the old path's bytes, line by line (tests/test_jsonl_escaped.py
+spells it out), and so must the pure twin.
+
+Under ASan (fuzz/README.md) these are the runs that check the passes' bounds on UTF-8.
 
     python fuzz/fuzz_jsonl_clean.py --examples 2000
-    python fuzz/fuzz_jsonl_clean.py --atheris -max_total_time=600 -rss_limit_mb=8192
+    python fuzz/fuzz_jsonl_clean.py --target escaped --examples 2000
+    python fuzz/fuzz_jsonl_clean.py --target clean --atheris -max_total_time=600 -rss_limit_mb=8192
 
 Exit status: 0 when the property held, 1 on a failure (hypothesis prints the shrunk input),
 2 when the compiled kernel cannot be imported (never a skip).
@@ -19,6 +27,7 @@ from __future__ import annotations
 import argparse
 import random
 import sys
+from functools import partial
 from pathlib import Path
 
 from hypothesis import HealthCheck, Phase, given, settings
@@ -26,24 +35,33 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+import test_jsonl_escaped as escaped
+from citemark import extract_many, strip_many
 from citemark._select import load
 from citemark.clean import clean_many
+from test_jsonl import expected_citation_lines
 from test_jsonl_clean import ATOMS, PATH, SPELLINGS, line_of, logs
 
 
-@st.composite
-def long_logs(draw: st.DrawFn) -> bytes:
-    """One line whose text repeats a random piece hundreds of times."""
-    piece = "".join(draw(st.lists(st.sampled_from(ATOMS), min_size=1, max_size=8)))
-    text = piece * draw(st.integers(1, 600))
-    rng = random.Random(draw(st.integers(0, 2**32)))
-    return line_of(text, draw(st.sampled_from(SPELLINGS)), rng)
+def long_logs(texts: st.SearchStrategy[str]) -> st.SearchStrategy[bytes]:
+    """One line whose text repeats a random piece (a text of `texts`) hundreds of times."""
+
+    @st.composite
+    def one(draw: st.DrawFn) -> bytes:
+        text = draw(texts) * draw(st.integers(1, 600))
+        rng = random.Random(draw(st.integers(0, 2**32)))
+        return line_of(text, draw(st.sampled_from(SPELLINGS)), rng)
+
+    return one()
 
 
-def target() -> object:
+ATOM_PIECES = st.lists(st.sampled_from(ATOMS), min_size=1, max_size=8).map("".join)
+
+
+def clean_target() -> object:
     compiled, pure = load("_jsonl", "cython"), load("_jsonl", "python")
 
-    @given(data=st.one_of(logs(), long_logs()), skip_bad=st.booleans())
+    @given(data=st.one_of(logs(), long_logs(ATOM_PIECES)), skip_bad=st.booleans())
     def jsonl_clean(data: bytes, skip_bad: bool) -> None:
         want = compiled.map_lines(data, PATH, clean_many, skip_bad)
         assert compiled.clean_lines(data, PATH, clean_many, skip_bad) == want, data
@@ -52,9 +70,36 @@ def target() -> object:
     return jsonl_clean
 
 
+def escaped_target() -> object:
+    compiled, pure = load("_jsonl", "cython"), load("_jsonl", "python")
+
+    @given(
+        data=st.one_of(escaped.logs(), long_logs(escaped.texts)),
+        families=st.sampled_from(escaped.FAMILIES),
+        skip_bad=st.booleans(),
+    )
+    def jsonl_escaped(data: bytes, families: tuple[str, ...], skip_bad: bool) -> None:
+        raw = escaped.encoded(families)
+        strip = partial(strip_many, families=families)
+        want = escaped.expected_strip(data, families, skip_bad)
+        for kernel in (compiled, pure):
+            assert kernel.strip_lines(data, PATH, strip, skip_bad, raw)[0] == want, data
+        extract = partial(extract_many, families=families)
+        found = compiled.extract_lines(data, PATH, extract, skip_bad, "f", 0, raw)
+        assert found == pure.extract_lines(data, PATH, extract, skip_bad, "f", 0, raw), data
+        if skip_bad:
+            assert found[0] == expected_citation_lines(data, families, "f", 0), data
+
+    return jsonl_escaped
+
+
+TARGETS = {"clean": clean_target, "escaped": escaped_target}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--examples", type=int, default=300)
+    parser.add_argument("--target", choices=[*TARGETS, "all"], default="all")
     parser.add_argument("--atheris", action="store_true", help="drive it with libFuzzer")
     args, libfuzzer_args = parser.parse_known_args(argv)
     try:
@@ -63,28 +108,34 @@ def main(argv: list[str] | None = None) -> int:
     except ImportError as error:
         print(f"FAIL: {error}", file=sys.stderr)
         return 2
-    test = target()
+    names = list(TARGETS) if args.target == "all" else [args.target]
     if args.atheris:
         import atheris
 
+        if len(names) != 1:
+            parser.error("--atheris drives one --target")
+        test = TARGETS[names[0]]()
         fuzz_one_input = test.hypothesis.fuzz_one_input  # type: ignore[attr-defined]
         atheris.Setup([sys.argv[0], *libfuzzer_args], fuzz_one_input)
         atheris.Fuzz()
         return 0
-    try:
-        settings(
-            max_examples=args.examples,
-            deadline=None,
-            database=None,
-            phases=[Phase.generate, Phase.shrink],
-            suppress_health_check=list(HealthCheck),
-        )(test)()  # type: ignore[operator]
-    except Exception as error:
-        notes = "\n".join(getattr(error, "__notes__", []))
-        print(f"jsonl_clean: FAIL {type(error).__name__}: {error}\n{notes}", flush=True)
-        return 1
-    print(f"jsonl_clean: OK, {args.examples} examples", flush=True)
-    return 0
+    status = 0
+    for name in names:
+        try:
+            settings(
+                max_examples=args.examples,
+                deadline=None,
+                database=None,
+                phases=[Phase.generate, Phase.shrink],
+                suppress_health_check=list(HealthCheck),
+            )(TARGETS[name]())()  # type: ignore[operator]
+        except Exception as error:
+            notes = "\n".join(getattr(error, "__notes__", []))
+            print(f"jsonl_{name}: FAIL {type(error).__name__}: {error}\n{notes}", flush=True)
+            status = 1
+            continue
+        print(f"jsonl_{name}: OK, {args.examples} examples", flush=True)
+    return status
 
 
 if __name__ == "__main__":

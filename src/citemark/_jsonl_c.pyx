@@ -11,10 +11,13 @@ plain run is skipped 16 bytes a step, after one vector UTF-8 check of the whole 
 
 The chunk functions (`strip_lines`, `map_lines`, `extract_lines`, `clean_lines`) make one
 pass over the lines without the GIL (so the command runs -j N in threads): the output is
-written in C, a raw token (`raw_ok`) is stripped or extracted with the shared C grammar
-(`_grammar_c.pxi`, as `_arrow_c` does on Arrow rows), a token is cleaned on its UTF-8 bytes
-with the clean core of `_clean_c` (`_clean_core.pxi`), and only the rare token that must be
-decoded is left to the Python callable `many`, called once after the pass.
+written in C, a token is stripped or extracted with the shared C grammar (`_grammar_c.pxi`,
+as `_arrow_c` does on Arrow rows) on its raw bytes (`raw_ok`) or else on its text decoded into
+UTF-8 (`_decode`, so a log written with json.dumps's default, every non-ASCII character
+escaped, takes the same path), a token is cleaned on its UTF-8 bytes with the clean core of
+`_clean_c` (`_clean_core.pxi`), and only the rare token that UTF-8 cannot carry (a lone
+surrogate) or that must be read in Python is left to the callable `many`, called once after
+the pass.
 
 Twin: `_jsonl_py` (same functions, same results); `_jsonl` turns codes into messages.
 """
@@ -155,6 +158,35 @@ cdef extern from *:
     """
     Py_ssize_t cmj_ascii_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) nogil
     bint cmj_all_ascii(const unsigned char* s, Py_ssize_t n) nogil
+
+
+# The run of a string token's inside up to its next backslash, copied as it is found (the
+# decoder's inner loop: in a log written in ASCII JSON the runs between escapes are short, and
+# a memchr and a memcpy call for each cost more than the run).  16 bytes a step with SSE2,
+# each step stored whole: `out` must have room for n - i bytes.
+cdef extern from *:
+    """
+    static inline Py_ssize_t cmj_copy_run(const unsigned char *s, Py_ssize_t i, Py_ssize_t n,
+                                          char *out) {
+    #if defined(CMJ_SSE2)
+        const __m128i slash = _mm_set1_epi8(92);
+        for (; n - i >= 16; i += 16, out += 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
+            int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(x, slash));
+            _mm_storeu_si128((__m128i *)out, x);
+            if (mask) return i + __builtin_ctz((unsigned int)mask);
+        }
+        while (i < n && s[i] != 92) *out++ = (char)s[i++];
+        return i;
+    #else
+        const unsigned char *p = (const unsigned char *)memchr(s + i, 92, (size_t)(n - i));
+        Py_ssize_t j = p == NULL ? n : p - s;
+        memcpy(out, s + i, (size_t)(j - i));
+        return j;
+    #endif
+    }
+    """
+    Py_ssize_t cmj_copy_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n, char* out) nogil
 
 
 cdef inline Py_ssize_t _space(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -569,31 +601,86 @@ UNESCAPE[34], UNESCAPE[92], UNESCAPE[47] = 34, 92, 47
 UNESCAPE[98], UNESCAPE[102], UNESCAPE[110], UNESCAPE[114], UNESCAPE[116] = 8, 12, 10, 13, 9
 
 
+cdef inline unsigned int _hex4(const unsigned char* s) noexcept nogil:
+    """The value of 4 hex digits (checked by the walk)."""
+    cdef unsigned int value = 0, c
+    cdef int k
+    for k in range(4):
+        c = s[k] | 0x20  # a letter in lower case; a digit stays a digit
+        value = (value << 4) | (c - 48 if c <= 57 else c - 87)
+    return value
+
+
+cdef inline Py_ssize_t _utf8_of(unsigned int point, char* out) noexcept nogil:
+    """The UTF-8 bytes of point (not a surrogate) into out; how many."""
+    if point < 0x80:
+        out[0] = <char>point
+        return 1
+    if point < 0x800:
+        out[0] = <char>(0xC0 | (point >> 6))
+        out[1] = <char>(0x80 | (point & 0x3F))
+        return 2
+    if point < 0x10000:
+        out[0] = <char>(0xE0 | (point >> 12))
+        out[1] = <char>(0x80 | ((point >> 6) & 0x3F))
+        out[2] = <char>(0x80 | (point & 0x3F))
+        return 3
+    out[0] = <char>(0xF0 | (point >> 18))
+    out[1] = <char>(0x80 | ((point >> 12) & 0x3F))
+    out[2] = <char>(0x80 | ((point >> 6) & 0x3F))
+    out[3] = <char>(0x80 | (point & 0x3F))
+    return 4
+
+
+cdef Py_ssize_t _decode(const unsigned char* s, Py_ssize_t i, Py_ssize_t stop,
+                        char* text) noexcept nogil:
+    """The text of a valid string token's inside s[i:stop], as json reads it, in UTF-8 into
+    `text` (room for stop - i bytes: no escape is shorter than the UTF-8 it stands for, so
+    at every step the room left is at least the input left, as `cmj_copy_run` needs): its
+    size, or -1 when it holds a lone surrogate, which UTF-8 cannot carry (the caller leaves
+    that token to json).  Two-byte escapes, \\u escapes and a surrogate pair as one
+    character.  The one decoder of the passes and of `_text`."""
+    cdef Py_ssize_t size = 0, j
+    cdef unsigned int point, low
+    while True:
+        j = cmj_copy_run(s, i, stop, text + size)
+        size += j - i
+        if j >= stop:
+            return size
+        if s[j + 1] != 117:
+            text[size] = UNESCAPE[s[j + 1]]  # a valid escape: s[j + 1] < 128
+            size += 1
+            i = j + 2
+        else:
+            point = _hex4(s + j + 2)
+            i = j + 6
+            if 0xD800 <= point <= 0xDFFF:
+                # A pair is one character, as json reads it; a lone half is refused.
+                if point >= 0xDC00 or stop - i < 6 or s[i] != 92 or s[i + 1] != 117:
+                    return -1
+                low = _hex4(s + i + 2)
+                if not 0xDC00 <= low <= 0xDFFF:
+                    return -1
+                point = 0x10000 + ((point - 0xD800) << 10) + (low - 0xDC00)
+                i += 6
+            size += _utf8_of(point, text + size)
+
+
 cdef object _text(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
-    """The str of the (valid) string token s[start:end]: its bytes, unescaped here into
-    UTF-8 when every escape is a two-byte one; json's scanstring reads a token with a \\u
-    escape (half of a surrogate pair, or a lone one)."""
+    """The str of the (valid) string token s[start:end]: its bytes, decoded here into UTF-8
+    (`_decode`); json's scanstring reads a token holding a lone surrogate."""
     cdef const unsigned char* p = <const unsigned char*>memchr(s + start, 92, end - start)
-    cdef Py_ssize_t i = start + 1, stop = end - 1, size = 0, j
-    cdef unsigned char* buffer
+    cdef Py_ssize_t size
+    cdef char* buffer
     if p == NULL:  # no escapes: its bytes are the text
         return PyUnicode_DecodeUTF8(<const char*>s + start + 1, end - start - 2, NULL)
-    buffer = <unsigned char*>malloc(end - start)
+    buffer = <char*>malloc(end - start)
     if buffer == NULL:
         raise MemoryError()
     try:
-        while True:
-            p = <const unsigned char*>memchr(s + i, 92, stop - i) if i < stop else NULL
-            j = stop if p == NULL else p - s
-            memcpy(buffer + size, s + i, j - i)
-            size += j - i
-            if p == NULL:
-                return PyUnicode_DecodeUTF8(<const char*>buffer, size, NULL)
-            if s[j + 1] == 117:  # \\u
-                break
-            buffer[size] = UNESCAPE[s[j + 1]]  # a valid escape: s[j + 1] < 128
-            size += 1
-            i = j + 2
+        size = _decode(s, start + 1, end - 1, buffer)
+        if size >= 0:
+            return PyUnicode_DecodeUTF8(buffer, size, NULL)
     finally:
         free(buffer)
     return _scanstring(PyUnicode_DecodeUTF8(<const char*>s + start, end - start, NULL), 1,
@@ -812,8 +899,10 @@ def strip_lines(bytes data not None, tuple path not None, object many not None, 
 
     Only the texts that can hold a START are handed to `many` (the others cannot change).
     With `families` (a tuple of UTF-8 bytes: `many` strips those families' citations), a
-    token that `raw_ok` accepts is stripped here as raw UTF-8 with the shared C grammar,
-    without decoding it: its escapes stay as they were.
+    token is stripped here with the shared C grammar: as raw UTF-8 when `raw_ok` accepts
+    it (its escapes stay as they were), else decoded into UTF-8 and, when a citation is cut
+    out, written back as map_lines writes a changed text (`_strip_token`); `many` then gets
+    only a text holding a lone surrogate, or a changed ASCII token holding DEL.
     (out, rows, blanks, bad) as in `text_lines`, rows = how many good lines; blank lines are
     copied; out leaves bad lines out, and without skip_bad stops before the first.  The pass
     over the lines runs without the GIL; `many` is called after it.
@@ -871,30 +960,21 @@ cdef inline int _put_bad(Out* bads, Py_ssize_t index, Py_ssize_t code, Py_ssize_
     return _put(bads, <const char*>&bad, sizeof(BadLine))
 
 
-cdef struct Cleaner:  # what the clean pass reuses from token to token
-    char* text  # the token's text: its bytes, two-byte escapes unescaped
-    char* result  # the clean text
+cdef struct Cleaner:  # what a pass reuses from token to token
+    char* text  # a token's text, decoded (`_decode`)
+    char* result  # the text made of it (clean's, strip's)
     Py_ssize_t capacity  # of each
-    bint ascii  # the token was ASCII: the clean text is written with ASCII escapes
-    Tokens tokens
-    Join join
+    Py_ssize_t size  # of the result
+    bint ascii  # the token was ASCII: the result is written with ASCII escapes
+    Tokens tokens  # clean's
+    Join join  # clean's
 
 
 cdef enum:
-    # What `_clean_token` did with a token.
-    KEPT = 0  # it holds no marker character: clean gives it back as it is
-    CLEANED = 1  # the clean text is cleaner.result[:cleaner.join.out.length]
+    # What `_clean_token` (or `_strip_token`) did with a token.
+    KEPT = 0  # nothing to change: the token stays as it is
+    CLEANED = 1  # the new text is cleaner.result[:cleaner.size]
     LEFT = 2  # for `many`: a lone surrogate, Markdown code, a titled family, an entity name
-
-
-cdef inline unsigned int _hex4(const unsigned char* s) noexcept nogil:
-    """The value of 4 hex digits (checked by the walk)."""
-    cdef unsigned int value = 0, c
-    cdef int k
-    for k in range(4):
-        c = s[k] | 0x20  # a letter in lower case; a digit stays a digit
-        value = (value << 4) | (c - 48 if c <= 57 else c - 87)
-    return value
 
 
 cdef int _room(Cleaner* cleaner, Py_ssize_t size) except -1 nogil:
@@ -915,20 +995,48 @@ cdef int _room(Cleaner* cleaner, Py_ssize_t size) except -1 nogil:
     return 0
 
 
+cdef inline void _init_cleaner(Cleaner* cleaner) noexcept nogil:
+    cleaner.text = cleaner.result = NULL
+    cleaner.capacity = 0
+    init_tokens(&cleaner.tokens)
+
+
+cdef inline void _free_cleaner(Cleaner* cleaner) noexcept nogil:
+    free(cleaner.text)
+    free(cleaner.result)
+    free_tokens(&cleaner.tokens)
+
+
+cdef Py_ssize_t _decode_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                              Cleaner* cleaner) except -2 nogil:
+    """The text of the string token s[start:end] into cleaner.text (`_decode`): its size, or
+    -1 for a lone surrogate."""
+    _room(cleaner, end - start)
+    return _decode(s, start + 1, end - 1, cleaner.text)
+
+
+cdef inline bint _ascii_del(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                            Cleaner* cleaner) noexcept nogil:
+    """Sets cleaner.ascii for the token s[start:end]: a changed text is written back as
+    map_lines writes it, with ASCII escapes when the token was ASCII, else as UTF-8.  True
+    when it was ASCII and holds DEL, whose ASCII escape (6 bytes for 1) could make the output
+    longer than the input: such a token is left to `many`."""
+    cleaner.ascii = _ascii(s, start + 1, end - 1)
+    return cleaner.ascii and memchr(s + start + 1, 127, end - start - 2) != NULL
+
+
 cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
                       Cleaner* cleaner) except -1 nogil:
     """clean (default options) of the string token s[start:end], on its UTF-8 bytes: KEPT,
     CLEANED (cleaner.ascii: write it with ASCII escapes, as the token was ASCII) or LEFT.
     A token without a marker character, raw or spelled by a \\u escape, is KEPT; one with a
-    marker is decoded into cleaner.text (a \\u escape as its UTF-8, a surrogate pair as one
-    character), cut, and CLEANED.  LEFT to `many`: a lone surrogate (UTF-8 cannot hold it),
-    an ASCII token holding DEL (its ASCII escape is longer than the character), texts whose
-    markers may be in Markdown code (hint 3: the walls are found in Python) and what `cut`
-    leaves to Python."""
-    cdef Py_ssize_t i = start + 1, stop = end - 1, size = 0, j, n
+    marker is decoded into cleaner.text (`_decode`), cut, and CLEANED.  LEFT to `many`: a
+    lone surrogate (UTF-8 cannot hold it), an ASCII token holding DEL (`_ascii_del`), texts
+    whose markers may be in Markdown code (hint 3: the walls are found in Python) and what
+    `cut` leaves to Python."""
+    cdef Py_ssize_t i = start + 1, stop = end - 1, j, n = stop - i
     cdef const unsigned char* slash = <const unsigned char*>memchr(s + i, 92, stop - i)
     cdef const utf8_t* text = <const utf8_t*>s + i
-    cdef unsigned int point, low
     cdef bint raw = find_special(text, 0, stop - i) >= 0  # a raw marker: not ASCII
     cdef int found
     if not raw:
@@ -946,47 +1054,60 @@ cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
             slash = <const unsigned char*>memchr(s + j, 92, stop - j) if j < stop else NULL
         slash = <const unsigned char*>memchr(s + i, 92, stop - i)
     _room(cleaner, stop - i)  # neither the decoded text nor the cut's output is longer
-    n = stop - i
     if slash != NULL:
-        # Decode into cleaner.text (as `_text` does), the runs between escapes copied.
-        while True:
-            j = stop if slash == NULL else slash - s
-            memcpy(cleaner.text + size, s + i, j - i)
-            size += j - i
-            if slash == NULL:
-                break
-            if s[j + 1] != 117:
-                cleaner.text[size] = UNESCAPE[s[j + 1]]  # a valid escape: s[j + 1] < 128
-                size += 1
-                i = j + 2
-            else:
-                point = _hex4(s + j + 2)
-                i = j + 6
-                if 0xD800 <= point <= 0xDFFF:
-                    # A pair is one character, as json reads it; a lone half is left.
-                    if point >= 0xDC00 or stop - i < 6 or s[i] != 92 or s[i + 1] != 117:
-                        return LEFT
-                    low = _hex4(s + i + 2)
-                    if not 0xDC00 <= low <= 0xDFFF:
-                        return LEFT
-                    point = 0x10000 + ((point - 0xD800) << 10) + (low - 0xDC00)
-                    i += 6
-                size += _utf8_of(point, cleaner.text + size)
-            slash = <const unsigned char*>memchr(s + i, 92, stop - i) if i < stop else NULL
+        n = _decode(s, i, stop, cleaner.text)
+        if n < 0:
+            return LEFT
         text = cleaner.text
-        n = size
-    # Written back as map_lines writes a changed text: with ASCII escapes when the token
-    # was ASCII (then a DEL would grow from 1 byte to 6: left), else as UTF-8.
-    cleaner.ascii = not raw and _ascii(s, start + 1, stop)
-    if cleaner.ascii and memchr(s + start + 1, 127, stop - start - 1) != NULL:
+    if raw:
+        cleaner.ascii = False  # a raw marker is not ASCII
+    elif _ascii_del(s, start, end, cleaner):
         return LEFT
     if hints_units(text, n) == 3:
         return LEFT
     start_join(&cleaner.join, cleaner.result, 1, True)
     found = cut(text, n, NULL, 0, True, &cleaner.tokens, &cleaner.join)
     if found == CUT_DONE:
+        cleaner.size = cleaner.join.out.length
         return CLEANED
     return KEPT if found == CUT_NONE else LEFT
+
+
+cdef int _strip_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                      const Rules* rules, Matches* matches, Cleaner* cleaner) except -1 nogil:
+    """strip of the string token s[start:end] when `_raw_ok` refuses it (a \\u escape, which
+    may spell a marker character, or an escape in a marker), on its decoded text
+    (`_decode`), with the shared grammar as the raw path strips: KEPT (no citation),
+    CLEANED (the citations cut out: cleaner.result[:cleaner.size], to be written as
+    `_ascii_del` says) or LEFT (a lone surrogate; DEL in an ASCII token)."""
+    cdef Py_ssize_t n = _decode_token(s, start, end, cleaner), k, at = 0, size = 0
+    cdef const Match* match
+    if n < 0:
+        return LEFT
+    matches.count = 0
+    if scan_units(<const utf8_t*>cleaner.text, n, rules, False, matches) < 0:
+        with gil:
+            raise MemoryError()
+    if matches.count == 0:
+        return KEPT
+    if _ascii_del(s, start, end, cleaner):
+        return LEFT
+    for k in range(matches.count):  # the text between the citations, in order
+        match = &matches.items[k]
+        memcpy(cleaner.result + size, cleaner.text + at, match.start - at)
+        size += match.start - at
+        at = match.end
+    memcpy(cleaner.result + size, cleaner.text + at, n - at)
+    cleaner.size = size + n - at
+    return CLEANED
+
+
+cdef int _put_result(Out* out, const Cleaner* cleaner) except -1 nogil:
+    """The new text of a token (cleaner.result[:cleaner.size]) as map_lines writes a changed
+    text: in ASCII when the token was, else UTF-8 JSON."""
+    if cleaner.ascii:
+        return _put_ascii_string(out, <const unsigned char*>cleaner.result, cleaner.size)
+    return _put_utf8_string(out, <const unsigned char*>cleaner.result, cleaner.size)
 
 
 cdef inline Py_ssize_t _hex_escape(unsigned int unit, char* out) noexcept nogil:
@@ -998,27 +1119,6 @@ cdef inline Py_ssize_t _hex_escape(unsigned int unit, char* out) noexcept nogil:
     for k in range(4):
         out[5 - k] = b"0123456789abcdef"[(unit >> (4 * k)) & 15]
     return 6
-
-
-cdef inline Py_ssize_t _utf8_of(unsigned int point, char* out) noexcept nogil:
-    """The UTF-8 bytes of point (not a surrogate) into out; how many."""
-    if point < 0x80:
-        out[0] = <char>point
-        return 1
-    if point < 0x800:
-        out[0] = <char>(0xC0 | (point >> 6))
-        out[1] = <char>(0x80 | (point & 0x3F))
-        return 2
-    if point < 0x10000:
-        out[0] = <char>(0xE0 | (point >> 12))
-        out[1] = <char>(0x80 | ((point >> 6) & 0x3F))
-        out[2] = <char>(0x80 | (point & 0x3F))
-        return 3
-    out[0] = <char>(0xF0 | (point >> 18))
-    out[1] = <char>(0x80 | ((point >> 12) & 0x3F))
-    out[2] = <char>(0x80 | ((point >> 6) & 0x3F))
-    out[3] = <char>(0x80 | (point & 0x3F))
-    return 4
 
 
 cdef int _put_ascii_string(Out* out, const unsigned char* utf8, Py_ssize_t size) except -1 nogil:
@@ -1063,11 +1163,12 @@ cdef int _put_ascii_string(Out* out, const unsigned char* utf8, Py_ssize_t size)
 
 
 cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, const Rules* rules,
-                     bint start_only, Cleaner* cleaner, bint skip_bad, Out* out, Out* holes,
-                     Out* bads, Py_ssize_t* counts) except -1 nogil:
+                     bint start_only, bint clean, Cleaner* cleaner, bint skip_bad, Out* out,
+                     Out* holes, Out* bads, Py_ssize_t* counts) except -1 nogil:
     """The lines of s[:n] into out, but for the tokens left to `many` (holes) and the bad
-    lines (bads); counts[0] = good lines, counts[1] = blank ones.  With a cleaner, each
-    token is cleaned here (`_clean_token`) unless it is LEFT to `many`."""
+    lines (bads); counts[0] = good lines, counts[1] = blank ones.  With `clean`, each token
+    is cleaned here (`_clean_token`) unless it is LEFT to `many`; with `rules`, a token is
+    stripped here, raw (`_raw_ok`) or decoded (`_strip_token`), unless it is LEFT."""
     cdef Py_ssize_t i = 0, end, index = 0, copied = 0, stop = n, start, token_end, k, a, b
     cdef Py_ssize_t inner
     cdef int code, what
@@ -1087,23 +1188,10 @@ cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, con
                     counts[0] += 1
                     start = i + a
                     token_end = i + b
-                    what = LEFT if cleaner == NULL else _clean_token(s, start, token_end,
-                                                                     cleaner)
-                    if what == CLEANED:
-                        _put(out, <const char*>s + copied, start - copied)
-                        # Never longer than the token: the clean text's characters are a
-                        # subsequence of the token's text, each written in as many bytes as
-                        # there, or fewer ("\\/" as "/", "\\u00e9" as two bytes, but for DEL
-                        # in ASCII, which `_clean_token` leaves).
-                        if cleaner.ascii:
-                            _put_ascii_string(out, <const unsigned char*>cleaner.result,
-                                              cleaner.join.out.length)
-                        else:
-                            _put_utf8_string(out, <const unsigned char*>cleaner.result,
-                                             cleaner.join.out.length)
-                        copied = token_end
-                    elif what == LEFT and (not start_only or _may_hold_start(s, start, token_end)):
-                        if rules != NULL and _raw_ok(s, start, token_end, rules):
+                    what = _clean_token(s, start, token_end, cleaner) if clean else LEFT
+                    if what == LEFT and rules != NULL \
+                            and (not start_only or _may_hold_start(s, start, token_end)):
+                        if _raw_ok(s, start, token_end, rules):
                             inner = start + 1
                             matches.count = 0
                             if scan_units(<const utf8_t*>(s + inner), token_end - 1 - inner,
@@ -1114,13 +1202,24 @@ cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, con
                                 _put(out, <const char*>s + copied,
                                      inner + matches.items[k].start - copied)
                                 copied = inner + matches.items[k].end
+                            what = KEPT
                         else:
-                            _put(out, <const char*>s + copied, start - copied)
-                            hole.at = out.size
-                            hole.start = start
-                            hole.end = token_end
-                            _put(holes, <const char*>&hole, sizeof(Hole))
-                            copied = token_end
+                            what = _strip_token(s, start, token_end, rules, &matches, cleaner)
+                    if what == CLEANED:
+                        _put(out, <const char*>s + copied, start - copied)
+                        # Never longer than the token: the new text's characters are a
+                        # subsequence of the token's text, each written in as many bytes as
+                        # there, or fewer ("\\/" as "/", "\\u00e9" as two bytes, but for DEL
+                        # in ASCII, which `_ascii_del` leaves).
+                        _put_result(out, cleaner)
+                        copied = token_end
+                    elif what == LEFT and (not start_only or _may_hold_start(s, start, token_end)):
+                        _put(out, <const char*>s + copied, start - copied)
+                        hole.at = out.size
+                        hole.start = start
+                        hole.end = token_end
+                        _put(holes, <const char*>&hole, sizeof(Hole))
+                        copied = token_end
                 elif code == NULL_TEXT:
                     counts[0] += 1
                 else:  # a bad line: out with its newline
@@ -1152,9 +1251,9 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
     cdef list texts = [], bad_lines = []
     cdef Cleaner cleaner
     # The output of the pass is never longer than the input (it copies input bytes, less the
-    # markers cut out and the tokens left to `many`, and writes cleaned tokens no longer than
-    # they were, see `_strip_pass`): it is written straight into a bytes
-    # object of the input's size, shrunk at the end, so a long line costs twice its size,
+    # markers cut out and the tokens left to `many`, and writes cleaned or stripped tokens no
+    # longer than they were, see `_strip_pass`): it is written straight into a bytes object of
+    # the input's size, shrunk at the end, so a long line costs twice its size,
     # not three times (no growth, no copy).
     cdef PyObject* result = _new_bytes(NULL, n)
     if result == NULL:
@@ -1164,13 +1263,11 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
     out.capacity = n
     out.fixed = True
     counts[0] = counts[1] = 0
-    cleaner.text = cleaner.result = NULL
-    cleaner.capacity = 0
-    init_tokens(&cleaner.tokens)
+    _init_cleaner(&cleaner)
     try:
         with nogil:
-            _strip_pass(s, n, &keys.path, grammar, start_only, &cleaner if clean else NULL,
-                        skip_bad, &out, &holes, &bads, counts)
+            _strip_pass(s, n, &keys.path, grammar, start_only, clean, &cleaner, skip_bad, &out,
+                        &holes, &bads, counts)
         for k in range(bads.size // <Py_ssize_t>sizeof(BadLine)):
             bad = &(<const BadLine*>bads.data)[k]
             bad_lines.append((bad.index, bad.code, bad.a, bad.b))
@@ -1210,9 +1307,7 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
         return PyBytes_FromStringAndSize(whole.data, whole.size), counts[0], counts[1], bad_lines
     finally:
         Py_XDECREF(result)
-        free(cleaner.text)
-        free(cleaner.result)
-        free_tokens(&cleaner.tokens)
+        _free_cleaner(&cleaner)
         free(holes.data)
         free(bads.data)
         free(whole.data)
@@ -1379,16 +1474,25 @@ cdef int _put_size(Out* out, Py_ssize_t number) except -1 nogil:
     return _put(out, digits + at, 24 - at)
 
 
-cdef int _put_raw_citations(Out* out, const unsigned char* s, Py_ssize_t a, Py_ssize_t b,
-                            const Rules* rules, Matches* matches,
-                            const Key* names) except -1 nogil:
-    """The citations of the raw string token s[a:b] (one `_raw_ok` accepts) as a JSON list,
-    as `_put_citations` writes extract's dicts for the decoded text: the same matches (its
-    markers read the same raw and decoded), offsets in code points of the decoded text (a
-    raw token has no \\u escape: each escape is two bytes for one code point)."""
-    cdef const unsigned char* data = s + a + 1
-    cdef Py_ssize_t n = b - a - 2, k, cursor = 0, points = 0, start, i, stop, part_a, part_b
-    cdef Py_ssize_t n_ids
+cdef inline int _put_part(Out* out, const unsigned char* data, Py_ssize_t a, Py_ssize_t b,
+                          bint decoded) except -1 nogil:
+    """data[a:b], a part of a marker, as a JSON string, as json.dumps(..., ensure_ascii=False)
+    writes it: decoded text may hold what JSON escapes (a quote, a backslash, a control
+    character), the bytes of a raw token's marker never do (`_put_bytes_string`)."""
+    if decoded and cmj_plain_run(data, a, b) < b:  # most parts have nothing to escape
+        return _put_utf8_string(out, data + a, b - a)
+    return _put_bytes_string(out, data, a, b)
+
+
+cdef int _put_token_citations(Out* out, const unsigned char* data, Py_ssize_t n,
+                              bint decoded, const Rules* rules, Matches* matches,
+                              const Key* names) except -1 nogil:
+    """The citations of a text as a JSON list, as `_put_citations` writes extract's dicts
+    for it: data[:n] is a raw string token's inside (one `_raw_ok` accepts: its markers read
+    the same raw and decoded) or, with `decoded`, the decoded text of a token (`_decode`).
+    Offsets in code points of the decoded text: in a raw token, which has no \\u escape,
+    each escape is two bytes for one code point."""
+    cdef Py_ssize_t k, cursor = 0, points = 0, start, i, stop, part_a, part_b, n_ids
     cdef const Match* match
     matches.count = 0
     if scan_units(<const utf8_t*>data, n, rules, False, matches) < 0:
@@ -1399,13 +1503,14 @@ cdef int _put_raw_citations(Out* out, const unsigned char* s, Py_ssize_t a, Py_s
         match = &matches.items[k]
         if k:
             _put(out, b", ", 2)
-        points += cm_count_points(data + cursor, match.start - cursor) \
-            - _escapes(data, cursor, match.start)
+        points += cm_count_points(data + cursor, match.start - cursor)
+        if not decoded:
+            points -= _escapes(data, cursor, match.start)
         start = points
         points += cm_count_points(data + match.start, match.end - match.start)
         cursor = match.end
         _put(out, b'{"raw": ', 8)
-        _put_bytes_string(out, data, match.start, match.end)
+        _put_part(out, data, match.start, match.end, decoded)
         _put(out, b', "family": ', 12)
         _put(out, names[match.family].data, names[match.family].size)
         _put(out, b', "source_ids": [', 17)
@@ -1420,13 +1525,13 @@ cdef int _put_raw_citations(Out* out, const unsigned char* s, Py_ssize_t a, Py_s
             if part_a < part_b:
                 if n_ids:
                     _put(out, b", ", 2)
-                _put_bytes_string(out, data, part_a, part_b)
+                _put_part(out, data, part_a, part_b, decoded)
                 n_ids += 1
         _put(out, b'], "locator": ', 14)
         if match.locator < 0:
             _put(out, b"null", 4)
         else:
-            _put_bytes_string(out, data, match.locator, match.locator_end)
+            _put_part(out, data, match.locator, match.locator_end, decoded)
         _put(out, b', "start": ', 11)
         _put_size(out, start)
         _put(out, b', "end": ', 9)
@@ -1445,9 +1550,10 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
 
     Only the texts that `many` must read are handed to it: a text that cannot hold a START
     has none, and with `families` (a tuple of UTF-8 bytes: `many` extracts those families)
-    a token that `raw_ok` accepts is scanned here as raw UTF-8, with no Python object made
-    for it or its citations.  (out, rows, blanks, bad) as in `strip_lines`.  The pass over
-    the lines runs without the GIL; `many` is called after it.
+    a token is scanned here with the shared C grammar, with no Python object made for it or
+    its citations: as raw UTF-8 when `raw_ok` accepts it, else decoded into UTF-8 (but for
+    a lone surrogate, which `many` reads).  (out, rows, blanks, bad) as in `strip_lines`.
+    The pass over the lines runs without the GIL; `many` is called after it.
     """
     cdef _PathKeys keys = _path_keys(path)
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
@@ -1477,8 +1583,10 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
         head_size = PyBytes_GET_SIZE(head)
     except UnicodeEncodeError:  # a lone surrogate: every line is written by `_put_line`
         pass
+    cdef Cleaner cleaner
     out = holes = bads = whole = _empty_out()
     counts[0] = counts[1] = 0
+    _init_cleaner(&cleaner)
     try:
         if grammar != NULL:
             name_keys = <Key*>PyMem_RawMalloc((len(names) + 1) * sizeof(Key))
@@ -1489,7 +1597,7 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
                 name_keys[f].size = PyBytes_GET_SIZE(names[f])
         with nogil:
             _extract_pass(s, n, &keys.path, grammar, name_keys, head_data, head_size,
-                          first_row, skip_bad, &out, &holes, &bads, counts)
+                          first_row, skip_bad, &cleaner, &out, &holes, &bads, counts)
         for k in range(bads.size // <Py_ssize_t>sizeof(BadLine)):
             bad = &(<const BadLine*>bads.data)[k]
             bad_lines.append((bad.index, bad.code, bad.a, bad.b))
@@ -1524,16 +1632,20 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
         free(bads.data)
         free(whole.data)
         PyMem_RawFree(name_keys)
+        _free_cleaner(&cleaner)
 
 
 cdef int _extract_pass(const unsigned char* s, Py_ssize_t n, const Path* path,
                        const Rules* rules, const Key* names, const char* head,
-                       Py_ssize_t head_size, Py_ssize_t first_row, bint skip_bad, Out* out,
-                       Out* holes, Out* bads, Py_ssize_t* counts) except -1 nogil:
+                       Py_ssize_t head_size, Py_ssize_t first_row, bint skip_bad,
+                       Cleaner* cleaner, Out* out, Out* holes, Out* bads,
+                       Py_ssize_t* counts) except -1 nogil:
     """extract's lines of s[:n] into out, but for the rows left to `many` and `_put_line`
-    (holes: a token that is not raw, or every row when there is no `head`) and the bad lines
-    (bads); counts[0] = good lines, counts[1] = blank ones."""
-    cdef Py_ssize_t i = 0, end, index = 0, start, token_end, a, b
+    (holes: a token holding a lone surrogate, every token without `rules`, every row when
+    there is no `head`) and the bad lines (bads); counts[0] = good lines, counts[1] = blank
+    ones.  A token is scanned raw when `_raw_ok` accepts it, else decoded into
+    cleaner.text."""
+    cdef Py_ssize_t i = 0, end, index = 0, start, token_end, a, b, size = 0
     cdef int code, what
     cdef const unsigned char* newline
     cdef Hole hole
@@ -1556,10 +1668,14 @@ cdef int _extract_pass(const unsigned char* s, Py_ssize_t n, const Path* path,
                         token_end = i + b
                         if not _may_hold_start(s, start, token_end):
                             what = 1  # no citation
-                        elif rules != NULL and _raw_ok(s, start, token_end, rules):
-                            what = 2  # scanned here
-                        else:
+                        elif rules == NULL or head == NULL:
                             what = 3  # read by `many`
+                        elif _raw_ok(s, start, token_end, rules):
+                            what = 2  # scanned here, raw
+                        else:
+                            size = _decode_token(s, start, token_end, cleaner)
+                            # decoded and scanned here; a lone surrogate is read by `many`
+                            what = 4 if size >= 0 else 3
                     if what == 3 or head == NULL:
                         hole.at = out.size
                         hole.start = start
@@ -1574,8 +1690,12 @@ cdef int _extract_pass(const unsigned char* s, Py_ssize_t n, const Path* path,
                             _put(out, b"null", 4)
                         elif what == 1:
                             _put(out, b"[]", 2)
+                        elif what == 2:
+                            _put_token_citations(out, s + start + 1, token_end - start - 2,
+                                                 False, rules, &matches, names)
                         else:
-                            _put_raw_citations(out, s, start, token_end, rules, &matches, names)
+                            _put_token_citations(out, <const unsigned char*>cleaner.text, size,
+                                                 True, rules, &matches, names)
                         _put(out, b"}\n", 2)
                 else:
                     _put_bad(bads, index, code, a, b)

@@ -295,7 +295,8 @@ def strip_lines(
     families: tuple[bytes, ...] | None = None,
 ) -> tuple[bytes, int, int, list[tuple[int, int, int, int]]]:
     """See `_jsonl_c.strip_lines`; the raw tokens go through `many` as the str of their raw
-    bytes (what the compiled kernel's raw strip is held to)."""
+    bytes (what the compiled kernel's raw strip is held to), the others decoded (what its
+    strip of a decoded token is held to)."""
     if families is not None:
         if type(families) is not tuple:
             raise TypeError(
@@ -418,7 +419,7 @@ def extract_lines(
     families: tuple[bytes, ...] | None = None,
 ) -> tuple[bytes, int, int, list[tuple[int, int, int, int]]]:
     """See `_jsonl_c.extract_lines`: every text that may hold a START goes through `many`
-    (the kernel's raw scan is held to give what `many` gives)."""
+    (the kernel's scan of a raw or a decoded token is held to give what `many` gives)."""
     if not isinstance(data, bytes):
         raise TypeError(f"data must be bytes, not {type(data).__name__}")
     if not isinstance(file, str):
