@@ -556,42 +556,62 @@ cdef int _put_string(Out* out, str text) except -1:
     cdef Py_ssize_t size
     # raises UnicodeEncodeError on a lone surrogate
     cdef const unsigned char* utf8 = <const unsigned char*>PyUnicode_AsUTF8AndSize(text, &size)
-    return _put_utf8_string(out, utf8, size)
+    return _put_json_string(out, utf8, size, False)
 
 
-cdef int _put_utf8_string(Out* out, const unsigned char* utf8, Py_ssize_t size) except -1 nogil:
-    """The text of the UTF-8 bytes utf8[:size] as a JSON string, as
-    json.dumps(ensure_ascii=False) writes it: its bytes in runs between the bytes to escape
-    (found 16 a step)."""
+cdef inline Py_ssize_t _hex_escape(unsigned int unit, char* out) noexcept nogil:
+    """\\u and the 4 lower-case hex digits of unit (< 0x10000) into out; 6 (by hand: snprintf
+    cost more than the rest of the escape)."""
+    cdef int k
+    out[0] = 92
+    out[1] = 117
+    for k in range(4):
+        out[5 - k] = b"0123456789abcdef"[(unit >> (4 * k)) & 15]
+    return 6
+
+
+cdef int _put_json_string(Out* out, const unsigned char* utf8, Py_ssize_t size,
+                          bint ascii) except -1 nogil:
+    """The text of the UTF-8 bytes utf8[:size] as a JSON string, as json.dumps writes it:
+    with ensure_ascii=False (`ascii` false) its UTF-8 bytes in runs between the bytes to
+    escape, the quote, the backslash and the controls; in ASCII, as
+    json.encoder.encode_basestring_ascii writes it, printable ASCII in runs and every other
+    character escaped too (\\u, in lower-case hex; a pair of them past U+FFFF).  Runs are
+    found 16 bytes a step."""
     cdef Py_ssize_t i = 0, j
-    cdef unsigned char c
-    cdef char escape[8]
+    cdef Py_UCS4 ch
+    cdef unsigned int point
+    cdef char escape[16]
     _reserve(out, size + 2)
-    out.data[out.size] = 34
-    out.size += 1
+    _put(out, b'"', 1)
     while True:
-        j = cmj_plain_run(utf8, i, size)
+        j = cmj_ascii_run(utf8, i, size) if ascii else cmj_plain_run(utf8, i, size)
         _put(out, <const char*>utf8 + i, j - i)
         if j >= size:
             break
-        c = utf8[j]
-        if c == 34:
+        # without `ascii`, a byte below 0x80 stopped the run: one character of one byte
+        i = read_point(<const utf8_t*>utf8, j, size, &ch)
+        if ch == 34:
             _put(out, b'\\"', 2)
-        elif c == 92:
+        elif ch == 92:
             _put(out, b"\\\\", 2)
-        elif c == 10:
+        elif ch == 10:
             _put(out, b"\\n", 2)
-        elif c == 13:
+        elif ch == 13:
             _put(out, b"\\r", 2)
-        elif c == 9:
+        elif ch == 9:
             _put(out, b"\\t", 2)
-        elif c == 8:
+        elif ch == 8:
             _put(out, b"\\b", 2)
-        elif c == 12:
+        elif ch == 12:
             _put(out, b"\\f", 2)
+        elif ch < 0x10000:
+            _put(out, escape, _hex_escape(ch, escape))
         else:
-            _put(out, escape, snprintf(escape, 8, "\\u%04x", c))
-        i = j + 1
+            point = <unsigned int>ch - 0x10000
+            _hex_escape(0xD800 + (point >> 10), escape)
+            _hex_escape(0xDC00 + (point & 0x3FF), escape + 6)
+            _put(out, escape, 12)
     _put(out, b'"', 1)
     return 0
 
@@ -1105,61 +1125,8 @@ cdef int _strip_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
 cdef int _put_result(Out* out, const Cleaner* cleaner) except -1 nogil:
     """The new text of a token (cleaner.result[:cleaner.size]) as map_lines writes a changed
     text: in ASCII when the token was, else UTF-8 JSON."""
-    if cleaner.ascii:
-        return _put_ascii_string(out, <const unsigned char*>cleaner.result, cleaner.size)
-    return _put_utf8_string(out, <const unsigned char*>cleaner.result, cleaner.size)
-
-
-cdef inline Py_ssize_t _hex_escape(unsigned int unit, char* out) noexcept nogil:
-    """\\u and the 4 lower-case hex digits of unit (< 0x10000) into out; 6 (by hand: snprintf
-    cost more than the rest of the escape)."""
-    cdef int k
-    out[0] = 92
-    out[1] = 117
-    for k in range(4):
-        out[5 - k] = b"0123456789abcdef"[(unit >> (4 * k)) & 15]
-    return 6
-
-
-cdef int _put_ascii_string(Out* out, const unsigned char* utf8, Py_ssize_t size) except -1 nogil:
-    """The text of the UTF-8 bytes utf8[:size] as a JSON string in ASCII, as
-    json.encoder.encode_basestring_ascii writes it: printable ASCII as it is (but the quote
-    and the backslash), the two-character escapes, every other character as \\u escapes
-    (a pair of them past U+FFFF), in lower-case hex."""
-    cdef Py_ssize_t i = 0, j
-    cdef Py_UCS4 ch
-    cdef unsigned int point
-    cdef char escape[16]
-    _put(out, b'"', 1)
-    while i < size:
-        j = cmj_ascii_run(utf8, i, size)  # copied as they are
-        _put(out, <const char*>utf8 + i, j - i)
-        if j == size:
-            break
-        i = read_point(<const utf8_t*>utf8, j, size, &ch)
-        if ch == 34:
-            _put(out, b'\\"', 2)
-        elif ch == 92:
-            _put(out, b"\\\\", 2)
-        elif ch == 10:
-            _put(out, b"\\n", 2)
-        elif ch == 13:
-            _put(out, b"\\r", 2)
-        elif ch == 9:
-            _put(out, b"\\t", 2)
-        elif ch == 8:
-            _put(out, b"\\b", 2)
-        elif ch == 12:
-            _put(out, b"\\f", 2)
-        elif ch < 0x10000:
-            _put(out, escape, _hex_escape(ch, escape))
-        else:
-            point = <unsigned int>ch - 0x10000
-            _hex_escape(0xD800 + (point >> 10), escape)
-            _hex_escape(0xDC00 + (point & 0x3FF), escape + 6)
-            _put(out, escape, 12)
-    _put(out, b'"', 1)
-    return 0
+    return _put_json_string(out, <const unsigned char*>cleaner.result, cleaner.size,
+                            cleaner.ascii)
 
 
 cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, const Rules* rules,
@@ -1480,7 +1447,7 @@ cdef inline int _put_part(Out* out, const unsigned char* data, Py_ssize_t a, Py_
     writes it: decoded text may hold what JSON escapes (a quote, a backslash, a control
     character), the bytes of a raw token's marker never do (`_put_bytes_string`)."""
     if decoded and cmj_plain_run(data, a, b) < b:  # most parts have nothing to escape
-        return _put_utf8_string(out, data + a, b - a)
+        return _put_json_string(out, data + a, b - a, False)
     return _put_bytes_string(out, data, a, b)
 
 
