@@ -207,9 +207,8 @@ def throughput(log: Path, out: Path) -> dict[str, Any]:
         cpu = (after.children_user - before.children_user) + (
             after.children_system - before.children_system
         )
-        if done.returncode not in (0, 1):
-            print(f"  {name}: exit {done.returncode}", file=sys.stderr)
-            return
+        if done.returncode != 0:  # a failed command is no figure (it would be the fastest)
+            raise SystemExit(f"{name}: exit {done.returncode}")
         rows.append(
             {"case": name, "seconds": round(wall, 2), "mb_per_s": round(size / wall / 1e6, 1),
              "cpu_seconds": round(cpu, 2),
