@@ -14,7 +14,7 @@ spells it out), and so must the pure twin.
 
 Under ASan (fuzz/README.md) these are the runs that check the passes' bounds on UTF-8.
 
-    python fuzz/fuzz_jsonl_clean.py --examples 2000
+    python fuzz/fuzz_jsonl_clean.py --examples 2000                   # both targets
     python fuzz/fuzz_jsonl_clean.py --target escaped --examples 2000
     python fuzz/fuzz_jsonl_clean.py --target clean --atheris -max_total_time=600 -rss_limit_mb=8192
 
@@ -24,16 +24,17 @@ Exit status: 0 when the property held, 1 on a failure (hypothesis prints the shr
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 from functools import partial
 from pathlib import Path
 
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from fuzz_targets import drive
 
 import test_jsonl_escaped as escaped
 from citemark import extract_many, strip_many
@@ -97,45 +98,7 @@ TARGETS = {"clean": clean_target, "escaped": escaped_target}
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--examples", type=int, default=300)
-    parser.add_argument("--target", choices=[*TARGETS, "all"], default="all")
-    parser.add_argument("--atheris", action="store_true", help="drive it with libFuzzer")
-    args, libfuzzer_args = parser.parse_known_args(argv)
-    try:
-        load("_jsonl", "cython")
-        load("_clean", "cython")
-    except ImportError as error:
-        print(f"FAIL: {error}", file=sys.stderr)
-        return 2
-    names = list(TARGETS) if args.target == "all" else [args.target]
-    if args.atheris:
-        import atheris
-
-        if len(names) != 1:
-            parser.error("--atheris drives one --target")
-        test = TARGETS[names[0]]()
-        fuzz_one_input = test.hypothesis.fuzz_one_input  # type: ignore[attr-defined]
-        atheris.Setup([sys.argv[0], *libfuzzer_args], fuzz_one_input)
-        atheris.Fuzz()
-        return 0
-    status = 0
-    for name in names:
-        try:
-            settings(
-                max_examples=args.examples,
-                deadline=None,
-                database=None,
-                phases=[Phase.generate, Phase.shrink],
-                suppress_health_check=list(HealthCheck),
-            )(TARGETS[name]())()  # type: ignore[operator]
-        except Exception as error:
-            notes = "\n".join(getattr(error, "__notes__", []))
-            print(f"jsonl_{name}: FAIL {type(error).__name__}: {error}\n{notes}", flush=True)
-            status = 1
-            continue
-        print(f"jsonl_{name}: OK, {args.examples} examples", flush=True)
-    return status
+    return drive(TARGETS, ("_jsonl", "_clean"), argv, __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":

@@ -226,16 +226,25 @@ def stream_target() -> Callable[..., None]:
 TARGETS = {"arrow": arrow_target, "jsonl": jsonl_target, "stream": stream_target}
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--target", choices=sorted(TARGETS), action="append")
+def drive(
+    targets: dict[str, Callable[[], Callable[..., None]]],
+    kernels: tuple[str, ...],
+    argv: list[str] | None,
+    description: str,
+) -> int:
+    """The command line of a file of fuzz targets (this one, fuzz_jsonl_clean.py): each
+    `--target` (every one by default) for `--examples` hypothesis examples, or one target
+    under libFuzzer with `--atheris`; exit 2 when one of the compiled `kernels` (pair names
+    of citemark._select) cannot be imported."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--target", choices=sorted(targets), action="append")
     parser.add_argument("--examples", type=int, default=300)
     parser.add_argument("--atheris", action="store_true", help="drive one target with libFuzzer")
     args, libfuzzer_args = parser.parse_known_args(argv)
-    names = args.target or sorted(TARGETS)
+    names = args.target or sorted(targets)
     try:
-        load("_scan", "cython")
-        load("_arrow", "cython")
+        for kernel in kernels:
+            load(kernel, "cython")
     except ImportError as error:
         print(f"FAIL: {error}", file=sys.stderr)
         return 2
@@ -244,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
 
         if len(names) != 1:
             parser.error("--atheris drives one --target")
-        test = TARGETS[names[0]]()
+        test = targets[names[0]]()
         fuzz_one_input = test.hypothesis.fuzz_one_input  # type: ignore[attr-defined]
         atheris.Setup([sys.argv[0], *libfuzzer_args], fuzz_one_input)
         atheris.Fuzz()
@@ -258,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
             database=None,
             phases=[Phase.generate, Phase.shrink],
             suppress_health_check=list(HealthCheck),
-        )(TARGETS[name]())
+        )(targets[name]())
         try:
             test()
             verdict = "OK"
@@ -270,6 +279,10 @@ def main(argv: list[str] | None = None) -> int:
         took = time.monotonic() - began
         print(f"{name}: {verdict}, {args.examples} examples in {took:.1f}s", flush=True)
     return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    return drive(TARGETS, ("_scan", "_arrow"), argv, __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":
