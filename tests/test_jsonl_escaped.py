@@ -245,7 +245,7 @@ def test_answers_in_either_spelling(kernel: ModuleType, ascii_only: bool) -> Non
     extractor = Recorder(partial(extract_many, families=families))
     found = kernel.extract_lines(data, PATH, extractor, False, "f", 0, encoded(families))[0]
     assert found == expected_citation_lines(data, families, "f", 0)
-    if kernel is compiled():
+    if kernel.__name__ == KERNELS["cython"]:  # (a pure install has no compiled kernel)
         left = [text for text in MARKED if "\ud800" in text]
         assert extractor.texts == stripper.texts == left
 
