@@ -199,7 +199,7 @@ def _jsonl(job: Job, task: Task, result: Result) -> None:
         if TEXT_COMMANDS[job.command].start_only:
             families = tuple(family.encode("utf-8", "surrogatepass") for family in job.families)
             out, good, blanks, bad = kernel.strip_lines(data, path, many, job.skip_bad, families)
-        elif job.command == "clean" and not job.option("lenient"):
+        elif _cleans_in_pass(job):
             # cleaned by the kernel without the GIL, but for the rare text left to `many`
             out, good, blanks, bad = kernel.clean_lines(data, path, many, job.skip_bad)
         else:
@@ -861,8 +861,7 @@ def run(
         job.input_format == "parquet" and job.command != "stats" and _arrow_releases_gil()
     ) or (
         job.input_format == "jsonl"
-        and job.command in _JSONL_THREADED
-        and not job.option("lenient")  # clean --lenient: every text through Python
+        and (job.command in _JSONL_THREADED or _cleans_in_pass(job))
         and job.output_format == "jsonl"
         and _jsonl_compiled()
     )
@@ -928,7 +927,12 @@ def _restore(previous: Any) -> None:
 
 # JSONL commands whose compiled kernel does a chunk without the GIL (but for the rare token
 # left to Python): threads, not processes, so no worker starts and no result crosses a pipe.
-_JSONL_THREADED = frozenset({"strip", "extract", "clean"})
+_JSONL_THREADED = frozenset({"strip", "extract"})
+
+
+def _cleans_in_pass(job: Job) -> bool:
+    """clean's rules are in the compiled pass, but --lenient's (Python regexes)."""
+    return job.command == "clean" and not job.option("lenient")
 
 
 def _jsonl_compiled() -> bool:
