@@ -478,13 +478,14 @@ def test_value_at_and_paths() -> None:
 @pytest.mark.parametrize("final_newline", [True, False])
 def test_jsonl_blocks_keep_whole_lines_and_count_rows(tmp_path, monkeypatch, final_newline) -> None:
     """Lines longer than a read block, a byte order mark, no final newline: every line ends up
-    whole in exactly one task, numbered right, at most chunk_rows lines a task."""
+    whole in exactly one task, numbered right, at most chunk_rows lines a task.  (extract's
+    reader; strip's and clean's: tests/test_jsonl_slices.py)"""
     monkeypatch.setattr(_batch, "CHUNK_BYTES", 7)
     lines = [json.dumps({"t": "x" * (i * 5 % 23)}).encode() for i in range(40)]
     data = b"\n".join(lines) + (b"\n" if final_newline else b"")
     path = tmp_path / "blocks.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + data)
-    job = _batch.Job("strip", "jsonl", "jsonl", ("cite",), ("t",))
+    job = _batch.Job("extract", "jsonl", "jsonl", ("cite",), ("t",))
     tasks = list(_batch.Inputs(job, [str(path)], 3, print))
     assert all(isinstance(task.payload, _batch.FileSlice) for task in tasks)  # read by workers
     payloads = [task.payload.read() for task in tasks]
@@ -497,7 +498,8 @@ def test_jsonl_blocks_keep_whole_lines_and_count_rows(tmp_path, monkeypatch, fin
         expected_first += count
     assert expected_first == 40
     results = [_batch.process(job, task) for task in tasks]
-    assert b"".join(result.output for result in results) == data  # the last line's ending kept
+    rows = [json.loads(line)["row"] for result in results for line in result.output.splitlines()]
+    assert rows == list(range(40))
 
 
 def test_workers_are_fed_a_bounded_window(tmp_path: Path) -> None:

@@ -40,6 +40,12 @@ if TYPE_CHECKING:
 
 CHUNK_ROWS = 4096
 CHUNK_BYTES = 8 << 20
+# A regular file's JSONL lines for a text command: about this many bytes a task, read by the
+# worker alone (see `Inputs._slices`); 4 MB keeps a typical log's task within CHUNK_ROWS, so
+# the worker does it in one piece.
+SLICE_BYTES = 4 << 20
+_WINDOW = 64 << 10  # bytes read at a time where a slice ends, looking for its last newline
+_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark: skipped at the start of a JSONL file
 
 
 # --- the text -> text commands: one entry each -------------------------------------------
@@ -124,7 +130,10 @@ class Job:
 @dataclass
 class Task:
     file: str
-    first_row: int  # 0-based index of the first row in its file (JSONL: line number - 1)
+    # 0-based index of the first row in its file (JSONL: line number - 1); None: the lines
+    # before it were not counted (`Inputs._slices`): its rows are numbered from 0 and `run`
+    # renumbers them after the rows of the task before it, of the same file
+    first_row: int | None
     payload: Any  # str (text); bytes or FileSlice (whole JSONL lines); RecordBatch (Parquet)
     nbytes: int  # input bytes it stands for (for the progress bar)
 
@@ -138,6 +147,15 @@ class Result:
     skips: list[tuple[str, int, str]] = field(default_factory=list)  # (file, line, why)
     error: tuple[str, int, str] | None = None  # the bad row that stops the run
     stats: Stats | None = None
+    first_row: int | None = 0  # its task's: None, its lines are numbered from the task's first
+
+    def renumber(self, before: int) -> None:
+        """The lines of its skips and error counted from the file's start, `before` lines
+        before the task's first."""
+        self.skips = [(file, line + before, why) for file, line, why in self.skips]
+        if self.error is not None:
+            file, line, why = self.error
+            self.error = (file, line + before, why)
 
 
 # --- the work on one task (in a worker) --------------------------------------------------
@@ -150,6 +168,9 @@ class FileSlice(NamedTuple):
     path: str
     offset: int
     length: int
+    # 0: whole lines the reader counted and cut; else uncounted lines, which the worker cuts
+    # in pieces of at most this many (`_uncounted`), as the reader would have
+    most: int = 0
 
     def read(self) -> bytes:
         with open(self.path, "rb") as handle:
@@ -161,12 +182,16 @@ class FileSlice(NamedTuple):
 
 
 def process(job: Job, task: Task) -> Result:
+    most = 0
     if isinstance(task.payload, FileSlice):
+        most = task.payload.most
         task = Task(task.file, task.first_row, task.payload.read(), task.nbytes)
-    result = Result(nbytes=task.nbytes)
+    result = Result(nbytes=task.nbytes, first_row=task.first_row)
     if job.command == "stats":
         result.stats = Stats()
-    if job.input_format == "jsonl":
+    if most:
+        _uncounted(job, task, result, most)
+    elif job.input_format == "jsonl":
         _jsonl(job, task, result)
     elif job.input_format == "parquet":
         _parquet(job, task, result)
@@ -190,8 +215,31 @@ def _text(job: Job, task: Task, result: Result) -> None:
         result.output = _json_line({"file": task.file, "citations": citations})
 
 
+def _uncounted(job: Job, task: Task, result: Result, most: int) -> None:
+    """JSONL lines of a text command that the reader did not count: cut here in pieces of at
+    most `most` lines (what bounds a chunk's Python objects), each done as a task of its own,
+    its rows numbered from the task's first (`run` renumbers them)."""
+    data: bytes = task.payload
+    outputs = []
+    first = 0
+    for start, end, lines in _jsonl_kernel().line_cuts(data, len(data), most):
+        piece = Result()
+        lines_data = data if end - start == len(data) else data[start:end]
+        _jsonl(job, Task(task.file, first, lines_data, end - start), piece)
+        outputs.append(piece.output)
+        result.rows += piece.rows
+        result.blanks += piece.blanks
+        result.skips += piece.skips
+        if piece.error is not None:
+            result.error = piece.error
+            break
+        first += lines
+    result.output = outputs[0] if len(outputs) == 1 else b"".join(outputs)
+
+
 def _jsonl(job: Job, task: Task, result: Result) -> None:
     data: bytes = task.payload
+    assert task.first_row is not None  # counted (`_uncounted` numbers its pieces)
     kernel = _jsonl_kernel()
     path = job.field_path
     if job.command in TEXT_COMMANDS:
@@ -297,13 +345,15 @@ def _parquet(job: Job, task: Task, result: Result) -> None:
     from . import arrow
 
     batch = task.payload
+    first = task.first_row
+    assert first is not None  # a Parquet batch's rows are counted by its reader
     index = batch.schema.get_field_index(job.column)
     done = _arrow_first(job, batch.column(index))
     bad = [] if done is not None else _not_utf8(batch.column(index))
     if bad:
         # A named bad row, as in JSONL: stop before it, or leave it out with --skip-bad.
         for row in bad:
-            problem = (task.file, task.first_row + row + 1, f"column {job.column!r} is not UTF-8")
+            problem = (task.file, first + row + 1, f"column {job.column!r} is not UTF-8")
             if not job.skip_bad:
                 result.error = problem
                 batch = batch.slice(0, row)
@@ -335,10 +385,10 @@ def _parquet(job: Job, task: Task, result: Result) -> None:
         found = done if done is not None else arrow.extract(column, families=job.families)
         if pa.types.is_large_list(found.type):  # large_string or string_view column
             found = found.cast(arrow.citation_type())
-        rows = list(range(task.first_row, task.first_row + batch.num_rows))
+        rows = list(range(first, first + batch.num_rows))
         if len(result.skips):  # the rows left, by their number in the file
             skipped = {line - 1 for _, line, _ in result.skips}
-            rows = [row for row in range(task.first_row, task.first_row + task.payload.num_rows)
+            rows = [row for row in range(first, first + task.payload.num_rows)
                     if row not in skipped]  # fmt: skip
         if job.output_format == "parquet":
             result.output = pa.RecordBatch.from_arrays(
@@ -453,6 +503,9 @@ class Inputs:
         handle: BinaryIO = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
         try:
             seekable = file != "-" and handle.seekable()
+            if seekable and self.job.command in TEXT_COMMANDS:
+                yield from self._slices(file, handle)
+                return
             first = 0  # index of the first line not yet handed out
             offset = 0  # file offset of the first byte not yet handed out
             parts: list[bytes] = []  # the start of a line that continues in the next block
@@ -497,6 +550,24 @@ class Inputs:
         finally:
             if handle is not sys.stdin.buffer:
                 handle.close()
+
+    def _slices(self, file: str, handle: BinaryIO) -> Iterator[Task]:
+        """A regular file's lines for a text command, in tasks of about SLICE_BYTES that
+        only name their bytes: here only a window where each ends is read, to find its last
+        newline, and the worker reads, counts and cuts its lines (FileSlice.most), so the
+        file is read once, in the workers (this loop does no work per byte).  Their rows are
+        numbered by `run` (first_row None), but the first task's, which start the file."""
+        at_start = handle.read(len(_BOM)) == _BOM
+        offset = len(_BOM) if at_start else 0
+        first: int | None = 0
+        while True:
+            end = _line_end(handle, offset + SLICE_BYTES - 1)
+            if end <= offset:
+                return
+            payload = FileSlice(file, offset, end - offset, self.chunk_rows)
+            yield Task(file, first, payload, end - offset)
+            first = None
+            offset = end
 
     def _lines(
         self,
@@ -559,6 +630,20 @@ class Inputs:
 
 class InputError(Exception):
     pass
+
+
+def _line_end(handle: BinaryIO, at: int) -> int:
+    """The offset just after the first newline at or after `at`; the file's size when there
+    is none (a last line without one, or `at` past the end)."""
+    handle.seek(at)
+    while True:
+        window = handle.read(_WINDOW)
+        if not window:
+            return min(at, os.fstat(handle.fileno()).st_size)
+        found = window.find(b"\n")
+        if found >= 0:
+            return at + found + 1
+        at += len(window)
 
 
 _TICK = 0.25  # seconds: the longest a blocking wait goes without looking for a Ctrl-C
@@ -878,8 +963,14 @@ def run(
     previous = _install(on_interrupt)
     try:
         results = ordered_results(job, iter(inputs), jobs, threads)
+        before = 0  # lines of the file before the result's task (for tasks not counted)
         with progress, closing(results):  # type: ignore[type-var]
             for result in results:
+                if result.first_row is None:
+                    result.renumber(before)
+                else:
+                    before = result.first_row
+                before += result.rows + result.blanks
                 writing = True
                 output.write(result.output)
                 writing = False
