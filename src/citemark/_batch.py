@@ -838,6 +838,7 @@ def _threaded(job: Job, tasks: Iterator[Task], jobs: int) -> Iterator[Result]:
 
 def _worker_init() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _keep_freed_memory()
 
 
 def _context() -> Any:
@@ -942,6 +943,7 @@ def run(
     """Every task's result written in order.  Ctrl-C (KeyboardInterrupt, raised from here)
     never cuts a write: the output is always a prefix of whole results, so of whole lines."""
     outcome = Outcome(stats=Stats() if job.command == "stats" else None)
+    _keep_freed_memory()
     threads = (
         job.input_format == "parquet" and job.command != "stats" and _arrow_releases_gil()
     ) or (
@@ -1002,6 +1004,34 @@ def run(
         raise KeyboardInterrupt
     outcome.unreadable = inputs.problems
     return outcome
+
+
+# glibc's mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+
+
+def _keep_freed_memory() -> None:
+    """Every task allocates and frees buffers of a few MB (its bytes, its output).  glibc by
+    default maps such a buffer fresh or gives the freed top of its heap back to the system,
+    and the next task faults the pages in again: on the 1 GB log, `clean` took 121,000 page
+    faults at -j 1 and 140,000 at -j 2, and a third of its time.  Buffers up to 32 MB (the
+    largest threshold glibc takes) come from the heap, which keeps up to 64 MB free (four
+    tasks of each worker), so the pages stay mapped: 7,400 and 16,000 faults.  Larger
+    buffers (a very long line) are still mapped apart and given back when freed.  The
+    process is the command's (and its workers'): the library never calls this."""
+    import platform
+
+    if platform.libc_ver()[0] != "glibc":
+        return
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(_M_MMAP_THRESHOLD, 32 << 20)
+    mallopt(_M_TRIM_THRESHOLD, 64 << 20)
 
 
 def _install(handler: Callable[[int, Any], None]) -> Any:
