@@ -1015,11 +1015,11 @@ def _keep_freed_memory() -> None:
     """Every task allocates and frees buffers of a few MB (its bytes, its output).  glibc by
     default maps such a buffer fresh or gives the freed top of its heap back to the system,
     and the next task faults the pages in again: on the 1 GB log, `clean` took 121,000 page
-    faults at -j 1 and 140,000 at -j 2, and a third of its time.  Buffers up to 32 MB (the
-    largest threshold glibc takes) come from the heap, which keeps up to 64 MB free (four
-    tasks of each worker), so the pages stay mapped: 7,400 and 16,000 faults.  Larger
-    buffers (a very long line) are still mapped apart and given back when freed.  The
-    process is the command's (and its workers'): the library never calls this."""
+    faults at -j 1 and 140,000 at -j 2, and a third of its time.  Buffers up to 12 MB (a
+    task's, a read block's) come from the heap, which keeps up to 24 MB free, so their pages
+    stay mapped: 7,400 and 17,000 faults.  Larger buffers (a very long line) are still
+    mapped apart and given back when freed: a long line still peaks at 3x its size, not
+    more.  The process is the command's (and its workers'): the library never calls this."""
     import platform
 
     if platform.libc_ver()[0] != "glibc":
@@ -1030,8 +1030,8 @@ def _keep_freed_memory() -> None:
         mallopt = ctypes.CDLL(None).mallopt
     except (OSError, AttributeError):
         return
-    mallopt(_M_MMAP_THRESHOLD, 32 << 20)
-    mallopt(_M_TRIM_THRESHOLD, 64 << 20)
+    mallopt(_M_MMAP_THRESHOLD, 12 << 20)
+    mallopt(_M_TRIM_THRESHOLD, 24 << 20)
 
 
 def _install(handler: Callable[[int, Any], None]) -> Any:
