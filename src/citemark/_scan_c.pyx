@@ -52,9 +52,8 @@ from cpython.unicode cimport PyUnicode_New, PyUnicode_Substring
 from libc.stdint cimport uint32_t, uint64_t
 from libc.string cimport memcmp, memset
 
-from sys import getsizeof
-
-from citemark._grammar import Citation, check_rules
+from citemark._dropin import CITATION_TEMPLATE
+from citemark._grammar import check_rules
 
 include "_grammar_c.pxi"
 
@@ -92,9 +91,6 @@ cdef enum:
     SHARED_SLOTS = 1 << SHARED_BITS
     # A span's hash reads this many bytes at most at each end.
     HASHED_BYTES = 32
-    # Instances made before the split template is taken (CPython's shared keys start with
-    # 30 spare slots and lose one an instance, down to one).
-    SPLIT_INSTANCES = 32
 
 
 # --- the grammar -------------------------------------------------------------------------
@@ -345,39 +341,17 @@ cdef inline object family_of(str text, const text_t* data, Grammar grammar, cons
     return grammar.families[match.family]
 
 
-cdef dict citation_template():
-    """An empty-valued drop-in dict (the keys of `Citation`, in order) whose copies are the
-    smallest dicts of those keys this interpreter makes.
-
-    A copy of a plain dict takes a key table of its own: 16 slots for six keys, 272 bytes a
-    citation (CPython 3.11).  A copy of a split-table dict (an instance `__dict__`) shares
-    the keys of the class's instances and holds only its values: 120 bytes.  Each new
-    instance shrinks the values' spare room (CPython trims it towards one free slot), hence
-    the instances made first.  Both kinds are plain `dict`s, equal, in the same key order;
-    the smaller copy is taken, so an interpreter that shares no keys gets the plain one."""
-    keys = tuple(Citation.__annotations__)
-    plain = dict.fromkeys(keys)
-    made = None
-    for _ in range(SPLIT_INSTANCES):
-        made = CitationKeys()
-        for key in keys:
-            setattr(made, key, None)
-    split = made.__dict__
-    if list(split) == list(keys) and getsizeof(split.copy()) < getsizeof(plain.copy()):
-        return split
-    return plain
-
-
-# The class whose instances' shared keys the split template uses (kept, never used again).
-cdef object CitationKeys = type("CitationKeys", (), {"__module__": __name__})
-cdef dict TEMPLATE = citation_template()
+# What every drop-in dict is a copy of: a split-table dict on CPython, whose copies share
+# its key table and own only their values (see `_dropin._citation_template`).
+cdef dict TEMPLATE = CITATION_TEMPLATE
 
 
 cdef dict citation(str text, const text_t* data, Grammar grammar, const Match* match,
                    Shared* shared, dict previous):
     """The drop-in dict of a match: a copy of the previous one's (of TEMPLATE for the first),
-    its values replaced.  Copies of one dict share its kind and key table (see
-    citation_template); the values are set in place, so the key order is the template's."""
+    its values replaced in place, so the keys stay the template's, in its order.  Copying
+    the call's own previous dict, not the shared template, keeps threads without the GIL
+    off each other's objects."""
     cdef dict result = PyDict_Copy(TEMPLATE if previous is None else previous)
     result["raw"] = shared_substring(text, data, shared, match.start, match.end)
     result["family"] = family_of(text, data, grammar, match, shared)
