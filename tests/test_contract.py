@@ -6,6 +6,9 @@ and against a hand-written expectation.
 
 from __future__ import annotations
 
+import copy
+import pickle
+import sys
 import types
 from typing import Any
 
@@ -13,6 +16,9 @@ import pytest
 
 import citemark
 import oracle
+from citemark._dropin import CITATION_TEMPLATE, DropIn
+from citemark._grammar import Citation
+from citemark._select import load
 from oracle import DELIM as D
 from oracle import START as S
 from oracle import STOP as E
@@ -517,6 +523,58 @@ def test_each_call_returns_fresh_lists(api) -> None:
     first = api.extract_citations(text)
     first[0]["source_ids"].append("mutated")
     assert api.extract_citations(text)[0]["source_ids"] == ["turn0"]
+
+
+def test_each_citation_is_a_copy_of_the_template(api) -> None:
+    # Both scanners copy CITATION_TEMPLATE (a split-table dict on CPython: its copies share
+    # one key table), so a citation is no larger than the same dict built key by key.
+    assert list(CITATION_TEMPLATE.items()) == [(key, None) for key in Citation.__annotations__]
+    text = "x" + marker("cite", "turn0", "L1") + marker("cite", "a", "b")
+    citations = api.extract_citations(text)
+    for citation in citations:
+        built = {key: citation[key] for key in Citation.__annotations__}
+        assert citation == built
+        assert sys.getsizeof(citation) == sys.getsizeof(CITATION_TEMPLATE.copy())
+        assert sys.getsizeof(citation) <= sys.getsizeof(built)
+    assert pickle.loads(pickle.dumps(citations)) == citations
+    assert copy.deepcopy(citations) == citations
+
+
+def test_a_citation_changes_like_any_dict(api) -> None:
+    text = marker("cite", "turn0", "L1") + marker("cite", "a")
+    first, second = api.extract_citations(text)
+    first["extra"] = 1
+    first["more"] = 2
+    del first["raw"]
+    first["raw"] = "r"
+    second.pop("family")
+    moved = ["family", "source_ids", "locator", "start", "end", "extra", "more", "raw"]
+    assert list(first) == moved
+    assert list(second) == ["raw", "source_ids", "locator", "start", "end"]
+    assert list(CITATION_TEMPLATE.items()) == [(key, None) for key in Citation.__annotations__]
+    again = api.extract_citations(text)
+    assert [list(citation) for citation in again] == [list(Citation.__annotations__)] * 2
+    assert [summary([citation]) for citation in again] == [
+        [("cite", ["turn0"], "L1", 0, 15)],
+        [("cite", ["a"], None, 15, 23)],
+    ]
+
+
+@pytest.mark.c_extension
+def test_the_kernel_builds_a_repeated_string_once() -> None:
+    # An id, a marker or a locator that recurs in one call is one str (a shared reference,
+    # not a copy: less fresh memory a citation); the lists stay one per citation.
+    kernel = DropIn(load("_scan", "cython"))
+    text = (marker("cite", "turn0file0", "L1") + " and ") * 50 + marker("cite", "x", "turn0file0")
+    citations = kernel.extract_citations(text)
+    assert len(citations) == 51
+    for key in ("raw", "locator"):
+        assert len({id(citation[key]) for citation in citations[:50]}) == 1
+    ids = [source_id for citation in citations for source_id in citation["source_ids"]]
+    assert ids == ["turn0file0"] * 50 + ["x", "turn0file0"]
+    assert len({id(source_id) for source_id in ids if source_id == "turn0file0"}) == 1
+    assert len({id(citation["source_ids"]) for citation in citations}) == 51
+    assert citations == DropIn(load("_scan", "python")).extract_citations(text)
 
 
 # --- strip_citations ------------------------------------------------------------------

@@ -21,9 +21,10 @@ Twin name -> kernel name (the kernel's table lists its fast paths and what they 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ._dropin import CITATION_TEMPLATE
 from ._grammar import (
     FAMILY_WORD_RE,
     LOCATOR,
@@ -169,17 +170,22 @@ def judge_body(body: str, delimiter: str, grammar: Grammar) -> tuple[list[str], 
 
 def extract(text: str, grammar: Grammar) -> list[Citation]:
     check_args(text, grammar)
-    return [
-        {
-            "raw": text[match.start : match.end],
-            "family": match.family,
-            "source_ids": match.source_ids,  # type: ignore[typeddict-item]
-            "locator": match.locator,
-            "start": match.start,
-            "end": match.end,
-        }
-        for match in scan(text, grammar, False)
-    ]
+    citations = []
+    for match in scan(text, grammar, False):
+        # A copy of the template, as the kernel's: its key table is shared, not owned.
+        citation = _new_citation()
+        citation["raw"] = text[match.start : match.end]
+        citation["family"] = match.family
+        citation["source_ids"] = match.source_ids  # type: ignore[typeddict-item]
+        citation["locator"] = match.locator
+        citation["start"] = match.start
+        citation["end"] = match.end
+        citations.append(citation)
+    return citations
+
+
+# The template's values are None, which `Citation` does not allow: every one is replaced.
+_new_citation: Callable[[], Citation] = CITATION_TEMPLATE.copy  # type: ignore[assignment]
 
 
 def strip(text: str, grammar: Grammar) -> str:
