@@ -47,10 +47,16 @@ def run(tmp_path: Path, capsys, data: bytes, *args: str) -> tuple[int, bytes, li
 
 @pytest.mark.parametrize("final_newline", [True, False])
 @pytest.mark.parametrize("slice_bytes", [1, 7, 100, 1000])
+@pytest.mark.parametrize("window", [3, 64 << 10])  # lines longer than the window read at an end
 def test_slices_hold_whole_lines_and_read_the_file_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, final_newline: bool, slice_bytes: int
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    final_newline: bool,
+    slice_bytes: int,
+    window: int,
 ) -> None:
     monkeypatch.setattr(_batch, "SLICE_BYTES", slice_bytes)
+    monkeypatch.setattr(_batch, "_WINDOW", window)
     data = log(final_newline, bad=True)
     path = tmp_path / "log.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + data)  # a byte order mark: not a row's
