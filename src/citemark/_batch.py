@@ -1020,9 +1020,10 @@ def _keep_freed_memory() -> None:
     stay mapped: 7,400 and 17,000 faults.  Larger buffers (a very long line) are still
     mapped apart and given back when freed: a long line still peaks at 3x its size, not
     more.  The process is the command's (and its workers'): the library never calls this."""
-    import platform
-
-    if platform.libc_ver()[0] != "glibc":
+    try:  # glibc names itself here (platform.libc_ver reads the executable: slower)
+        if not os.confstr("CS_GNU_LIBC_VERSION"):
+            return
+    except (AttributeError, ValueError, OSError):  # not glibc, or no confstr (Windows)
         return
     import ctypes
 
