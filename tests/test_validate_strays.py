@@ -102,6 +102,24 @@ def test_strays_on_thousands_of_open_starts(implementation: str) -> None:
     assert len(found) == 3000 + 4
 
 
+# Every character str.isspace takes, and the characters on either side of each (the
+# kernel looks white space up only for characters in its ranges), in each string width.
+_SPACES = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+_AROUND = sorted({chr(ord(c) + d) for c in _SPACES for d in (-1, 1)} - set(_SPACES))
+
+
+@pytest.mark.parametrize("wide", ["", "\u0100", "\U0001f600"])
+def test_glued_word_ends_at_every_white_space(implementation: str, wide: str) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    for char in [*_SPACES, *_AROUND]:
+        text = f"{wide}{S}cite{D}a{char}b"
+        found: list[tuple[int, int, int]] = []
+        foreign: list[tuple[int, int]] = []
+        kernel.strays(text, 0, len(text), 7, S, E, D, found, foreign)
+        assert (found, foreign) == oracle(text, 0, len(text), 7), repr(char)
+        assert foreign[0][1] == len(wide) + 7 + (not char.isspace()) * 2, repr(char)
+
+
 @pytest.mark.c_extension
 def test_strays_checks_its_arguments() -> None:
     kernel = load("_commonmark", "cython")

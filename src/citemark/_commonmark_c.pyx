@@ -28,6 +28,7 @@ the twin at import (one home); the line breaks are checked against it.  Characte
 found by the vector search of `_simd.h` (CITEMARK_SIMD caps it, as for the scanner).
 """
 
+cimport cython
 from cpython cimport array
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
@@ -46,14 +47,25 @@ cdef extern from "Python.h":
     ctypedef struct PyTypeObject:
         Py_ssize_t tp_basicsize
         Py_ssize_t tp_dictoffset
-    PyObject* type_alloc "PyType_GenericAlloc"(PyTypeObject* cls, Py_ssize_t items) except NULL
-    void gc_untrack "PyObject_GC_UnTrack"(object op)
     bint PyType_IsSubtype(PyTypeObject* a, PyTypeObject* b)
     PyTypeObject PyTuple_Type
     int PyUnicode_Compare(object left, object right) except? -1
     Py_ssize_t PyLong_AsSsize_t(object value)  # its error is looked at by the caller
     PyObject* PyErr_Occurred()
     void PyErr_Clear()
+    # The pointer forms, for the fields new_row shares (no reference counted temporaries).
+    void incref_ptr "Py_INCREF"(PyObject* value) nogil
+    void set_item_ptr "PyTuple_SET_ITEM"(PyObject* row, Py_ssize_t index, PyObject* value) nogil
+    PyObject* long_from "PyLong_FromSsize_t"(Py_ssize_t value) except NULL
+
+cdef extern from *:
+    """
+    /* A GC object of a tuple type, as tuple's own allocator makes one: untracked. */
+    static inline PyObject *citemark_row_alloc(PyTypeObject *cls, Py_ssize_t items) {
+        return (PyObject *)PyObject_GC_NewVar(PyTupleObject, cls, items);
+    }
+    """
+    PyObject* gc_new_var "citemark_row_alloc"(PyTypeObject* cls, Py_ssize_t items) except NULL
 
 cdef extern from "Python.h":
     ctypedef unsigned char Py_UCS1
@@ -440,6 +452,7 @@ cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at, Py_ssize_t
     return next_of(kind, data, CR, at, found) if carriage else found
 
 
+@cython.final  # (its methods called directly, not through a table)
 cdef class _Sink:
     """Where the stray scan puts what it finds: raw `(kind, start, end)` findings and
     `(start, end)` foreign spans in lists (`strays`), or diagnostics built in place and the
@@ -458,6 +471,16 @@ cdef class _Sink:
     cdef array.array ends
     cdef Py_ssize_t walled  # the walls written (the arrays may hold more room)
     cdef list refused
+    # Per ASCII character: whether it ends the word glued to an open START (white space,
+    # the START or the STOP).
+    cdef unsigned char word_stops[128]
+
+    cdef int use_chars(self, Py_UCS4 start_unit, Py_UCS4 stop_unit) except -1:
+        cdef Py_UCS4 unit
+        for unit in range(128):
+            self.word_stops[unit] = Py_UNICODE_ISSPACE(unit) or unit == start_unit or \
+                unit == stop_unit
+        return 0
 
     cdef int use_rows(self, tuple rows) except -1:
         cdef Py_ssize_t kind
@@ -477,15 +500,15 @@ cdef class _Sink:
         if kind == REFUSED:
             # Its message needs the grammar (validate writes it): noted by its index.
             self.refused.append(len(self.found))
-            message = <object>self.ones[kind]
-        elif end - start == 1:
-            message = <object>self.ones[kind]
-        else:
-            message = self.rows[kind][3].format(end - start)
-        self.found.append(
-            new_row(self.make, <object>self.codes[kind], <object>self.severities[kind], message,
-                    start, end)
-        )
+        if kind == REFUSED or end - start == 1:
+            # The shared message (no reference counted temporaries: a row per stray
+            # character of thousands).
+            self.found.append(new_row(self.make, self.codes[kind], self.severities[kind],
+                                      self.ones[kind], start, end))
+            return 0
+        message = self.rows[kind][3].format(end - start)
+        self.found.append(new_row(self.make, self.codes[kind], self.severities[kind],
+                                  <PyObject*>message, start, end))
         return 0
 
     cdef int wall(self, Py_ssize_t start, Py_ssize_t end) except -1:
@@ -511,25 +534,32 @@ cdef class _Sink:
         return 0
 
 
-cdef inline void fill(object row, Py_ssize_t i, object value):
-    Py_INCREF(value)  # PyTuple_SET_ITEM steals a reference
-    PyTuple_SET_ITEM(row, i, value)
-
-
-cdef object new_row(PyTypeObject* cls, object code, object severity, object message,
-                    Py_ssize_t start, Py_ssize_t end):
+cdef inline object new_row(PyTypeObject* cls, PyObject* code, PyObject* severity,
+                           PyObject* message, Py_ssize_t start, Py_ssize_t end):
     # cls((code, severity, message, start, end)) filled in place (as tuple.__new__ fills a
     # subclass): every field is built before the row exists, so it is never seen half full.
-    # Its fields are str and int: no cycle, so it is left out of the collector's passes.
-    cdef object start_ = start, end_ = end
-    row = <object>type_alloc(cls, 5)
-    Py_DECREF(row)  # type_alloc's reference now belongs to `row`
-    fill(row, 0, code)
-    fill(row, 1, severity)
-    fill(row, 2, message)
-    fill(row, 3, start_)
-    fill(row, 4, end_)
-    gc_untrack(row)
+    # Allocated as tuple's own allocator does (PyObject_GC_NewVar: a GC object not tracked
+    # yet, its items unset): its fields are str and int, no cycle, so it is left out of
+    # the collector's passes (PyType_GenericAlloc zeroes, tracks, and is then untracked:
+    # a fifth of a row).  code, severity and message are borrowed: each gets a reference
+    # of its own from the row.
+    cdef object start_ = <object>long_from(start)
+    Py_DECREF(start_)  # long_from's reference now belongs to start_
+    cdef object end_ = <object>long_from(end)
+    Py_DECREF(end_)
+    cdef object row = <object>gc_new_var(cls, 5)
+    Py_DECREF(row)  # the allocation's reference now belongs to `row`
+    cdef PyObject* cell = <PyObject*>row
+    incref_ptr(code)  # PyTuple_SET_ITEM steals a reference
+    set_item_ptr(cell, 0, code)
+    incref_ptr(severity)
+    set_item_ptr(cell, 1, severity)
+    incref_ptr(message)
+    set_item_ptr(cell, 2, message)
+    Py_INCREF(start_)
+    set_item_ptr(cell, 3, <PyObject*>start_)
+    Py_INCREF(end_)
+    set_item_ptr(cell, 4, <PyObject*>end_)
     return row
 
 
@@ -558,6 +588,7 @@ def strays(str text not None, first, last, held, start_char, stop_char, delimite
     cdef _Sink sink = _Sink()
     sink.found = found
     sink.foreign = foreign
+    sink.use_chars(start_unit, stop_unit)
     scan_strays(PyUnicode_KIND(text), PyUnicode_DATA(text), size, lo, hi, held & 7,
                 start_unit, stop_unit, delimiter_unit, sink)
 
@@ -622,28 +653,43 @@ cdef int unterminated(int kind, const void* data, Py_ssize_t size, Py_ssize_t at
     cdef Py_ssize_t end
     # One loop per width (a width test at every character cost most of this scan).
     if kind == 1:
-        end = word_end(<const Py_UCS1*>data, at + 1, size, start_unit, stop_unit)
+        end = word_end(<const Py_UCS1*>data, at + 1, size, start_unit, stop_unit,
+                       sink.word_stops)
     elif kind == 2:
-        end = word_end(<const Py_UCS2*>data, at + 1, size, start_unit, stop_unit)
+        end = word_end(<const Py_UCS2*>data, at + 1, size, start_unit, stop_unit,
+                       sink.word_stops)
     else:
-        end = word_end(<const Py_UCS4*>data, at + 1, size, start_unit, stop_unit)
+        end = word_end(<const Py_UCS4*>data, at + 1, size, start_unit, stop_unit,
+                       sink.word_stops)
     sink.wall(at, end)
     return 0
 
 
 cdef inline Py_ssize_t word_end(const text_t* data, Py_ssize_t end, Py_ssize_t size,
-                                Py_UCS4 start_unit, Py_UCS4 stop_unit) noexcept nogil:
-    # The end of the word from `end` (reads below size: inside the string).
+                                Py_UCS4 start_unit, Py_UCS4 stop_unit,
+                                const unsigned char* ascii_stops) noexcept nogil:
+    # The end of the word from `end` (reads below size: inside the string); ascii_stops:
+    # the sink's word_stops.
     cdef Py_UCS4 unit
     while end < size:
         unit = data[end]
-        if unit == start_unit or unit == stop_unit:
-            break
-        # White space is at most U+0020 in ASCII (the test spares the look-up elsewhere).
-        if (unit <= 0x20 or unit >= 0x80) and Py_UNICODE_ISSPACE(unit):
+        if unit < 0x80:
+            if ascii_stops[unit]:
+                break
+        elif unit == start_unit or unit == stop_unit or \
+                (wide_space(unit) and Py_UNICODE_ISSPACE(unit)):
             break
         end += 1
     return end
+
+
+cdef inline bint wide_space(Py_UCS4 unit) noexcept nogil:
+    # False for a character above ASCII that is surely no white space, so the look-up runs
+    # only for the others (a call at each marker character of a glued word cost a third of
+    # its scan): white space there is U+0085, U+00A0, U+1680, U+2000 to U+205F (spaces,
+    # line and paragraph separators) or U+3000 (test_validate_strays checks every character
+    # str.isspace takes against the scan).
+    return unit <= 0xA0 or unit == 0x1680 or 0x2000 <= unit <= 0x205F or unit == 0x3000
 
 
 def stray_findings(str text not None, consumed, start_char, stop_char, delimiter, make, rows,
@@ -665,6 +711,7 @@ def stray_findings(str text not None, consumed, start_char, stop_char, delimiter
     check_longs(starts, "starts")
     check_longs(ends, "ends")
     cdef _Sink sink = _Sink()
+    sink.use_chars(start_unit, stop_unit)
     sink.diagnose = True
     sink.make = <PyTypeObject*>make
     sink.use_rows(rows)
@@ -1570,7 +1617,8 @@ def located_rows(citations, located, compute, make, found):
                     type((<tuple>entry)[2]) is not str:
                 raise TypeError("compute must give a list of (code, severity, message) rows")
             row = <tuple>entry
-            out.append(new_row(<PyTypeObject*>make, row[0], row[1], row[2], start, end))
+            out.append(new_row(<PyTypeObject*>make, <PyObject*>row[0], <PyObject*>row[1],
+                               <PyObject*>row[2], start, end))
 
 
 cdef Py_ssize_t wall_bound(list walls, Py_ssize_t index, Py_ssize_t side) except -1:
