@@ -553,24 +553,29 @@ def test_covered_matches_inside(
     points = sorted(set(cuts))
     walls = list(zip(points[::2], points[1::2], strict=False))  # sorted, disjoint
     expected = [inside(walls, start, end) for start, end in zip(starts, ends, strict=True)]
-    assert kernel.covered(starts, ends, walls) == expected
+    lows = array("q", [start for start, _ in walls])
+    highs = array("q", [end for _, end in walls])
+    assert kernel.covered(starts, ends, lows, highs) == expected
 
 
 @pytest.mark.c_extension
 def test_covered_checks_its_arguments() -> None:
     kernel = load("_commonmark", "cython")
+    empty = array("q")
     for args, name in [
-        (((0,), [1], []), "starts"),
-        (([0], [None], []), "ends"),
-        (([0], [1], ()), "walls"),
-        (([0], [1], [(0, 1, 2)]), "walls"),
-        (([0], [1], [(0, "1")]), "walls"),
+        (((0,), [1], empty, empty), "starts"),
+        (([0], [None], empty, empty), "ends"),
+        (([0], [1], [], empty), "wall_starts"),
+        (([0], [1], empty, array("i")), "wall_ends"),
+        (([0], [1], empty, [(0, 1)]), "wall_ends"),
     ]:
         with pytest.raises(TypeError, match=name):
             kernel.covered(*args)
     for implementation in ("cython", "python"):
         module = load("_commonmark", implementation)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="starts and ends"):
-            module.covered([0], [], [])
+            module.covered([0], [], empty, empty)
+        with pytest.raises(ValueError, match="wall_starts and wall_ends"):
+            module.covered([0], [1], array("q", [0]), empty)
         with pytest.raises(ValueError, match="ascending"):
-            module.covered([2, 1], [3, 3], [])
+            module.covered([2, 1], [3, 3], empty, empty)

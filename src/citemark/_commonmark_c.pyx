@@ -16,10 +16,12 @@ Same functions, names and branch order as the twin in `_commonmark_py.py`:
   starts, ends)`: the same over every gap between the markers, as validate's diagnostics
   built in place, with the walls its id checks skip.
 - `next_outside(text, needle, at, starts, ends, wall)`: the next needle outside every wall.
-- `code_walls(text)`: `_commonmark.CodeScanner` over a whole text, every line in C.
+- `code_walls(text)`: `_commonmark.CodeScanner` over a whole text, every line in C;
+  `code_spans(text)`: the same walls as two arrays (starts, ends).
 - `line_spans(text)`: (start, end) of every line's content.
 - validate's per-citation checks: `order(found)` (its findings by place), `cited_lines`
-  (the lines of the citations, and what they hold), `covered` (citations in code),
+  (the lines of the citations, and what they hold), `covered` (citations in code, the
+  walls as two arrays),
   `punctuated` (runs of citations before punctuation), `located_rows` (the findings of
   ids and locators, placed at each citation).
 
@@ -30,9 +32,9 @@ found by the vector search of `_simd.h` (CITEMARK_SIMD caps it, as for the scann
 
 cimport cython
 from cpython cimport array
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from libc.string cimport memcpy
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
-from cpython.tuple cimport PyTuple_SET_ITEM
 
 from citemark import _commonmark_py as twin
 
@@ -167,37 +169,60 @@ def runs(str text not None, first, end, base):
 cdef int collect_runs(int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
                       Py_ssize_t offset, array.array found) except -1:
     # Append to found the runs of text[lo:hi] (lo <= hi <= len(text); offset + len(text)
-    # fits in an index: checked by the callers).  Counted first, then written into room made
-    # once (an array grown a run at a time copies itself over and over); one loop per width.
-    cdef Py_ssize_t count, size
-    if kind == 1:
-        count = runs_of(<const Py_UCS1*>data, lo, hi, 0, NULL)
-    elif kind == 2:
-        count = runs_of(<const Py_UCS2*>data, lo, hi, 0, NULL)
-    else:
-        count = runs_of(<const Py_UCS4*>data, lo, hi, 0, NULL)
-    if not count:
-        return 0
-    size = Py_SIZE(found)
-    array.resize_smart(found, size + 3 * count)  # (room for more: a paragraph grows)
-    cdef long long* out = found.data.as_longlongs + size  # 3 * count entries, inside
-    if kind == 1:
-        runs_of(<const Py_UCS1*>data, lo, hi, offset, out)
-    elif kind == 2:
-        runs_of(<const Py_UCS2*>data, lo, hi, offset, out)
-    else:
-        runs_of(<const Py_UCS4*>data, lo, hi, offset, out)
+    # fits in an index: checked by the callers), in one pass: written into the room left,
+    # the array grown by half as much again whenever it is full (a pass to count them first
+    # cost as much as the scan).  One loop per width.
+    cdef Py_ssize_t used = Py_SIZE(found), pos = lo, room
+    cdef long long* out
+    try:
+        while pos < hi:
+            room = (Py_SIZE(found) - used) // 3
+            if room == 0:
+                array.resize_smart(found, used + 3 * (used // 6 + 16))
+                room = (Py_SIZE(found) - used) // 3
+            out = found.data.as_longlongs + used  # room triples from here: inside
+            if kind == 1:
+                used += 3 * runs_into(<const Py_UCS1*>data, lo, &pos, hi, offset, out, room)
+            elif kind == 2:
+                used += 3 * runs_into(<const Py_UCS2*>data, lo, &pos, hi, offset, out, room)
+            else:
+                used += 3 * runs_into(<const Py_UCS4*>data, lo, &pos, hi, offset, out, room)
+    finally:
+        array.resize_smart(found, used)  # as long as what was written, whatever happens
     return 0
 
 
-cdef Py_ssize_t runs_of(const text_t* data, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t offset,
-                        long long* out) noexcept:
-    # The runs of backticks in data[lo:hi]: counted, and written to out (start + offset,
-    # end + offset, escaped: three entries each) unless it is NULL.  Every read is in
-    # [lo, hi): inside the string.
-    cdef Py_ssize_t count = 0, i = lo, at, near, escapes
-    cdef Py_ssize_t found
-    while i < hi:
+cdef extern from *:
+    """
+    #include <string.h>
+    /* Eight bytes from p, wherever p points (memcpy: no alignment needed). */
+    static inline unsigned long long citemark_load8(const void *p) {
+        unsigned long long word;
+        memcpy(&word, p, 8);
+        return word;
+    }
+    """
+    unsigned long long load8 "citemark_load8"(const void* p) noexcept nogil
+
+
+cdef Py_ssize_t runs_into(const text_t* data, Py_ssize_t lo, Py_ssize_t* pos, Py_ssize_t hi,
+                          Py_ssize_t offset, long long* out, Py_ssize_t room) noexcept:
+    # The runs of backticks in data[pos[0]:hi], at most `room` of them, written to out
+    # (start + offset, end + offset, escaped: three entries each); pos[0] moved past the
+    # last one written (to hi when none is left).  The backslashes before a run are counted
+    # back to lo at most.  Every read is in [lo, hi): inside the string.
+    cdef Py_ssize_t count = 0, i = pos[0], at, near, escapes, found
+    # A whole word of backticks (8 bytes), for the long runs: the same bytes whatever the
+    # byte order, as every unit in it is the same.
+    cdef unsigned long long ticks
+    if text_t is Py_UCS1:
+        ticks = 0x6060606060606060ULL
+    elif text_t is Py_UCS2:
+        ticks = 0x0060006000600060ULL
+    else:
+        ticks = 0x0000006000000060ULL
+    cdef Py_ssize_t step = 8 // sizeof(text_t)  # units in a word
+    while i < hi and count < room:
         # The next backtick: the next few characters looked at first (runs close together
         # cost a vector search's set-up each otherwise), then the vector search.
         near = i + 8 if hi - i > 8 else hi
@@ -214,19 +239,23 @@ cdef Py_ssize_t runs_of(const text_t* data, Py_ssize_t lo, Py_ssize_t hi, Py_ssi
         if i == hi:
             break
         at = i
+        i += 1
+        # A word at a time while a whole one is backticks (reads below i + step <= hi).
+        while hi - i >= step and load8(data + i) == ticks:
+            i += step
         while i < hi and data[i] == BACKTICK:
             i += 1
+        # Most runs follow no backslash: count them only when one is there.  The count
+        # stops at lo, so with the run scan every character is read at most twice.
+        escapes = 0
+        while at - escapes > lo and data[at - escapes - 1] == BACKSLASH:
+            escapes += 1
+        out[0] = offset + at  # offset + i <= offset + len(text): no overflow
+        out[1] = offset + i
+        out[2] = escapes % 2
+        out += 3
         count += 1
-        if out != NULL:
-            # Most runs follow no backslash: count them only when one is there.  The count
-            # stops at lo, so with the run scan every character is read at most twice.
-            escapes = 0
-            while at - escapes > lo and data[at - escapes - 1] == BACKSLASH:
-                escapes += 1
-            out[0] = offset + at  # offset + i <= offset + len(text): no overflow
-            out[1] = offset + i
-            out[2] = escapes % 2
-            out += 3
+    pos[0] = i
     return count
 
 
@@ -236,6 +265,67 @@ cdef int check_runs(object value, str name) except -1:
     if Py_SIZE(value) % 3:
         raise ValueError(f"{name} must hold whole (start, end, escaped) triples")
     return 0
+
+
+@cython.final
+cdef class _Walls:
+    """Where the code spans found go: appended to a list as (start, end) tuples (`out`, for
+    the functions that take one), or into two C arrays of longs (the whole scan: a Python
+    tuple and two ints per span cost as much as the scan itself)."""
+
+    cdef list out  # None: the arrays
+    cdef long long* starts
+    cdef long long* ends
+    cdef Py_ssize_t count
+    cdef Py_ssize_t room
+
+    def __dealloc__(self):
+        PyMem_Free(self.starts)
+        PyMem_Free(self.ends)
+
+    cdef int add(self, long long start, long long end) except -1:
+        if self.out is not None:
+            self.out.append((start, end))
+            return 0
+        cdef Py_ssize_t room
+        cdef long long* grown
+        if self.count == self.room:
+            # Half as much again (the count at most the text's length: no overflow).
+            room = self.room + self.room // 2 + 16
+            grown = <long long*>PyMem_Realloc(self.starts, room * sizeof(long long))
+            if grown == NULL:
+                raise MemoryError()
+            self.starts = grown
+            grown = <long long*>PyMem_Realloc(self.ends, room * sizeof(long long))
+            if grown == NULL:
+                raise MemoryError()
+            self.ends = grown
+            self.room = room
+        # count < room now: inside both.
+        self.starts[self.count] = start
+        self.ends[self.count] = end
+        self.count += 1
+        return 0
+
+    cdef list as_list(self):
+        if self.out is not None:
+            return self.out
+        cdef Py_ssize_t index
+        return [(self.starts[index], self.ends[index]) for index in range(self.count)]
+
+    cdef tuple as_arrays(self):
+        cdef array.array firsts = array.clone(RUNS_TEMPLATE, self.count, False)
+        cdef array.array lasts = array.clone(RUNS_TEMPLATE, self.count, False)
+        if self.count:
+            memcpy(firsts.data.as_longlongs, self.starts, self.count * sizeof(long long))
+            memcpy(lasts.data.as_longlongs, self.ends, self.count * sizeof(long long))
+        return firsts, lasts
+
+
+cdef _Walls list_walls(list walls):
+    cdef _Walls sink = _Walls()
+    sink.out = walls
+    return sink
 
 
 def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_from):
@@ -253,10 +343,22 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
         raise ValueError("start must be at most len(text)")
     if offset > PY_SSIZE_T_MAX - size:
         raise ValueError("base + len(text) must fit in an index")
-    cdef array.array open_runs = pending
+    # The pending runs checked once here: plain_lines pairs them without a look.
+    run_values((<array.array>pending).data.as_longlongs, Py_SIZE(pending) // 3)
     cdef bint paragraph = in_paragraph
-    cdef int kind = PyUnicode_KIND(text)
-    cdef const void* data = PyUnicode_DATA(text)
+    # -1: None; -2: the caller's value, kept until an empty line resets it.
+    cdef Py_ssize_t ticked = -1 if ticked_from is None else -2
+    at = plain_lines(PyUnicode_KIND(text), PyUnicode_DATA(text), size, at, offset, pending,
+                     list_walls(walls), &paragraph, &ticked)
+    return at, paragraph, None if ticked == -1 else ticked_from if ticked == -2 else ticked
+
+
+cdef Py_ssize_t plain_lines(int kind, const void* data, Py_ssize_t size, Py_ssize_t at,
+                            Py_ssize_t offset, array.array open_runs, _Walls walls,
+                            bint* in_paragraph, Py_ssize_t* ticked_from) except -1:
+    # plain's lines from at (<= size; offset + size fits in an index), ticked_from -1 for
+    # None (any other negative value: one set before): the start of the first line left.
+    cdef bint paragraph = in_paragraph[0]
     cdef Py_ssize_t end, following
     cdef Py_UCS4 unit
     cdef bint ticked
@@ -275,18 +377,21 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
                 following += 1
         if at == end:
             if paragraph:  # an empty line ends the paragraph
-                pair(open_runs, walls)
+                in_paragraph[0] = False  # (as it is now, should the pairing fail)
+                pair_array(open_runs, walls)
                 paragraph = False
                 array.resize(open_runs, 0)
-                ticked_from = None
+                ticked_from[0] = -1
         else:
             paragraph = True
+            in_paragraph[0] = True
             if ticked:
-                if ticked_from is None:
-                    ticked_from = offset + at  # <= PY_SSIZE_T_MAX (checked above)
+                if ticked_from[0] == -1:
+                    ticked_from[0] = offset + at  # <= PY_SSIZE_T_MAX (checked by the caller)
                 collect_runs(kind, data, at, end, offset, open_runs)
         at = following  # > at: every line moves on by at least one character
-    return at, paragraph, ticked_from
+    in_paragraph[0] = paragraph
+    return at
 
 
 def pair(runs, walls):
@@ -294,13 +399,16 @@ def pair(runs, walls):
     if type(walls) is not list:
         raise TypeError(f"walls must be a list, not {type(walls).__name__}")
     cdef array.array items = runs
-    cdef list out = walls
     cdef Py_ssize_t count = Py_SIZE(items) // 3
     cdef const long long* data = items.data.as_longlongs
+    pair_runs(data, count, run_values(data, count), list_walls(walls))
+
+
+cdef long long run_values(const long long* data, Py_ssize_t count) except -1:
+    # The longest of these runs, each checked a real one: 0 <= start <= end, escaped 0 or 1
+    # (only then one less than the start): the lengths index the tables of pair_many.
     cdef Py_ssize_t index
     cdef long long longest = 0
-    # Every run must be a real one: 0 <= start <= end, escaped 0 or 1 (only then one less
-    # than the start): the lengths index the tables of pair_many.
     for index in range(count):
         if not (0 <= data[3 * index] <= data[3 * index + 1] and 0 <= data[3 * index + 2] <= 1):
             raise ValueError("runs must hold (start, end, escaped) with 0 <= start <= end")
@@ -308,19 +416,34 @@ def pair(runs, walls):
             raise ValueError("runs must hold no empty escaped run")
         if data[3 * index + 1] - data[3 * index] > longest:
             longest = data[3 * index + 1] - data[3 * index]
+    return longest
+
+
+cdef int pair_array(array.array runs, _Walls out) except -1:
+    # pair for runs this module found, or checked by run_values (real ones).
+    cdef Py_ssize_t count = Py_SIZE(runs) // 3, index
+    cdef const long long* data = runs.data.as_longlongs
+    cdef long long longest = 0
+    for index in range(count):
+        if data[3 * index + 1] - data[3 * index] > longest:
+            longest = data[3 * index + 1] - data[3 * index]
+    return pair_runs(data, count, longest, out)
+
+
+cdef int pair_runs(const long long* data, Py_ssize_t count, long long longest,
+                   _Walls out) except -1:
     if count < 2:
-        return
+        return 0
     if count <= FEW_RUNS:
-        pair_few(data, count, out)
-        return
+        return pair_few(data, count, out)
     # The tables of pair_many hold 2 * (longest + 2) + count indexes: they must be allocatable.
     if longest > PY_SSIZE_T_MAX // <Py_ssize_t>sizeof(Py_ssize_t) // 3 - count:
         raise MemoryError("runs too long to pair")
-    pair_many(data, count, <Py_ssize_t>longest, out)
+    return pair_many(data, count, <Py_ssize_t>longest, out)
 
 
 cdef int pair_many(const long long* data, Py_ssize_t count, Py_ssize_t longest,
-                   list out) except -1:
+                   _Walls out) except -1:
     # The twin's cursor per run length, with the runs bucketed by length in C arrays
     # (a counting sort): bucket[l] .. bucket[l + 1] holds the indexes of the runs of length
     # l, ascending.  longest is the largest length (checked by pair), so every length
@@ -364,7 +487,7 @@ cdef int pair_many(const long long* data, Py_ssize_t count, Py_ssize_t longest,
             cursor[length] = at
             if length and at < bound:
                 closer = order[at]
-                out.append((run_start, data[3 * closer + 1]))
+                out.add(run_start, data[3 * closer + 1])
                 index = closer + 1
             else:
                 index += 1
@@ -373,7 +496,7 @@ cdef int pair_many(const long long* data, Py_ssize_t count, Py_ssize_t longest,
     return 0
 
 
-cdef int pair_few(const long long* data, Py_ssize_t count, list out) except -1:
+cdef int pair_few(const long long* data, Py_ssize_t count, _Walls out) except -1:
     cdef Py_ssize_t index, closer
     cdef long long length
     index = 0
@@ -383,7 +506,7 @@ cdef int pair_few(const long long* data, Py_ssize_t count, list out) except -1:
         while closer < count and data[3 * closer + 1] - data[3 * closer] != length:
             closer += 1
         if length and closer < count:
-            out.append((data[3 * index] + data[3 * index + 2], data[3 * closer + 1]))
+            out.add(data[3 * index] + data[3 * index + 2], data[3 * closer + 1])
             index = closer + 1
         else:
             index += 1
@@ -938,7 +1061,7 @@ cdef class _Walker:
     cdef int kind
     cdef const void* data
     cdef Py_ssize_t size
-    cdef list walls
+    cdef _Walls walls
     cdef array.array runs
     # containers and waiting grow and shrink together (append, truncate): the same length,
     # so an index below len(containers) (boundscheck is off) is inside both.
@@ -954,7 +1077,7 @@ cdef class _Walker:
         self.kind = PyUnicode_KIND(text)
         self.data = PyUnicode_DATA(text)
         self.size = len(text)
-        self.walls = []
+        self.walls = _Walls()
         self.runs = array.clone(RUNS_TEMPLATE, 0, False)
         self.containers = []
         self.waiting = []
@@ -1120,9 +1243,9 @@ cdef class _Walker:
 
     cdef int end_paragraph(self) except -1:
         if self.in_paragraph:
-            pair(self.runs, self.walls)
+            pair_array(self.runs, self.walls)
             self.in_paragraph = False
-            self.runs = array.clone(RUNS_TEMPLATE, 0, False)
+            array.resize(self.runs, 0)
         return 0
 
     cdef int add(self, Py_ssize_t first, Py_ssize_t end) except -1:
@@ -1144,7 +1267,7 @@ cdef class _Walker:
                 if columns <= 3 and self.closes(first, end):
                     self.fence_length = 0
                 elif start < end:
-                    self.walls.append((start, end))
+                    self.walls.add(start, end)
                 return 0
             if not self.indented:
                 if start == end:
@@ -1171,6 +1294,7 @@ cdef class _Walker:
         cdef Py_ssize_t columns, first, first_col, container, after, after_col
         cdef Py_ssize_t spaces, content, content_col, width, opener
         cdef bint started, interrupts, is_block
+        cdef array.array heading
         cdef int ordered
         cdef Py_UCS4 fence_unit
         for index in range(len(self.containers)):
@@ -1205,14 +1329,14 @@ cdef class _Walker:
                 if columns <= 3 and self.closes(first, end):
                     self.fence_length = 0
                 elif pos < end:
-                    self.walls.append((pos, end))
+                    self.walls.add(pos, end)
                 return 0
             self.fence_length = 0
         self.indent(pos, end, col, extra, &columns, &first, &first_col)
         if self.indented:
             if matched == depth and (first == end or columns >= 4):
                 if first < end:
-                    self.walls.append((pos, end))
+                    self.walls.add(pos, end)
                 return 0
             self.indented = False
         if first == end:
@@ -1273,7 +1397,7 @@ cdef class _Walker:
                 self.add(first, end)
             else:
                 self.indented = True
-                self.walls.append((pos, end))
+                self.walls.add(pos, end)
             return 0
         opener = self.fence_opener(first, end, &fence_unit)
         if opener > 0:
@@ -1283,7 +1407,9 @@ cdef class _Walker:
             return 0
         if self.heading(first, end):
             self.end_paragraph()
-            pair(runs(self.text, first, end, 0), self.walls)
+            heading = array.clone(RUNS_TEMPLATE, 0, False)
+            collect_runs(self.kind, self.data, first, end, 0, heading)
+            pair_array(heading, self.walls)
             return 0
         if self.thematic(first, end) or (self.in_paragraph and self.setext(first, end)):
             self.end_paragraph()
@@ -1293,15 +1419,13 @@ cdef class _Walker:
         return 0
 
     cdef int scan(self) except -1:
-        cdef Py_ssize_t start = 0, end, following
-        cdef tuple state
+        cdef Py_ssize_t start = 0, end, following, ticked
         cdef bint carriage = next_of(self.kind, self.data, CR, 0, self.size) < self.size
         while start < self.size:
             if not (self.containers or self.fence_length or self.indented):
-                state = plain(self.text, start, 0, self.runs, self.walls, self.in_paragraph,
-                              None)
-                start = state[0]
-                self.in_paragraph = state[1]
+                ticked = -1
+                start = plain_lines(self.kind, self.data, self.size, start, 0, self.runs,
+                                    self.walls, &self.in_paragraph, &ticked)
                 if start == self.size:
                     break
             end = next_break(self.kind, self.data, start, self.size, carriage)
@@ -1319,7 +1443,13 @@ cdef class _Walker:
 def code_walls(str text not None):
     cdef _Walker walker = _Walker(text)
     walker.scan()
-    return walker.walls
+    return walker.walls.as_list()
+
+
+def code_spans(str text not None):
+    cdef _Walker walker = _Walker(text)
+    walker.scan()
+    return walker.walls.as_arrays()
 
 
 def line_spans(str text not None):
@@ -1621,33 +1751,32 @@ def located_rows(citations, located, compute, make, found):
                                <PyObject*>row[2], start, end))
 
 
-cdef Py_ssize_t wall_bound(list walls, Py_ssize_t index, Py_ssize_t side) except -1:
-    # walls[index][side], index < len(walls) (checked by the caller), side 0 or 1.
-    cdef object item = walls[index]
-    if type(item) is not tuple or len(<tuple>item) != 2:
-        raise TypeError("walls must hold (start, end) tuples")
-    return as_index((<tuple>item)[side], "walls")
-
-
-def covered(starts, ends, walls):
+def covered(starts, ends, wall_starts, wall_ends):
     check_ints(starts, "starts")
     check_ints(ends, "ends")
-    if type(walls) is not list:
-        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
-    cdef list firsts = starts, lasts = ends, spans = walls, found = []
-    cdef Py_ssize_t count = len(firsts), index, wall = 0, start, end, previous = 0
-    cdef Py_ssize_t reach = -1  # the end of the last wall that starts at or before start
+    check_longs(wall_starts, "wall_starts")
+    check_longs(wall_ends, "wall_ends")
+    cdef list firsts = starts, lasts = ends, found = []
+    cdef array.array lows = wall_starts, highs = wall_ends
+    cdef Py_ssize_t count = len(firsts), walls = Py_SIZE(lows), index, wall = 0
+    cdef Py_ssize_t start, end, previous = 0
+    cdef long long reach = -1  # the end of the last wall that starts at or before start
     if len(lasts) != count:
         raise ValueError("starts and ends must be as long as each other")
-    # One merge of the two ascending lists: each wall is read once.
+    if Py_SIZE(highs) != walls:
+        raise ValueError("wall_starts and wall_ends must be as long as each other")
+    cdef const long long* low = lows.data.as_longlongs
+    cdef const long long* high = highs.data.as_longlongs
+    # One merge of the ascending starts and walls: each wall is read once (wall < walls:
+    # inside both arrays).
     for index in range(count):
         start = as_index(firsts[index], "starts")
         end = as_index(lasts[index], "ends")
         if start < previous:
             raise ValueError("starts must be ascending")
         previous = start
-        while wall < len(spans) and wall_bound(spans, wall, 0) <= start:
-            reach = wall_bound(spans, wall, 1)
+        while wall < walls and low[wall] <= start:
+            reach = high[wall]
             wall += 1
         found.append(end <= reach)
     return found

@@ -24,7 +24,8 @@ calls them lives once, in `_commonmark`.
   starts, ends)`: `strays` over every gap `held_gaps` finds, as validate's diagnostics,
   with the walls (starts, ends) its id checks skip.
 - `next_outside(text, needle, at, starts, ends, wall)`: the next needle outside every wall.
-- `code_walls(text)`: the whole code scan (here `_commonmark.CodeScanner` fed the lines).
+- `code_walls(text)`: the whole code scan (here `_commonmark.CodeScanner` fed the lines);
+  `code_spans(text)`: its walls as two arrays, starts and ends.
 - `line_spans(text)`: (start, end) of every line's content.
 - validate's per-citation checks (one pass each in the kernel, where a Python step per
   citation cost most of validate's time): `order`, `cited_lines`, `covered`, `punctuated`,
@@ -50,7 +51,7 @@ __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "
 __all__ += ["code_walls", "held_gaps", "line_spans"]
 __all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "next_outside", "strays"]
 __all__ += ["BLANKS", "cited_lines", "located_rows", "order", "punctuated", "stray_findings"]
-__all__ += ["covered"]
+__all__ += ["code_spans", "covered"]
 
 RUNS_TYPECODE = "q"
 """The typecode of the runs arrays (the kernel checks its arguments against it)."""
@@ -350,6 +351,16 @@ def code_walls(text: str) -> list[tuple[int, int]]:
     return scanned_walls(text)
 
 
+def code_spans(text: str) -> tuple[array[int], array[int]]:
+    """`code_walls(text)` as two arrays, the starts and the ends (validate reads thousands of
+    walls without a Python object each)."""
+    walls = code_walls(text)
+    return (
+        array(RUNS_TYPECODE, map(itemgetter(0), walls)),
+        array(RUNS_TYPECODE, map(itemgetter(1), walls)),
+    )
+
+
 def line_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of every line's content, line breaks excluded; the last line is empty
     when the text ends with a line break (and the only one of an empty text)."""
@@ -537,15 +548,19 @@ def located_rows(
                 append(tuple.__new__(make, (code, severity, message, start, end)))
 
 
-def covered(starts: list[int], ends: list[int], walls: list[tuple[int, int]]) -> list[bool]:
+def covered(
+    starts: list[int], ends: list[int], wall_starts: array[int], wall_ends: array[int]
+) -> list[bool]:
     """For each range `starts[i]`..`ends[i]` (the starts ascending), whether it lies within
-    one of the walls (sorted, disjoint): within the last that starts at or before it."""
+    one of the walls `wall_starts[j]`..`wall_ends[j]` (sorted, disjoint; `code_spans`'s
+    arrays): within the last that starts at or before it."""
     if len(starts) != len(ends):
         raise ValueError("starts and ends must be as long as each other")
+    if len(wall_starts) != len(wall_ends):
+        raise ValueError("wall_starts and wall_ends must be as long as each other")
     if any(map(gt, starts, starts[1:])):
         raise ValueError("starts must be ascending")
     # The end of that wall for each (-1: none), found in C (bisect mapped over the starts).
-    reach = [-1, *map(itemgetter(1), walls)]
-    wall_starts = list(map(itemgetter(0), walls))
+    reach = [-1, *wall_ends]
     limits = map(reach.__getitem__, map(bisect_right, repeat(wall_starts), starts))
     return list(map(le, ends, limits))
