@@ -412,6 +412,24 @@ def test_cited_lines_match_the_oracle(implementation: str, text: str) -> None:
     assert got == lines_oracle(text, starts, consumed)
 
 
+@pytest.mark.parametrize("wide", ["", "\u00e9", "\u0100", "\U0001f600"])
+def test_cited_lines_find_a_letter_anywhere_in_a_long_line(implementation: str, wide: str) -> None:
+    # Lines longer than a vector, with a letter (or a character above ASCII that is none)
+    # at every place among the filler and other characters after the doubt.
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    parser = Parser()
+    chars = ("a", "Z", "@", "7", "\x7f", "\u00e9", "\u00d7", "\u0416", "\u2013", "\U0001d400")
+    for char in chars:
+        for at in range(80):
+            line = list("`" + "` ," * 30)
+            line[1 + at] = char
+            text = f"{wide}\n{''.join(line)} {MARKER}\n"
+            starts = [citation.start for citation in parser.finditer(text)]
+            consumed = parser.spans(text)
+            got = kernel.cited_lines(text, starts, consumed, FILLER)
+            assert got == lines_oracle(text, starts, consumed), (char, at)
+
+
 @pytest.mark.c_extension
 def test_cited_lines_checks_its_arguments() -> None:
     kernel = load("_commonmark", "cython")

@@ -79,6 +79,169 @@ cdef extern from "_simd.h" nogil:
     Py_ssize_t cm_find_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
     Py_ssize_t cm_find_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
 
+cdef extern from *:
+    """
+    /* The first index in d[pos:stop] of a unit that may be a letter (an ASCII letter, or any
+     * unit above ASCII: str.isalpha decides those), else stop; a vector at a time on the
+     * vector path of _simd.h (reads only while a whole vector fits before stop). */
+    #define CITEMARK_ASCII_LETTER(u) ((unsigned int)(((u) | 0x20) - 0x61) < 26u)
+    static inline Py_ssize_t
+    citemark_maybe_letter_ucs1(const Py_UCS1 *d, Py_ssize_t pos, Py_ssize_t stop) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i low = _mm_set1_epi8(0x20), a = _mm_set1_epi8(0x61);
+            const __m128i span = _mm_set1_epi8(25), ascii = _mm_set1_epi8(0x7F);
+            const __m128i zero = _mm_setzero_si128();
+            for (; stop - pos >= 16; pos += 16) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(d + pos));
+                __m128i offset = _mm_sub_epi8(_mm_or_si128(v, low), a);
+                __m128i letter = _mm_cmpeq_epi8(_mm_subs_epu8(offset, span), zero);
+                __m128i narrow = _mm_cmpeq_epi8(_mm_subs_epu8(v, ascii), zero);
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(_mm_or_si128(
+                    letter, _mm_andnot_si128(narrow, _mm_set1_epi8(-1))));
+                if (mask) return pos + cm_ctz(mask);
+            }
+        }
+    #endif
+        for (; pos < stop; pos++) {
+            if (d[pos] >= 0x80 || CITEMARK_ASCII_LETTER(d[pos])) return pos;
+        }
+        return stop;
+    }
+    static inline Py_ssize_t
+    citemark_maybe_letter_ucs2(const Py_UCS2 *d, Py_ssize_t pos, Py_ssize_t stop) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i low = _mm_set1_epi16(0x20), a = _mm_set1_epi16(0x61);
+            const __m128i span = _mm_set1_epi16(25), ascii = _mm_set1_epi16(0x7F);
+            const __m128i zero = _mm_setzero_si128();
+            for (; stop - pos >= 8; pos += 8) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(d + pos));
+                __m128i offset = _mm_sub_epi16(_mm_or_si128(v, low), a);
+                __m128i letter = _mm_cmpeq_epi16(_mm_subs_epu16(offset, span), zero);
+                __m128i narrow = _mm_cmpeq_epi16(_mm_subs_epu16(v, ascii), zero);
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(_mm_or_si128(
+                    letter, _mm_andnot_si128(narrow, _mm_set1_epi16(-1))));
+                if (mask) return pos + (cm_ctz(mask) >> 1);
+            }
+        }
+    #endif
+        for (; pos < stop; pos++) {
+            if (d[pos] >= 0x80 || CITEMARK_ASCII_LETTER(d[pos])) return pos;
+        }
+        return stop;
+    }
+    static inline Py_ssize_t
+    citemark_maybe_letter_ucs4(const Py_UCS4 *d, Py_ssize_t pos, Py_ssize_t stop) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            /* Units are at most 0x10FFFF: signed comparisons order them. */
+            const __m128i low = _mm_set1_epi32(0x20), a = _mm_set1_epi32(0x61);
+            const __m128i below = _mm_set1_epi32(-1), past = _mm_set1_epi32(26);
+            const __m128i ascii = _mm_set1_epi32(0x7F);
+            for (; stop - pos >= 4; pos += 4) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(d + pos));
+                __m128i offset = _mm_sub_epi32(_mm_or_si128(v, low), a);
+                __m128i letter = _mm_and_si128(_mm_cmpgt_epi32(offset, below),
+                                               _mm_cmplt_epi32(offset, past));
+                __m128i wide = _mm_cmpgt_epi32(v, ascii);
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(_mm_or_si128(letter, wide));
+                if (mask) return pos + (cm_ctz(mask) >> 2);
+            }
+        }
+    #endif
+        for (; pos < stop; pos++) {
+            if (d[pos] >= 0x80 || CITEMARK_ASCII_LETTER(d[pos])) return pos;
+        }
+        return stop;
+    }
+
+    /* Past the ASCII filler at d[pos:], 32 units a step on the AVX2 path: the index of the
+     * first unit that is not filler, or where the whole vectors that fit before stop end
+     * (the caller goes on a unit at a time from there; pos itself without the path).  A
+     * unit c below 0x80 is filler when table[c & 15] has bit c >> 4 set (the nibble table
+     * look-up of two byte shuffles); a unit above ASCII never is. */
+    #if defined(CM_AVX2)
+    __attribute__((target("avx2"))) static Py_ssize_t
+    citemark_past_filler(__m256i bytes, __m256i low_table) {
+        const __m256i nibble = _mm256_set1_epi8(0x0F);
+        const __m256i high_table = _mm256_broadcastsi128_si256(
+            _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, (char)128, 0, 0, 0, 0, 0, 0, 0, 0));
+        __m256i low = _mm256_shuffle_epi8(low_table, _mm256_and_si256(bytes, nibble));
+        __m256i high = _mm256_shuffle_epi8(
+            high_table, _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble));
+        __m256i filler = _mm256_and_si256(low, high);
+        unsigned int mask = (unsigned int)_mm256_movemask_epi8(
+            _mm256_cmpeq_epi8(filler, _mm256_setzero_si256()));
+        return mask ? cm_ctz(mask) : 32;
+    }
+
+    __attribute__((target("avx2"))) static Py_ssize_t
+    citemark_skip_filler_ucs1_avx2(const Py_UCS1 *d, Py_ssize_t pos, Py_ssize_t stop,
+                                   const unsigned char *table) {
+        const __m256i low_table =
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table));
+        Py_ssize_t skipped;
+        for (; stop - pos >= 32; pos += 32) {
+            skipped = citemark_past_filler(
+                _mm256_loadu_si256((const __m256i *)(d + pos)), low_table);
+            if (skipped < 32) return pos + skipped;
+        }
+        return pos;
+    }
+
+    __attribute__((target("avx2"))) static Py_ssize_t
+    citemark_skip_filler_ucs2_avx2(const Py_UCS2 *d, Py_ssize_t pos, Py_ssize_t stop,
+                                   const unsigned char *table) {
+        const __m256i low_table =
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table));
+        const __m256i wide = _mm256_set1_epi16(0x80);
+        Py_ssize_t skipped;
+        for (; stop - pos >= 32; pos += 32) {
+            /* Every unit above ASCII made 0x80 (never filler), then the 32 made bytes in
+             * order (the pack works within each half: the quarters put back in order). */
+            __m256i a = _mm256_min_epu16(_mm256_loadu_si256((const __m256i *)(d + pos)), wide);
+            __m256i b =
+                _mm256_min_epu16(_mm256_loadu_si256((const __m256i *)(d + pos + 16)), wide);
+            __m256i bytes = _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8);
+            skipped = citemark_past_filler(bytes, low_table);
+            if (skipped < 32) return pos + skipped;
+        }
+        return pos;
+    }
+    #endif
+
+    static inline Py_ssize_t
+    citemark_skip_filler_ucs1(const Py_UCS1 *d, Py_ssize_t pos, Py_ssize_t stop,
+                              const unsigned char *table) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR) return citemark_skip_filler_ucs1_avx2(d, pos, stop, table);
+    #endif
+        return pos;
+    }
+
+    static inline Py_ssize_t
+    citemark_skip_filler_ucs2(const Py_UCS2 *d, Py_ssize_t pos, Py_ssize_t stop,
+                              const unsigned char *table) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR) return citemark_skip_filler_ucs2_avx2(d, pos, stop, table);
+    #endif
+        return pos;
+    }
+    """
+    Py_ssize_t skip_filler_ucs1 "citemark_skip_filler_ucs1"(
+        const Py_UCS1* data, Py_ssize_t pos, Py_ssize_t stop,
+        const unsigned char* table) noexcept nogil
+    Py_ssize_t skip_filler_ucs2 "citemark_skip_filler_ucs2"(
+        const Py_UCS2* data, Py_ssize_t pos, Py_ssize_t stop,
+        const unsigned char* table) noexcept nogil
+    Py_ssize_t maybe_letter_ucs1 "citemark_maybe_letter_ucs1"(
+        const Py_UCS1* data, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil
+    Py_ssize_t maybe_letter_ucs2 "citemark_maybe_letter_ucs2"(
+        const Py_UCS2* data, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil
+    Py_ssize_t maybe_letter_ucs4 "citemark_maybe_letter_ucs4"(
+        const Py_UCS4* data, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil
+
 # The header's vector path is chosen per module (its state is static): choose it here too.
 cm_init()
 
@@ -1563,23 +1726,48 @@ cdef enum:
 
 
 cdef Py_ssize_t first_letter(const text_t* data, Py_ssize_t pos, Py_ssize_t stop,
-                             const unsigned char* classes, Py_ssize_t* doubt) noexcept:
+                             const unsigned char* classes, const unsigned char* fillers,
+                             Py_ssize_t* doubt) noexcept:
     # The first letter (str.isalpha) in [pos, stop), else stop; the first character before
-    # it that is neither a letter nor filler noted in doubt (if < 0).  classes: of ASCII.
+    # it that is neither a letter nor filler noted in doubt (if < 0).  classes: of ASCII;
+    # fillers: the filler as skip_filler's nibble table.
     cdef Py_UCS4 unit
     cdef unsigned char found
-    while pos < stop:
+    while pos < stop and doubt[0] < 0:
+        # The filler skipped a vector at a time (a line of thousands of backticks cost a
+        # step each otherwise); what follows is read below.
+        if text_t is Py_UCS1:
+            pos = skip_filler_ucs1(data, pos, stop, fillers)
+        elif text_t is Py_UCS2:
+            pos = skip_filler_ucs2(data, pos, stop, fillers)
+        if pos == stop:
+            break
         unit = data[pos]
         if unit < 128:
             found = classes[unit]
             if found == LETTER:
                 return pos
-            if found == OTHER and doubt[0] < 0:
+            if found == OTHER:
                 doubt[0] = pos
         elif Py_UNICODE_ISALPHA(unit):
             return pos
-        elif doubt[0] < 0:
+        else:
             doubt[0] = pos
+        pos += 1
+    # The doubt known, only a letter matters: the units that may be one found a vector at a
+    # time (a line of thousands of backticks and no letter cost a step each otherwise).
+    while pos < stop:
+        if text_t is Py_UCS1:
+            pos = maybe_letter_ucs1(data, pos, stop)
+        elif text_t is Py_UCS2:
+            pos = maybe_letter_ucs2(data, pos, stop)
+        else:
+            pos = maybe_letter_ucs4(data, pos, stop)
+        if pos == stop:
+            break
+        unit = data[pos]
+        if unit < 128 or Py_UNICODE_ISALPHA(unit):  # (an ASCII one is a letter)
+            return pos
         pos += 1
     return stop
 
@@ -1600,6 +1788,12 @@ def cited_lines(str text not None, starts, consumed, filler):
             raise ValueError("filler must hold ASCII characters only")
         if classes[char] == OTHER:  # a letter stays one
             classes[char] = FILLER
+    cdef unsigned char fillers[16]  # the filler as first_letter's nibble table
+    for code in range(16):
+        fillers[code] = 0
+    for code in range(128):
+        if classes[code] == FILLER:
+            fillers[code & 15] |= 1 << (code >> 4)
     cdef list places = starts, spans = consumed, fenced = [], bare = [], unsure = []
     cdef Py_ssize_t size = len(text), count = len(places), index, first, at, pos
     cdef Py_ssize_t line_start, line_end = -1, span = 0, span_start, span_end, stop
@@ -1642,11 +1836,11 @@ def cited_lines(str text not None, starts, consumed, filler):
                 if span_start < stop:
                     stop = span_start
             if kind == 1:
-                pos = first_letter(<const Py_UCS1*>data, pos, stop, classes, &doubt)
+                pos = first_letter(<const Py_UCS1*>data, pos, stop, classes, fillers, &doubt)
             elif kind == 2:
-                pos = first_letter(<const Py_UCS2*>data, pos, stop, classes, &doubt)
+                pos = first_letter(<const Py_UCS2*>data, pos, stop, classes, fillers, &doubt)
             else:
-                pos = first_letter(<const Py_UCS4*>data, pos, stop, classes, &doubt)
+                pos = first_letter(<const Py_UCS4*>data, pos, stop, classes, fillers, &doubt)
             worded = pos < stop
         if not worded:
             if doubt < 0:
