@@ -521,9 +521,16 @@ class _Check:
         text, citations, consumed = self.text, self.citations, self.consumed
         # A fence needs three backticks or tildes: only the lines with one are looked at.
         for line_start, line_end, first, stop in self.fenced:
-            # What stands before the first citation first: it must open a fence itself.
-            before = without(text, line_start, citations[first].start, consumed)
-            if not FENCE_LINE.match(before):
+            # What stands before the first citation first: it must open a fence itself.  With
+            # no marker before that citation (the usual line: the first marker at or after the
+            # line's start is that citation), matched in place: a slice of a long line costs
+            # a copy and a look at each of its characters.
+            begin = citations[first].start
+            if consumed[bisect_left(consumed, (line_start, -1, False))][0] >= begin:
+                opening = FENCE_LINE.match(text, line_start, begin)
+            else:
+                opening = FENCE_LINE.match(without(text, line_start, begin, consumed))
+            if not opening:
                 continue
             if FENCE_LINE.fullmatch(without(text, line_start, line_end, consumed)):
                 for index in range(first, stop):
