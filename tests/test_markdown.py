@@ -348,6 +348,27 @@ def test_commonmark_pair_matches_the_twin(
     assert walls == expected
 
 
+# Long lines (the kernel reads the runs of whole vectors of 32 units apart from the rest):
+# runs of every length across vector bounds, backslashes before them, in each width, cut
+# anywhere; and the whole scan of such paragraphs.
+LONG_RUNS = st.lists(
+    st.sampled_from(["`", "``", "`" * 31, "`" * 33, "`" * 70, "\\", "\\\\", "a", " ", "\n"]),
+    max_size=40,
+).map("".join)
+
+
+@given(LONG_RUNS, st.sampled_from(["", "\u00e9", "\ue200", "\U0001f600"]), st.integers(0, 70))
+def test_commonmark_runs_of_long_lines_match_the_twin(
+    implementation: str, text: str, wide: str, cut: int
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    text = wide + text
+    first = min(cut, len(text))
+    for end in (len(text), max(first, len(text) - 5)):
+        assert kernel.runs(text, first, end, 7) == _commonmark_py.runs(text, first, end, 7)
+    assert kernel.code_walls(text) == scanned_walls(text)
+
+
 @pytest.mark.c_extension
 def test_commonmark_kernel_checks_its_arguments() -> None:
     kernel = load("_commonmark", "cython")

@@ -211,6 +211,85 @@ cdef extern from *:
     }
     #endif
 
+    /* runs_into's runs, 32 units a step on the AVX2 path: a bit per backtick, each run read
+     * off the bits where they change (two bit scans a run, however long).  At most `room`
+     * runs are written; *pos ends past the last one written, or where the whole vectors
+     * before hi end (at the start of a run still open there: the caller reads it a unit at
+     * a time); it is left as it is without the path.  Reads: whole vectors before hi, and
+     * the backslashes before a run back to lo. */
+    #if defined(CM_AVX2)
+    __attribute__((target("avx2"))) static inline unsigned int
+    citemark_ticks_ucs1(const Py_UCS1 *d) {
+        return (unsigned int)_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+            _mm256_loadu_si256((const __m256i *)d), _mm256_set1_epi8(0x60)));
+    }
+    __attribute__((target("avx2"))) static inline unsigned int
+    citemark_ticks_ucs2(const Py_UCS2 *d) {
+        const __m256i tick = _mm256_set1_epi16(0x60);
+        __m256i a = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)d), tick);
+        __m256i b = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)(d + 16)), tick);
+        return (unsigned int)_mm256_movemask_epi8(
+            _mm256_permute4x64_epi64(_mm256_packs_epi16(a, b), 0xD8));
+    }
+    #define CITEMARK_RUNS_AVX2(NAME, UNIT, TICKS)                                            \
+    __attribute__((target("avx2"))) static Py_ssize_t                                       \
+    NAME(const UNIT *d, Py_ssize_t lo, Py_ssize_t *pos, Py_ssize_t hi, long long offset,    \
+         long long *out, Py_ssize_t room) {                                                 \
+        Py_ssize_t i = *pos, count = 0, start = -1, escapes;                                \
+        unsigned int mask, look, todo;                                                      \
+        int bit;                                                                            \
+        while (count < room && hi - i >= 32) {                                              \
+            mask = TICKS(d + i);                                                            \
+            todo = 0xFFFFFFFFu; /* the bits at or after the last change */                  \
+            for (;;) {                                                                      \
+                look = (start < 0 ? mask : ~mask) & todo;                                   \
+                if (!look) break;                                                           \
+                bit = cm_ctz(look);                                                         \
+                todo = 0xFFFFFFFFu << bit;                                                  \
+                if (start < 0) {                                                            \
+                    start = i + bit;                                                        \
+                    continue;                                                               \
+                }                                                                           \
+                escapes = 0;                                                                \
+                while (start - escapes > lo && d[start - escapes - 1] == 0x5C) escapes++;   \
+                out[0] = offset + start;                                                    \
+                out[1] = offset + i + bit;                                                  \
+                out[2] = escapes % 2;                                                       \
+                out += 3;                                                                   \
+                start = -1;                                                                 \
+                if (++count == room) {                                                      \
+                    *pos = i + bit;                                                         \
+                    return count;                                                           \
+                }                                                                           \
+            }                                                                               \
+            i += 32;                                                                        \
+        }                                                                                   \
+        *pos = start >= 0 ? start : i;                                                      \
+        return count;                                                                       \
+    }
+    CITEMARK_RUNS_AVX2(citemark_runs_ucs1_avx2, Py_UCS1, citemark_ticks_ucs1)
+    CITEMARK_RUNS_AVX2(citemark_runs_ucs2_avx2, Py_UCS2, citemark_ticks_ucs2)
+    #endif
+
+    static inline Py_ssize_t
+    citemark_runs_ucs1(const Py_UCS1 *d, Py_ssize_t lo, Py_ssize_t *pos, Py_ssize_t hi,
+                       long long offset, long long *out, Py_ssize_t room) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR)
+            return citemark_runs_ucs1_avx2(d, lo, pos, hi, offset, out, room);
+    #endif
+        return 0;
+    }
+    static inline Py_ssize_t
+    citemark_runs_ucs2(const Py_UCS2 *d, Py_ssize_t lo, Py_ssize_t *pos, Py_ssize_t hi,
+                       long long offset, long long *out, Py_ssize_t room) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR)
+            return citemark_runs_ucs2_avx2(d, lo, pos, hi, offset, out, room);
+    #endif
+        return 0;
+    }
+
     static inline Py_ssize_t
     citemark_skip_filler_ucs1(const Py_UCS1 *d, Py_ssize_t pos, Py_ssize_t stop,
                               const unsigned char *table) {
@@ -229,6 +308,12 @@ cdef extern from *:
         return pos;
     }
     """
+    Py_ssize_t vector_runs_ucs1 "citemark_runs_ucs1"(
+        const Py_UCS1* data, Py_ssize_t lo, Py_ssize_t* pos, Py_ssize_t hi,
+        long long offset, long long* out, Py_ssize_t room) noexcept nogil
+    Py_ssize_t vector_runs_ucs2 "citemark_runs_ucs2"(
+        const Py_UCS2* data, Py_ssize_t lo, Py_ssize_t* pos, Py_ssize_t hi,
+        long long offset, long long* out, Py_ssize_t room) noexcept nogil
     Py_ssize_t skip_filler_ucs1 "citemark_skip_filler_ucs1"(
         const Py_UCS1* data, Py_ssize_t pos, Py_ssize_t stop,
         const unsigned char* table) noexcept nogil
@@ -385,6 +470,12 @@ cdef Py_ssize_t runs_into(const text_t* data, Py_ssize_t lo, Py_ssize_t* pos, Py
     else:
         ticks = 0x0000006000000060ULL
     cdef Py_ssize_t step = 8 // sizeof(text_t)  # units in a word
+    # The runs in the whole vectors first (see citemark_runs_ucs1), the rest below.
+    if text_t is Py_UCS1:
+        count = vector_runs_ucs1(data, lo, &i, hi, offset, out, room)
+    elif text_t is Py_UCS2:
+        count = vector_runs_ucs2(data, lo, &i, hi, offset, out, room)
+    out += 3 * count
     while i < hi and count < room:
         # The next backtick: the next few characters looked at first (runs close together
         # cost a vector search's set-up each otherwise), then the vector search.
