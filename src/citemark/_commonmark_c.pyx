@@ -690,7 +690,7 @@ cdef int pair_runs(const long long* data, Py_ssize_t count, long long longest,
         return 0
     if count <= FEW_RUNS:
         return pair_few(data, count, out)
-    # The tables of pair_many hold 2 * (longest + 2) + count indexes: they must be allocatable.
+    # The tables of pair_many hold longest + 2 + count indexes: they must be allocatable.
     if longest > PY_SSIZE_T_MAX // <Py_ssize_t>sizeof(Py_ssize_t) // 3 - count:
         raise MemoryError("runs too long to pair")
     return pair_many(data, count, <Py_ssize_t>longest, out)
@@ -698,50 +698,38 @@ cdef int pair_runs(const long long* data, Py_ssize_t count, long long longest,
 
 cdef int pair_many(const long long* data, Py_ssize_t count, Py_ssize_t longest,
                    _Walls out) except -1:
-    # The twin's cursor per run length, with the runs bucketed by length in C arrays
-    # (a counting sort): bucket[l] .. bucket[l + 1] holds the indexes of the runs of length
-    # l, ascending.  longest is the largest length (checked by pair), so every length
-    # indexes the tables; their size is at most the runs' characters plus two: linear.
-    cdef Py_ssize_t tables = longest + 2  # no overflow: pair bounds longest
-    cdef Py_ssize_t* memory = <Py_ssize_t*>PyMem_Malloc(
-        (2 * tables + count) * sizeof(Py_ssize_t)
-    )
+    # The twin's pairing (an opener closed by the next run of its length), with that next
+    # run found beforehand for every run, in one pass from the end: following[i] is the
+    # first run after i whose length is run i's as an opener (one less when it is escaped),
+    # count when there is none; nearest[l] the first run of length l after the pass's place.
+    # Every length is at most longest (checked by pair_runs' callers), so it indexes
+    # nearest; its size is at most the runs' characters plus two: linear.  (A cursor per
+    # length over the runs sorted by length read each run three times more.)
+    cdef Py_ssize_t tables = longest + 2  # no overflow: pair_runs bounds longest
+    cdef Py_ssize_t* memory = <Py_ssize_t*>PyMem_Malloc((tables + count) * sizeof(Py_ssize_t))
     if memory == NULL:
         raise MemoryError()
-    cdef Py_ssize_t* bucket = memory  # tables entries
-    cdef Py_ssize_t* cursor = memory + tables  # tables entries
-    cdef Py_ssize_t* order = memory + 2 * tables  # count entries
-    cdef Py_ssize_t index, length, at, bound, closer
-    cdef long long run_start
+    cdef Py_ssize_t* nearest = memory  # tables entries
+    cdef Py_ssize_t* following = memory + tables  # count entries
+    cdef Py_ssize_t index, length, closer
+    cdef long long escaped
     try:
         for length in range(tables):
-            bucket[length] = 0
-        for index in range(count):
-            bucket[data[3 * index + 1] - data[3 * index] + 1] += 1  # <= longest + 1
-        for length in range(1, tables):
-            bucket[length] += bucket[length - 1]
-        for length in range(tables):
-            cursor[length] = bucket[length]
-        for index in range(count):
-            length = data[3 * index + 1] - data[3 * index]
-            order[cursor[length]] = index  # < bucket[length + 1] <= count
-            cursor[length] += 1
-        for length in range(tables):
-            cursor[length] = bucket[length]
+            nearest[length] = count
+        index = count
+        while index > 0:
+            index -= 1
+            length = data[3 * index + 1] - data[3 * index]  # 0 <= length <= longest
+            # (an escaped run is not empty: length - 1 >= 0)
+            following[index] = nearest[length - data[3 * index + 2]]
+            nearest[length] = index
         index = 0
         while index < count:
-            run_start = data[3 * index]
-            if data[3 * index + 2]:
-                run_start += 1  # only an opener can be escaped: inside code a backslash is literal
-            length = data[3 * index + 1] - run_start  # 0 <= length <= longest
-            at = cursor[length]
-            bound = bucket[length + 1]
-            while at < bound and order[at] <= index:
-                at += 1
-            cursor[length] = at
-            if length and at < bound:
-                closer = order[at]
-                out.add(run_start, data[3 * closer + 1])
+            escaped = data[3 * index + 2]
+            closer = following[index]
+            # only an opener can be escaped: inside code a backslash is literal
+            if data[3 * index + 1] - data[3 * index] - escaped and closer < count:
+                out.add(data[3 * index] + escaped, data[3 * closer + 1])
                 index = closer + 1
             else:
                 index += 1
