@@ -537,28 +537,35 @@ cdef class _Walls:
         PyMem_Free(self.starts)
         PyMem_Free(self.ends)
 
-    cdef int add(self, long long start, long long end) except -1:
+    cdef inline int add(self, long long start, long long end) except -1:
+        # (inline, the growth and the list apart: a call per span of thousands cost as much
+        # as their pairing)
         if self.out is not None:
-            self.out.append((start, end))
-            return 0
-        cdef Py_ssize_t room
-        cdef long long* grown
+            return self.append(start, end)
         if self.count == self.room:
-            # Half as much again (the count at most the text's length: no overflow).
-            room = self.room + self.room // 2 + 16
-            grown = <long long*>PyMem_Realloc(self.starts, room * sizeof(long long))
-            if grown == NULL:
-                raise MemoryError()
-            self.starts = grown
-            grown = <long long*>PyMem_Realloc(self.ends, room * sizeof(long long))
-            if grown == NULL:
-                raise MemoryError()
-            self.ends = grown
-            self.room = room
+            self.grow()
         # count < room now: inside both.
         self.starts[self.count] = start
         self.ends[self.count] = end
         self.count += 1
+        return 0
+
+    cdef int append(self, long long start, long long end) except -1:
+        self.out.append((start, end))
+        return 0
+
+    cdef int grow(self) except -1:
+        # Half as much again (the count at most the text's length: no overflow).
+        cdef Py_ssize_t room = self.room + self.room // 2 + 16
+        cdef long long* grown = <long long*>PyMem_Realloc(self.starts, room * sizeof(long long))
+        if grown == NULL:
+            raise MemoryError()
+        self.starts = grown
+        grown = <long long*>PyMem_Realloc(self.ends, room * sizeof(long long))
+        if grown == NULL:
+            raise MemoryError()
+        self.ends = grown
+        self.room = room
         return 0
 
     cdef list as_list(self):
