@@ -290,6 +290,47 @@ cdef extern from *:
         return 0;
     }
 
+    /* word_end's scan, 16 units a step on the AVX2 path: the index of the first unit that
+     * may end the glued word (at most U+0020, the START, the STOP, U+0085 to U+00A0,
+     * U+1680, U+2000 to U+205F, U+3000: the caller decides), or where the whole vectors
+     * before size end (pos itself without the path). */
+    #if defined(CM_AVX2)
+    __attribute__((target("avx2"))) static inline __m256i
+    citemark_within(__m256i v, short low, short span) {
+        /* 0xFFFF where low <= v <= low + span (unsigned): v - low at most span */
+        __m256i offset = _mm256_sub_epi16(v, _mm256_set1_epi16(low));
+        return _mm256_cmpeq_epi16(_mm256_min_epu16(offset, _mm256_set1_epi16(span)), offset);
+    }
+    __attribute__((target("avx2"))) static Py_ssize_t
+    citemark_word_candidate_ucs2_avx2(const Py_UCS2 *d, Py_ssize_t pos, Py_ssize_t size,
+                                      Py_UCS4 start, Py_UCS4 stop) {
+        const __m256i starts = _mm256_set1_epi16((short)start);
+        const __m256i stops = _mm256_set1_epi16((short)stop);
+        for (; size - pos >= 16; pos += 16) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(d + pos));
+            __m256i hit = _mm256_or_si256(
+                _mm256_or_si256(_mm256_cmpeq_epi16(v, starts), _mm256_cmpeq_epi16(v, stops)),
+                _mm256_or_si256(citemark_within(v, 0, 0x20), citemark_within(v, 0x85, 0xA0 - 0x85)));
+            hit = _mm256_or_si256(hit, _mm256_or_si256(
+                _mm256_or_si256(_mm256_cmpeq_epi16(v, _mm256_set1_epi16(0x1680)),
+                                _mm256_cmpeq_epi16(v, _mm256_set1_epi16(0x3000))),
+                citemark_within(v, 0x2000, 0x205F - 0x2000)));
+            unsigned int mask = (unsigned int)_mm256_movemask_epi8(hit);
+            if (mask) return pos + (cm_ctz(mask) >> 1);
+        }
+        return pos;
+    }
+    #endif
+    static inline Py_ssize_t
+    citemark_word_candidate_ucs2(const Py_UCS2 *d, Py_ssize_t pos, Py_ssize_t size,
+                                 Py_UCS4 start, Py_UCS4 stop) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR)
+            return citemark_word_candidate_ucs2_avx2(d, pos, size, start, stop);
+    #endif
+        return pos;
+    }
+
     static inline Py_ssize_t
     citemark_skip_filler_ucs1(const Py_UCS1 *d, Py_ssize_t pos, Py_ssize_t stop,
                               const unsigned char *table) {
@@ -314,6 +355,9 @@ cdef extern from *:
     Py_ssize_t vector_runs_ucs2 "citemark_runs_ucs2"(
         const Py_UCS2* data, Py_ssize_t lo, Py_ssize_t* pos, Py_ssize_t hi,
         long long offset, long long* out, Py_ssize_t room) noexcept nogil
+    Py_ssize_t word_candidate_ucs2 "citemark_word_candidate_ucs2"(
+        const Py_UCS2* data, Py_ssize_t pos, Py_ssize_t size, Py_UCS4 start_unit,
+        Py_UCS4 stop_unit) noexcept nogil
     Py_ssize_t skip_filler_ucs1 "citemark_skip_filler_ucs1"(
         const Py_UCS1* data, Py_ssize_t pos, Py_ssize_t stop,
         const unsigned char* table) noexcept nogil
@@ -1044,6 +1088,12 @@ cdef inline Py_ssize_t word_end(const text_t* data, Py_ssize_t end, Py_ssize_t s
     # the sink's word_stops.
     cdef Py_UCS4 unit
     while end < size:
+        if text_t is Py_UCS2:
+            # (the units that cannot end it skipped a vector at a time: a text of thousands
+            # of open STARTs is UCS-2, as U+E200 is)
+            end = word_candidate_ucs2(data, end, size, start_unit, stop_unit)
+            if end == size:
+                break
         unit = data[end]
         if unit < 0x80:
             if ascii_stops[unit]:
