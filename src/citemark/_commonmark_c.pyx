@@ -310,7 +310,8 @@ cdef extern from *:
             __m256i v = _mm256_loadu_si256((const __m256i *)(d + pos));
             __m256i hit = _mm256_or_si256(
                 _mm256_or_si256(_mm256_cmpeq_epi16(v, starts), _mm256_cmpeq_epi16(v, stops)),
-                _mm256_or_si256(citemark_within(v, 0, 0x20), citemark_within(v, 0x85, 0xA0 - 0x85)));
+                _mm256_or_si256(citemark_within(v, 0, 0x20),
+                                citemark_within(v, 0x85, 0xA0 - 0x85)));
             hit = _mm256_or_si256(hit, _mm256_or_si256(
                 _mm256_or_si256(_mm256_cmpeq_epi16(v, _mm256_set1_epi16(0x1680)),
                                 _mm256_cmpeq_epi16(v, _mm256_set1_epi16(0x3000))),
