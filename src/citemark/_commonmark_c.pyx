@@ -908,8 +908,17 @@ cdef class _Sink:
             self.ones[kind] = <PyObject*>rows[kind][2]
         return 0
 
-    cdef int finding(self, int kind, Py_ssize_t start, Py_ssize_t end) except -1:
-        # kind is one of the four kinds (0-3): it indexes the tables.
+    cdef inline int finding(self, int kind, Py_ssize_t start, Py_ssize_t end) except -1:
+        # kind is one of the four kinds (0-3): it indexes the tables.  Inline, the usual row
+        # (a diagnostic of one character, its message shared, with no reference counted
+        # temporaries: a row per stray character of thousands); the others apart.
+        if self.diagnose and kind != REFUSED and end - start == 1:
+            self.found.append(new_row(self.make, self.codes[kind], self.severities[kind],
+                                      self.ones[kind], start, end))
+            return 0
+        return self.other_finding(kind, start, end)
+
+    cdef int other_finding(self, int kind, Py_ssize_t start, Py_ssize_t end) except -1:
         cdef object message
         if not self.diagnose:
             self.found.append((kind, start, end))
@@ -917,18 +926,26 @@ cdef class _Sink:
         if kind == REFUSED:
             # Its message needs the grammar (validate writes it): noted by its index.
             self.refused.append(len(self.found))
-        if kind == REFUSED or end - start == 1:
-            # The shared message (no reference counted temporaries: a row per stray
-            # character of thousands).
-            self.found.append(new_row(self.make, self.codes[kind], self.severities[kind],
-                                      self.ones[kind], start, end))
-            return 0
-        message = self.rows[kind][3].format(end - start)
+            message = <object>self.ones[kind]
+        elif end - start == 1:
+            message = <object>self.ones[kind]
+        else:
+            message = self.rows[kind][3].format(end - start)
         self.found.append(new_row(self.make, self.codes[kind], self.severities[kind],
                                   <PyObject*>message, start, end))
         return 0
 
-    cdef int wall(self, Py_ssize_t start, Py_ssize_t end) except -1:
+    cdef inline int wall(self, Py_ssize_t start, Py_ssize_t end) except -1:
+        # Inline, a wall written where there is room; the rest apart.
+        if not self.diagnose or self.walled == Py_SIZE(self.starts):
+            return self.other_wall(start, end)
+        # walled < the size of both arrays (finish and other_wall keep them as long): inside.
+        self.starts.data.as_longlongs[self.walled] = start
+        self.ends.data.as_longlongs[self.walled] = end
+        self.walled += 1
+        return 0
+
+    cdef int other_wall(self, Py_ssize_t start, Py_ssize_t end) except -1:
         if not self.diagnose:
             self.foreign.append((start, end))
             return 0
