@@ -1264,7 +1264,7 @@ cdef struct Keyed:
     Py_ssize_t index
 
 
-cdef int before(Keyed* a, Keyed* b) except -1:
+cdef inline int before(Keyed* a, Keyed* b) except -1:
     # Whether b must come before a: by (start, end, code); on a tie, the order found.
     if a.start != b.start:
         return b.start < a.start
@@ -1273,7 +1273,7 @@ cdef int before(Keyed* a, Keyed* b) except -1:
     return PyUnicode_Compare(<object>b.code, <object>a.code) < 0
 
 
-cdef int keyed(tuple rows, Py_ssize_t index, Keyed* key) except -1:
+cdef inline int keyed(tuple rows, Py_ssize_t index, Keyed* key) except -1:
     # The key of rows[index] (index < len(rows)), checked.
     cdef object row = rows[index]
     if not isinstance(row, tuple) or len(<tuple>row) != 5 or \
