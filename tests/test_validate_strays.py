@@ -4,6 +4,7 @@ as a straightforward character-by-character reading of the rules (the oracle bel
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from typing import NamedTuple
 
@@ -423,9 +424,9 @@ def test_cited_lines_find_a_letter_anywhere_in_a_long_line(implementation: str, 
     kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
     parser = Parser()
     chars = ("a", "Z", "@", "7", "\x7f", "\u00e9", "\u00d7", "\u0416", "\u2013", "\U0001d400")
-    for char in chars:
+    for char, filler in itertools.product(chars, ("` ,", "\u00d7\u2013 ")):
         for at in range(80):
-            line = list("`" + "` ," * 30)
+            line = list("`" + filler * 30)
             line[1 + at] = char
             text = f"{wide}\n{''.join(line)} {MARKER}\n"
             starts = [citation.start for citation in parser.finditer(text)]

@@ -1909,7 +1909,9 @@ cdef Py_ssize_t first_letter(const text_t* data, Py_ssize_t pos, Py_ssize_t stop
             doubt[0] = pos
         pos += 1
     # The doubt known, only a letter matters: the units that may be one found a vector at a
-    # time (a line of thousands of backticks and no letter cost a step each otherwise).
+    # time (a line of thousands of backticks and no letter cost a step each otherwise), and
+    # looked at one at a time while they follow each other (every unit above ASCII may be
+    # one: a run of them, say of marker characters, would cost a search each).
     while pos < stop:
         if text_t is Py_UCS1:
             pos = maybe_letter_ucs1(data, pos, stop)
@@ -1917,12 +1919,15 @@ cdef Py_ssize_t first_letter(const text_t* data, Py_ssize_t pos, Py_ssize_t stop
             pos = maybe_letter_ucs2(data, pos, stop)
         else:
             pos = maybe_letter_ucs4(data, pos, stop)
-        if pos == stop:
-            break
-        unit = data[pos]
-        if unit < 128 or Py_UNICODE_ISALPHA(unit):  # (an ASCII one is a letter)
-            return pos
-        pos += 1
+        while pos < stop:
+            unit = data[pos]
+            if unit < 128:
+                if is_letter(unit):
+                    return pos
+                break  # (on with the vector search)
+            if Py_UNICODE_ISALPHA(unit):
+                return pos
+            pos += 1
     return stop
 
 
