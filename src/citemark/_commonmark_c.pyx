@@ -1252,6 +1252,11 @@ def next_outside(str text not None, str needle not None, at, starts, ends, wall)
             if starts_with(kind, data, position, size, needle):
                 return position, index
             position += 1
+        if index < count and lo[index] == position and hi[index] > position:
+            # At the wall's start: jumped at once (walls a character apart, as open STARTs'
+            # glued words are, cost a turn of the loop each otherwise).
+            position = hi[index]
+            index += 1
     return -1, count
 
 
