@@ -32,7 +32,7 @@ calls them lives once, in `_commonmark`.
   `located_rows`.
 
 Linear: `runs` reads each character once (a backslash count stops at the previous run's
-end), and `pair` never looks at a run twice.
+end), and `pair` reads each run at most twice.
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ _NOT_BLANK = re.compile(f"[^{BLANKS}]").search
 
 FEW_RUNS = 8
 """Up to this many runs a paragraph's runs are paired by direct look-up (at most its square
-of steps); above it through a cursor per run length."""
+of steps); above it through the next run of each length, found beforehand."""
 
 
 def runs(text: str, first: int, end: int, base: int) -> array[int]:
@@ -124,32 +124,30 @@ def plain(
 def pair(runs: array[int], walls: list[tuple[int, int]]) -> None:
     """Append the inline code spans that the backtick runs of one paragraph make.
 
-    Openers are taken left to right; per run length a cursor remembers how far the search for
-    a closer got, and since openers only move right no run is looked at twice."""
+    Openers are taken left to right, each closed by the next run of its length.  That next
+    run is found beforehand for every run, in one pass from the end (the first run of each
+    length seen so far), so no run is looked at more than twice."""
     count = len(runs) // 3
     if count < 2:
         return
     if count <= FEW_RUNS:
         _pair_few(runs, count, walls)
         return
-    by_length: dict[int, list[int]] = {}
-    for index in range(count):
-        by_length.setdefault(runs[3 * index + 1] - runs[3 * index], []).append(index)
-    cursors: dict[int, int] = {}
+    # following[i]: the first run after i whose length is run i's as an opener (one less
+    # when it is escaped: only an opener can be, inside code a backslash is literal);
+    # count when there is none.
+    nearest: dict[int, int] = {}
+    following = [count] * count
+    for index in range(count - 1, -1, -1):
+        length = runs[3 * index + 1] - runs[3 * index]
+        following[index] = nearest.get(length - runs[3 * index + 2], count)
+        nearest[length] = index
     index = 0
     while index < count:
         run_start, run_end, escaped = runs[3 * index : 3 * index + 3]
-        if escaped:
-            run_start += 1  # only an opener can be escaped: inside code a backslash is literal
-        length = run_end - run_start
-        closers = by_length.get(length, [])
-        cursor = cursors.get(length, 0)
-        while cursor < len(closers) and closers[cursor] <= index:
-            cursor += 1
-        cursors[length] = cursor
-        if length and cursor < len(closers):
-            closer = closers[cursor]
-            walls.append((run_start, runs[3 * closer + 1]))
+        closer = following[index]
+        if run_end - run_start - escaped and closer < count:
+            walls.append((run_start + escaped, runs[3 * closer + 1]))
             index = closer + 1
         else:
             index += 1
