@@ -348,6 +348,27 @@ def test_commonmark_pair_matches_the_twin(
     assert walls == expected
 
 
+# Long lines (the kernel reads the runs of whole vectors of 32 units apart from the rest):
+# runs of every length across vector bounds, backslashes before them, in each width, cut
+# anywhere; and the whole scan of such paragraphs.
+LONG_RUNS = st.lists(
+    st.sampled_from(["`", "``", "`" * 31, "`" * 33, "`" * 70, "\\", "\\\\", "a", " ", "\n"]),
+    max_size=40,
+).map("".join)
+
+
+@given(LONG_RUNS, st.sampled_from(["", "\u00e9", "\ue200", "\U0001f600"]), st.integers(0, 70))
+def test_commonmark_runs_of_long_lines_match_the_twin(
+    implementation: str, text: str, wide: str, cut: int
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    text = wide + text
+    first = min(cut, len(text))
+    for end in (len(text), max(first, len(text) - 5)):
+        assert kernel.runs(text, first, end, 7) == _commonmark_py.runs(text, first, end, 7)
+    assert kernel.code_walls(text) == scanned_walls(text)
+
+
 @pytest.mark.c_extension
 def test_commonmark_kernel_checks_its_arguments() -> None:
     kernel = load("_commonmark", "cython")
@@ -398,18 +419,21 @@ def test_commonmark_kernel_is_linear_on_many_runs() -> None:
     pieces("`", "``", "\\", "a", " ", "\n", "\r", "\r\n", "# ", "- ", "\u00e9", "\ue200"),
     st.integers(0, 8),
     st.booleans(),
+    st.none() | st.integers(-3, 3),
 )
 def test_commonmark_plain_matches_the_twin(
-    implementation: str, text: str, cut: int, in_paragraph: bool
+    implementation: str, text: str, cut: int, in_paragraph: bool, ticked_from: int | None
 ) -> None:
     kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
     start = min(cut, len(text))
     pending = array("q", [0, 1, 0] if in_paragraph else [])
     walls: list[tuple[int, int]] = []
-    got = kernel.plain(text, start, 3, pending, walls, in_paragraph, None)
+    got = kernel.plain(text, start, 3, pending, walls, in_paragraph, ticked_from)
     twin_pending = array("q", [0, 1, 0] if in_paragraph else [])
     twin_walls: list[tuple[int, int]] = []
-    expected = _commonmark_py.plain(text, start, 3, twin_pending, twin_walls, in_paragraph, None)
+    expected = _commonmark_py.plain(
+        text, start, 3, twin_pending, twin_walls, in_paragraph, ticked_from
+    )
     assert (got, pending, walls) == (expected, twin_pending, twin_walls)
 
 
@@ -508,13 +532,20 @@ def assert_bulk_is_line_by_line(text: str, scanner: CodeScanner | None = None) -
 )
 def test_code_walls_kernel_matches_the_scanner(implementation: str, text: str) -> None:
     kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
-    assert kernel.code_walls(text) == scanned_walls(text)
+    walls = scanned_walls(text)
+    assert kernel.code_walls(text) == walls
+    starts, ends = kernel.code_spans(text)
+    assert type(starts) is type(ends) is array
+    assert starts.typecode == ends.typecode == "q"
+    assert list(zip(starts, ends, strict=True)) == walls
 
 
 @pytest.mark.c_extension
 def test_code_walls_kernel_checks_its_argument() -> None:
     with pytest.raises(TypeError, match="text"):
         load("_commonmark", "cython").code_walls(b"```\nx")
+    with pytest.raises(TypeError, match="text"):
+        load("_commonmark", "cython").code_spans(b"```\nx")
 
 
 @given(pieces("a", "\n", "\r", "\r\n", "\n\r", "\u00e9", "\U0001f600", " "))

@@ -395,6 +395,17 @@ def test_fence_line_does_not_swallow_the_rest() -> None:
     assert codes(validate(opening, REGISTRY)) == ["citation-on-fence-line"]
 
 
+def test_fence_line_read_without_the_markers_before_its_citation() -> None:
+    # A marker that is no citation before the first citation of a line is left out of what
+    # opens the fence (read in place when there is none).
+    for broken in ("", "\ue200cite\ue202bad id\ue201"):
+        text = f"``{broken}` {c('turn0file0')}\nx = 1\n```\n"
+        found = codes(validate(text, REGISTRY))
+        assert "citation-on-fence-line" in found, broken
+        assert ("invalid-marker" in found) is bool(broken)
+    assert "citation-on-fence-line" not in codes(validate(f"``x` {c('turn0file0')}\n", REGISTRY))
+
+
 def test_indented_code_and_tilde_fences() -> None:
     assert codes(validate("Text.\n\n    code" + c("turn0file0") + "\n", REGISTRY)) == [
         "citation-in-code"

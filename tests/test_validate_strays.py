@@ -4,6 +4,7 @@ as a straightforward character-by-character reading of the rules (the oracle bel
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from typing import NamedTuple
 
@@ -100,6 +101,28 @@ def test_strays_on_thousands_of_open_starts(implementation: str) -> None:
     kernel.strays(text, 0, len(text), 7, S, E, D, found, foreign)
     assert (found, foreign) == oracle(text, 0, len(text), 7)
     assert len(found) == 3000 + 4
+
+
+# Every character str.isspace takes, and the characters on either side of each (the
+# kernel looks white space up only for characters in its ranges), in each string width.
+_SPACES = [chr(c) for c in range(0x110000) if chr(c).isspace()]
+_AROUND = sorted({chr(ord(c) + d) for c in _SPACES for d in (-1, 1)} - set(_SPACES))
+
+
+@pytest.mark.parametrize("wide", ["", "\u0100", "\U0001f600"])
+def test_glued_word_ends_at_every_white_space(implementation: str, wide: str) -> None:
+    # (words of every length about a vector's, the kernel reading 16 units a step)
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    for char in [*_SPACES, *_AROUND, S, E]:
+        for length in (1, 10, 15, 16, 17, 40):
+            text = f"{wide}{S}cite{D}{'a' * length}{char}{'b' * 20}"
+            found: list[tuple[int, int, int]] = []
+            foreign: list[tuple[int, int]] = []
+            kernel.strays(text, 0, len(text), 7, S, E, D, found, foreign)
+            assert (found, foreign) == oracle(text, 0, len(text), 7), (char, length)
+            if char != E:  # (a STOP closes it: a refused marker)
+                ends = not char.isspace() and char != S
+                assert foreign[0][1] == len(wide) + 6 + length + ends * 21, (char, length)
 
 
 @pytest.mark.c_extension
@@ -394,6 +417,24 @@ def test_cited_lines_match_the_oracle(implementation: str, text: str) -> None:
     assert got == lines_oracle(text, starts, consumed)
 
 
+@pytest.mark.parametrize("wide", ["", "\u00e9", "\u0100", "\U0001f600"])
+def test_cited_lines_find_a_letter_anywhere_in_a_long_line(implementation: str, wide: str) -> None:
+    # Lines longer than a vector, with a letter (or a character above ASCII that is none)
+    # at every place among the filler and other characters after the doubt.
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    parser = Parser()
+    chars = ("a", "Z", "@", "7", "\x7f", "\u00e9", "\u00d7", "\u0416", "\u2013", "\U0001d400")
+    for char, filler in itertools.product(chars, ("` ,", "\u00d7\u2013 ")):
+        for at in range(80):
+            line = list("`" + filler * 30)
+            line[1 + at] = char
+            text = f"{wide}\n{''.join(line)} {MARKER}\n"
+            starts = [citation.start for citation in parser.finditer(text)]
+            consumed = parser.spans(text)
+            got = kernel.cited_lines(text, starts, consumed, FILLER)
+            assert got == lines_oracle(text, starts, consumed), (char, at)
+
+
 @pytest.mark.c_extension
 def test_cited_lines_checks_its_arguments() -> None:
     kernel = load("_commonmark", "cython")
@@ -535,24 +576,29 @@ def test_covered_matches_inside(
     points = sorted(set(cuts))
     walls = list(zip(points[::2], points[1::2], strict=False))  # sorted, disjoint
     expected = [inside(walls, start, end) for start, end in zip(starts, ends, strict=True)]
-    assert kernel.covered(starts, ends, walls) == expected
+    lows = array("q", [start for start, _ in walls])
+    highs = array("q", [end for _, end in walls])
+    assert kernel.covered(starts, ends, lows, highs) == expected
 
 
 @pytest.mark.c_extension
 def test_covered_checks_its_arguments() -> None:
     kernel = load("_commonmark", "cython")
+    empty = array("q")
     for args, name in [
-        (((0,), [1], []), "starts"),
-        (([0], [None], []), "ends"),
-        (([0], [1], ()), "walls"),
-        (([0], [1], [(0, 1, 2)]), "walls"),
-        (([0], [1], [(0, "1")]), "walls"),
+        (((0,), [1], empty, empty), "starts"),
+        (([0], [None], empty, empty), "ends"),
+        (([0], [1], [], empty), "wall_starts"),
+        (([0], [1], empty, array("i")), "wall_ends"),
+        (([0], [1], empty, [(0, 1)]), "wall_ends"),
     ]:
         with pytest.raises(TypeError, match=name):
             kernel.covered(*args)
     for implementation in ("cython", "python"):
         module = load("_commonmark", implementation)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="starts and ends"):
-            module.covered([0], [], [])
+            module.covered([0], [], empty, empty)
+        with pytest.raises(ValueError, match="wall_starts and wall_ends"):
+            module.covered([0], [1], array("q", [0]), empty)
         with pytest.raises(ValueError, match="ascending"):
-            module.covered([2, 1], [3, 3], [])
+            module.covered([2, 1], [3, 3], empty, empty)

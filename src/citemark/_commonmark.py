@@ -74,7 +74,7 @@ cited_lines: Callable[
         list[tuple[int, int, int, int, int]],
     ],
 ] = _kernel.cited_lines
-covered: Callable[[list[int], list[int], list[tuple[int, int]]], list[bool]] = _kernel.covered
+covered: Callable[[list[int], list[int], array[int], array[int]], list[bool]] = _kernel.covered
 punctuated: Callable[[str, list[int], list[int], str], list[tuple[int, int, int]]] = (
     _kernel.punctuated
 )
@@ -89,6 +89,8 @@ located_rows: Callable[
     None,
 ] = _kernel.located_rows
 _code_walls: Callable[[str], list[tuple[int, int]]] = _kernel.code_walls
+# The same walls as two arrays, the starts and the ends (see `_commonmark_py.code_spans`).
+code_spans: Callable[[str], tuple[array[int], array[int]]] = _kernel.code_spans
 # (start, end) of every line's content, line breaks excluded (see `_commonmark_py`).
 line_spans: Callable[[str], list[tuple[int, int]]] = _kernel.line_spans
 held_gaps: Callable[
@@ -100,7 +102,7 @@ next_outside: Callable[[str, str, int, array[int], array[int], int], tuple[int, 
 
 __all__ = ["CodeScanner", "block_cuts", "code_walls", "held_gaps", "line_spans", "next_outside"]
 __all__ += ["cited_lines", "located_rows", "order", "punctuated", "stray_findings", "strays"]
-__all__ += ["covered"]
+__all__ += ["code_spans", "covered"]
 
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")

@@ -16,10 +16,12 @@ Same functions, names and branch order as the twin in `_commonmark_py.py`:
   starts, ends)`: the same over every gap between the markers, as validate's diagnostics
   built in place, with the walls its id checks skip.
 - `next_outside(text, needle, at, starts, ends, wall)`: the next needle outside every wall.
-- `code_walls(text)`: `_commonmark.CodeScanner` over a whole text, every line in C.
+- `code_walls(text)`: `_commonmark.CodeScanner` over a whole text, every line in C;
+  `code_spans(text)`: the same walls as two arrays (starts, ends).
 - `line_spans(text)`: (start, end) of every line's content.
 - validate's per-citation checks: `order(found)` (its findings by place), `cited_lines`
-  (the lines of the citations, and what they hold), `covered` (citations in code),
+  (the lines of the citations, and what they hold), `covered` (citations in code, the
+  walls as two arrays),
   `punctuated` (runs of citations before punctuation), `located_rows` (the findings of
   ids and locators, placed at each citation).
 
@@ -28,10 +30,11 @@ the twin at import (one home); the line breaks are checked against it.  Characte
 found by the vector search of `_simd.h` (CITEMARK_SIMD caps it, as for the scanner).
 """
 
+cimport cython
 from cpython cimport array
-from cpython.mem cimport PyMem_Free, PyMem_Malloc
+from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from libc.string cimport memcpy
 from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
-from cpython.tuple cimport PyTuple_SET_ITEM
 
 from citemark import _commonmark_py as twin
 
@@ -46,14 +49,25 @@ cdef extern from "Python.h":
     ctypedef struct PyTypeObject:
         Py_ssize_t tp_basicsize
         Py_ssize_t tp_dictoffset
-    PyObject* type_alloc "PyType_GenericAlloc"(PyTypeObject* cls, Py_ssize_t items) except NULL
-    void gc_untrack "PyObject_GC_UnTrack"(object op)
     bint PyType_IsSubtype(PyTypeObject* a, PyTypeObject* b)
     PyTypeObject PyTuple_Type
     int PyUnicode_Compare(object left, object right) except? -1
     Py_ssize_t PyLong_AsSsize_t(object value)  # its error is looked at by the caller
     PyObject* PyErr_Occurred()
     void PyErr_Clear()
+    # The pointer forms, for the fields new_row shares (no reference counted temporaries).
+    void incref_ptr "Py_INCREF"(PyObject* value) nogil
+    void set_item_ptr "PyTuple_SET_ITEM"(PyObject* row, Py_ssize_t index, PyObject* value) nogil
+    PyObject* long_from "PyLong_FromSsize_t"(Py_ssize_t value) except NULL
+
+cdef extern from *:
+    """
+    /* A GC object of a tuple type, as tuple's own allocator makes one: untracked. */
+    static inline PyObject *citemark_row_alloc(PyTypeObject *cls, Py_ssize_t items) {
+        return (PyObject *)PyObject_GC_NewVar(PyTupleObject, cls, items);
+    }
+    """
+    PyObject* gc_new_var "citemark_row_alloc"(PyTypeObject* cls, Py_ssize_t items) except NULL
 
 cdef extern from "Python.h":
     ctypedef unsigned char Py_UCS1
@@ -64,6 +78,299 @@ cdef extern from "_simd.h" nogil:
     Py_ssize_t cm_find_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
     Py_ssize_t cm_find_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
     Py_ssize_t cm_find_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+
+cdef extern from *:
+    """
+    /* The first index in d[pos:stop] of a unit that may be a letter (an ASCII letter, or any
+     * unit above ASCII: str.isalpha decides those), else stop; a vector at a time on the
+     * vector path of _simd.h (reads only while a whole vector fits before stop). */
+    #define CITEMARK_ASCII_LETTER(u) ((unsigned int)(((u) | 0x20) - 0x61) < 26u)
+    static inline Py_ssize_t
+    citemark_maybe_letter_ucs1(const Py_UCS1 *d, Py_ssize_t pos, Py_ssize_t stop) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i low = _mm_set1_epi8(0x20), a = _mm_set1_epi8(0x61);
+            const __m128i span = _mm_set1_epi8(25), ascii = _mm_set1_epi8(0x7F);
+            const __m128i zero = _mm_setzero_si128();
+            for (; stop - pos >= 16; pos += 16) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(d + pos));
+                __m128i offset = _mm_sub_epi8(_mm_or_si128(v, low), a);
+                __m128i letter = _mm_cmpeq_epi8(_mm_subs_epu8(offset, span), zero);
+                __m128i narrow = _mm_cmpeq_epi8(_mm_subs_epu8(v, ascii), zero);
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(_mm_or_si128(
+                    letter, _mm_andnot_si128(narrow, _mm_set1_epi8(-1))));
+                if (mask) return pos + cm_ctz(mask);
+            }
+        }
+    #endif
+        for (; pos < stop; pos++) {
+            if (d[pos] >= 0x80 || CITEMARK_ASCII_LETTER(d[pos])) return pos;
+        }
+        return stop;
+    }
+    static inline Py_ssize_t
+    citemark_maybe_letter_ucs2(const Py_UCS2 *d, Py_ssize_t pos, Py_ssize_t stop) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i low = _mm_set1_epi16(0x20), a = _mm_set1_epi16(0x61);
+            const __m128i span = _mm_set1_epi16(25), ascii = _mm_set1_epi16(0x7F);
+            const __m128i zero = _mm_setzero_si128();
+            for (; stop - pos >= 8; pos += 8) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(d + pos));
+                __m128i offset = _mm_sub_epi16(_mm_or_si128(v, low), a);
+                __m128i letter = _mm_cmpeq_epi16(_mm_subs_epu16(offset, span), zero);
+                __m128i narrow = _mm_cmpeq_epi16(_mm_subs_epu16(v, ascii), zero);
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(_mm_or_si128(
+                    letter, _mm_andnot_si128(narrow, _mm_set1_epi16(-1))));
+                if (mask) return pos + (cm_ctz(mask) >> 1);
+            }
+        }
+    #endif
+        for (; pos < stop; pos++) {
+            if (d[pos] >= 0x80 || CITEMARK_ASCII_LETTER(d[pos])) return pos;
+        }
+        return stop;
+    }
+    static inline Py_ssize_t
+    citemark_maybe_letter_ucs4(const Py_UCS4 *d, Py_ssize_t pos, Py_ssize_t stop) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            /* Units are at most 0x10FFFF: signed comparisons order them. */
+            const __m128i low = _mm_set1_epi32(0x20), a = _mm_set1_epi32(0x61);
+            const __m128i below = _mm_set1_epi32(-1), past = _mm_set1_epi32(26);
+            const __m128i ascii = _mm_set1_epi32(0x7F);
+            for (; stop - pos >= 4; pos += 4) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(d + pos));
+                __m128i offset = _mm_sub_epi32(_mm_or_si128(v, low), a);
+                __m128i letter = _mm_and_si128(_mm_cmpgt_epi32(offset, below),
+                                               _mm_cmplt_epi32(offset, past));
+                __m128i wide = _mm_cmpgt_epi32(v, ascii);
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(_mm_or_si128(letter, wide));
+                if (mask) return pos + (cm_ctz(mask) >> 2);
+            }
+        }
+    #endif
+        for (; pos < stop; pos++) {
+            if (d[pos] >= 0x80 || CITEMARK_ASCII_LETTER(d[pos])) return pos;
+        }
+        return stop;
+    }
+
+    /* Past the ASCII filler at d[pos:], 32 units a step on the AVX2 path: the index of the
+     * first unit that is not filler, or where the whole vectors that fit before stop end
+     * (the caller goes on a unit at a time from there; pos itself without the path).  A
+     * unit c below 0x80 is filler when table[c & 15] has bit c >> 4 set (the nibble table
+     * look-up of two byte shuffles); a unit above ASCII never is. */
+    #if defined(CM_AVX2)
+    __attribute__((target("avx2"))) static Py_ssize_t
+    citemark_past_filler(__m256i bytes, __m256i low_table) {
+        const __m256i nibble = _mm256_set1_epi8(0x0F);
+        const __m256i high_table = _mm256_broadcastsi128_si256(
+            _mm_setr_epi8(1, 2, 4, 8, 16, 32, 64, (char)128, 0, 0, 0, 0, 0, 0, 0, 0));
+        __m256i low = _mm256_shuffle_epi8(low_table, _mm256_and_si256(bytes, nibble));
+        __m256i high = _mm256_shuffle_epi8(
+            high_table, _mm256_and_si256(_mm256_srli_epi16(bytes, 4), nibble));
+        __m256i filler = _mm256_and_si256(low, high);
+        unsigned int mask = (unsigned int)_mm256_movemask_epi8(
+            _mm256_cmpeq_epi8(filler, _mm256_setzero_si256()));
+        return mask ? cm_ctz(mask) : 32;
+    }
+
+    __attribute__((target("avx2"))) static Py_ssize_t
+    citemark_skip_filler_ucs1_avx2(const Py_UCS1 *d, Py_ssize_t pos, Py_ssize_t stop,
+                                   const unsigned char *table) {
+        const __m256i low_table =
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table));
+        Py_ssize_t skipped;
+        for (; stop - pos >= 32; pos += 32) {
+            skipped = citemark_past_filler(
+                _mm256_loadu_si256((const __m256i *)(d + pos)), low_table);
+            if (skipped < 32) return pos + skipped;
+        }
+        return pos;
+    }
+
+    __attribute__((target("avx2"))) static Py_ssize_t
+    citemark_skip_filler_ucs2_avx2(const Py_UCS2 *d, Py_ssize_t pos, Py_ssize_t stop,
+                                   const unsigned char *table) {
+        const __m256i low_table =
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)table));
+        const __m256i wide = _mm256_set1_epi16(0x80);
+        Py_ssize_t skipped;
+        for (; stop - pos >= 32; pos += 32) {
+            /* Every unit above ASCII made 0x80 (never filler), then the 32 made bytes in
+             * order (the pack works within each half: the quarters put back in order). */
+            __m256i a = _mm256_min_epu16(_mm256_loadu_si256((const __m256i *)(d + pos)), wide);
+            __m256i b =
+                _mm256_min_epu16(_mm256_loadu_si256((const __m256i *)(d + pos + 16)), wide);
+            __m256i bytes = _mm256_permute4x64_epi64(_mm256_packus_epi16(a, b), 0xD8);
+            skipped = citemark_past_filler(bytes, low_table);
+            if (skipped < 32) return pos + skipped;
+        }
+        return pos;
+    }
+    #endif
+
+    /* runs_into's runs, 32 units a step on the AVX2 path: a bit per backtick, each run read
+     * off the bits where they change (two bit scans a run, however long).  At most `room`
+     * runs are written; *pos ends past the last one written, or where the whole vectors
+     * before hi end (at the start of a run still open there: the caller reads it a unit at
+     * a time); it is left as it is without the path.  Reads: whole vectors before hi, and
+     * the backslashes before a run back to lo. */
+    #if defined(CM_AVX2)
+    __attribute__((target("avx2"))) static inline unsigned int
+    citemark_ticks_ucs1(const Py_UCS1 *d) {
+        return (unsigned int)_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+            _mm256_loadu_si256((const __m256i *)d), _mm256_set1_epi8(0x60)));
+    }
+    __attribute__((target("avx2"))) static inline unsigned int
+    citemark_ticks_ucs2(const Py_UCS2 *d) {
+        const __m256i tick = _mm256_set1_epi16(0x60);
+        __m256i a = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)d), tick);
+        __m256i b = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)(d + 16)), tick);
+        return (unsigned int)_mm256_movemask_epi8(
+            _mm256_permute4x64_epi64(_mm256_packs_epi16(a, b), 0xD8));
+    }
+    #define CITEMARK_RUNS_AVX2(NAME, UNIT, TICKS)                                            \
+    __attribute__((target("avx2"))) static Py_ssize_t                                       \
+    NAME(const UNIT *d, Py_ssize_t lo, Py_ssize_t *pos, Py_ssize_t hi, long long offset,    \
+         long long *out, Py_ssize_t room) {                                                 \
+        Py_ssize_t i = *pos, count = 0, start = -1, escapes;                                \
+        unsigned int mask, look, todo;                                                      \
+        int bit;                                                                            \
+        while (count < room && hi - i >= 32) {                                              \
+            mask = TICKS(d + i);                                                            \
+            todo = 0xFFFFFFFFu; /* the bits at or after the last change */                  \
+            for (;;) {                                                                      \
+                look = (start < 0 ? mask : ~mask) & todo;                                   \
+                if (!look) break;                                                           \
+                bit = cm_ctz(look);                                                         \
+                todo = 0xFFFFFFFFu << bit;                                                  \
+                if (start < 0) {                                                            \
+                    start = i + bit;                                                        \
+                    continue;                                                               \
+                }                                                                           \
+                escapes = 0;                                                                \
+                while (start - escapes > lo && d[start - escapes - 1] == 0x5C) escapes++;   \
+                out[0] = offset + start;                                                    \
+                out[1] = offset + i + bit;                                                  \
+                out[2] = escapes % 2;                                                       \
+                out += 3;                                                                   \
+                start = -1;                                                                 \
+                if (++count == room) {                                                      \
+                    *pos = i + bit;                                                         \
+                    return count;                                                           \
+                }                                                                           \
+            }                                                                               \
+            i += 32;                                                                        \
+        }                                                                                   \
+        *pos = start >= 0 ? start : i;                                                      \
+        return count;                                                                       \
+    }
+    CITEMARK_RUNS_AVX2(citemark_runs_ucs1_avx2, Py_UCS1, citemark_ticks_ucs1)
+    CITEMARK_RUNS_AVX2(citemark_runs_ucs2_avx2, Py_UCS2, citemark_ticks_ucs2)
+    #endif
+
+    static inline Py_ssize_t
+    citemark_runs_ucs1(const Py_UCS1 *d, Py_ssize_t lo, Py_ssize_t *pos, Py_ssize_t hi,
+                       long long offset, long long *out, Py_ssize_t room) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR)
+            return citemark_runs_ucs1_avx2(d, lo, pos, hi, offset, out, room);
+    #endif
+        return 0;
+    }
+    static inline Py_ssize_t
+    citemark_runs_ucs2(const Py_UCS2 *d, Py_ssize_t lo, Py_ssize_t *pos, Py_ssize_t hi,
+                       long long offset, long long *out, Py_ssize_t room) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR)
+            return citemark_runs_ucs2_avx2(d, lo, pos, hi, offset, out, room);
+    #endif
+        return 0;
+    }
+
+    /* word_end's scan, 16 units a step on the AVX2 path: the index of the first unit that
+     * may end the glued word (at most U+0020, the START, the STOP, U+0085 to U+00A0,
+     * U+1680, U+2000 to U+205F, U+3000: the caller decides), or where the whole vectors
+     * before size end (pos itself without the path). */
+    #if defined(CM_AVX2)
+    __attribute__((target("avx2"))) static inline __m256i
+    citemark_within(__m256i v, short low, short span) {
+        /* 0xFFFF where low <= v <= low + span (unsigned): v - low at most span */
+        __m256i offset = _mm256_sub_epi16(v, _mm256_set1_epi16(low));
+        return _mm256_cmpeq_epi16(_mm256_min_epu16(offset, _mm256_set1_epi16(span)), offset);
+    }
+    __attribute__((target("avx2"))) static Py_ssize_t
+    citemark_word_candidate_ucs2_avx2(const Py_UCS2 *d, Py_ssize_t pos, Py_ssize_t size,
+                                      Py_UCS4 start, Py_UCS4 stop) {
+        const __m256i starts = _mm256_set1_epi16((short)start);
+        const __m256i stops = _mm256_set1_epi16((short)stop);
+        for (; size - pos >= 16; pos += 16) {
+            __m256i v = _mm256_loadu_si256((const __m256i *)(d + pos));
+            __m256i hit = _mm256_or_si256(
+                _mm256_or_si256(_mm256_cmpeq_epi16(v, starts), _mm256_cmpeq_epi16(v, stops)),
+                _mm256_or_si256(citemark_within(v, 0, 0x20),
+                                citemark_within(v, 0x85, 0xA0 - 0x85)));
+            hit = _mm256_or_si256(hit, _mm256_or_si256(
+                _mm256_or_si256(_mm256_cmpeq_epi16(v, _mm256_set1_epi16(0x1680)),
+                                _mm256_cmpeq_epi16(v, _mm256_set1_epi16(0x3000))),
+                citemark_within(v, 0x2000, 0x205F - 0x2000)));
+            unsigned int mask = (unsigned int)_mm256_movemask_epi8(hit);
+            if (mask) return pos + (cm_ctz(mask) >> 1);
+        }
+        return pos;
+    }
+    #endif
+    static inline Py_ssize_t
+    citemark_word_candidate_ucs2(const Py_UCS2 *d, Py_ssize_t pos, Py_ssize_t size,
+                                 Py_UCS4 start, Py_UCS4 stop) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR)
+            return citemark_word_candidate_ucs2_avx2(d, pos, size, start, stop);
+    #endif
+        return pos;
+    }
+
+    static inline Py_ssize_t
+    citemark_skip_filler_ucs1(const Py_UCS1 *d, Py_ssize_t pos, Py_ssize_t stop,
+                              const unsigned char *table) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR) return citemark_skip_filler_ucs1_avx2(d, pos, stop, table);
+    #endif
+        return pos;
+    }
+
+    static inline Py_ssize_t
+    citemark_skip_filler_ucs2(const Py_UCS2 *d, Py_ssize_t pos, Py_ssize_t stop,
+                              const unsigned char *table) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR) return citemark_skip_filler_ucs2_avx2(d, pos, stop, table);
+    #endif
+        return pos;
+    }
+    """
+    Py_ssize_t vector_runs_ucs1 "citemark_runs_ucs1"(
+        const Py_UCS1* data, Py_ssize_t lo, Py_ssize_t* pos, Py_ssize_t hi,
+        long long offset, long long* out, Py_ssize_t room) noexcept nogil
+    Py_ssize_t vector_runs_ucs2 "citemark_runs_ucs2"(
+        const Py_UCS2* data, Py_ssize_t lo, Py_ssize_t* pos, Py_ssize_t hi,
+        long long offset, long long* out, Py_ssize_t room) noexcept nogil
+    Py_ssize_t word_candidate_ucs2 "citemark_word_candidate_ucs2"(
+        const Py_UCS2* data, Py_ssize_t pos, Py_ssize_t size, Py_UCS4 start_unit,
+        Py_UCS4 stop_unit) noexcept nogil
+    Py_ssize_t skip_filler_ucs1 "citemark_skip_filler_ucs1"(
+        const Py_UCS1* data, Py_ssize_t pos, Py_ssize_t stop,
+        const unsigned char* table) noexcept nogil
+    Py_ssize_t skip_filler_ucs2 "citemark_skip_filler_ucs2"(
+        const Py_UCS2* data, Py_ssize_t pos, Py_ssize_t stop,
+        const unsigned char* table) noexcept nogil
+    Py_ssize_t maybe_letter_ucs1 "citemark_maybe_letter_ucs1"(
+        const Py_UCS1* data, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil
+    Py_ssize_t maybe_letter_ucs2 "citemark_maybe_letter_ucs2"(
+        const Py_UCS2* data, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil
+    Py_ssize_t maybe_letter_ucs4 "citemark_maybe_letter_ucs4"(
+        const Py_UCS4* data, Py_ssize_t pos, Py_ssize_t stop) noexcept nogil
 
 # The header's vector path is chosen per module (its state is static): choose it here too.
 cm_init()
@@ -155,37 +462,66 @@ def runs(str text not None, first, end, base):
 cdef int collect_runs(int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
                       Py_ssize_t offset, array.array found) except -1:
     # Append to found the runs of text[lo:hi] (lo <= hi <= len(text); offset + len(text)
-    # fits in an index: checked by the callers).  Counted first, then written into room made
-    # once (an array grown a run at a time copies itself over and over); one loop per width.
-    cdef Py_ssize_t count, size
-    if kind == 1:
-        count = runs_of(<const Py_UCS1*>data, lo, hi, 0, NULL)
-    elif kind == 2:
-        count = runs_of(<const Py_UCS2*>data, lo, hi, 0, NULL)
-    else:
-        count = runs_of(<const Py_UCS4*>data, lo, hi, 0, NULL)
-    if not count:
-        return 0
-    size = Py_SIZE(found)
-    array.resize_smart(found, size + 3 * count)  # (room for more: a paragraph grows)
-    cdef long long* out = found.data.as_longlongs + size  # 3 * count entries, inside
-    if kind == 1:
-        runs_of(<const Py_UCS1*>data, lo, hi, offset, out)
-    elif kind == 2:
-        runs_of(<const Py_UCS2*>data, lo, hi, offset, out)
-    else:
-        runs_of(<const Py_UCS4*>data, lo, hi, offset, out)
+    # fits in an index: checked by the callers), in one pass: written into the room left,
+    # the array grown by half as much again whenever it is full (a pass to count them first
+    # cost as much as the scan).  One loop per width.
+    cdef Py_ssize_t used = Py_SIZE(found), pos = lo, room
+    cdef long long* out
+    try:
+        while pos < hi:
+            room = (Py_SIZE(found) - used) // 3
+            if room == 0:
+                array.resize_smart(found, used + 3 * (used // 6 + 16))
+                room = (Py_SIZE(found) - used) // 3
+            out = found.data.as_longlongs + used  # room triples from here: inside
+            if kind == 1:
+                used += 3 * runs_into(<const Py_UCS1*>data, lo, &pos, hi, offset, out, room)
+            elif kind == 2:
+                used += 3 * runs_into(<const Py_UCS2*>data, lo, &pos, hi, offset, out, room)
+            else:
+                used += 3 * runs_into(<const Py_UCS4*>data, lo, &pos, hi, offset, out, room)
+    finally:
+        array.resize_smart(found, used)  # as long as what was written, whatever happens
     return 0
 
 
-cdef Py_ssize_t runs_of(const text_t* data, Py_ssize_t lo, Py_ssize_t hi, Py_ssize_t offset,
-                        long long* out) noexcept:
-    # The runs of backticks in data[lo:hi]: counted, and written to out (start + offset,
-    # end + offset, escaped: three entries each) unless it is NULL.  Every read is in
-    # [lo, hi): inside the string.
-    cdef Py_ssize_t count = 0, i = lo, at, near, escapes
-    cdef Py_ssize_t found
-    while i < hi:
+cdef extern from *:
+    """
+    #include <string.h>
+    /* Eight bytes from p, wherever p points (memcpy: no alignment needed). */
+    static inline unsigned long long citemark_load8(const void *p) {
+        unsigned long long word;
+        memcpy(&word, p, 8);
+        return word;
+    }
+    """
+    unsigned long long load8 "citemark_load8"(const void* p) noexcept nogil
+
+
+cdef Py_ssize_t runs_into(const text_t* data, Py_ssize_t lo, Py_ssize_t* pos, Py_ssize_t hi,
+                          Py_ssize_t offset, long long* out, Py_ssize_t room) noexcept:
+    # The runs of backticks in data[pos[0]:hi], at most `room` of them, written to out
+    # (start + offset, end + offset, escaped: three entries each); pos[0] moved past the
+    # last one written (to hi when none is left).  The backslashes before a run are counted
+    # back to lo at most.  Every read is in [lo, hi): inside the string.
+    cdef Py_ssize_t count = 0, i = pos[0], at, near, escapes, found
+    # A whole word of backticks (8 bytes), for the long runs: the same bytes whatever the
+    # byte order, as every unit in it is the same.
+    cdef unsigned long long ticks
+    if text_t is Py_UCS1:
+        ticks = 0x6060606060606060ULL
+    elif text_t is Py_UCS2:
+        ticks = 0x0060006000600060ULL
+    else:
+        ticks = 0x0000006000000060ULL
+    cdef Py_ssize_t step = 8 // sizeof(text_t)  # units in a word
+    # The runs in the whole vectors first (see citemark_runs_ucs1), the rest below.
+    if text_t is Py_UCS1:
+        count = vector_runs_ucs1(data, lo, &i, hi, offset, out, room)
+    elif text_t is Py_UCS2:
+        count = vector_runs_ucs2(data, lo, &i, hi, offset, out, room)
+    out += 3 * count
+    while i < hi and count < room:
         # The next backtick: the next few characters looked at first (runs close together
         # cost a vector search's set-up each otherwise), then the vector search.
         near = i + 8 if hi - i > 8 else hi
@@ -202,19 +538,23 @@ cdef Py_ssize_t runs_of(const text_t* data, Py_ssize_t lo, Py_ssize_t hi, Py_ssi
         if i == hi:
             break
         at = i
+        i += 1
+        # A word at a time while a whole one is backticks (reads below i + step <= hi).
+        while hi - i >= step and load8(data + i) == ticks:
+            i += step
         while i < hi and data[i] == BACKTICK:
             i += 1
+        # Most runs follow no backslash: count them only when one is there.  The count
+        # stops at lo, so with the run scan every character is read at most twice.
+        escapes = 0
+        while at - escapes > lo and data[at - escapes - 1] == BACKSLASH:
+            escapes += 1
+        out[0] = offset + at  # offset + i <= offset + len(text): no overflow
+        out[1] = offset + i
+        out[2] = escapes % 2
+        out += 3
         count += 1
-        if out != NULL:
-            # Most runs follow no backslash: count them only when one is there.  The count
-            # stops at lo, so with the run scan every character is read at most twice.
-            escapes = 0
-            while at - escapes > lo and data[at - escapes - 1] == BACKSLASH:
-                escapes += 1
-            out[0] = offset + at  # offset + i <= offset + len(text): no overflow
-            out[1] = offset + i
-            out[2] = escapes % 2
-            out += 3
+    pos[0] = i
     return count
 
 
@@ -224,6 +564,74 @@ cdef int check_runs(object value, str name) except -1:
     if Py_SIZE(value) % 3:
         raise ValueError(f"{name} must hold whole (start, end, escaped) triples")
     return 0
+
+
+@cython.final
+cdef class _Walls:
+    """Where the code spans found go: appended to a list as (start, end) tuples (`out`, for
+    the functions that take one), or into two C arrays of longs (the whole scan: a Python
+    tuple and two ints per span cost as much as the scan itself)."""
+
+    cdef list out  # None: the arrays
+    cdef long long* starts
+    cdef long long* ends
+    cdef Py_ssize_t count
+    cdef Py_ssize_t room
+
+    def __dealloc__(self):
+        PyMem_Free(self.starts)
+        PyMem_Free(self.ends)
+
+    cdef inline int add(self, long long start, long long end) except -1:
+        # (inline, the growth and the list apart: a call per span of thousands cost as much
+        # as their pairing)
+        if self.out is not None:
+            return self.append(start, end)
+        if self.count == self.room:
+            self.grow()
+        # count < room now: inside both.
+        self.starts[self.count] = start
+        self.ends[self.count] = end
+        self.count += 1
+        return 0
+
+    cdef int append(self, long long start, long long end) except -1:
+        self.out.append((start, end))
+        return 0
+
+    cdef int grow(self) except -1:
+        # Half as much again (the count at most the text's length: no overflow).
+        cdef Py_ssize_t room = self.room + self.room // 2 + 16
+        cdef long long* grown = <long long*>PyMem_Realloc(self.starts, room * sizeof(long long))
+        if grown == NULL:
+            raise MemoryError()
+        self.starts = grown
+        grown = <long long*>PyMem_Realloc(self.ends, room * sizeof(long long))
+        if grown == NULL:
+            raise MemoryError()
+        self.ends = grown
+        self.room = room
+        return 0
+
+    cdef list as_list(self):
+        if self.out is not None:
+            return self.out
+        cdef Py_ssize_t index
+        return [(self.starts[index], self.ends[index]) for index in range(self.count)]
+
+    cdef tuple as_arrays(self):
+        cdef array.array firsts = array.clone(RUNS_TEMPLATE, self.count, False)
+        cdef array.array lasts = array.clone(RUNS_TEMPLATE, self.count, False)
+        if self.count:
+            memcpy(firsts.data.as_longlongs, self.starts, self.count * sizeof(long long))
+            memcpy(lasts.data.as_longlongs, self.ends, self.count * sizeof(long long))
+        return firsts, lasts
+
+
+cdef _Walls list_walls(list walls):
+    cdef _Walls sink = _Walls()
+    sink.out = walls
+    return sink
 
 
 def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_from):
@@ -241,10 +649,22 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
         raise ValueError("start must be at most len(text)")
     if offset > PY_SSIZE_T_MAX - size:
         raise ValueError("base + len(text) must fit in an index")
-    cdef array.array open_runs = pending
+    # The pending runs checked once here: plain_lines pairs them without a look.
+    run_values((<array.array>pending).data.as_longlongs, Py_SIZE(pending) // 3)
     cdef bint paragraph = in_paragraph
-    cdef int kind = PyUnicode_KIND(text)
-    cdef const void* data = PyUnicode_DATA(text)
+    # -1: None; -2: the caller's value, kept until an empty line resets it.
+    cdef Py_ssize_t ticked = -1 if ticked_from is None else -2
+    at = plain_lines(PyUnicode_KIND(text), PyUnicode_DATA(text), size, at, offset, pending,
+                     list_walls(walls), &paragraph, &ticked)
+    return at, paragraph, None if ticked == -1 else ticked_from if ticked == -2 else ticked
+
+
+cdef Py_ssize_t plain_lines(int kind, const void* data, Py_ssize_t size, Py_ssize_t at,
+                            Py_ssize_t offset, array.array open_runs, _Walls walls,
+                            bint* in_paragraph, Py_ssize_t* ticked_from) except -1:
+    # plain's lines from at (<= size; offset + size fits in an index), ticked_from -1 for
+    # None (any other negative value: one set before): the start of the first line left.
+    cdef bint paragraph = in_paragraph[0]
     cdef Py_ssize_t end, following
     cdef Py_UCS4 unit
     cdef bint ticked
@@ -263,18 +683,21 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
                 following += 1
         if at == end:
             if paragraph:  # an empty line ends the paragraph
-                pair(open_runs, walls)
+                in_paragraph[0] = False  # (as it is now, should the pairing fail)
+                pair_array(open_runs, walls)
                 paragraph = False
                 array.resize(open_runs, 0)
-                ticked_from = None
+                ticked_from[0] = -1
         else:
             paragraph = True
+            in_paragraph[0] = True
             if ticked:
-                if ticked_from is None:
-                    ticked_from = offset + at  # <= PY_SSIZE_T_MAX (checked above)
+                if ticked_from[0] == -1:
+                    ticked_from[0] = offset + at  # <= PY_SSIZE_T_MAX (checked by the caller)
                 collect_runs(kind, data, at, end, offset, open_runs)
         at = following  # > at: every line moves on by at least one character
-    return at, paragraph, ticked_from
+    in_paragraph[0] = paragraph
+    return at
 
 
 def pair(runs, walls):
@@ -282,13 +705,16 @@ def pair(runs, walls):
     if type(walls) is not list:
         raise TypeError(f"walls must be a list, not {type(walls).__name__}")
     cdef array.array items = runs
-    cdef list out = walls
     cdef Py_ssize_t count = Py_SIZE(items) // 3
     cdef const long long* data = items.data.as_longlongs
+    pair_runs(data, count, run_values(data, count), list_walls(walls))
+
+
+cdef long long run_values(const long long* data, Py_ssize_t count) except -1:
+    # The longest of these runs, each checked a real one: 0 <= start <= end, escaped 0 or 1
+    # (only then one less than the start): the lengths index the tables of pair_many.
     cdef Py_ssize_t index
     cdef long long longest = 0
-    # Every run must be a real one: 0 <= start <= end, escaped 0 or 1 (only then one less
-    # than the start): the lengths index the tables of pair_many.
     for index in range(count):
         if not (0 <= data[3 * index] <= data[3 * index + 1] and 0 <= data[3 * index + 2] <= 1):
             raise ValueError("runs must hold (start, end, escaped) with 0 <= start <= end")
@@ -296,63 +722,66 @@ def pair(runs, walls):
             raise ValueError("runs must hold no empty escaped run")
         if data[3 * index + 1] - data[3 * index] > longest:
             longest = data[3 * index + 1] - data[3 * index]
+    return longest
+
+
+cdef int pair_array(array.array runs, _Walls out) except -1:
+    # pair for runs this module found, or checked by run_values (real ones).
+    cdef Py_ssize_t count = Py_SIZE(runs) // 3, index
+    cdef const long long* data = runs.data.as_longlongs
+    cdef long long longest = 0
+    for index in range(count):
+        if data[3 * index + 1] - data[3 * index] > longest:
+            longest = data[3 * index + 1] - data[3 * index]
+    return pair_runs(data, count, longest, out)
+
+
+cdef int pair_runs(const long long* data, Py_ssize_t count, long long longest,
+                   _Walls out) except -1:
     if count < 2:
-        return
+        return 0
     if count <= FEW_RUNS:
-        pair_few(data, count, out)
-        return
-    # The tables of pair_many hold 2 * (longest + 2) + count indexes: they must be allocatable.
+        return pair_few(data, count, out)
+    # The tables of pair_many hold longest + 2 + count indexes: they must be allocatable.
     if longest > PY_SSIZE_T_MAX // <Py_ssize_t>sizeof(Py_ssize_t) // 3 - count:
         raise MemoryError("runs too long to pair")
-    pair_many(data, count, <Py_ssize_t>longest, out)
+    return pair_many(data, count, <Py_ssize_t>longest, out)
 
 
 cdef int pair_many(const long long* data, Py_ssize_t count, Py_ssize_t longest,
-                   list out) except -1:
-    # The twin's cursor per run length, with the runs bucketed by length in C arrays
-    # (a counting sort): bucket[l] .. bucket[l + 1] holds the indexes of the runs of length
-    # l, ascending.  longest is the largest length (checked by pair), so every length
-    # indexes the tables; their size is at most the runs' characters plus two: linear.
-    cdef Py_ssize_t tables = longest + 2  # no overflow: pair bounds longest
-    cdef Py_ssize_t* memory = <Py_ssize_t*>PyMem_Malloc(
-        (2 * tables + count) * sizeof(Py_ssize_t)
-    )
+                   _Walls out) except -1:
+    # The twin's pairing (an opener closed by the next run of its length), with that next
+    # run found beforehand for every run, in one pass from the end: following[i] is the
+    # first run after i whose length is run i's as an opener (one less when it is escaped),
+    # count when there is none; nearest[l] the first run of length l after the pass's place.
+    # Every length is at most longest (checked by pair_runs' callers), so it indexes
+    # nearest; its size is at most the runs' characters plus two: linear.  (A cursor per
+    # length over the runs sorted by length read each run three times more.)
+    cdef Py_ssize_t tables = longest + 2  # no overflow: pair_runs bounds longest
+    cdef Py_ssize_t* memory = <Py_ssize_t*>PyMem_Malloc((tables + count) * sizeof(Py_ssize_t))
     if memory == NULL:
         raise MemoryError()
-    cdef Py_ssize_t* bucket = memory  # tables entries
-    cdef Py_ssize_t* cursor = memory + tables  # tables entries
-    cdef Py_ssize_t* order = memory + 2 * tables  # count entries
-    cdef Py_ssize_t index, length, at, bound, closer
-    cdef long long run_start
+    cdef Py_ssize_t* nearest = memory  # tables entries
+    cdef Py_ssize_t* following = memory + tables  # count entries
+    cdef Py_ssize_t index, length, closer
+    cdef long long escaped
     try:
         for length in range(tables):
-            bucket[length] = 0
-        for index in range(count):
-            bucket[data[3 * index + 1] - data[3 * index] + 1] += 1  # <= longest + 1
-        for length in range(1, tables):
-            bucket[length] += bucket[length - 1]
-        for length in range(tables):
-            cursor[length] = bucket[length]
-        for index in range(count):
-            length = data[3 * index + 1] - data[3 * index]
-            order[cursor[length]] = index  # < bucket[length + 1] <= count
-            cursor[length] += 1
-        for length in range(tables):
-            cursor[length] = bucket[length]
+            nearest[length] = count
+        index = count
+        while index > 0:
+            index -= 1
+            length = data[3 * index + 1] - data[3 * index]  # 0 <= length <= longest
+            # (an escaped run is not empty: length - 1 >= 0)
+            following[index] = nearest[length - data[3 * index + 2]]
+            nearest[length] = index
         index = 0
         while index < count:
-            run_start = data[3 * index]
-            if data[3 * index + 2]:
-                run_start += 1  # only an opener can be escaped: inside code a backslash is literal
-            length = data[3 * index + 1] - run_start  # 0 <= length <= longest
-            at = cursor[length]
-            bound = bucket[length + 1]
-            while at < bound and order[at] <= index:
-                at += 1
-            cursor[length] = at
-            if length and at < bound:
-                closer = order[at]
-                out.append((run_start, data[3 * closer + 1]))
+            escaped = data[3 * index + 2]
+            closer = following[index]
+            # only an opener can be escaped: inside code a backslash is literal
+            if data[3 * index + 1] - data[3 * index] - escaped and closer < count:
+                out.add(data[3 * index] + escaped, data[3 * closer + 1])
                 index = closer + 1
             else:
                 index += 1
@@ -361,7 +790,7 @@ cdef int pair_many(const long long* data, Py_ssize_t count, Py_ssize_t longest,
     return 0
 
 
-cdef int pair_few(const long long* data, Py_ssize_t count, list out) except -1:
+cdef int pair_few(const long long* data, Py_ssize_t count, _Walls out) except -1:
     cdef Py_ssize_t index, closer
     cdef long long length
     index = 0
@@ -371,7 +800,7 @@ cdef int pair_few(const long long* data, Py_ssize_t count, list out) except -1:
         while closer < count and data[3 * closer + 1] - data[3 * closer] != length:
             closer += 1
         if length and closer < count:
-            out.append((data[3 * index] + data[3 * index + 2], data[3 * closer + 1]))
+            out.add(data[3 * index] + data[3 * index + 2], data[3 * closer + 1])
             index = closer + 1
         else:
             index += 1
@@ -440,6 +869,7 @@ cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at, Py_ssize_t
     return next_of(kind, data, CR, at, found) if carriage else found
 
 
+@cython.final  # (its methods called directly, not through a table)
 cdef class _Sink:
     """Where the stray scan puts what it finds: raw `(kind, start, end)` findings and
     `(start, end)` foreign spans in lists (`strays`), or diagnostics built in place and the
@@ -458,6 +888,16 @@ cdef class _Sink:
     cdef array.array ends
     cdef Py_ssize_t walled  # the walls written (the arrays may hold more room)
     cdef list refused
+    # Per ASCII character: whether it ends the word glued to an open START (white space,
+    # the START or the STOP).
+    cdef unsigned char word_stops[128]
+
+    cdef int use_chars(self, Py_UCS4 start_unit, Py_UCS4 stop_unit) except -1:
+        cdef Py_UCS4 unit
+        for unit in range(128):
+            self.word_stops[unit] = Py_UNICODE_ISSPACE(unit) or unit == start_unit or \
+                unit == stop_unit
+        return 0
 
     cdef int use_rows(self, tuple rows) except -1:
         cdef Py_ssize_t kind
@@ -468,8 +908,17 @@ cdef class _Sink:
             self.ones[kind] = <PyObject*>rows[kind][2]
         return 0
 
-    cdef int finding(self, int kind, Py_ssize_t start, Py_ssize_t end) except -1:
-        # kind is one of the four kinds (0-3): it indexes the tables.
+    cdef inline int finding(self, int kind, Py_ssize_t start, Py_ssize_t end) except -1:
+        # kind is one of the four kinds (0-3): it indexes the tables.  Inline, the usual row
+        # (a diagnostic of one character, its message shared, with no reference counted
+        # temporaries: a row per stray character of thousands); the others apart.
+        if self.diagnose and kind != REFUSED and end - start == 1:
+            self.found.append(new_row(self.make, self.codes[kind], self.severities[kind],
+                                      self.ones[kind], start, end))
+            return 0
+        return self.other_finding(kind, start, end)
+
+    cdef int other_finding(self, int kind, Py_ssize_t start, Py_ssize_t end) except -1:
         cdef object message
         if not self.diagnose:
             self.found.append((kind, start, end))
@@ -482,13 +931,21 @@ cdef class _Sink:
             message = <object>self.ones[kind]
         else:
             message = self.rows[kind][3].format(end - start)
-        self.found.append(
-            new_row(self.make, <object>self.codes[kind], <object>self.severities[kind], message,
-                    start, end)
-        )
+        self.found.append(new_row(self.make, self.codes[kind], self.severities[kind],
+                                  <PyObject*>message, start, end))
         return 0
 
-    cdef int wall(self, Py_ssize_t start, Py_ssize_t end) except -1:
+    cdef inline int wall(self, Py_ssize_t start, Py_ssize_t end) except -1:
+        # Inline, a wall written where there is room; the rest apart.
+        if not self.diagnose or self.walled == Py_SIZE(self.starts):
+            return self.other_wall(start, end)
+        # walled < the size of both arrays (finish and other_wall keep them as long): inside.
+        self.starts.data.as_longlongs[self.walled] = start
+        self.ends.data.as_longlongs[self.walled] = end
+        self.walled += 1
+        return 0
+
+    cdef int other_wall(self, Py_ssize_t start, Py_ssize_t end) except -1:
         if not self.diagnose:
             self.foreign.append((start, end))
             return 0
@@ -511,25 +968,32 @@ cdef class _Sink:
         return 0
 
 
-cdef inline void fill(object row, Py_ssize_t i, object value):
-    Py_INCREF(value)  # PyTuple_SET_ITEM steals a reference
-    PyTuple_SET_ITEM(row, i, value)
-
-
-cdef object new_row(PyTypeObject* cls, object code, object severity, object message,
-                    Py_ssize_t start, Py_ssize_t end):
+cdef inline object new_row(PyTypeObject* cls, PyObject* code, PyObject* severity,
+                           PyObject* message, Py_ssize_t start, Py_ssize_t end):
     # cls((code, severity, message, start, end)) filled in place (as tuple.__new__ fills a
     # subclass): every field is built before the row exists, so it is never seen half full.
-    # Its fields are str and int: no cycle, so it is left out of the collector's passes.
-    cdef object start_ = start, end_ = end
-    row = <object>type_alloc(cls, 5)
-    Py_DECREF(row)  # type_alloc's reference now belongs to `row`
-    fill(row, 0, code)
-    fill(row, 1, severity)
-    fill(row, 2, message)
-    fill(row, 3, start_)
-    fill(row, 4, end_)
-    gc_untrack(row)
+    # Allocated as tuple's own allocator does (PyObject_GC_NewVar: a GC object not tracked
+    # yet, its items unset): its fields are str and int, no cycle, so it is left out of
+    # the collector's passes (PyType_GenericAlloc zeroes, tracks, and is then untracked:
+    # a fifth of a row).  code, severity and message are borrowed: each gets a reference
+    # of its own from the row.
+    cdef object start_ = <object>long_from(start)
+    Py_DECREF(start_)  # long_from's reference now belongs to start_
+    cdef object end_ = <object>long_from(end)
+    Py_DECREF(end_)
+    cdef object row = <object>gc_new_var(cls, 5)
+    Py_DECREF(row)  # the allocation's reference now belongs to `row`
+    cdef PyObject* cell = <PyObject*>row
+    incref_ptr(code)  # PyTuple_SET_ITEM steals a reference
+    set_item_ptr(cell, 0, code)
+    incref_ptr(severity)
+    set_item_ptr(cell, 1, severity)
+    incref_ptr(message)
+    set_item_ptr(cell, 2, message)
+    Py_INCREF(start_)
+    set_item_ptr(cell, 3, <PyObject*>start_)
+    Py_INCREF(end_)
+    set_item_ptr(cell, 4, <PyObject*>end_)
     return row
 
 
@@ -558,6 +1022,7 @@ def strays(str text not None, first, last, held, start_char, stop_char, delimite
     cdef _Sink sink = _Sink()
     sink.found = found
     sink.foreign = foreign
+    sink.use_chars(start_unit, stop_unit)
     scan_strays(PyUnicode_KIND(text), PyUnicode_DATA(text), size, lo, hi, held & 7,
                 start_unit, stop_unit, delimiter_unit, sink)
 
@@ -622,28 +1087,49 @@ cdef int unterminated(int kind, const void* data, Py_ssize_t size, Py_ssize_t at
     cdef Py_ssize_t end
     # One loop per width (a width test at every character cost most of this scan).
     if kind == 1:
-        end = word_end(<const Py_UCS1*>data, at + 1, size, start_unit, stop_unit)
+        end = word_end(<const Py_UCS1*>data, at + 1, size, start_unit, stop_unit,
+                       sink.word_stops)
     elif kind == 2:
-        end = word_end(<const Py_UCS2*>data, at + 1, size, start_unit, stop_unit)
+        end = word_end(<const Py_UCS2*>data, at + 1, size, start_unit, stop_unit,
+                       sink.word_stops)
     else:
-        end = word_end(<const Py_UCS4*>data, at + 1, size, start_unit, stop_unit)
+        end = word_end(<const Py_UCS4*>data, at + 1, size, start_unit, stop_unit,
+                       sink.word_stops)
     sink.wall(at, end)
     return 0
 
 
 cdef inline Py_ssize_t word_end(const text_t* data, Py_ssize_t end, Py_ssize_t size,
-                                Py_UCS4 start_unit, Py_UCS4 stop_unit) noexcept nogil:
-    # The end of the word from `end` (reads below size: inside the string).
+                                Py_UCS4 start_unit, Py_UCS4 stop_unit,
+                                const unsigned char* ascii_stops) noexcept nogil:
+    # The end of the word from `end` (reads below size: inside the string); ascii_stops:
+    # the sink's word_stops.
     cdef Py_UCS4 unit
     while end < size:
+        if text_t is Py_UCS2:
+            # (the units that cannot end it skipped a vector at a time: a text of thousands
+            # of open STARTs is UCS-2, as U+E200 is)
+            end = word_candidate_ucs2(data, end, size, start_unit, stop_unit)
+            if end == size:
+                break
         unit = data[end]
-        if unit == start_unit or unit == stop_unit:
-            break
-        # White space is at most U+0020 in ASCII (the test spares the look-up elsewhere).
-        if (unit <= 0x20 or unit >= 0x80) and Py_UNICODE_ISSPACE(unit):
+        if unit < 0x80:
+            if ascii_stops[unit]:
+                break
+        elif unit == start_unit or unit == stop_unit or \
+                (wide_space(unit) and Py_UNICODE_ISSPACE(unit)):
             break
         end += 1
     return end
+
+
+cdef inline bint wide_space(Py_UCS4 unit) noexcept nogil:
+    # False for a character above ASCII that is surely no white space, so the look-up runs
+    # only for the others (a call at each marker character of a glued word cost a third of
+    # its scan): white space there is U+0085, U+00A0, U+1680, U+2000 to U+205F (spaces,
+    # line and paragraph separators) or U+3000 (test_validate_strays checks every character
+    # str.isspace takes against the scan).
+    return unit <= 0xA0 or unit == 0x1680 or 0x2000 <= unit <= 0x205F or unit == 0x3000
 
 
 def stray_findings(str text not None, consumed, start_char, stop_char, delimiter, make, rows,
@@ -665,6 +1151,7 @@ def stray_findings(str text not None, consumed, start_char, stop_char, delimiter
     check_longs(starts, "starts")
     check_longs(ends, "ends")
     cdef _Sink sink = _Sink()
+    sink.use_chars(start_unit, stop_unit)
     sink.diagnose = True
     sink.make = <PyTypeObject*>make
     sink.use_rows(rows)
@@ -765,6 +1252,11 @@ def next_outside(str text not None, str needle not None, at, starts, ends, wall)
             if starts_with(kind, data, position, size, needle):
                 return position, index
             position += 1
+        if index < count and lo[index] == position and hi[index] > position:
+            # At the wall's start: jumped at once (walls a character apart, as open STARTs'
+            # glued words are, cost a turn of the loop each otherwise).
+            position = hi[index]
+            index += 1
     return -1, count
 
 
@@ -777,7 +1269,7 @@ cdef struct Keyed:
     Py_ssize_t index
 
 
-cdef int before(Keyed* a, Keyed* b) except -1:
+cdef inline int before(Keyed* a, Keyed* b) except -1:
     # Whether b must come before a: by (start, end, code); on a tie, the order found.
     if a.start != b.start:
         return b.start < a.start
@@ -786,7 +1278,7 @@ cdef int before(Keyed* a, Keyed* b) except -1:
     return PyUnicode_Compare(<object>b.code, <object>a.code) < 0
 
 
-cdef int keyed(tuple rows, Py_ssize_t index, Keyed* key) except -1:
+cdef inline int keyed(tuple rows, Py_ssize_t index, Keyed* key) except -1:
     # The key of rows[index] (index < len(rows)), checked.
     cdef object row = rows[index]
     if not isinstance(row, tuple) or len(<tuple>row) != 5 or \
@@ -891,7 +1383,7 @@ cdef class _Walker:
     cdef int kind
     cdef const void* data
     cdef Py_ssize_t size
-    cdef list walls
+    cdef _Walls walls
     cdef array.array runs
     # containers and waiting grow and shrink together (append, truncate): the same length,
     # so an index below len(containers) (boundscheck is off) is inside both.
@@ -907,7 +1399,7 @@ cdef class _Walker:
         self.kind = PyUnicode_KIND(text)
         self.data = PyUnicode_DATA(text)
         self.size = len(text)
-        self.walls = []
+        self.walls = _Walls()
         self.runs = array.clone(RUNS_TEMPLATE, 0, False)
         self.containers = []
         self.waiting = []
@@ -1073,9 +1565,9 @@ cdef class _Walker:
 
     cdef int end_paragraph(self) except -1:
         if self.in_paragraph:
-            pair(self.runs, self.walls)
+            pair_array(self.runs, self.walls)
             self.in_paragraph = False
-            self.runs = array.clone(RUNS_TEMPLATE, 0, False)
+            array.resize(self.runs, 0)
         return 0
 
     cdef int add(self, Py_ssize_t first, Py_ssize_t end) except -1:
@@ -1097,7 +1589,7 @@ cdef class _Walker:
                 if columns <= 3 and self.closes(first, end):
                     self.fence_length = 0
                 elif start < end:
-                    self.walls.append((start, end))
+                    self.walls.add(start, end)
                 return 0
             if not self.indented:
                 if start == end:
@@ -1124,6 +1616,7 @@ cdef class _Walker:
         cdef Py_ssize_t columns, first, first_col, container, after, after_col
         cdef Py_ssize_t spaces, content, content_col, width, opener
         cdef bint started, interrupts, is_block
+        cdef array.array heading
         cdef int ordered
         cdef Py_UCS4 fence_unit
         for index in range(len(self.containers)):
@@ -1158,14 +1651,14 @@ cdef class _Walker:
                 if columns <= 3 and self.closes(first, end):
                     self.fence_length = 0
                 elif pos < end:
-                    self.walls.append((pos, end))
+                    self.walls.add(pos, end)
                 return 0
             self.fence_length = 0
         self.indent(pos, end, col, extra, &columns, &first, &first_col)
         if self.indented:
             if matched == depth and (first == end or columns >= 4):
                 if first < end:
-                    self.walls.append((pos, end))
+                    self.walls.add(pos, end)
                 return 0
             self.indented = False
         if first == end:
@@ -1226,7 +1719,7 @@ cdef class _Walker:
                 self.add(first, end)
             else:
                 self.indented = True
-                self.walls.append((pos, end))
+                self.walls.add(pos, end)
             return 0
         opener = self.fence_opener(first, end, &fence_unit)
         if opener > 0:
@@ -1236,7 +1729,9 @@ cdef class _Walker:
             return 0
         if self.heading(first, end):
             self.end_paragraph()
-            pair(runs(self.text, first, end, 0), self.walls)
+            heading = array.clone(RUNS_TEMPLATE, 0, False)
+            collect_runs(self.kind, self.data, first, end, 0, heading)
+            pair_array(heading, self.walls)
             return 0
         if self.thematic(first, end) or (self.in_paragraph and self.setext(first, end)):
             self.end_paragraph()
@@ -1246,15 +1741,13 @@ cdef class _Walker:
         return 0
 
     cdef int scan(self) except -1:
-        cdef Py_ssize_t start = 0, end, following
-        cdef tuple state
+        cdef Py_ssize_t start = 0, end, following, ticked
         cdef bint carriage = next_of(self.kind, self.data, CR, 0, self.size) < self.size
         while start < self.size:
             if not (self.containers or self.fence_length or self.indented):
-                state = plain(self.text, start, 0, self.runs, self.walls, self.in_paragraph,
-                              None)
-                start = state[0]
-                self.in_paragraph = state[1]
+                ticked = -1
+                start = plain_lines(self.kind, self.data, self.size, start, 0, self.runs,
+                                    self.walls, &self.in_paragraph, &ticked)
                 if start == self.size:
                     break
             end = next_break(self.kind, self.data, start, self.size, carriage)
@@ -1272,7 +1765,13 @@ cdef class _Walker:
 def code_walls(str text not None):
     cdef _Walker walker = _Walker(text)
     walker.scan()
-    return walker.walls
+    return walker.walls.as_list()
+
+
+def code_spans(str text not None):
+    cdef _Walker walker = _Walker(text)
+    walker.scan()
+    return walker.walls.as_arrays()
 
 
 def line_spans(str text not None):
@@ -1386,24 +1885,54 @@ cdef enum:
 
 
 cdef Py_ssize_t first_letter(const text_t* data, Py_ssize_t pos, Py_ssize_t stop,
-                             const unsigned char* classes, Py_ssize_t* doubt) noexcept:
+                             const unsigned char* classes, const unsigned char* fillers,
+                             Py_ssize_t* doubt) noexcept:
     # The first letter (str.isalpha) in [pos, stop), else stop; the first character before
-    # it that is neither a letter nor filler noted in doubt (if < 0).  classes: of ASCII.
+    # it that is neither a letter nor filler noted in doubt (if < 0).  classes: of ASCII;
+    # fillers: the filler as skip_filler's nibble table.
     cdef Py_UCS4 unit
     cdef unsigned char found
-    while pos < stop:
+    while pos < stop and doubt[0] < 0:
+        # The filler skipped a vector at a time (a line of thousands of backticks cost a
+        # step each otherwise); what follows is read below.
+        if text_t is Py_UCS1:
+            pos = skip_filler_ucs1(data, pos, stop, fillers)
+        elif text_t is Py_UCS2:
+            pos = skip_filler_ucs2(data, pos, stop, fillers)
+        if pos == stop:
+            break
         unit = data[pos]
         if unit < 128:
             found = classes[unit]
             if found == LETTER:
                 return pos
-            if found == OTHER and doubt[0] < 0:
+            if found == OTHER:
                 doubt[0] = pos
         elif Py_UNICODE_ISALPHA(unit):
             return pos
-        elif doubt[0] < 0:
+        else:
             doubt[0] = pos
         pos += 1
+    # The doubt known, only a letter matters: the units that may be one found a vector at a
+    # time (a line of thousands of backticks and no letter cost a step each otherwise), and
+    # looked at one at a time while they follow each other (every unit above ASCII may be
+    # one: a run of them, say of marker characters, would cost a search each).
+    while pos < stop:
+        if text_t is Py_UCS1:
+            pos = maybe_letter_ucs1(data, pos, stop)
+        elif text_t is Py_UCS2:
+            pos = maybe_letter_ucs2(data, pos, stop)
+        else:
+            pos = maybe_letter_ucs4(data, pos, stop)
+        while pos < stop:
+            unit = data[pos]
+            if unit < 128:
+                if is_letter(unit):
+                    return pos
+                break  # (on with the vector search)
+            if Py_UNICODE_ISALPHA(unit):
+                return pos
+            pos += 1
     return stop
 
 
@@ -1423,6 +1952,12 @@ def cited_lines(str text not None, starts, consumed, filler):
             raise ValueError("filler must hold ASCII characters only")
         if classes[char] == OTHER:  # a letter stays one
             classes[char] = FILLER
+    cdef unsigned char fillers[16]  # the filler as first_letter's nibble table
+    for code in range(16):
+        fillers[code] = 0
+    for code in range(128):
+        if classes[code] == FILLER:
+            fillers[code & 15] |= 1 << (code >> 4)
     cdef list places = starts, spans = consumed, fenced = [], bare = [], unsure = []
     cdef Py_ssize_t size = len(text), count = len(places), index, first, at, pos
     cdef Py_ssize_t line_start, line_end = -1, span = 0, span_start, span_end, stop
@@ -1465,11 +2000,11 @@ def cited_lines(str text not None, starts, consumed, filler):
                 if span_start < stop:
                     stop = span_start
             if kind == 1:
-                pos = first_letter(<const Py_UCS1*>data, pos, stop, classes, &doubt)
+                pos = first_letter(<const Py_UCS1*>data, pos, stop, classes, fillers, &doubt)
             elif kind == 2:
-                pos = first_letter(<const Py_UCS2*>data, pos, stop, classes, &doubt)
+                pos = first_letter(<const Py_UCS2*>data, pos, stop, classes, fillers, &doubt)
             else:
-                pos = first_letter(<const Py_UCS4*>data, pos, stop, classes, &doubt)
+                pos = first_letter(<const Py_UCS4*>data, pos, stop, classes, fillers, &doubt)
             worded = pos < stop
         if not worded:
             if doubt < 0:
@@ -1570,36 +2105,36 @@ def located_rows(citations, located, compute, make, found):
                     type((<tuple>entry)[2]) is not str:
                 raise TypeError("compute must give a list of (code, severity, message) rows")
             row = <tuple>entry
-            out.append(new_row(<PyTypeObject*>make, row[0], row[1], row[2], start, end))
+            out.append(new_row(<PyTypeObject*>make, <PyObject*>row[0], <PyObject*>row[1],
+                               <PyObject*>row[2], start, end))
 
 
-cdef Py_ssize_t wall_bound(list walls, Py_ssize_t index, Py_ssize_t side) except -1:
-    # walls[index][side], index < len(walls) (checked by the caller), side 0 or 1.
-    cdef object item = walls[index]
-    if type(item) is not tuple or len(<tuple>item) != 2:
-        raise TypeError("walls must hold (start, end) tuples")
-    return as_index((<tuple>item)[side], "walls")
-
-
-def covered(starts, ends, walls):
+def covered(starts, ends, wall_starts, wall_ends):
     check_ints(starts, "starts")
     check_ints(ends, "ends")
-    if type(walls) is not list:
-        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
-    cdef list firsts = starts, lasts = ends, spans = walls, found = []
-    cdef Py_ssize_t count = len(firsts), index, wall = 0, start, end, previous = 0
-    cdef Py_ssize_t reach = -1  # the end of the last wall that starts at or before start
+    check_longs(wall_starts, "wall_starts")
+    check_longs(wall_ends, "wall_ends")
+    cdef list firsts = starts, lasts = ends, found = []
+    cdef array.array lows = wall_starts, highs = wall_ends
+    cdef Py_ssize_t count = len(firsts), walls = Py_SIZE(lows), index, wall = 0
+    cdef Py_ssize_t start, end, previous = 0
+    cdef long long reach = -1  # the end of the last wall that starts at or before start
     if len(lasts) != count:
         raise ValueError("starts and ends must be as long as each other")
-    # One merge of the two ascending lists: each wall is read once.
+    if Py_SIZE(highs) != walls:
+        raise ValueError("wall_starts and wall_ends must be as long as each other")
+    cdef const long long* low = lows.data.as_longlongs
+    cdef const long long* high = highs.data.as_longlongs
+    # One merge of the ascending starts and walls: each wall is read once (wall < walls:
+    # inside both arrays).
     for index in range(count):
         start = as_index(firsts[index], "starts")
         end = as_index(lasts[index], "ends")
         if start < previous:
             raise ValueError("starts must be ascending")
         previous = start
-        while wall < len(spans) and wall_bound(spans, wall, 0) <= start:
-            reach = wall_bound(spans, wall, 1)
+        while wall < walls and low[wall] <= start:
+            reach = high[wall]
             wall += 1
         found.append(end <= reach)
     return found

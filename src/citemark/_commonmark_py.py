@@ -24,14 +24,15 @@ calls them lives once, in `_commonmark`.
   starts, ends)`: `strays` over every gap `held_gaps` finds, as validate's diagnostics,
   with the walls (starts, ends) its id checks skip.
 - `next_outside(text, needle, at, starts, ends, wall)`: the next needle outside every wall.
-- `code_walls(text)`: the whole code scan (here `_commonmark.CodeScanner` fed the lines).
+- `code_walls(text)`: the whole code scan (here `_commonmark.CodeScanner` fed the lines);
+  `code_spans(text)`: its walls as two arrays, starts and ends.
 - `line_spans(text)`: (start, end) of every line's content.
 - validate's per-citation checks (one pass each in the kernel, where a Python step per
   citation cost most of validate's time): `order`, `cited_lines`, `covered`, `punctuated`,
   `located_rows`.
 
 Linear: `runs` reads each character once (a backslash count stops at the previous run's
-end), and `pair` never looks at a run twice.
+end), and `pair` reads each run at most twice.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "
 __all__ += ["code_walls", "held_gaps", "line_spans"]
 __all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "next_outside", "strays"]
 __all__ += ["BLANKS", "cited_lines", "located_rows", "order", "punctuated", "stray_findings"]
-__all__ += ["covered"]
+__all__ += ["code_spans", "covered"]
 
 RUNS_TYPECODE = "q"
 """The typecode of the runs arrays (the kernel checks its arguments against it)."""
@@ -72,7 +73,7 @@ _NOT_BLANK = re.compile(f"[^{BLANKS}]").search
 
 FEW_RUNS = 8
 """Up to this many runs a paragraph's runs are paired by direct look-up (at most its square
-of steps); above it through a cursor per run length."""
+of steps); above it through the next run of each length, found beforehand."""
 
 
 def runs(text: str, first: int, end: int, base: int) -> array[int]:
@@ -123,32 +124,30 @@ def plain(
 def pair(runs: array[int], walls: list[tuple[int, int]]) -> None:
     """Append the inline code spans that the backtick runs of one paragraph make.
 
-    Openers are taken left to right; per run length a cursor remembers how far the search for
-    a closer got, and since openers only move right no run is looked at twice."""
+    Openers are taken left to right, each closed by the next run of its length.  That next
+    run is found beforehand for every run, in one pass from the end (the first run of each
+    length seen so far), so no run is looked at more than twice."""
     count = len(runs) // 3
     if count < 2:
         return
     if count <= FEW_RUNS:
         _pair_few(runs, count, walls)
         return
-    by_length: dict[int, list[int]] = {}
-    for index in range(count):
-        by_length.setdefault(runs[3 * index + 1] - runs[3 * index], []).append(index)
-    cursors: dict[int, int] = {}
+    # following[i]: the first run after i whose length is run i's as an opener (one less
+    # when it is escaped: only an opener can be, inside code a backslash is literal);
+    # count when there is none.
+    nearest: dict[int, int] = {}
+    following = [count] * count
+    for index in range(count - 1, -1, -1):
+        length = runs[3 * index + 1] - runs[3 * index]
+        following[index] = nearest.get(length - runs[3 * index + 2], count)
+        nearest[length] = index
     index = 0
     while index < count:
         run_start, run_end, escaped = runs[3 * index : 3 * index + 3]
-        if escaped:
-            run_start += 1  # only an opener can be escaped: inside code a backslash is literal
-        length = run_end - run_start
-        closers = by_length.get(length, [])
-        cursor = cursors.get(length, 0)
-        while cursor < len(closers) and closers[cursor] <= index:
-            cursor += 1
-        cursors[length] = cursor
-        if length and cursor < len(closers):
-            closer = closers[cursor]
-            walls.append((run_start, runs[3 * closer + 1]))
+        closer = following[index]
+        if run_end - run_start - escaped and closer < count:
+            walls.append((run_start + escaped, runs[3 * closer + 1]))
             index = closer + 1
         else:
             index += 1
@@ -350,6 +349,16 @@ def code_walls(text: str) -> list[tuple[int, int]]:
     return scanned_walls(text)
 
 
+def code_spans(text: str) -> tuple[array[int], array[int]]:
+    """`code_walls(text)` as two arrays, the starts and the ends (validate reads thousands of
+    walls without a Python object each)."""
+    walls = code_walls(text)
+    return (
+        array(RUNS_TYPECODE, map(itemgetter(0), walls)),
+        array(RUNS_TYPECODE, map(itemgetter(1), walls)),
+    )
+
+
 def line_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of every line's content, line breaks excluded; the last line is empty
     when the text ends with a line break (and the only one of an empty text)."""
@@ -537,15 +546,19 @@ def located_rows(
                 append(tuple.__new__(make, (code, severity, message, start, end)))
 
 
-def covered(starts: list[int], ends: list[int], walls: list[tuple[int, int]]) -> list[bool]:
+def covered(
+    starts: list[int], ends: list[int], wall_starts: array[int], wall_ends: array[int]
+) -> list[bool]:
     """For each range `starts[i]`..`ends[i]` (the starts ascending), whether it lies within
-    one of the walls (sorted, disjoint): within the last that starts at or before it."""
+    one of the walls `wall_starts[j]`..`wall_ends[j]` (sorted, disjoint; `code_spans`'s
+    arrays): within the last that starts at or before it."""
     if len(starts) != len(ends):
         raise ValueError("starts and ends must be as long as each other")
+    if len(wall_starts) != len(wall_ends):
+        raise ValueError("wall_starts and wall_ends must be as long as each other")
     if any(map(gt, starts, starts[1:])):
         raise ValueError("starts must be ascending")
     # The end of that wall for each (-1: none), found in C (bisect mapped over the starts).
-    reach = [-1, *map(itemgetter(1), walls)]
-    wall_starts = list(map(itemgetter(0), walls))
+    reach = [-1, *wall_ends]
     limits = map(reach.__getitem__, map(bisect_right, repeat(wall_starts), starts))
     return list(map(le, ends, limits))

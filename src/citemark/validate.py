@@ -76,7 +76,7 @@ from typing import Any, Literal, NamedTuple
 
 from ._commonmark import (
     cited_lines,
-    code_walls,
+    code_spans,
     covered,
     located_rows,
     next_outside,
@@ -103,7 +103,7 @@ from ._markdown import (
     emphasis,
     is_punctuation,
 )
-from ._spans import inside, overlaps, without
+from ._spans import inside, without
 from .parser import CitationSpan, Parser
 from .prompt import STYLES, PromptStyle
 from .sources import Line, Registry, Source
@@ -347,7 +347,8 @@ class _Check:
         self.sources = sources
         self.style = style
         self.found: list[Diagnostic] = []
-        self.code: list[tuple[int, int]] | None = None  # code spans, once references need them
+        # code spans (starts, ends), once references need them
+        self.code: tuple[array[int], array[int]] | None = None
         self.consumed = parser.spans(text)  # (start, end, is_citation)
         # The citations are the consumed markers that are citations: none, no scan for them.
         self.citations = list(parser.finditer(text)) if any(map(_THIRD, self.consumed)) else []
@@ -369,14 +370,14 @@ class _Check:
     def run(self) -> list[Diagnostic]:
         walls = self.markers()
         self.locate_all()
-        code: list[tuple[int, int]] | None = None
+        code: tuple[array[int], array[int]] | None = None
         if self.citations:
             self.starts = list(map(attrgetter("start"), self.citations))
             self.ends = list(map(attrgetter("end"), self.citations))
             lines = cited_lines(self.text, self.starts, self.consumed, _FILLER)
             self.fenced, self.bare, self.unsure = lines
             fence_cited = self.fence_lines()
-            code = code_walls(self.masked_for_code(fence_cited))
+            code = code_spans(self.masked_for_code(fence_cited))
             self.placement(code, fence_cited)
         # Without citations, code is looked for only when an id or an escape outside every
         # marker needs it.
@@ -520,9 +521,16 @@ class _Check:
         text, citations, consumed = self.text, self.citations, self.consumed
         # A fence needs three backticks or tildes: only the lines with one are looked at.
         for line_start, line_end, first, stop in self.fenced:
-            # What stands before the first citation first: it must open a fence itself.
-            before = without(text, line_start, citations[first].start, consumed)
-            if not FENCE_LINE.match(before):
+            # What stands before the first citation first: it must open a fence itself.  With
+            # no marker before that citation (the usual line: the first marker at or after the
+            # line's start is that citation), matched in place: a slice of a long line costs
+            # a copy and a look at each of its characters.
+            begin = citations[first].start
+            if consumed[bisect_left(consumed, (line_start, -1, False))][0] >= begin:
+                opening = FENCE_LINE.match(text, line_start, begin)
+            else:
+                opening = FENCE_LINE.match(without(text, line_start, begin, consumed))
+            if not opening:
                 continue
             if FENCE_LINE.fullmatch(without(text, line_start, line_end, consumed)):
                 for index in range(first, stop):
@@ -550,9 +558,9 @@ class _Check:
         pieces.append(self.text[at:])
         return "".join(pieces)
 
-    def placement(self, code: list[tuple[int, int]], fence_cited: set[int]) -> None:
+    def placement(self, code: tuple[array[int], array[int]], fence_cited: set[int]) -> None:
         citations, starts, ends = self.citations, self.starts, self.ends
-        in_code: list[bool | None] = covered(starts, ends, code)  # type: ignore[assignment]
+        in_code: list[bool | None] = covered(starts, ends, *code)  # type: ignore[assignment]
         for index in fence_cited:  # reported on the fence line, and nothing else
             in_code[index] = None
         spans = compress(zip(starts, ends, strict=True), in_code)
@@ -562,7 +570,9 @@ class _Check:
         # Emphasis needs a `*` or `_` run: without one (or without a citation to check)
         # the CommonMark pass would find nothing.
         wanted = outside and ("*" in self.text or "_" in self.text)
-        emphasized = emphasis(self.text, code, self.consumed) if wanted else []
+        emphasized = (
+            emphasis(self.text, list(zip(*code, strict=True)), self.consumed) if wanted else []
+        )
         for citation in outside if emphasized else ():
             if inside(emphasized, citation.start, citation.end):
                 self.add(
@@ -660,7 +670,7 @@ class _Check:
     # -- ids and escapes written as text ---------------------------------------------------
 
     def references(
-        self, walls: tuple[array[int], array[int]], code: list[tuple[int, int]] | None
+        self, walls: tuple[array[int], array[int]], code: tuple[array[int], array[int]] | None
     ) -> None:
         families = {DEFAULT_FAMILY, "filecite", *self.parser.families}
         extra = tuple(
@@ -756,20 +766,25 @@ class _Check:
     def walled(
         self,
         walls: tuple[array[int], array[int]],
-        code: list[tuple[int, int]] | None,
+        code: tuple[array[int], array[int]] | None,
         start: int,
         end: int,
     ) -> bool:
         """Whether [start, end) overlaps a marker or code (found now if not yet)."""
-        starts, ends = walls
-        index = bisect_right(starts, start) - 1  # the last wall that starts at or before
-        if index >= 0 and ends[index] > start:
-            return True
-        if index + 1 < len(starts) and starts[index + 1] < end:
+        if _overlaps(walls, start, end):
             return True
         if self.code is None:
-            self.code = code if code is not None else code_walls(self.text)
-        return overlaps(self.code, start, end)
+            self.code = code if code is not None else code_spans(self.text)
+        return _overlaps(self.code, start, end)
+
+
+def _overlaps(walls: tuple[array[int], array[int]], start: int, end: int) -> bool:
+    """Whether [start, end) overlaps one of the walls (starts, ends: sorted, disjoint)."""
+    starts, ends = walls
+    index = bisect_right(starts, start) - 1  # the last wall that starts at or before
+    if index >= 0 and ends[index] > start:
+        return True
+    return index + 1 < len(starts) and starts[index + 1] < end
 
 
 # -- helpers ----------------------------------------------------------------------------------
