@@ -555,8 +555,8 @@ class Inputs:
         """A regular file's lines for a text command, in tasks of about SLICE_BYTES that
         only name their bytes: here only a window where each ends is read, to find its last
         newline, and the worker reads, counts and cuts its lines (FileSlice.most), so the
-        file is read once, in the workers (this loop does no work per byte).  Their rows are
-        numbered by `run` (first_row None), but the first task's, which start the file."""
+        file is read once, in the workers (this loop does no work per byte).  `run` numbers
+        the rows of every task but the first (first_row None): the first starts the file."""
         at_start = handle.read(len(_BOM)) == _BOM
         offset = len(_BOM) if at_start else 0
         first: int | None = 0
