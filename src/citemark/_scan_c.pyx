@@ -59,7 +59,7 @@ from cpython.unicode cimport PyUnicode_New, PyUnicode_Substring
 from libc.stdint cimport uint32_t, uint64_t
 from libc.string cimport memcmp, memset
 
-from citemark._dropin import CITATION_TEMPLATE
+from citemark._dropin import CITATION_TEMPLATE as _CITATION_TEMPLATE
 from citemark._grammar import check_rules
 
 include "_grammar_c.pxi"
@@ -350,7 +350,7 @@ cdef inline object family_of(str text, const text_t* data, Grammar grammar, cons
 
 # What every drop-in dict is a copy of: a split-table dict on CPython, whose copies share
 # its key table and own only their values (see `_dropin._citation_template`).
-cdef dict TEMPLATE = CITATION_TEMPLATE
+cdef dict TEMPLATE = _CITATION_TEMPLATE
 
 
 cdef dict citation(str text, const text_t* data, Grammar grammar, const Match* match,
