@@ -262,8 +262,9 @@ def test_span_helpers() -> None:
     assert spans == [(0, 3), (5, 9)]
     assert inside(spans, 5, 9)
     assert not inside(spans, 2, 5)
-    assert overlaps(spans, 2, 4)
-    assert not overlaps(spans, 3, 5)
+    walls = ([start for start, _ in spans], [end for _, end in spans])
+    assert overlaps(walls, 2, 4)
+    assert not overlaps(walls, 3, 5)
     assert outermost([(0, 4), (1, 2), (3, 6), (7, 8)]) == [(0, 6), (7, 8)]
     assert without("abcdef", 0, 6, [(1, 2, True), (3, 5, False)]) == "acf"
     assert cut_at("abcdef", [(1, 2), (4, 5)]) == [

@@ -16,12 +16,14 @@ def inside(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
     return index >= 0 and spans[index][0] <= start and end <= spans[index][1]
 
 
-def overlaps(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
-    """Whether [start, end) overlaps one of the sorted, disjoint spans."""
-    index = bisect_right(spans, (start, sys.maxsize)) - 1
-    if index >= 0 and spans[index][1] > start:
+def overlaps(walls: tuple[Sequence[int], Sequence[int]], start: int, end: int) -> bool:
+    """Whether [start, end) overlaps one of the sorted, disjoint spans given as two arrays,
+    their starts and their ends (as the kernels give thousands of them: no object each)."""
+    starts, ends = walls
+    index = bisect_right(starts, start) - 1  # the last that starts at or before
+    if index >= 0 and ends[index] > start:
         return True
-    return index + 1 < len(spans) and spans[index + 1][0] < end
+    return index + 1 < len(starts) and starts[index + 1] < end
 
 
 def merge(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:

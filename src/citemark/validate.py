@@ -66,7 +66,7 @@ from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache, partial
@@ -103,7 +103,7 @@ from ._markdown import (
     emphasis,
     is_punctuation,
 )
-from ._spans import inside, without
+from ._spans import inside, overlaps, without
 from .parser import CitationSpan, Parser
 from .prompt import STYLES, PromptStyle
 from .sources import Line, Registry, Source
@@ -771,20 +771,11 @@ class _Check:
         end: int,
     ) -> bool:
         """Whether [start, end) overlaps a marker or code (found now if not yet)."""
-        if _overlaps(walls, start, end):
+        if overlaps(walls, start, end):
             return True
         if self.code is None:
             self.code = code if code is not None else code_spans(self.text)
-        return _overlaps(self.code, start, end)
-
-
-def _overlaps(walls: tuple[array[int], array[int]], start: int, end: int) -> bool:
-    """Whether [start, end) overlaps one of the walls (starts, ends: sorted, disjoint)."""
-    starts, ends = walls
-    index = bisect_right(starts, start) - 1  # the last wall that starts at or before
-    if index >= 0 and ends[index] > start:
-        return True
-    return index + 1 < len(starts) and starts[index + 1] < end
+        return overlaps(self.code, start, end)
 
 
 # -- helpers ----------------------------------------------------------------------------------
