@@ -170,6 +170,46 @@ def test_inline_code_matches_the_obvious_algorithm(text: str) -> None:
     assert code_walls(line) == naive_inline(line)
 
 
+
+# The whole scan pairs a paragraph's runs as they come, a chunk of 256 at a time, keeping only
+# an open span's runs: openers held across chunks and lines, closed late or never (the runs
+# after them then paired by the rule), escaped openers, every storage width.
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(["`", "``", "```", "\\`", "\\``", " ", "a", "\n", "\n\n", "`\u00e9"]),
+        min_size=0,
+        max_size=1500,
+    ),
+    st.sampled_from(["", "\u00e9", "\ue200", "\U0001f600"]),
+)
+def test_code_walls_pair_many_runs_as_the_rule(
+    implementation: str, pieces_: list[str], wide: str
+) -> None:
+    text = "x" + wide + "".join(pieces_)
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    expected = load("_commonmark", "python").code_walls(text)  # type: ignore[arg-type]
+    assert kernel.code_walls(text) == expected
+    if "\n" not in text:  # one paragraph of one line: the obvious algorithm too
+        assert expected == naive_inline(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "x" + "`` " + "` " * 2000 + "``",  # an opener held over 2,000 runs, then closed
+        "x" + "``` " + "` " * 2000,  # never closed: the runs after it are paired
+        "x" + ("``` " + "` " * 300) * 20,  # every opener held, closed by the next
+        "x" + "\\``a " + "` " * 700 + "`",  # an escaped opener, held, closed by one backtick
+        "x" + "` " * 601 + "\n" + "` " * 600 + "\n\n" + "`` " * 777,  # lines, paragraphs
+    ],
+)
+def test_code_walls_pair_held_openers(implementation: str, text: str) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    assert kernel.code_walls(text) == load("_commonmark", "python").code_walls(text)  # type: ignore[arg-type]
+    if "\n" not in text:
+        assert kernel.code_walls(text) == naive_inline(text)
+
 ADVERSARIAL = {
     "megabyte-of-backticks": "`" * 1_000_000,
     "megabyte-of-backticks-inline": "a" + "`" * 1_000_000,

@@ -462,27 +462,8 @@ def runs(str text not None, first, end, base):
 cdef int collect_runs(int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
                       Py_ssize_t offset, array.array found) except -1:
     # Append to found the runs of text[lo:hi] (lo <= hi <= len(text); offset + len(text)
-    # fits in an index: checked by the callers), in one pass: written into the room left,
-    # the array grown by half as much again whenever it is full (a pass to count them first
-    # cost as much as the scan).  One loop per width.
-    cdef Py_ssize_t used = Py_SIZE(found), pos = lo, room
-    cdef long long* out
-    try:
-        while pos < hi:
-            room = (Py_SIZE(found) - used) // 3
-            if room == 0:
-                array.resize_smart(found, used + 3 * (used // 6 + 16))
-                room = (Py_SIZE(found) - used) // 3
-            out = found.data.as_longlongs + used  # room triples from here: inside
-            if kind == 1:
-                used += 3 * runs_into(<const Py_UCS1*>data, lo, &pos, hi, offset, out, room)
-            elif kind == 2:
-                used += 3 * runs_into(<const Py_UCS2*>data, lo, &pos, hi, offset, out, room)
-            else:
-                used += 3 * runs_into(<const Py_UCS4*>data, lo, &pos, hi, offset, out, room)
-    finally:
-        array.resize_smart(found, used)  # as long as what was written, whatever happens
-    return 0
+    # fits in an index: checked by the callers), in one pass.
+    return new_pairing(found, None, False).take(kind, data, lo, hi, offset)
 
 
 cdef extern from *:
@@ -634,6 +615,125 @@ cdef _Walls list_walls(list walls):
     return sink
 
 
+cdef enum:
+    CHUNK_RUNS = 256  # runs found at a time, into a buffer on the stack (6 KB)
+
+
+@cython.final
+cdef class _Pairing:
+    """Where the runs of one paragraph go on their way to its code spans.
+
+    Collecting (`online` False: `runs`, `plain`), every run is appended to the array `runs`
+    and the paragraph's end pairs them all.  Online (the whole scan), a run is paired as it
+    comes: the opener waiting (the first run kept) is closed by the first later run of its
+    length, the twin's rule, so only the opener and the runs after it are kept (in `held`,
+    reused), and dropped when it closes.  An opener still open at the paragraph's end
+    closes nothing: the runs after it are then paired as `pair` pairs them (the rule reads
+    on from the next run).  What is kept is one open span's runs, not the paragraph's: an
+    answer of many short code spans keeps a few (a paragraph of 12,500 runs grew an array
+    of 300 KB, page faults and copies most of the scan); the worst case keeps as many as
+    collecting does."""
+
+    cdef array.array runs  # collecting
+    cdef _Walls walls
+    cdef bint online
+    cdef long long* held  # online: (start, end, escaped) of the opener and the runs after it
+    cdef Py_ssize_t used  # entries of held in use (three a run)
+    cdef Py_ssize_t room  # entries of held allocated
+    cdef long long want  # online, an opener held: the length of the run that closes it
+
+    def __dealloc__(self):
+        PyMem_Free(self.held)
+
+    cdef int take(self, int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
+                  Py_ssize_t offset) except -1:
+        # The runs of text[lo:hi] (lo <= hi <= len(text); offset + len(text) fits in an
+        # index: checked by the callers), found a chunk at a time and handed on.
+        cdef long long chunk[3 * CHUNK_RUNS]
+        cdef Py_ssize_t pos = lo, count
+        while pos < hi:
+            if kind == 1:
+                count = runs_into(<const Py_UCS1*>data, lo, &pos, hi, offset, chunk, CHUNK_RUNS)
+            elif kind == 2:
+                count = runs_into(<const Py_UCS2*>data, lo, &pos, hi, offset, chunk, CHUNK_RUNS)
+            else:
+                count = runs_into(<const Py_UCS4*>data, lo, &pos, hi, offset, chunk, CHUNK_RUNS)
+            if self.online:
+                self.pair_chunk(chunk, count)
+            elif count:
+                extend_runs(self.runs, chunk, count)
+        return 0
+
+    cdef int pair_chunk(self, const long long* chunk, Py_ssize_t count) except -1:
+        # The twin's pairing, online (see the class).  Inside code a backslash is literal:
+        # only an opener can be escaped (its length one less, its span one later).
+        cdef Py_ssize_t index, first = 0  # chunk[first:index]: after the opener, not held
+        cdef const long long* run
+        for index in range(count):
+            run = chunk + 3 * index
+            if self.used == 0:  # no opener held
+                first = index + 1
+                if run[1] - run[0] - run[2] > 0:
+                    self.want = run[1] - run[0] - run[2]
+                    self.hold(run, 1)
+            elif run[1] - run[0] == self.want:
+                self.walls.add(self.held[0] + self.held[2], run[1])
+                self.used = 0
+                first = index + 1
+        if self.used:
+            self.hold(chunk + 3 * first, count - first)
+        return 0
+
+    cdef int hold(self, const long long* runs, Py_ssize_t count) except -1:
+        cdef Py_ssize_t room = self.room
+        cdef long long* grown
+        if 3 * count > room - self.used:
+            # Twice what is needed (held for the next paragraphs too); the entries are at
+            # most three per character of the text: no overflow.
+            room = 2 * (self.used + 3 * count)
+            grown = <long long*>PyMem_Realloc(self.held, room * sizeof(long long))
+            if grown == NULL:
+                raise MemoryError()
+            self.held, self.room = grown, room
+        memcpy(self.held + self.used, runs, 3 * count * sizeof(long long))
+        self.used += 3 * count
+        return 0
+
+    cdef int close(self) except -1:
+        # The paragraph ends: pair what it left.
+        if not self.online:
+            try:
+                pair_array(self.runs, self.walls)
+            finally:
+                array.resize(self.runs, 0)
+            return 0
+        cdef Py_ssize_t count = self.used // 3 - 1, index  # the runs after the opener
+        cdef const long long* after = self.held + 3
+        cdef long long longest = 0
+        self.used = 0
+        for index in range(count):
+            if after[3 * index + 1] - after[3 * index] > longest:
+                longest = after[3 * index + 1] - after[3 * index]
+        if count > 0:
+            pair_runs(after, count, longest, self.walls)
+        return 0
+
+
+cdef int extend_runs(array.array runs, const long long* chunk, Py_ssize_t count) except -1:
+    cdef Py_ssize_t used = Py_SIZE(runs)
+    array.resize_smart(runs, used + 3 * count)  # grown by half again: linear appends
+    memcpy(runs.data.as_longlongs + used, chunk, 3 * count * sizeof(long long))
+    return 0
+
+
+cdef _Pairing new_pairing(array.array runs, _Walls walls, bint online):
+    cdef _Pairing pairing = _Pairing.__new__(_Pairing)
+    pairing.runs = runs
+    pairing.walls = walls
+    pairing.online = online
+    return pairing
+
+
 def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_from):
     cdef Py_ssize_t at = as_index(start, "start")
     cdef Py_ssize_t offset = as_index(base, "base")
@@ -654,13 +754,13 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
     cdef bint paragraph = in_paragraph
     # -1: None; -2: the caller's value, kept until an empty line resets it.
     cdef Py_ssize_t ticked = -1 if ticked_from is None else -2
-    at = plain_lines(PyUnicode_KIND(text), PyUnicode_DATA(text), size, at, offset, pending,
-                     list_walls(walls), &paragraph, &ticked)
+    at = plain_lines(PyUnicode_KIND(text), PyUnicode_DATA(text), size, at, offset,
+                     new_pairing(pending, list_walls(walls), False), &paragraph, &ticked)
     return at, paragraph, None if ticked == -1 else ticked_from if ticked == -2 else ticked
 
 
 cdef Py_ssize_t plain_lines(int kind, const void* data, Py_ssize_t size, Py_ssize_t at,
-                            Py_ssize_t offset, array.array open_runs, _Walls walls,
+                            Py_ssize_t offset, _Pairing pairing,
                             bint* in_paragraph, Py_ssize_t* ticked_from) except -1:
     # plain's lines from at (<= size; offset + size fits in an index), ticked_from -1 for
     # None (any other negative value: one set before): the start of the first line left.
@@ -684,9 +784,8 @@ cdef Py_ssize_t plain_lines(int kind, const void* data, Py_ssize_t size, Py_ssiz
         if at == end:
             if paragraph:  # an empty line ends the paragraph
                 in_paragraph[0] = False  # (as it is now, should the pairing fail)
-                pair_array(open_runs, walls)
+                pairing.close()
                 paragraph = False
-                array.resize(open_runs, 0)
                 ticked_from[0] = -1
         else:
             paragraph = True
@@ -694,7 +793,7 @@ cdef Py_ssize_t plain_lines(int kind, const void* data, Py_ssize_t size, Py_ssiz
             if ticked:
                 if ticked_from[0] == -1:
                     ticked_from[0] = offset + at  # <= PY_SSIZE_T_MAX (checked by the caller)
-                collect_runs(kind, data, at, end, offset, open_runs)
+                pairing.take(kind, data, at, end, offset)
         at = following  # > at: every line moves on by at least one character
     in_paragraph[0] = paragraph
     return at
@@ -1384,7 +1483,7 @@ cdef class _Walker:
     cdef const void* data
     cdef Py_ssize_t size
     cdef _Walls walls
-    cdef array.array runs
+    cdef _Pairing pairing  # the open paragraph's runs, paired as they come
     # containers and waiting grow and shrink together (append, truncate): the same length,
     # so an index below len(containers) (boundscheck is off) is inside both.
     cdef list containers  # of int: -1 a block quote, else a list item's content column
@@ -1400,7 +1499,7 @@ cdef class _Walker:
         self.data = PyUnicode_DATA(text)
         self.size = len(text)
         self.walls = _Walls()
-        self.runs = array.clone(RUNS_TEMPLATE, 0, False)
+        self.pairing = new_pairing(None, self.walls, True)
         self.containers = []
         self.waiting = []
         self.fence_length = 0
@@ -1565,13 +1664,12 @@ cdef class _Walker:
 
     cdef int end_paragraph(self) except -1:
         if self.in_paragraph:
-            pair_array(self.runs, self.walls)
-            self.in_paragraph = False
-            array.resize(self.runs, 0)
+            self.in_paragraph = False  # (as it is now, should the pairing fail)
+            self.pairing.close()
         return 0
 
     cdef int add(self, Py_ssize_t first, Py_ssize_t end) except -1:
-        collect_runs(self.kind, self.data, first, end, 0, self.runs)
+        self.pairing.take(self.kind, self.data, first, end, 0)
         return 0
 
     cdef int open_container(self, Py_ssize_t matched, bint started) except -1:
@@ -1616,7 +1714,6 @@ cdef class _Walker:
         cdef Py_ssize_t columns, first, first_col, container, after, after_col
         cdef Py_ssize_t spaces, content, content_col, width, opener
         cdef bint started, interrupts, is_block
-        cdef array.array heading
         cdef int ordered
         cdef Py_UCS4 fence_unit
         for index in range(len(self.containers)):
@@ -1729,9 +1826,8 @@ cdef class _Walker:
             return 0
         if self.heading(first, end):
             self.end_paragraph()
-            heading = array.clone(RUNS_TEMPLATE, 0, False)
-            collect_runs(self.kind, self.data, first, end, 0, heading)
-            pair_array(heading, self.walls)
+            self.pairing.take(self.kind, self.data, first, end, 0)  # (no paragraph open)
+            self.pairing.close()
             return 0
         if self.thematic(first, end) or (self.in_paragraph and self.setext(first, end)):
             self.end_paragraph()
@@ -1746,8 +1842,8 @@ cdef class _Walker:
         while start < self.size:
             if not (self.containers or self.fence_length or self.indented):
                 ticked = -1
-                start = plain_lines(self.kind, self.data, self.size, start, 0, self.runs,
-                                    self.walls, &self.in_paragraph, &ticked)
+                start = plain_lines(self.kind, self.data, self.size, start, 0, self.pairing,
+                                    &self.in_paragraph, &ticked)
                 if start == self.size:
                     break
             end = next_break(self.kind, self.data, start, self.size, carriage)
