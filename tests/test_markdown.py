@@ -170,7 +170,6 @@ def test_inline_code_matches_the_obvious_algorithm(text: str) -> None:
     assert code_walls(line) == naive_inline(line)
 
 
-
 # The whole scan pairs a paragraph's runs as they come, a chunk of 256 at a time, keeping only
 # an open span's runs: openers held across chunks and lines, closed late or never (the runs
 # after them then paired by the rule), escaped openers, every storage width.
@@ -209,6 +208,7 @@ def test_code_walls_pair_held_openers(implementation: str, text: str) -> None:
     assert kernel.code_walls(text) == load("_commonmark", "python").code_walls(text)  # type: ignore[arg-type]
     if "\n" not in text:
         assert kernel.code_walls(text) == naive_inline(text)
+
 
 ADVERSARIAL = {
     "megabyte-of-backticks": "`" * 1_000_000,
