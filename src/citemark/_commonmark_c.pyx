@@ -214,8 +214,8 @@ cdef extern from *:
     /* runs_into's runs, 32 units a step on the AVX2 path: a bit per backtick, each run read
      * off the bits where they change (two bit scans a run, however long).  At most `room`
      * runs are written; *pos ends past the last one written, or where the whole vectors
-     * before hi end (at the start of a run still open there: the caller reads it a unit at
-     * a time); it is left as it is without the path.  Reads: whole vectors before hi, and
+     * before hi end (a run still open there read to its end first); it is left as it is
+     * without the path.  Reads: whole vectors before hi, and
      * the backslashes before a run back to lo. */
     #if defined(CM_AVX2)
     __attribute__((target("avx2"))) static inline unsigned int
@@ -231,40 +231,56 @@ cdef extern from *:
         return (unsigned int)_mm256_movemask_epi8(
             _mm256_permute4x64_epi64(_mm256_packs_epi16(a, b), 0xD8));
     }
+    /* A run's start is a backtick after a unit that is none (or after the vector's start,
+     * when no run is open from the vector before: `open`); its end, the first unit that is
+     * none after a backtick.  Both masks are made at once, then read in pairs: in a vector
+     * the ends and starts alternate, so a start's end is the next end bit. */
     #define CITEMARK_RUNS_AVX2(NAME, UNIT, TICKS)                                            \
     __attribute__((target("avx2"))) static Py_ssize_t                                       \
     NAME(const UNIT *d, Py_ssize_t lo, Py_ssize_t *pos, Py_ssize_t hi, long long offset,    \
          long long *out, Py_ssize_t room) {                                                 \
-        Py_ssize_t i = *pos, count = 0, start = -1, escapes;                                \
-        unsigned int mask, look, todo;                                                      \
-        int bit;                                                                            \
+        Py_ssize_t i = *pos, count = 0, start = -1, escapes, end;                           \
+        unsigned int mask, before, starts, ends;                                            \
         while (count < room && hi - i >= 32) {                                              \
             mask = TICKS(d + i);                                                            \
-            todo = 0xFFFFFFFFu; /* the bits at or after the last change */                  \
-            for (;;) {                                                                      \
-                look = (start < 0 ? mask : ~mask) & todo;                                   \
-                if (!look) break;                                                           \
-                bit = cm_ctz(look);                                                         \
-                todo = 0xFFFFFFFFu << bit;                                                  \
-                if (start < 0) {                                                            \
-                    start = i + bit;                                                        \
-                    continue;                                                               \
+            before = (mask << 1) | (start >= 0); /* bit k: unit k - 1 is a backtick */      \
+            starts = mask & ~before;                                                        \
+            ends = ~mask & before;                                                          \
+            while (ends) {                                                                  \
+                if (start < 0) { /* (starts is not empty: an end follows a start) */        \
+                    start = i + cm_ctz(starts);                                             \
+                    starts &= starts - 1;                                                   \
                 }                                                                           \
+                end = i + cm_ctz(ends);                                                     \
+                ends &= ends - 1;                                                           \
                 escapes = 0;                                                                \
                 while (start - escapes > lo && d[start - escapes - 1] == 0x5C) escapes++;   \
                 out[0] = offset + start;                                                    \
-                out[1] = offset + i + bit;                                                  \
+                out[1] = offset + end;                                                      \
                 out[2] = escapes % 2;                                                       \
                 out += 3;                                                                   \
                 start = -1;                                                                 \
                 if (++count == room) {                                                      \
-                    *pos = i + bit;                                                         \
+                    *pos = end;                                                             \
                     return count;                                                           \
                 }                                                                           \
             }                                                                               \
+            if (starts) start = i + cm_ctz(starts); /* open past the vector */             \
             i += 32;                                                                        \
         }                                                                                   \
-        *pos = start >= 0 ? start : i;                                                      \
+        /* A run open where the whole vectors end is read on from there, not from its      \
+         * start (a long run would be read twice); count < room (tested before the         \
+         * vector, and no run was written since). */                                       \
+        if (start >= 0 && count < room) {                                                   \
+            while (i < hi && d[i] == 0x60) i++;                                             \
+            escapes = 0;                                                                    \
+            while (start - escapes > lo && d[start - escapes - 1] == 0x5C) escapes++;       \
+            out[0] = offset + start;                                                        \
+            out[1] = offset + i;                                                            \
+            out[2] = escapes % 2;                                                           \
+            count++;                                                                        \
+        }                                                                                   \
+        *pos = i;                                                                           \
         return count;                                                                       \
     }
     CITEMARK_RUNS_AVX2(citemark_runs_ucs1_avx2, Py_UCS1, citemark_ticks_ucs1)
@@ -550,18 +566,15 @@ cdef int check_runs(object value, str name) except -1:
 @cython.final
 cdef class _Walls:
     """Where the code spans found go: appended to a list as (start, end) tuples (`out`, for
-    the functions that take one), or into two C arrays of longs (the whole scan: a Python
-    tuple and two ints per span cost as much as the scan itself)."""
+    the functions that take one), or into two arrays of longs (the whole scan: a Python
+    tuple and two ints per span cost as much as the scan itself), handed over as they are
+    (a copy of thousands of spans cost a tenth of the scan, in page faults mostly)."""
 
     cdef list out  # None: the arrays
-    cdef long long* starts
-    cdef long long* ends
+    cdef array.array starts  # room entries each once grown (None before), count in use
+    cdef array.array ends
     cdef Py_ssize_t count
     cdef Py_ssize_t room
-
-    def __dealloc__(self):
-        PyMem_Free(self.starts)
-        PyMem_Free(self.ends)
 
     cdef inline int add(self, long long start, long long end) except -1:
         # (inline, the growth and the list apart: a call per span of thousands cost as much
@@ -571,8 +584,8 @@ cdef class _Walls:
         if self.count == self.room:
             self.grow()
         # count < room now: inside both.
-        self.starts[self.count] = start
-        self.ends[self.count] = end
+        self.starts.data.as_longlongs[self.count] = start
+        self.ends.data.as_longlongs[self.count] = end
         self.count += 1
         return 0
 
@@ -583,14 +596,12 @@ cdef class _Walls:
     cdef int grow(self) except -1:
         # Half as much again (the count at most the text's length: no overflow).
         cdef Py_ssize_t room = self.room + self.room // 2 + 16
-        cdef long long* grown = <long long*>PyMem_Realloc(self.starts, room * sizeof(long long))
-        if grown == NULL:
-            raise MemoryError()
-        self.starts = grown
-        grown = <long long*>PyMem_Realloc(self.ends, room * sizeof(long long))
-        if grown == NULL:
-            raise MemoryError()
-        self.ends = grown
+        if self.starts is None:
+            self.starts = array.clone(RUNS_TEMPLATE, room, False)
+            self.ends = array.clone(RUNS_TEMPLATE, room, False)
+        else:
+            array.resize(self.starts, room)  # raises MemoryError on failure
+            array.resize(self.ends, room)
         self.room = room
         return 0
 
@@ -598,15 +609,17 @@ cdef class _Walls:
         if self.out is not None:
             return self.out
         cdef Py_ssize_t index
-        return [(self.starts[index], self.ends[index]) for index in range(self.count)]
+        return [(self.starts.data.as_longlongs[index], self.ends.data.as_longlongs[index])
+                for index in range(self.count)]
 
     cdef tuple as_arrays(self):
-        cdef array.array firsts = array.clone(RUNS_TEMPLATE, self.count, False)
-        cdef array.array lasts = array.clone(RUNS_TEMPLATE, self.count, False)
-        if self.count:
-            memcpy(firsts.data.as_longlongs, self.starts, self.count * sizeof(long long))
-            memcpy(lasts.data.as_longlongs, self.ends, self.count * sizeof(long long))
-        return firsts, lasts
+        # The arrays themselves, cut to their count (the walls are not added to after).
+        if self.starts is None:
+            return array.clone(RUNS_TEMPLATE, 0, False), array.clone(RUNS_TEMPLATE, 0, False)
+        array.resize(self.starts, self.count)
+        array.resize(self.ends, self.count)
+        self.room = self.count
+        return self.starts, self.ends
 
 
 cdef _Walls list_walls(list walls):
@@ -666,22 +679,24 @@ cdef class _Pairing:
 
     cdef int pair_chunk(self, const long long* chunk, Py_ssize_t count) except -1:
         # The twin's pairing, online (see the class).  Inside code a backslash is literal:
-        # only an opener can be escaped (its length one less, its span one later).
-        cdef Py_ssize_t index, first = 0  # chunk[first:index]: after the opener, not held
+        # only an opener can be escaped (its length one less, its span one later).  An
+        # opener found in this chunk is held only if the chunk ends before its closer.
+        cdef Py_ssize_t index
         cdef const long long* run
+        cdef const long long* opener = self.held if self.used else NULL
+        cdef const long long* waiting = chunk  # the chunk's runs from here on wait
         for index in range(count):
             run = chunk + 3 * index
-            if self.used == 0:  # no opener held
-                first = index + 1
+            if opener == NULL:
                 if run[1] - run[0] - run[2] > 0:
                     self.want = run[1] - run[0] - run[2]
-                    self.hold(run, 1)
+                    opener = waiting = run
             elif run[1] - run[0] == self.want:
-                self.walls.add(self.held[0] + self.held[2], run[1])
+                self.walls.add(opener[0] + opener[2], run[1])
+                opener = NULL
                 self.used = 0
-                first = index + 1
-        if self.used:
-            self.hold(chunk + 3 * first, count - first)
+        if opener != NULL:
+            self.hold(waiting, count - (waiting - chunk) // 3)
         return 0
 
     cdef int hold(self, const long long* runs, Py_ssize_t count) except -1:
