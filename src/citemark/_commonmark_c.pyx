@@ -471,15 +471,9 @@ def runs(str text not None, first, end, base):
     if offset > PY_SSIZE_T_MAX - n:
         raise ValueError("base + len(text) must fit in an index")
     cdef array.array found = array.clone(RUNS_TEMPLATE, 0, False)
-    collect_runs(PyUnicode_KIND(text), PyUnicode_DATA(text), lo, hi, offset, found)
+    new_pairing(found, None, False).take(PyUnicode_KIND(text), PyUnicode_DATA(text), lo, hi,
+                                         offset)
     return found
-
-
-cdef int collect_runs(int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
-                      Py_ssize_t offset, array.array found) except -1:
-    # Append to found the runs of text[lo:hi] (lo <= hi <= len(text); offset + len(text)
-    # fits in an index: checked by the callers), in one pass.
-    return new_pairing(found, None, False).take(kind, data, lo, hi, offset)
 
 
 cdef extern from *:
@@ -685,17 +679,19 @@ cdef class _Pairing:
         cdef const long long* run
         cdef const long long* opener = self.held if self.used else NULL
         cdef const long long* waiting = chunk  # the chunk's runs from here on wait
+        cdef long long want = self.want  # (a local: the stores below may alias self)
         for index in range(count):
             run = chunk + 3 * index
             if opener == NULL:
                 if run[1] - run[0] - run[2] > 0:
-                    self.want = run[1] - run[0] - run[2]
+                    want = run[1] - run[0] - run[2]
                     opener = waiting = run
-            elif run[1] - run[0] == self.want:
+            elif run[1] - run[0] == want:
                 self.walls.add(opener[0] + opener[2], run[1])
                 opener = NULL
                 self.used = 0
         if opener != NULL:
+            self.want = want
             self.hold(waiting, count - (waiting - chunk) // 3)
         return 0
 
