@@ -231,10 +231,10 @@ cdef extern from *:
         return (unsigned int)_mm256_movemask_epi8(
             _mm256_permute4x64_epi64(_mm256_packs_epi16(a, b), 0xD8));
     }
-    /* A run's start is a backtick after a unit that is none (or after the vector's start,
-     * when no run is open from the vector before: `open`); its end, the first unit that is
-     * none after a backtick.  Both masks are made at once, then read in pairs: in a vector
-     * the ends and starts alternate, so a start's end is the next end bit. */
+    /* A run starts at a backtick after a unit that is none (or first in the vector when no
+     * run is open from the vector before) and ends at the first unit after it that is
+     * none.  Both masks are made at once, then read in pairs: in a vector the ends and
+     * starts alternate, so a start's end is the next end bit. */
     #define CITEMARK_RUNS_AVX2(NAME, UNIT, TICKS)                                            \
     __attribute__((target("avx2"))) static Py_ssize_t                                       \
     NAME(const UNIT *d, Py_ssize_t lo, Py_ssize_t *pos, Py_ssize_t hi, long long offset,    \
