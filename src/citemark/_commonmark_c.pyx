@@ -1182,9 +1182,9 @@ def stray_findings(str text not None, consumed, start_char, stop_char, delimiter
     try:
         for gap in range(len(spans) + 1):
             gap_before(spans, gap, first, size, &last, &after)
-            # Each character looked for on its own (one pass each), scanned only when there.
-            scan_strays(kind, data, size, first, last, held_in(kind, data, first, last,
-                        start_unit, stop_unit, delimiter_unit), start_unit, stop_unit,
+            # Each character looked for on its own, one pass each (held_gaps' bits, all set:
+            # the scan's first search for a character the gap lacks is that pass).
+            scan_strays(kind, data, size, first, last, 7, start_unit, stop_unit,
                         delimiter_unit, sink)
             if gap < len(spans):
                 sink.wall(last, after)
@@ -1265,8 +1265,15 @@ cdef Py_ssize_t outside(const text_t* data, Py_ssize_t size, str needle, Py_ssiz
     cdef Py_UCS4 lead = needle[0]
     while True:
         # Every wall that starts at or before the place: on at its end if it reaches past
-        # it (walls a character apart, as open STARTs' glued words are, cost just this).
-        while index < count and lo[index] <= position:
+        # it.  Walls a few characters apart (open STARTs' glued words, thousands of them)
+        # are passed here, each short gap read in this loop, with no vector search.
+        while index < count and lo[index] <= position + 8:
+            limit = lo[index] if lo[index] < places else places
+            while position < limit:
+                if data[position] == lead and starts_at(data, position, size, needle):
+                    walls.index = index
+                    return position
+                position += 1
             if hi[index] > position:
                 position = hi[index]
             index += 1
@@ -1275,9 +1282,9 @@ cdef Py_ssize_t outside(const text_t* data, Py_ssize_t size, str needle, Py_ssiz
         limit = places
         if index < count and lo[index] < limit:
             limit = lo[index]  # a needle must start before the next wall
-        # [position, limit) is outside every wall: its first few characters looked at one
-        # by one (a vector search's set-up costs as much as they do), the rest a vector at
-        # a time.
+        # [position, limit) is outside every wall, longer than 8 (or the end): its first
+        # few characters looked at one by one (a vector search's set-up costs as much as
+        # they do), the rest a vector at a time.
         near = position + 8 if limit - position > 8 else limit
         while position < limit:
             if position < near:
