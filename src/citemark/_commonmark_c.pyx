@@ -19,7 +19,7 @@ Same functions, names and branch order as the twin in `_commonmark_py.py`:
 - `code_walls(text)`: `_commonmark.CodeScanner` over a whole text, every line in C;
   `code_spans(text)`: the same walls as two arrays (starts, ends).
 - `line_spans(text)`: (start, end) of every line's content.
-- validate's per-citation checks: `order(found)` (its findings by place), `cited_lines`
+- validate's per-citation checks: `order(found)` (its findings by place, in place), `cited_lines`
   (the lines of the citations, and what they hold), `covered` (citations in code, the
   walls as two arrays),
   `punctuated` (runs of citations before punctuation), `located_rows` (the findings of
@@ -1234,8 +1234,8 @@ def next_outside(str text not None, str needle not None, at, starts, ends, wall)
     walls.hi = lasts.data.as_longlongs
     walls.count = count
     walls.index = index
-    # One loop per width (a read through the kind at each character of thousands of short
-    # gaps cost as much as the rest of the search).
+    # One loop per width (no test of the kind at each character of thousands of short
+    # gaps between walls).
     if kind == 1:
         position = outside(<const Py_UCS1*>data, len(text), needle, position, &walls)
     elif kind == 2:
