@@ -187,3 +187,18 @@ def test_the_glued_word_whatever_closes_it(implementation: str, wide: str) -> No
                 foreign: list[tuple[int, int]] = []
                 kernel.strays(text, 0, last, 7, S, E, D, found, foreign)
                 assert (found, foreign) == oracle(text, 0, last, 7), (word, after, last)
+
+
+@pytest.mark.parametrize("wide", ["", "\u0100", "\U0001f600"])
+def test_the_glued_word_at_every_length_about_a_vector(implementation: str, wide: str) -> None:
+    # (the kernel reads 8 units a step: every length up to three steps, each kind of end)
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    ends = [" ", "\t", "\x85", "\xa0", "\u1680", "\u2000", "\u205f", "\u3000", S, E, ""]
+    ends += ["\x84", "\xa1", "\u1fff", "\u2060", "\u3001", D]  # no end: just outside
+    for char in ends:
+        for length in range(26):
+            text = f"{wide}{S}{'a' * length}{char}{'b' * 9}"
+            found: list[tuple[int, int, int]] = []
+            foreign: list[tuple[int, int]] = []
+            kernel.strays(text, 0, len(text), 7, S, E, D, found, foreign)
+            assert (found, foreign) == oracle(text, 0, len(text), 7), (char, length)

@@ -297,44 +297,42 @@ cdef extern from *:
         return 0;
     }
 
-    /* word_end's scan, 16 units a step on the AVX2 path: the index of the first unit that
+    /* word_end's scan, 8 units a step on the vector path: the index of the first unit that
      * may end the glued word (at most U+0020, the START, the STOP, U+0085 to U+00A0,
      * U+1680, U+2000 to U+205F, U+3000: the caller decides), or where the whole vectors
-     * before size end (pos itself without the path). */
-    #if defined(CM_AVX2)
-    __attribute__((target("avx2"))) static inline __m256i
-    citemark_within(__m256i v, short low, short span) {
+     * before size end (pos itself without the path).  SSE2, inlined into the scan: the
+     * usual glued word is a few vectors long, and a call to an AVX2 routine for each of
+     * thousands of them cost more than the wider vectors save. */
+    #if defined(CM_SSE2)
+    static inline __m128i
+    citemark_within_sse2(__m128i v, short low, short span) {
         /* 0xFFFF where low <= v <= low + span (unsigned): v - low at most span */
-        __m256i offset = _mm256_sub_epi16(v, _mm256_set1_epi16(low));
-        return _mm256_cmpeq_epi16(_mm256_min_epu16(offset, _mm256_set1_epi16(span)), offset);
-    }
-    __attribute__((target("avx2"))) static Py_ssize_t
-    citemark_word_candidate_ucs2_avx2(const Py_UCS2 *d, Py_ssize_t pos, Py_ssize_t size,
-                                      Py_UCS4 start, Py_UCS4 stop) {
-        const __m256i starts = _mm256_set1_epi16((short)start);
-        const __m256i stops = _mm256_set1_epi16((short)stop);
-        for (; size - pos >= 16; pos += 16) {
-            __m256i v = _mm256_loadu_si256((const __m256i *)(d + pos));
-            __m256i hit = _mm256_or_si256(
-                _mm256_or_si256(_mm256_cmpeq_epi16(v, starts), _mm256_cmpeq_epi16(v, stops)),
-                _mm256_or_si256(citemark_within(v, 0, 0x20),
-                                citemark_within(v, 0x85, 0xA0 - 0x85)));
-            hit = _mm256_or_si256(hit, _mm256_or_si256(
-                _mm256_or_si256(_mm256_cmpeq_epi16(v, _mm256_set1_epi16(0x1680)),
-                                _mm256_cmpeq_epi16(v, _mm256_set1_epi16(0x3000))),
-                citemark_within(v, 0x2000, 0x205F - 0x2000)));
-            unsigned int mask = (unsigned int)_mm256_movemask_epi8(hit);
-            if (mask) return pos + (cm_ctz(mask) >> 1);
-        }
-        return pos;
+        __m128i offset = _mm_sub_epi16(v, _mm_set1_epi16(low));
+        return _mm_cmpeq_epi16(_mm_subs_epu16(offset, _mm_set1_epi16(span)),
+                               _mm_setzero_si128());
     }
     #endif
     static inline Py_ssize_t
     citemark_word_candidate_ucs2(const Py_UCS2 *d, Py_ssize_t pos, Py_ssize_t size,
                                  Py_UCS4 start, Py_UCS4 stop) {
-    #if defined(CM_AVX2)
-        if (cm_level == CM_WIDE_VECTOR)
-            return citemark_word_candidate_ucs2_avx2(d, pos, size, start, stop);
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i starts = _mm_set1_epi16((short)start);
+            const __m128i stops = _mm_set1_epi16((short)stop);
+            for (; size - pos >= 8; pos += 8) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(d + pos));
+                __m128i hit = _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi16(v, starts), _mm_cmpeq_epi16(v, stops)),
+                    _mm_or_si128(citemark_within_sse2(v, 0, 0x20),
+                                 citemark_within_sse2(v, 0x85, 0xA0 - 0x85)));
+                hit = _mm_or_si128(hit, _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi16(v, _mm_set1_epi16(0x1680)),
+                                 _mm_cmpeq_epi16(v, _mm_set1_epi16(0x3000))),
+                    citemark_within_sse2(v, 0x2000, 0x205F - 0x2000)));
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(hit);
+                if (mask) return pos + (cm_ctz(mask) >> 1);
+            }
+        }
     #endif
         return pos;
     }
