@@ -311,7 +311,9 @@ def stray_findings(
     appended to `found`.  Appends to
     `starts`/`ends` the walls the id checks skip, in order: every consumed marker and every
     foreign span.  Returns the indexes in `found` of the refused markers (kind REFUSED),
-    whose message the caller writes (it needs the grammar)."""
+    whose message the caller writes (it needs the grammar).  The rows come in order of
+    place, each starting after the one before (validate sorts nothing when they are all it
+    found)."""
     if len(starts) != len(ends):
         raise ValueError("starts and ends must be as long as each other")
     raw: list[tuple[int, int, int]] = []
