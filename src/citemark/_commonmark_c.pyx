@@ -19,7 +19,7 @@ Same functions, names and branch order as the twin in `_commonmark_py.py`:
 - `code_walls(text)`: `_commonmark.CodeScanner` over a whole text, every line in C;
   `code_spans(text)`: the same walls as two arrays (starts, ends).
 - `line_spans(text)`: (start, end) of every line's content.
-- validate's per-citation checks: `order(found)` (its findings by place), `cited_lines`
+- validate's per-citation checks: `order(found)` (its findings by place, in place), `cited_lines`
   (the lines of the citations, and what they hold), `covered` (citations in code, the
   walls as two arrays),
   `punctuated` (runs of citations before punctuation), `located_rows` (the findings of
@@ -58,7 +58,6 @@ cdef extern from "Python.h":
     # The pointer forms, for the fields new_row shares (no reference counted temporaries).
     void incref_ptr "Py_INCREF"(PyObject* value) nogil
     void set_item_ptr "PyTuple_SET_ITEM"(PyObject* row, Py_ssize_t index, PyObject* value) nogil
-    PyObject* long_from "PyLong_FromSsize_t"(Py_ssize_t value) except NULL
 
 cdef extern from *:
     """
@@ -66,8 +65,16 @@ cdef extern from *:
     static inline PyObject *citemark_row_alloc(PyTypeObject *cls, Py_ssize_t items) {
         return (PyObject *)PyObject_GC_NewVar(PyTupleObject, cls, items);
     }
+    /* The int of a place: PyLong_FromLong wherever a long holds it (CPython makes an int of
+     * one digit there at once, where PyLong_FromSsize_t counts its digits first: a tenth of
+     * a row's making and freeing). */
+    static inline PyObject *citemark_place(Py_ssize_t value) {
+        if (value >= LONG_MIN && value <= LONG_MAX) return PyLong_FromLong((long)value);
+        return PyLong_FromSsize_t(value);
+    }
     """
     PyObject* gc_new_var "citemark_row_alloc"(PyTypeObject* cls, Py_ssize_t items) except NULL
+    PyObject* long_from "citemark_place"(Py_ssize_t value) except NULL
 
 cdef extern from "Python.h":
     ctypedef unsigned char Py_UCS1
@@ -306,44 +313,42 @@ cdef extern from *:
         return 0;
     }
 
-    /* word_end's scan, 16 units a step on the AVX2 path: the index of the first unit that
+    /* word_end's scan, 8 units a step on the vector path: the index of the first unit that
      * may end the glued word (at most U+0020, the START, the STOP, U+0085 to U+00A0,
      * U+1680, U+2000 to U+205F, U+3000: the caller decides), or where the whole vectors
-     * before size end (pos itself without the path). */
-    #if defined(CM_AVX2)
-    __attribute__((target("avx2"))) static inline __m256i
-    citemark_within(__m256i v, short low, short span) {
+     * before size end (pos itself without the path).  SSE2, inlined into the scan: the
+     * usual glued word is a few vectors long, and a call to an AVX2 routine for each of
+     * thousands of them cost more than the wider vectors save. */
+    #if defined(CM_SSE2)
+    static inline __m128i
+    citemark_within_sse2(__m128i v, short low, short span) {
         /* 0xFFFF where low <= v <= low + span (unsigned): v - low at most span */
-        __m256i offset = _mm256_sub_epi16(v, _mm256_set1_epi16(low));
-        return _mm256_cmpeq_epi16(_mm256_min_epu16(offset, _mm256_set1_epi16(span)), offset);
-    }
-    __attribute__((target("avx2"))) static Py_ssize_t
-    citemark_word_candidate_ucs2_avx2(const Py_UCS2 *d, Py_ssize_t pos, Py_ssize_t size,
-                                      Py_UCS4 start, Py_UCS4 stop) {
-        const __m256i starts = _mm256_set1_epi16((short)start);
-        const __m256i stops = _mm256_set1_epi16((short)stop);
-        for (; size - pos >= 16; pos += 16) {
-            __m256i v = _mm256_loadu_si256((const __m256i *)(d + pos));
-            __m256i hit = _mm256_or_si256(
-                _mm256_or_si256(_mm256_cmpeq_epi16(v, starts), _mm256_cmpeq_epi16(v, stops)),
-                _mm256_or_si256(citemark_within(v, 0, 0x20),
-                                citemark_within(v, 0x85, 0xA0 - 0x85)));
-            hit = _mm256_or_si256(hit, _mm256_or_si256(
-                _mm256_or_si256(_mm256_cmpeq_epi16(v, _mm256_set1_epi16(0x1680)),
-                                _mm256_cmpeq_epi16(v, _mm256_set1_epi16(0x3000))),
-                citemark_within(v, 0x2000, 0x205F - 0x2000)));
-            unsigned int mask = (unsigned int)_mm256_movemask_epi8(hit);
-            if (mask) return pos + (cm_ctz(mask) >> 1);
-        }
-        return pos;
+        __m128i offset = _mm_sub_epi16(v, _mm_set1_epi16(low));
+        return _mm_cmpeq_epi16(_mm_subs_epu16(offset, _mm_set1_epi16(span)),
+                               _mm_setzero_si128());
     }
     #endif
     static inline Py_ssize_t
     citemark_word_candidate_ucs2(const Py_UCS2 *d, Py_ssize_t pos, Py_ssize_t size,
                                  Py_UCS4 start, Py_UCS4 stop) {
-    #if defined(CM_AVX2)
-        if (cm_level == CM_WIDE_VECTOR)
-            return citemark_word_candidate_ucs2_avx2(d, pos, size, start, stop);
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i starts = _mm_set1_epi16((short)start);
+            const __m128i stops = _mm_set1_epi16((short)stop);
+            for (; size - pos >= 8; pos += 8) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(d + pos));
+                __m128i hit = _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi16(v, starts), _mm_cmpeq_epi16(v, stops)),
+                    _mm_or_si128(citemark_within_sse2(v, 0, 0x20),
+                                 citemark_within_sse2(v, 0x85, 0xA0 - 0x85)));
+                hit = _mm_or_si128(hit, _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi16(v, _mm_set1_epi16(0x1680)),
+                                 _mm_cmpeq_epi16(v, _mm_set1_epi16(0x3000))),
+                    citemark_within_sse2(v, 0x2000, 0x205F - 0x2000)));
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(hit);
+                if (mask) return pos + (cm_ctz(mask) >> 1);
+            }
+        }
     #endif
         return pos;
     }
@@ -958,18 +963,6 @@ cdef Py_ssize_t next_of(int kind, const void* data, Py_UCS4 unit, Py_ssize_t at,
     return last if found < 0 else found
 
 
-cdef inline Py_ssize_t next_near(int kind, const void* data, Py_UCS4 unit, Py_ssize_t i,
-                                 Py_ssize_t hi) noexcept:
-    # next_of for a unit that is often close: the next few characters looked at first (a
-    # vector search's set-up costs as much as they do).
-    cdef Py_ssize_t near = i + 8 if hi - i > 8 else hi
-    while i < near:
-        if read_unit(kind, data, i) == unit:
-            return i
-        i += 1
-    return next_of(kind, data, unit, i, hi)
-
-
 cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at, Py_ssize_t size,
                            bint carriage=True) noexcept nogil:
     # The first line break (CR or LF) at or after at, else size (at <= size): a vector
@@ -1146,7 +1139,7 @@ cdef int scan_strays(int kind, const void* data, Py_ssize_t size, Py_ssize_t lo,
     cdef Py_ssize_t starts = next_of(kind, data, start_unit, lo, hi) if bits & 1 else hi
     cdef Py_ssize_t stops = next_of(kind, data, stop_unit, lo, hi) if bits & 2 else hi
     cdef Py_ssize_t delimiters = next_of(kind, data, delimiter_unit, lo, hi) if bits & 4 else hi
-    cdef Py_ssize_t opened = -1, opened_from = 0, at, end
+    cdef Py_ssize_t opened = -1, opened_from = 0, word = 0, at, end
     cdef Py_UCS4 unit
     while True:
         at = starts if starts < stops else stops
@@ -1160,12 +1153,16 @@ cdef int scan_strays(int kind, const void* data, Py_ssize_t size, Py_ssize_t lo,
             end += 1
         if at == starts:
             if opened >= 0:
-                unterminated(kind, data, size, opened, opened_from, start_unit, stop_unit, sink)
+                unterminated(opened, opened_from, word, sink)
             if end - at > 1:
                 sink.wall(at, end - 1)
             opened = end - 1
             opened_from = at
-            starts = next_of(kind, data, start_unit, end, hi)
+            # The word glued to it, found now (the twin reads it once the START proves
+            # unterminated): it holds no START, so the next is looked for after it, most
+            # often a few characters on (a text of thousands of open STARTs glued to ids).
+            word = word_after(kind, data, size, opened, start_unit, stop_unit, sink)
+            starts = next_near(kind, data, start_unit, word, hi)
             delimiters = hi
         elif at == stops:
             if opened >= 0:
@@ -1184,29 +1181,43 @@ cdef int scan_strays(int kind, const void* data, Py_ssize_t size, Py_ssize_t lo,
                 sink.finding(STRAY_DELIMITER, at, end)
             delimiters = next_of(kind, data, delimiter_unit, end, hi)
     if opened >= 0:
-        unterminated(kind, data, size, opened, opened_from, start_unit, stop_unit, sink)
+        unterminated(opened, opened_from, word, sink)
     return 0
 
 
-cdef int unterminated(int kind, const void* data, Py_ssize_t size, Py_ssize_t at,
-                      Py_ssize_t opened_from, Py_UCS4 start_unit, Py_UCS4 stop_unit,
-                      _Sink sink) except -1:
-    # The twin's _unterminated: the word glued to the START at `at` (< size) runs to white
-    # space (Py_UNICODE_ISSPACE: what re's \s matches in a str), a START or a STOP.
+cdef inline int unterminated(Py_ssize_t at, Py_ssize_t opened_from, Py_ssize_t word,
+                             _Sink sink) except -1:
+    # The twin's _unterminated: the START at `at` that nothing closes, with the run of
+    # STARTs before it, and the word glued to it (up to `word`) walled.
     sink.finding(UNTERMINATED, opened_from, at + 1)
-    cdef Py_ssize_t end
-    # One loop per width (a width test at every character cost most of this scan).
-    if kind == 1:
-        end = word_end(<const Py_UCS1*>data, at + 1, size, start_unit, stop_unit,
-                       sink.word_stops)
-    elif kind == 2:
-        end = word_end(<const Py_UCS2*>data, at + 1, size, start_unit, stop_unit,
-                       sink.word_stops)
-    else:
-        end = word_end(<const Py_UCS4*>data, at + 1, size, start_unit, stop_unit,
-                       sink.word_stops)
-    sink.wall(at, end)
+    sink.wall(at, word)
     return 0
+
+
+cdef inline Py_ssize_t next_near(int kind, const void* data, Py_UCS4 unit, Py_ssize_t i,
+                                 Py_ssize_t hi) noexcept:
+    # next_of for a unit that is often close: the next few characters looked at first (a
+    # vector search's set-up costs as much as they do).
+    cdef Py_ssize_t near = i + 8 if hi - i > 8 else hi
+    while i < near:
+        if read_unit(kind, data, i) == unit:
+            return i
+        i += 1
+    return next_of(kind, data, unit, i, hi)
+
+
+cdef Py_ssize_t word_after(int kind, const void* data, Py_ssize_t size, Py_ssize_t at,
+                           Py_UCS4 start_unit, Py_UCS4 stop_unit, _Sink sink) noexcept:
+    # The end of the word glued to the START at `at` (< size): it runs to white space
+    # (Py_UNICODE_ISSPACE: what re's \s matches in a str), a START or a STOP.  One loop per
+    # width (a width test at every character cost most of this scan).
+    if kind == 1:
+        return word_end(<const Py_UCS1*>data, at + 1, size, start_unit, stop_unit,
+                        sink.word_stops)
+    if kind == 2:
+        return word_end(<const Py_UCS2*>data, at + 1, size, start_unit, stop_unit,
+                        sink.word_stops)
+    return word_end(<const Py_UCS4*>data, at + 1, size, start_unit, stop_unit, sink.word_stops)
 
 
 cdef inline Py_ssize_t word_end(const text_t* data, Py_ssize_t end, Py_ssize_t size,
@@ -1216,12 +1227,6 @@ cdef inline Py_ssize_t word_end(const text_t* data, Py_ssize_t end, Py_ssize_t s
     # the sink's word_stops.
     cdef Py_UCS4 unit
     while end < size:
-        if text_t is Py_UCS2:
-            # (the units that cannot end it skipped a vector at a time: a text of thousands
-            # of open STARTs is UCS-2, as U+E200 is)
-            end = word_candidate_ucs2(data, end, size, start_unit, stop_unit)
-            if end == size:
-                break
         unit = data[end]
         if unit < 0x80:
             if ascii_stops[unit]:
@@ -1230,6 +1235,11 @@ cdef inline Py_ssize_t word_end(const text_t* data, Py_ssize_t end, Py_ssize_t s
                 (wide_space(unit) and Py_UNICODE_ISSPACE(unit)):
             break
         end += 1
+        if text_t is Py_UCS2:
+            # The units that cannot end it skipped a vector at a time (a text of thousands
+            # of open STARTs is UCS-2, as U+E200 is), once the first is read on its own (an
+            # empty word, or a START before the next, costs no vector set-up then).
+            end = word_candidate_ucs2(data, end, size, start_unit, stop_unit)
     return end
 
 
@@ -1280,9 +1290,9 @@ def stray_findings(str text not None, consumed, start_char, stop_char, delimiter
     try:
         for gap in range(len(spans) + 1):
             gap_before(spans, gap, first, size, &last, &after)
-            # Each character looked for on its own (one pass each), scanned only when there.
-            scan_strays(kind, data, size, first, last, held_in(kind, data, first, last,
-                        start_unit, stop_unit, delimiter_unit), start_unit, stop_unit,
+            # Each character looked for on its own, one pass each (held_gaps' bits, all set:
+            # the scan's first search for a character the gap lacks is that pass).
+            scan_strays(kind, data, size, first, last, 7, start_unit, stop_unit,
                         delimiter_unit, sink)
             if gap < len(spans):
                 sink.wall(last, after)
@@ -1314,18 +1324,6 @@ cdef int check_row_type(object make) except -1:
     return 0
 
 
-cdef bint starts_with(int kind, const void* data, Py_ssize_t at, Py_ssize_t size,
-                      str needle) noexcept:
-    # Whether text[at:] starts with needle (a read only below size: inside the string).
-    cdef Py_ssize_t index, count = len(needle)
-    if count > size - at:
-        return False
-    for index in range(count):
-        if read_unit(kind, data, at + index) != needle[index]:
-            return False
-    return True
-
-
 def next_outside(str text not None, str needle not None, at, starts, ends, wall):
     cdef Py_ssize_t position = as_index(at, "at")
     check_longs(starts, "starts")
@@ -1335,39 +1333,107 @@ def next_outside(str text not None, str needle not None, at, starts, ends, wall)
     cdef Py_ssize_t count = Py_SIZE(firsts)
     if Py_SIZE(lasts) != count:
         raise ValueError("starts and ends must be as long as each other")
-    cdef const long long* lo = firsts.data.as_longlongs
-    cdef const long long* hi = lasts.data.as_longlongs
-    cdef Py_ssize_t size = len(text), limit
-    cdef int kind = PyUnicode_KIND(text)
-    cdef const void* data = PyUnicode_DATA(text)
     if not needle:
         raise ValueError("needle must not be empty")
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Walls walls
+    walls.lo = firsts.data.as_longlongs
+    walls.hi = lasts.data.as_longlongs
+    walls.count = count
+    walls.index = index
+    # One loop per width (no test of the kind at each character of thousands of short
+    # gaps between walls).
+    if kind == 1:
+        position = outside(<const Py_UCS1*>data, len(text), needle, position, &walls)
+    elif kind == 2:
+        position = outside(<const Py_UCS2*>data, len(text), needle, position, &walls)
+    else:
+        position = outside(<const Py_UCS4*>data, len(text), needle, position, &walls)
+    return position, walls.index
+
+
+cdef struct Walls:
+    const long long* lo  # starts[i], sorted, disjoint
+    const long long* hi  # ends[i]
+    Py_ssize_t count
+    Py_ssize_t index  # the first wall that may not end at or before the place looked at
+
+
+cdef Py_ssize_t outside(const text_t* data, Py_ssize_t size, str needle, Py_ssize_t position,
+                        Walls* walls) noexcept:
+    # next_outside over data[:size]: the place, or -1 with every wall passed.  The places
+    # between the walls are searched for the needle's first character, each wall jumped
+    # whole; a place is compared with at most len(needle) characters: linear for a fixed
+    # needle.
+    cdef const long long* lo = walls.lo
+    cdef const long long* hi = walls.hi
+    cdef Py_ssize_t count = walls.count, index = walls.index, limit, near
+    cdef Py_ssize_t places = size - len(needle) + 1  # a needle starts before this
     cdef Py_UCS4 lead = needle[0]
-    # The places between the walls are searched for the needle's first character (a vector
-    # search), each wall jumped whole; a place is compared with at most len(needle)
-    # characters: linear for a fixed needle.
-    while position <= size - len(needle):
-        while index < count and hi[index] <= position:
+    while True:
+        # Every wall that starts at or before the place: on at its end if it reaches past
+        # it.  Walls a few characters apart (open STARTs' glued words, thousands of them)
+        # are passed here, each short gap read in this loop, with no vector search.
+        while index < count and lo[index] <= position + 8:
+            limit = lo[index] if lo[index] < places else places
+            while position < limit:
+                if data[position] == lead and starts_at(data, position, size, needle):
+                    walls.index = index
+                    return position
+                position += 1
+            if hi[index] > position:
+                position = hi[index]
             index += 1
-        if index < count and lo[index] <= position:
-            position = hi[index]
-            continue
-        limit = size - len(needle) + 1
+        if position >= places:
+            break
+        limit = places
         if index < count and lo[index] < limit:
             limit = lo[index]  # a needle must start before the next wall
+        # [position, limit) is outside every wall, longer than 8 (or the end): its first
+        # few characters looked at one by one (a vector search's set-up costs as much as
+        # they do), the rest a vector at a time.
+        near = position + 8 if limit - position > 8 else limit
         while position < limit:
-            position = next_near(kind, data, lead, position, limit)
-            if position == limit:
-                break  # on at the wall (or past the last place)
-            if starts_with(kind, data, position, size, needle):
-                return position, index
+            if position < near:
+                if data[position] != lead:
+                    position += 1
+                    continue
+            else:
+                position = next_unit(data, lead, position, limit)
+                if position == limit:
+                    break
+            if starts_at(data, position, size, needle):
+                walls.index = index
+                return position
             position += 1
-        if index < count and lo[index] == position and hi[index] > position:
-            # At the wall's start: jumped at once (walls a character apart, as open STARTs'
-            # glued words are, cost a turn of the loop each otherwise).
-            position = hi[index]
-            index += 1
-    return -1, count
+    walls.index = count
+    return -1
+
+
+cdef inline Py_ssize_t next_unit(const text_t* data, Py_UCS4 unit, Py_ssize_t at,
+                                 Py_ssize_t last) noexcept nogil:
+    # next_of for one width.
+    cdef Py_ssize_t found
+    if text_t is Py_UCS1:
+        found = cm_find_ucs1(data, at, last, unit)
+    elif text_t is Py_UCS2:
+        found = cm_find_ucs2(data, at, last, unit)
+    else:
+        found = cm_find_ucs4(data, at, last, unit)
+    return last if found < 0 else found
+
+
+cdef inline bint starts_at(const text_t* data, Py_ssize_t at, Py_ssize_t size,
+                           str needle) noexcept:
+    # Whether data[at:size] starts with needle (reads only below size).
+    cdef Py_ssize_t index, count = len(needle)
+    if count > size - at:
+        return False
+    for index in range(count):
+        if data[at + index] != needle[index]:
+            return False
+    return True
 
 
 # -- validate's order --------------------------------------------------------------------------
@@ -1375,7 +1441,7 @@ def next_outside(str text not None, str needle not None, at, starts, ends, wall)
 cdef struct Keyed:
     long long start
     long long end
-    PyObject* code  # borrowed: the list holds the row
+    PyObject* code  # borrowed: the caller holds the row
     Py_ssize_t index
 
 
@@ -1388,16 +1454,26 @@ cdef inline int before(Keyed* a, Keyed* b) except -1:
     return PyUnicode_Compare(<object>b.code, <object>a.code) < 0
 
 
-cdef inline int keyed(tuple rows, Py_ssize_t index, Keyed* key) except -1:
-    # The key of rows[index] (index < len(rows)), checked.
-    cdef object row = rows[index]
+cdef extern from "Python.h":
+    # The borrowed forms, for the keys read from each row (no reference counted temporaries).
+    PyObject* row_item "PyTuple_GET_ITEM"(object row, Py_ssize_t index)
+    PyTypeObject* type_of "Py_TYPE"(PyObject* value)
+    long long long_value "PyLong_AsLongLong"(PyObject* value) except? -1
+    PyTypeObject PyUnicode_Type
+    PyTypeObject PyLong_Type
+
+
+cdef inline int keyed(object row, Py_ssize_t index, Keyed* key) except -1:
+    # The key of `row`, found at `index`, checked; its code borrowed: the caller holds the
+    # row (a tuple: its items stay) while the key is used.
     if not isinstance(row, tuple) or len(<tuple>row) != 5 or \
-            type((<tuple>row)[0]) is not str or type((<tuple>row)[3]) is not int or \
-            type((<tuple>row)[4]) is not int:
+            type_of(row_item(row, 0)) != &PyUnicode_Type or \
+            type_of(row_item(row, 3)) != &PyLong_Type or \
+            type_of(row_item(row, 4)) != &PyLong_Type:
         raise TypeError("found must hold (code, severity, message, start, end) rows")
-    key.start = (<tuple>row)[3]
-    key.end = (<tuple>row)[4]
-    key.code = <PyObject*>(<tuple>row)[0]  # borrowed: rows holds the row
+    key.start = long_value(row_item(row, 3))
+    key.end = long_value(row_item(row, 4))
+    key.code = row_item(row, 0)
     key.index = index
     return 0
 
@@ -1405,30 +1481,51 @@ cdef inline int keyed(tuple rows, Py_ssize_t index, Keyed* key) except -1:
 def order(found):
     if type(found) is not list:
         raise TypeError(f"found must be a list, not {type(found).__name__}")
-    # A tuple holds every row (and so its code) while they are compared: nothing, not even
-    # another thread, can change it.
-    cdef tuple rows = tuple(found)
-    cdef Py_ssize_t count = len(rows), index, width, left, middle, right, i, j, k
+    cdef list rows = found
+    cdef Py_ssize_t index
+    cdef object previous, current  # the two rows compared, held while their keys are used
     cdef Keyed pair[2]
-    if count < 2:
-        return list(rows)
-    # In order already (the usual case for a text of one kind of fault): told by a look at
-    # each pair of neighbours, with no table of keys.
-    keyed(rows, 0, &pair[0])
-    for index in range(1, count):
-        keyed(rows, index, &pair[index % 2])
-        if before(&pair[(index - 1) % 2], &pair[index % 2]):
+    cdef Keyed* earlier = &pair[0]
+    cdef Keyed* later = &pair[1]
+    cdef Keyed* spare
+    # In order already (the usual case for a text of one kind of fault): told in place by a
+    # look at each pair of neighbours, with no copy and no table of keys.  Each row is held
+    # (a reference of our own) while its key is compared, and the length read at each step:
+    # a list changed meanwhile (another thread) is read safely, only its order is then moot.
+    if len(rows) < 2:
+        return found
+    previous = rows[0]
+    keyed(previous, 0, earlier)
+    index = 1
+    while index < len(rows):
+        current = rows[index]
+        keyed(current, index, later)
+        if before(earlier, later):
             break
+        previous = current
+        spare = earlier
+        earlier = later
+        later = spare
+        index += 1
     else:
-        return list(rows)
+        return found
+    previous = current = None
+    # Out of order: sorted from a tuple that holds every row (and so its code) while they
+    # are compared, put back in place.
+    found[:] = sorted_rows(tuple(rows))
+    return found
+
+
+cdef list sorted_rows(tuple rows):
+    # rows by (start, end, code), stable: a merge sort of their keys, bottom up.
+    cdef Py_ssize_t count = len(rows), index, width, left, middle, right, i, j, k
     cdef Keyed* keys = <Keyed*>PyMem_Malloc(2 * count * sizeof(Keyed))
     if keys == NULL:
         raise MemoryError()
     cdef Keyed* other = keys + count
     try:
         for index in range(count):
-            keyed(rows, index, &keys[index])
-        # A merge sort, bottom up: stable (the left row wins a tie).
+            keyed(rows[index], index, &keys[index])
         width = 1
         while width < count:
             left = 0
@@ -1437,7 +1534,7 @@ def order(found):
                 right = min(left + 2 * width, count)
                 i, j, k = left, middle, left
                 while i < middle and j < right:
-                    if before(&keys[i], &keys[j]):
+                    if before(&keys[i], &keys[j]):  # the left row wins a tie
                         other[k] = keys[j]
                         j += 1
                     else:

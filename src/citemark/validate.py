@@ -382,7 +382,11 @@ class _Check:
         # Without citations, code is looked for only when an id or an escape outside every
         # marker needs it.
         self.references(walls, code)
-        # Sorted in the kernel (by _ORDER): most texts of many findings are in order already.
+        if len(self.found) == self.strays_only:
+            # Only the kernel's stray rows, made in order of place: nothing to sort.
+            return self.found
+        # Sorted in place in the kernel (by _ORDER): most texts of many findings are in order
+        # already, and the list is validate's own (a copy of thousands of rows costs more).
         return order(self.found)
 
     # -- markers that are not citations -------------------------------------------------
@@ -422,6 +426,7 @@ class _Check:
         # word stops at the next START), and one ends where the next starts at the latest.
         walls = array("q"), array("q")
         found = self.found
+        before = len(found)
         refused = stray_findings(
             text,
             self.consumed,
@@ -436,6 +441,9 @@ class _Check:
         for index in refused:
             start, end = found[index].start, found[index].end
             found[index] = found[index]._replace(message=self.refused(start, end))
+        # How many findings there are when they are the kernel's alone (its rows come in
+        # order of place: `run` sorts nothing if no other is added); -1 when there are others.
+        self.strays_only = -1 if before else len(found)
         return walls
 
     def refused(self, start: int, end: int) -> str:
