@@ -6,12 +6,15 @@ to straightforward readings on both implementations:
   the markers there left out), and which of them must be blanked for the code scan; a line
   left as it is reads the same to the code scan as when blanked;
 - `filler_end`: the first character that is not of the filler;
-- `kept_bounds`: the first and last citation kept on each line.
+- `kept_bounds`: the first and last citation kept on each line;
+- `code_rows`: the citations in code reported, and which to check further.
 """
 
 from __future__ import annotations
 
 import re
+from array import array
+from typing import NamedTuple
 from unittest import mock
 
 import pytest
@@ -265,3 +268,83 @@ def test_filler_end_and_kept_bounds_check_their_arguments() -> None:
         for row in [(0, 0, 1, 0), (0, 0, 0, 2)]:
             with pytest.raises(ValueError, match="first <= stop"):
                 twin.kept_bounds([row], [True])
+
+
+class Row(NamedTuple):
+    code: str
+    severity: str
+    message: str
+    start: int
+    end: int
+
+
+WALLS = st.lists(st.integers(0, 40), max_size=10).map(sorted)
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 4)), max_size=12),
+    WALLS,
+    st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3)), max_size=4),
+)
+def test_code_rows_match_the_oracle(
+    implementation: str,
+    places: list[tuple[int, int]],
+    cuts: list[int],
+    lines: list[tuple[int, int]],
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    starts = sorted(start for start, _ in places)
+    ends = [start + length for start, (_, length) in zip(starts, places, strict=True)]
+    walls = list(zip(cuts[::2], cuts[1::2], strict=False))
+    wall_starts = array("q", [start for start, _ in walls])
+    wall_ends = array("q", [end for _, end in walls])
+    fenced = []
+    at = 0
+    for gap, size in lines:  # ascending rows of citations, within them
+        if at + gap + size > len(starts):
+            break
+        fenced.append((at + gap, at + gap + size, gap == 0))
+        at += gap + size
+    on_fence = {i for first, stop, _ in fenced for i in range(first, stop)}
+    found: list[Row] = [Row("before", "error", "", 0, 0)]
+    row = ("citation-in-code", "error", "in code")
+    kept = kernel.code_rows(starts, ends, wall_starts, wall_ends, fenced, Row, row, found)
+    expected_kept = []
+    expected = [Row("before", "error", "", 0, 0)]
+    for index, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        # Within the last wall that starts at or before it (the walls are disjoint).
+        last = [wall for wall in walls if wall[0] <= start][-1:]
+        within = bool(last) and end <= last[0][1]
+        if index in on_fence:
+            expected_kept.append(False)
+        elif within:
+            expected.append(Row(*row, start, end))
+            expected_kept.append(False)
+        else:
+            expected_kept.append(True)
+    assert kept == expected_kept
+    assert found == expected
+    assert all(type(item) is Row for item in found)
+
+
+@pytest.mark.c_extension
+def test_code_rows_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    row = ("c", "error", "m")
+    good: list[object] = [[0], [1], array("q"), array("q"), [], Row, row, []]
+    names = ["starts", "ends", "wall_starts", "wall_ends", "fenced", "make", "row", "found"]
+    bad_values: list[object] = [(0,), ["1"], [0], array("i"), (), dict, ("c", "error"), ()]
+    for index, bad in enumerate(bad_values):
+        args = [*good]
+        args[index] = bad
+        with pytest.raises(TypeError, match=names[index]):
+            kernel.code_rows(*args)
+    with pytest.raises(TypeError, match="fenced"):
+        kernel.code_rows([0], [1], array("q"), array("q"), [(0, 1)], Row, row, [])
+    for implementation in ("cython", "python"):
+        twin = load("_commonmark", implementation)
+        for fenced in ([(0, 2, True)], [(1, 1, True)], [(0, 1, True), (0, 1, True)]):
+            with pytest.raises(ValueError, match="fenced"):
+                twin.code_rows([0], [1], array("q"), array("q"), fenced, Row, row, [])
+        with pytest.raises(ValueError, match="starts"):
+            twin.code_rows([1, 0], [1, 1], array("q"), array("q"), [], Row, row, [])

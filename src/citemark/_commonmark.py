@@ -523,4 +523,18 @@ fence_cited: Callable[
 ] = _kernel.fence_cited
 filler_end: Callable[[str, int, int, str], int] = _kernel.filler_end
 kept_bounds: Callable[[list[Any], list[bool]], list[tuple[int, int, int]]] = _kernel.kept_bounds
-__all__ += ["fence_cited", "filler_end", "kept_bounds"]
+# ... and which citations to check further, those in code reported (`_commonmark_py`).
+code_rows: Callable[
+    [
+        list[int],
+        list[int],
+        array[int],
+        array[int],
+        list[tuple[int, int, bool]],
+        type[tuple[Any, ...]],
+        tuple[str, str, str],
+        list[Any],
+    ],
+    list[bool],
+] = _kernel.code_rows
+__all__ += ["code_rows", "fence_cited", "filler_end", "kept_bounds"]

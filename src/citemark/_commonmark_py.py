@@ -41,8 +41,9 @@ import re
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
+from functools import partial
 from itertools import accumulate, compress, repeat
-from operator import add, gt, itemgetter, le, sub
+from operator import add, gt, is_, itemgetter, le, sub
 from typing import Any
 
 from ._grammar import LINE_BREAK_RE
@@ -676,3 +677,34 @@ def kept_bounds(rows: list[Any], kept: list[bool]) -> list[tuple[int, int, int]]
         if indexes:
             found.append((number, indexes[0], indexes[-1]))
     return found
+
+
+def code_rows(
+    starts: list[int],
+    ends: list[int],
+    wall_starts: array[int],
+    wall_ends: array[int],
+    fenced: list[tuple[int, int, bool]],
+    make: type[tuple[Any, ...]],
+    row: tuple[str, str, str],
+    found: list[Any],
+) -> list[bool]:
+    """Which citations (`starts[i]`..`ends[i]`, the starts ascending) to check further: those
+    neither within code (`covered` by the walls) nor on a fence line (first..stop-1 of each
+    of `fence_cited`'s rows, ascending).  For each citation within code (and not on a fence
+    line), a row of `make` is appended to `found`: `row` (code, severity, message), start,
+    end."""
+    in_code: list[bool | None] = []
+    in_code += covered(starts, ends, wall_starts, wall_ends)
+    done = 0
+    for first, stop, _ in fenced:
+        if not done <= first < stop <= len(starts):
+            raise ValueError("fenced must hold ascending rows within starts")
+        in_code[first:stop] = repeat(None, stop - first)
+        done = stop
+    spans = compress(zip(starts, ends, strict=True), in_code)
+    found += map(partial(tuple.__new__, make), map(add, repeat(row), spans))
+    return list(map(is_, in_code, repeat(False)))
+
+
+__all__ += ["code_rows"]

@@ -71,13 +71,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache, partial
 from itertools import compress, repeat
-from operator import add, attrgetter, is_, itemgetter, not_
+from operator import add, attrgetter, itemgetter, not_
 from typing import Any, Literal, NamedTuple
 
 from ._commonmark import (
     cited_lines,
+    code_rows,
     code_spans,
-    covered,
     fence_cited,
     filler_end,
     kept_bounds,
@@ -562,12 +562,8 @@ class _Check:
         self, code: tuple[array[int], array[int]], fence_rows: list[tuple[int, int, bool]]
     ) -> None:
         citations, starts, ends = self.citations, self.starts, self.ends
-        in_code: list[bool | None] = covered(starts, ends, *code)  # type: ignore[assignment]
-        for first, stop, _ in fence_rows:  # reported on the fence line, and nothing else
-            in_code[first:stop] = repeat(None, stop - first)
-        spans = compress(zip(starts, ends, strict=True), in_code)
-        self.found += map(_new, map(add, repeat(_IN_CODE), spans))
-        kept = list(map(is_, in_code, repeat(False)))  # outside code and fence lines
+        # Outside code and fence lines; those in code reported by the kernel.
+        kept = code_rows(starts, ends, *code, fence_rows, Diagnostic, _IN_CODE, self.found)
         outside = list(compress(citations, kept))
         # Emphasis needs a `*` or `_` run: without one (or without a citation to check)
         # the CommonMark pass would find nothing.
