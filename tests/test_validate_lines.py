@@ -348,3 +348,26 @@ def test_code_rows_checks_its_arguments() -> None:
                 twin.code_rows([0], [1], array("q"), array("q"), fenced, Row, row, [])
         with pytest.raises(ValueError, match="starts"):
             twin.code_rows([1, 0], [1, 1], array("q"), array("q"), [], Row, row, [])
+
+
+@pytest.mark.parametrize("wide", ["", "\u00e9", "\u0100", "\U0001f600"])
+def test_cited_lines_find_every_break_across_vectors(implementation: str, wide: str) -> None:
+    # A CR, an LF or a CR LF at every place of lines longer than a vector, before and after
+    # the citations, in every width: the lines found are the twin's.
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    twin = load("_commonmark", "python")
+    parser = Parser()
+    for brk in ("\n", "\r", "\r\n"):
+        for at in range(0, 90, 3):
+            for text in (
+                f"{wide}{'` ' * 45}{MARKER}",
+                f"{wide}{MARKER}{'x ' * 45}{MARKER}",
+                f"{wide}{'a' * 3}\n{'`' * 90}{MARKER}",
+            ):
+                cut = len(wide) + at
+                text = text[:cut] + brk + text[cut:]
+                citations = list(parser.finditer(text))
+                starts = [citation.start for citation in citations]
+                consumed = parser.spans(text)
+                got = kernel.cited_lines(text, starts, consumed, " `")
+                assert got == twin.cited_lines(text, starts, consumed, " `"), (brk, at)
