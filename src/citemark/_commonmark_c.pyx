@@ -2367,10 +2367,8 @@ def kept_bounds(rows, kept):
 
 
 def code_rows(starts, ends, wall_starts, wall_ends, fenced, make, row, found):
-    check_ints(starts, "starts")
-    check_ints(ends, "ends")
-    check_longs(wall_starts, "wall_starts")
-    check_longs(wall_ends, "wall_ends")
+    # Which citations are within code: covered's merge (its arguments checked there).
+    cdef list inside = covered(starts, ends, wall_starts, wall_ends)
     if type(fenced) is not list:
         raise TypeError(f"fenced must be a list, not {type(fenced).__name__}")
     check_row_type(make)
@@ -2381,28 +2379,11 @@ def code_rows(starts, ends, wall_starts, wall_ends, fenced, make, row, found):
         raise TypeError(f"found must be a list, not {type(found).__name__}")
     cdef list firsts = starts, lasts = ends, rows = fenced, out = found, kept = []
     cdef tuple fields = row
-    cdef array.array lows = wall_starts, highs = wall_ends
-    cdef Py_ssize_t count = len(firsts), walls = Py_SIZE(lows), index, wall = 0
-    cdef Py_ssize_t start, end, previous = 0, fence = 0, fence_first = -1, fence_stop = 0
-    cdef long long reach = -1  # the end of the last wall that starts at or before start
+    cdef Py_ssize_t count = len(firsts), index, fence = 0, fence_first = -1, fence_stop = 0
     cdef object item
-    if len(lasts) != count:
-        raise ValueError("starts and ends must be as long as each other")
-    if Py_SIZE(highs) != walls:
-        raise ValueError("wall_starts and wall_ends must be as long as each other")
-    cdef const long long* low = lows.data.as_longlongs
-    cdef const long long* high = highs.data.as_longlongs
-    # One merge of the ascending starts, walls and fence lines (covered's, with the rows of
-    # the citations in code made here: a Python step per citation cost as much as the rest).
+    # The citations and the fence lines merged (the rows of the citations in code made
+    # here: a Python step per citation cost as much as the rest).
     for index in range(count):
-        start = as_index(firsts[index], "starts")
-        end = as_index(lasts[index], "ends")
-        if start < previous:
-            raise ValueError("starts must be ascending")
-        previous = start
-        while wall < walls and low[wall] <= start:
-            reach = high[wall]
-            wall += 1
         while index >= fence_stop and fence < len(rows):
             item = rows[fence]
             if type(item) is not tuple or len(<tuple>item) != 3:
@@ -2416,9 +2397,10 @@ def code_rows(starts, ends, wall_starts, wall_ends, fenced, make, row, found):
             fence += 1
         if fence_first <= index < fence_stop:  # reported on the fence line, and nothing else
             kept.append(False)
-        elif end <= reach:
+        elif inside[index] is True:
             out.append(new_row(<PyTypeObject*>make, <PyObject*>fields[0], <PyObject*>fields[1],
-                               <PyObject*>fields[2], start, end))
+                               <PyObject*>fields[2], as_index(firsts[index], "starts"),
+                               as_index(lasts[index], "ends")))
             kept.append(False)
         else:
             kept.append(True)
