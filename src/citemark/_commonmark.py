@@ -507,3 +507,34 @@ def _after_marker(text: str, pos: int, end: int, col: int) -> tuple[int, int, in
         width = 4 - col % 4
         return pos + 1, col + width, width - 1
     return pos, col, 0
+
+
+# validate's checks of the cited lines (see `_commonmark_py`): the fence lines among them,
+# the end of a stretch of filler, the first and last citation kept on each line.
+fence_cited: Callable[
+    [
+        str,
+        list[tuple[int, int, int, int]],
+        list[int],
+        list[int],
+        list[tuple[int, int, bool]],
+    ],
+    list[tuple[int, int, bool]],
+] = _kernel.fence_cited
+filler_end: Callable[[str, int, int, str], int] = _kernel.filler_end
+kept_bounds: Callable[[list[Any], list[bool]], list[tuple[int, int, int]]] = _kernel.kept_bounds
+# ... and which citations to check further, those in code reported (`_commonmark_py`).
+code_rows: Callable[
+    [
+        list[int],
+        list[int],
+        array[int],
+        array[int],
+        list[tuple[int, int, bool]],
+        type[tuple[Any, ...]],
+        tuple[str, str, str],
+        list[Any],
+    ],
+    list[bool],
+] = _kernel.code_rows
+__all__ += ["code_rows", "fence_cited", "filler_end", "kept_bounds"]

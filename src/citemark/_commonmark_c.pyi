@@ -70,3 +70,22 @@ def located_rows(
 def covered(
     starts: list[int], ends: list[int], wall_starts: array[int], wall_ends: array[int]
 ) -> list[bool]: ...
+def fence_cited(
+    text: str,
+    fenced: list[tuple[int, int, int, int]],
+    starts: list[int],
+    ends: list[int],
+    consumed: list[tuple[int, int, bool]],
+) -> list[tuple[int, int, bool]]: ...
+def filler_end(text: str, start: int, end: int, filler: str) -> int: ...
+def kept_bounds(rows: list[Any], kept: list[bool]) -> list[tuple[int, int, int]]: ...
+def code_rows(
+    starts: list[int],
+    ends: list[int],
+    wall_starts: array[int],
+    wall_ends: array[int],
+    fenced: list[tuple[int, int, bool]],
+    make: type[tuple[Any, ...]],
+    row: tuple[str, str, str],
+    found: list[Any],
+) -> list[bool]: ...

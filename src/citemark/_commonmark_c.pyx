@@ -2342,3 +2342,272 @@ def covered(starts, ends, wall_starts, wall_ends):
             wall += 1
         found.append(end <= reach)
     return found
+
+
+# -- validate's checks of the cited lines ----------------------------------------------------
+
+cdef bint fence_sensitive(int kind, const void* data, Py_ssize_t start,
+                          Py_ssize_t end) noexcept:
+    # Whether text[start:end] holds a fence character, a backslash or a line break (the
+    # twin's _SENSITIVE).
+    cdef Py_UCS4 unit
+    while start < end:
+        unit = read_unit(kind, data, start)
+        if unit == BACKTICK or unit == TILDE or unit == BACKSLASH or unit == CR or unit == LF:
+            return True
+        start += 1
+    return False
+
+
+cdef bint not_blank_in(int kind, const void* data, Py_ssize_t start, Py_ssize_t end) noexcept:
+    # Whether text[start:end] holds a character other than a space or a tab.
+    cdef Py_UCS4 unit
+    while start < end:
+        unit = read_unit(kind, data, start)
+        if unit != SPACE and unit != TAB:
+            return True
+        start += 1
+    return False
+
+
+# A fence character's run as skip_filler's nibble table (the rest of a run of thousands of
+# backticks skipped a vector at a time).
+cdef unsigned char backtick_run[16]
+cdef unsigned char tilde_run[16]
+for _unit in range(16):
+    backtick_run[_unit] = 0
+    tilde_run[_unit] = 0
+backtick_run[BACKTICK & 15] = 1 << (BACKTICK >> 4)
+tilde_run[TILDE & 15] = 1 << (TILDE >> 4)
+
+
+def fence_cited(str text not None, fenced, starts, ends, consumed):
+    if type(fenced) is not list:
+        raise TypeError(f"fenced must be a list, not {type(fenced).__name__}")
+    check_ints(starts, "starts")
+    check_ints(ends, "ends")
+    if type(consumed) is not list:
+        raise TypeError(f"consumed must be a list, not {type(consumed).__name__}")
+    cdef list rows = fenced, firsts = starts, lasts = ends, spans = consumed, found = []
+    cdef Py_ssize_t count = len(firsts), size = len(text), markers = len(spans)
+    if len(lasts) != count:
+        raise ValueError("starts and ends must be as long as each other")
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t line_start, line_end, first, stop, begin, previous = 0
+    cdef Py_ssize_t span = 0, span_start = 0, span_end = 0, marker, pos, limit, at, index
+    cdef Py_ssize_t spaces, length, cite_start, cite_end
+    cdef Py_UCS4 unit, fence
+    cdef bint clear, opens, failed, blank, outside
+    cdef const unsigned char* run
+    cdef object item
+    for item in rows:
+        if type(item) is not tuple or len(<tuple>item) != 4:
+            raise TypeError("fenced must hold (line_start, line_end, first, stop) tuples")
+        line_start = as_index((<tuple>item)[0], "fenced")
+        line_end = as_index((<tuple>item)[1], "fenced")
+        first = as_index((<tuple>item)[2], "fenced")
+        stop = as_index((<tuple>item)[3], "fenced")
+        if not first < stop <= count:
+            raise ValueError("fenced must hold first < stop within starts")
+        begin = as_index(firsts[first], "starts")
+        if not previous <= line_start <= begin <= line_end <= size:
+            raise ValueError("fenced must hold ascending lines around their first citation")
+        previous = line_start
+        for index in range(first, stop):
+            cite_start = as_index(firsts[index], "starts")
+            cite_end = as_index(lasts[index], "ends")
+            if not cite_start <= cite_end <= size:
+                raise ValueError("starts and ends must be places inside text, each start first")
+        # The first marker that starts on the line (the pointer only moves on: the lines are
+        # ascending, and each marker is read on the way once).
+        while span < markers:
+            consumed_span(spans, span, &span_start, &span_end)
+            if span_start >= line_start:
+                break
+            span += 1
+        clear = span == markers or span_start >= begin
+        # The fence before the first citation, read without the markers before it: up to 3
+        # spaces, then 3 of one fence character (a state machine over what is left).
+        spaces = length = 0
+        fence = 0
+        opens = failed = False
+        pos = line_start
+        marker = span
+        while pos < begin and not (opens or failed):
+            limit = begin
+            if marker < markers:
+                consumed_span(spans, marker, &span_start, &span_end)
+                if span_start < begin:
+                    limit = span_start
+            while pos < limit:
+                unit = read_unit(kind, data, pos)
+                pos += 1
+                if fence == 0:
+                    if unit == SPACE and spaces < 3:
+                        spaces += 1
+                    elif unit == BACKTICK or unit == TILDE:
+                        fence = unit
+                        length = 1
+                    else:
+                        failed = True
+                        break
+                elif unit == fence:
+                    length += 1
+                    if length == 3:
+                        opens = True
+                        break
+                else:
+                    failed = True
+                    break
+            if limit < begin and not (opens or failed):
+                pos = span_end if span_end < begin else begin  # past the marker
+                marker += 1
+        if not opens:
+            continue
+        blank = not clear
+        index = first
+        while not blank and index < stop:
+            blank = fence_sensitive(kind, data, as_index(firsts[index], "starts"),
+                                    as_index(lasts[index], "ends"))
+            index += 1
+        if not blank:
+            # Read in place (clear): the rest of the run, then a character other than a blank
+            # after it, outside the citations.
+            if fence == BACKTICK:
+                run = &backtick_run[0]
+            else:
+                run = &tilde_run[0]
+            if kind == 1:
+                pos = skip_filler_ucs1(<const Py_UCS1*>data, pos, begin, run)
+            elif kind == 2:
+                pos = skip_filler_ucs2(<const Py_UCS2*>data, pos, begin, run)
+            while pos < begin and read_unit(kind, data, pos) == fence:
+                pos += 1
+            at = pos
+            outside = False
+            for index in range(first, stop):
+                cite_start = as_index(firsts[index], "starts")
+                if not_blank_in(kind, data, at, cite_start):
+                    outside = True
+                    break
+                cite_end = as_index(lasts[index], "ends")
+                if cite_end > at:
+                    at = cite_end
+            if not outside:
+                outside = not_blank_in(kind, data, at, line_end)
+            blank = not outside
+        found.append((first, stop, blank))
+    return found
+
+
+def filler_end(str text not None, start, end, filler):
+    cdef Py_ssize_t lo = as_index(start, "start"), hi = as_index(end, "end")
+    if type(filler) is not str:
+        raise TypeError(f"filler must be a str, not {type(filler).__name__}")
+    if not lo <= hi <= len(text):
+        raise ValueError("start and end must be places in text, start first")
+    cdef bint table[128]
+    cdef unsigned char fillers[16]  # the filler as skip_filler's nibble table
+    cdef Py_UCS4 char
+    cdef int code
+    for code in range(128):
+        table[code] = False
+    for code in range(16):
+        fillers[code] = 0
+    for char in <str>filler:
+        if char >= 128:
+            raise ValueError("filler must hold ASCII characters only")
+        code = char
+        table[code] = True
+        fillers[code & 15] |= 1 << (code >> 4)
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef Py_ssize_t pos = lo
+    cdef Py_UCS4 unit
+    # A vector at a time (the gaps between the citations may be thousands of backticks),
+    # then the rest (less than a vector) or the first other character a unit at a time.
+    if kind == 1:
+        pos = skip_filler_ucs1(<const Py_UCS1*>data, pos, hi, fillers)
+    elif kind == 2:
+        pos = skip_filler_ucs2(<const Py_UCS2*>data, pos, hi, fillers)
+    while pos < hi:
+        unit = read_unit(kind, data, pos)
+        if unit >= 128 or not table[unit]:
+            return pos
+        pos += 1
+    return hi
+
+
+def kept_bounds(rows, kept):
+    if type(rows) is not list:
+        raise TypeError(f"rows must be a list, not {type(rows).__name__}")
+    if type(kept) is not list:
+        raise TypeError(f"kept must be a list of bools, not {type(kept).__name__}")
+    cdef list lines = rows, flags = kept, found = []
+    cdef Py_ssize_t number, first, stop, low, high, size = len(flags)
+    cdef object item, flag
+    for flag in flags:
+        if type(flag) is not bool:
+            raise TypeError(f"kept must be a list of bools, not of {type(flag).__name__}")
+    for number in range(len(lines)):
+        item = lines[number]
+        if type(item) is not tuple or len(<tuple>item) < 4:
+            raise TypeError("rows must hold (line_start, line_end, first, stop, ...) tuples")
+        first = as_index((<tuple>item)[2], "rows")
+        stop = as_index((<tuple>item)[3], "rows")
+        if not first <= stop <= size:
+            raise ValueError("rows must hold first <= stop within kept")
+        low = first
+        while low < stop and flags[low] is not True:
+            low += 1
+        if low == stop:
+            continue
+        high = stop - 1
+        while flags[high] is not True:
+            high -= 1
+        found.append((number, low, high))
+    return found
+
+
+def code_rows(starts, ends, wall_starts, wall_ends, fenced, make, row, found):
+    # Which citations are within code: covered's merge (its arguments checked there).
+    cdef list inside = covered(starts, ends, wall_starts, wall_ends)
+    if type(fenced) is not list:
+        raise TypeError(f"fenced must be a list, not {type(fenced).__name__}")
+    check_row_type(make)
+    if type(row) is not tuple or len(<tuple>row) != 3 or \
+            not all(type(item) is str for item in <tuple>row):
+        raise TypeError("row must be a (code, severity, message) tuple")
+    if type(found) is not list:
+        raise TypeError(f"found must be a list, not {type(found).__name__}")
+    cdef list firsts = starts, lasts = ends, rows = fenced, out = found, kept = []
+    cdef tuple fields = row
+    cdef Py_ssize_t count = len(firsts), index, fence = 0, fence_first = -1, fence_stop = 0
+    cdef object item
+    # The citations and the fence lines merged (the rows of the citations in code made
+    # here: a Python step per citation cost as much as the rest).
+    for index in range(count):
+        while index >= fence_stop and fence < len(rows):
+            item = rows[fence]
+            if type(item) is not tuple or len(<tuple>item) != 3:
+                raise TypeError("fenced must hold (first, stop, blank) tuples")
+            fence_first = as_index((<tuple>item)[0], "fenced")
+            if fence_first < fence_stop:
+                raise ValueError("fenced must hold ascending rows within starts")
+            fence_stop = as_index((<tuple>item)[1], "fenced")
+            if not fence_first < fence_stop <= count:
+                raise ValueError("fenced must hold ascending rows within starts")
+            fence += 1
+        if fence_first <= index < fence_stop:  # reported on the fence line, and nothing else
+            kept.append(False)
+        elif inside[index] is True:
+            out.append(new_row(<PyTypeObject*>make, <PyObject*>fields[0], <PyObject*>fields[1],
+                               <PyObject*>fields[2], as_index(firsts[index], "starts"),
+                               as_index(lasts[index], "ends")))
+            kept.append(False)
+        else:
+            kept.append(True)
+    if fence < len(rows):
+        raise ValueError("fenced must hold ascending rows within starts")
+    return kept

@@ -39,10 +39,11 @@ from __future__ import annotations
 
 import re
 from array import array
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
-from itertools import accumulate, repeat
-from operator import add, gt, itemgetter, le, sub
+from functools import partial
+from itertools import accumulate, compress, repeat
+from operator import add, gt, is_, itemgetter, le, sub
 from typing import Any
 
 from ._grammar import LINE_BREAK_RE
@@ -567,3 +568,148 @@ def covered(
     reach = [-1, *wall_ends]
     limits = map(reach.__getitem__, map(bisect_right, repeat(wall_starts), starts))
     return list(map(le, ends, limits))
+
+
+# -- validate's checks of the cited lines ------------------------------------------------------
+
+__all__ += ["fence_cited", "filler_end", "kept_bounds"]
+
+# What opens (or closes) a code fence at the start of a line: up to 3 spaces, then 3 or more
+# backticks or tildes (`_markdown.FENCE_LINE` without its rest; the tests hold the two
+# together).  The run is matched whole: its end is where the rest of the line starts.
+_FENCE_OPENING = re.compile(r" {0,3}(?:`{3,}|~{3,})")
+# The characters whose blanking could change how the code scan reads a fence line: a fence
+# character, the backslash that escapes a backtick, a line break.
+_SENSITIVE = re.compile(r"[`~\\\r\n]").search
+
+
+def fence_cited(
+    text: str,
+    fenced: list[tuple[int, int, int, int]],
+    starts: list[int],
+    ends: list[int],
+    consumed: list[tuple[int, int, bool]],
+) -> list[tuple[int, int, bool]]:
+    """Of `cited_lines`' fenced lines `(line_start, line_end, first, stop)`, the fence lines:
+    those where what stands before the line's first citation (`starts[first]`), read without
+    the consumed markers that start on the line before it, opens with a code fence (up to 3
+    spaces, then 3 or more backticks or tildes).  `(first, stop, blank)` for each, in order:
+    blank False when blanking the line's citations (`starts[i]`..`ends[i]`, first <= i <
+    stop) cannot change how the code scan reads it, so the text need not be copied for it.
+
+    That is so when no marker stands before the first citation, no citation holds a fence
+    character, a backslash or a line break, and a character other than a blank (space or
+    tab) stands after the fence's run outside the citations: the line then reads as the same
+    fence opener, fenced code or paragraph line either way (what follows a fence's run only
+    decides whether a backtick fence opens, through the backticks there, and whether a line
+    closes a fence, by holding nothing but blanks), and its backtick runs and the backslashes
+    before them are the same."""
+    if len(starts) != len(ends):
+        raise ValueError("starts and ends must be as long as each other")
+    found = []
+    previous = 0
+    for line_start, line_end, first, stop in fenced:
+        if not 0 <= first < stop <= len(starts):
+            raise ValueError("fenced must hold first < stop within starts")
+        begin = starts[first]
+        if not previous <= line_start <= begin <= line_end <= len(text):
+            raise ValueError("fenced must hold ascending lines around their first citation")
+        previous = line_start
+        if not all(0 <= starts[i] <= ends[i] <= len(text) for i in range(first, stop)):
+            raise ValueError("starts and ends must be places inside text, each start first")
+        span = bisect_left(consumed, (line_start, -1, False))  # the first marker on the line
+        clear = span == len(consumed) or consumed[span][0] >= begin
+        if clear:
+            # Matched in place: a slice of a long line costs a copy of it.
+            opening = _FENCE_OPENING.match(text, line_start, begin)
+        else:
+            opening = _FENCE_OPENING.match(_without(text, line_start, begin, consumed, span))
+        if opening is None:
+            continue
+        blank = not clear or any(
+            _SENSITIVE(text, starts[index], ends[index]) for index in range(first, stop)
+        )
+        if not blank:
+            # A character other than a blank after the run, outside the citations.
+            at = opening.end()
+            for index in range(first, stop):
+                if _NOT_BLANK(text, at, starts[index]):
+                    break
+                at = max(at, ends[index])
+            else:
+                blank = _NOT_BLANK(text, at, line_end) is None
+        found.append((first, stop, blank))
+    return found
+
+
+def _without(
+    text: str, start: int, end: int, consumed: list[tuple[int, int, bool]], span: int
+) -> str:
+    """text[start:end] without the consumed markers from consumed[span] on (the first that
+    starts at or after start)."""
+    pieces = []
+    at = start
+    while span < len(consumed) and consumed[span][0] < end:
+        span_start, span_end, _ = consumed[span]
+        pieces.append(text[at:span_start])
+        at = min(span_end, end)
+        span += 1
+    pieces.append(text[at:end])
+    return "".join(pieces)
+
+
+def filler_end(text: str, start: int, end: int, filler: str) -> int:
+    """The first place in text[start:end] of a character that is not of `filler` (ASCII
+    characters), else end."""
+    if any(char >= "\x80" for char in filler):
+        raise ValueError("filler must hold ASCII characters only")
+    if not 0 <= start <= end <= len(text):
+        raise ValueError("start and end must be places in text, start first")
+    # lstrip runs in C; the piece is sliced once (the caller reads what follows it).
+    return end - len(text[start:end].lstrip(filler))
+
+
+def kept_bounds(rows: list[Any], kept: list[bool]) -> list[tuple[int, int, int]]:
+    """For each row (a tuple whose items 2 and 3 are first and stop, as `cited_lines`
+    gives), the first and last index i in first..stop-1 with kept[i] true, when there is
+    one: `(row, first_kept, last_kept)`, row its index in rows."""
+    found = []
+    for number, row in enumerate(rows):
+        first, stop = row[2], row[3]
+        if not 0 <= first <= stop <= len(kept):
+            raise ValueError("rows must hold first <= stop within kept")
+        indexes = list(compress(range(first, stop), kept[first:stop]))
+        if indexes:
+            found.append((number, indexes[0], indexes[-1]))
+    return found
+
+
+def code_rows(
+    starts: list[int],
+    ends: list[int],
+    wall_starts: array[int],
+    wall_ends: array[int],
+    fenced: list[tuple[int, int, bool]],
+    make: type[tuple[Any, ...]],
+    row: tuple[str, str, str],
+    found: list[Any],
+) -> list[bool]:
+    """Which citations (`starts[i]`..`ends[i]`, the starts ascending) to check further: those
+    neither within code (`covered` by the walls) nor on a fence line (first..stop-1 of each
+    of `fence_cited`'s rows, ascending).  For each citation within code (and not on a fence
+    line), a row of `make` is appended to `found`: `row` (code, severity, message), start,
+    end."""
+    in_code: list[bool | None] = []
+    in_code += covered(starts, ends, wall_starts, wall_ends)
+    done = 0
+    for first, stop, _ in fenced:
+        if not done <= first < stop <= len(starts):
+            raise ValueError("fenced must hold ascending rows within starts")
+        in_code[first:stop] = repeat(None, stop - first)
+        done = stop
+    spans = compress(zip(starts, ends, strict=True), in_code)
+    found += map(partial(tuple.__new__, make), map(add, repeat(row), spans))
+    return list(map(is_, in_code, repeat(False)))
+
+
+__all__ += ["code_rows"]

@@ -70,14 +70,17 @@ from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache, partial
-from itertools import compress, repeat
-from operator import add, attrgetter, is_, itemgetter, not_
+from itertools import chain, compress, repeat
+from operator import add, attrgetter, itemgetter, not_
 from typing import Any, Literal, NamedTuple
 
 from ._commonmark import (
     cited_lines,
+    code_rows,
     code_spans,
-    covered,
+    fence_cited,
+    filler_end,
+    kept_bounds,
     located_rows,
     next_outside,
     order,
@@ -97,7 +100,6 @@ from ._grammar import (
     heads_at,
 )
 from ._markdown import (
-    FENCE_LINE,
     LIST_OR_QUOTE,
     blocks,
     emphasis,
@@ -201,8 +203,15 @@ _IN_CODE = (
     CODES["citation-in-code"],
     "a citation inside code is shown as text, not as a citation",
 )
+# ... and of citations on a line of their own.
+_ALONE = (
+    "citation-alone",
+    CODES["citation-alone"],
+    "citations on a line of their own: put them after the text they support",
+)
 _FIRST = itemgetter(0)
 _SECOND = itemgetter(1)
+_SOURCE_IDS = attrgetter("source_ids")
 _THIRD = itemgetter(2)
 # The diagnostic rows of `stray_findings`'s kinds: code, severity, the message for one
 # character, and the format of the message for a run of them (given its length).
@@ -376,9 +385,9 @@ class _Check:
             self.ends = list(map(attrgetter("end"), self.citations))
             lines = cited_lines(self.text, self.starts, self.consumed, _FILLER)
             self.fenced, self.bare, self.unsure = lines
-            fence_cited = self.fence_lines()
-            code = code_spans(self.masked_for_code(fence_cited))
-            self.placement(code, fence_cited)
+            fence_rows = self.fence_lines()
+            code = code_spans(self.masked_for_code(fence_rows))
+            self.placement(code, fence_rows)
         # Without citations, code is looked for only when an id or an escape outside every
         # marker needs it.
         self.references(walls, code)
@@ -523,57 +532,47 @@ class _Check:
 
     # -- placement -------------------------------------------------------------------------
 
-    def fence_lines(self) -> set[int]:
-        """Indexes of citations on the line of a code fence (reported here)."""
-        cited = set()
-        text, citations, consumed = self.text, self.citations, self.consumed
-        # A fence needs three backticks or tildes: only the lines with one are looked at.
-        for line_start, line_end, first, stop in self.fenced:
-            # What stands before the first citation first: it must open a fence itself.  With
-            # no marker before that citation (the usual line: the first marker at or after the
-            # line's start is that citation), matched in place: a slice of a long line costs
-            # a copy and a look at each of its characters.
-            begin = citations[first].start
-            if consumed[bisect_left(consumed, (line_start, -1, False))][0] >= begin:
-                opening = FENCE_LINE.match(text, line_start, begin)
-            else:
-                opening = FENCE_LINE.match(without(text, line_start, begin, consumed))
-            if not opening:
-                continue
-            if FENCE_LINE.fullmatch(without(text, line_start, line_end, consumed)):
-                for index in range(first, stop):
-                    cited.add(index)
-                    citation = citations[index]
-                    self.add(
-                        "citation-on-fence-line",
-                        citation.start,
-                        citation.end,
-                        "a citation on the line of a code fence (it breaks the fence)",
-                    )
-        return cited
+    def fence_lines(self) -> list[tuple[int, int, bool]]:
+        """The citations on the line of a code fence (reported here), as the kernel finds
+        them among the lines that hold a backtick or a tilde: `(first, stop, blank)` for each
+        such line, its citations first..stop-1, blank when they must be blanked for the
+        code scan (see `masked_for_code`)."""
+        rows = fence_cited(self.text, self.fenced, self.starts, self.ends, self.consumed)
+        for first, stop, _ in rows:
+            for index in range(first, stop):
+                self.add(
+                    "citation-on-fence-line",
+                    self.starts[index],
+                    self.ends[index],
+                    "a citation on the line of a code fence (it breaks the fence)",
+                )
+        return rows
 
-    def masked_for_code(self, fence_cited: set[int]) -> str:
-        """The text with the markers of fence lines blanked, so the fences are read as
-        the model meant them and the rest of the answer is not taken for code."""
-        if not fence_cited:
+    def masked_for_code(self, fence_rows: list[tuple[int, int, bool]]) -> str:
+        """The text with the citations of fence lines blanked, so the fences are read as
+        the model meant them and the rest of the answer is not taken for code.  Only the
+        lines the kernel says may read otherwise blanked are copied (a fence line whose run
+        is followed by text other than its citations reads the same: a copy of a long text
+        costs more than the rest of validate)."""
+        blanked = [(first, stop) for first, stop, blank in fence_rows if blank]
+        if not blanked:
             return self.text
+        text, starts, ends = self.text, self.starts, self.ends
         pieces: list[str] = []
         at = 0
-        for index in sorted(fence_cited):
-            citation = self.citations[index]
-            pieces += (self.text[at : citation.start], " " * (citation.end - citation.start))
-            at = citation.end
-        pieces.append(self.text[at:])
+        for first, stop in blanked:
+            for index in range(first, stop):
+                pieces += (text[at : starts[index]], " " * (ends[index] - starts[index]))
+                at = ends[index]
+        pieces.append(text[at:])
         return "".join(pieces)
 
-    def placement(self, code: tuple[array[int], array[int]], fence_cited: set[int]) -> None:
+    def placement(
+        self, code: tuple[array[int], array[int]], fence_rows: list[tuple[int, int, bool]]
+    ) -> None:
         citations, starts, ends = self.citations, self.starts, self.ends
-        in_code: list[bool | None] = covered(starts, ends, *code)  # type: ignore[assignment]
-        for index in fence_cited:  # reported on the fence line, and nothing else
-            in_code[index] = None
-        spans = compress(zip(starts, ends, strict=True), in_code)
-        self.found += map(_new, map(add, repeat(_IN_CODE), spans))
-        kept = list(map(is_, in_code, repeat(False)))  # outside code and fence lines
+        # Outside code and fence lines; those in code reported by the kernel.
+        kept = code_rows(starts, ends, *code, fence_rows, Diagnostic, _IN_CODE, self.found)
         outside = list(compress(citations, kept))
         # Emphasis needs a `*` or `_` run: without one (or without a citation to check)
         # the CommonMark pass would find nothing.
@@ -589,16 +588,14 @@ class _Check:
                     citation.end,
                     "a citation inside bold or italics: put it after the closing delimiter",
                 )
-        self.punctuation(outside)
+        self.punctuation(list(compress(starts, kept)), list(compress(ends, kept)))
         self.alone(kept)
         self.grouped(outside)
 
-    def punctuation(self, citations: list[CitationSpan]) -> None:
+    def punctuation(self, starts: list[int], ends: list[int]) -> None:
         """citation-before-punctuation: each run of these citations (blanks between them)
         that punctuation follows, found by the kernel."""
         text = self.text
-        starts = list(map(attrgetter("start"), citations))
-        ends = list(map(attrgetter("end"), citations))
         for first, last, at in punctuated(text, starts, ends, _PUNCTUATION):
             self.add(
                 "citation-before-punctuation",
@@ -611,59 +608,49 @@ class _Check:
         """citation-alone for the citations kept (those outside code and fence lines): only
         on the lines with no letter outside the markers (a letter is no filler, and no list
         bullet or quote sign can hide it).  A line with nothing but filler there is alone
-        whatever its bullet; the others are read here."""
-        text, consumed, citations = self.text, self.consumed, self.citations
-        for _, _, first, stop in self.bare:
-            indexes = list(compress(range(first, stop), kept[first:stop]))
-            if indexes:
-                self._alone((citations[indexes[0]], citations[indexes[-1]]))
-        for line_start, line_end, first, stop, doubt in self.unsure:
+        whatever its bullet; the others are read here.  The first and last citation kept on
+        each line are found by the kernel (a Python step per line cost most of this)."""
+        text, consumed, starts, ends = self.text, self.consumed, self.starts, self.ends
+        self.found += map(
+            _new,
+            map(
+                add,
+                repeat(_ALONE),
+                [(starts[first], ends[last]) for _, first, last in kept_bounds(self.bare, kept)],
+            ),
+        )
+        unsure = self.unsure
+        for row, first, last in kept_bounds(unsure, kept):
+            line_start, line_end, _, _, doubt = unsure[row]
             # The first character outside the markers that is neither a letter nor ASCII
             # filler: a text character is no filler either (nor can a bullet hide it).
             if _text_char(text[doubt]):
                 continue
-            indexes = list(compress(range(first, stop), kept[first:stop]))
-            if not indexes:
-                continue
-            found = (citations[indexes[0]], citations[indexes[-1]])
             # The usual line has text at an end of what stands before its first citation: a
             # character that is neither white space, punctuation nor a digit is no filler,
             # and no list bullet or quote sign can hide it, so the line is not alone.
-            before = text[line_start : found[0].start].strip()
+            before = text[line_start : starts[first]].strip()
             if before and (_text_char(before[0]) or _text_char(before[-1])):
                 at = bisect_left(consumed, (line_start, -1, False))
-                if consumed[at][0] == found[0].start:  # no marker before the first citation
+                if consumed[at][0] == starts[first]:  # no marker before the first citation
                     continue
-            rest = without(self.text, line_start, line_end, self.consumed)
+            rest = without(text, line_start, line_end, consumed)
             rest = rest[LIST_OR_QUOTE.match(rest).end() :]  # type: ignore[union-attr]
             if _filler(rest):
-                self._alone(found)
-
-    def _alone(self, found: tuple[CitationSpan, CitationSpan]) -> None:
-        self.add(
-            "citation-alone",
-            found[0].start,
-            found[-1].end,
-            "citations on a line of their own: put them after the text they support",
-        )
+                self.found.append(_new((*_ALONE, starts[first], ends[last])))
 
     def grouped(self, citations: list[CitationSpan]) -> None:
         if not citations:
             return
         text = self.text
-        if not _filler(text[citations[-1].end :]):
+        if not _filler_in(text, citations[-1].end, len(text)):
             return
         # At least two sources (looked for before the text between the citations, which may
-        # be long: a second source is usually met at once).
-        cited = set(citations[0].source_ids)
-        for citation in citations if len(cited) < 2 else ():
-            cited.update(citation.source_ids)
-            if len(cited) >= 2:
-                break
-        if len(cited) < 2:
+        # be long), gathered in C (a Python step per citation cost as much as the rest).
+        if len(set(chain.from_iterable(map(_SOURCE_IDS, citations)))) < 2:
             return
         run = len(citations) - 1
-        while run > 0 and _filler(text[citations[run - 1].end : citations[run].start]):
+        while run > 0 and _filler_in(text, citations[run - 1].end, citations[run].start):
             run -= 1
         if run != 0:
             return
@@ -806,6 +793,14 @@ def _filler(text: str) -> bool:
 # The ASCII characters that are filler on their own (the kernel's table; the rest is read by
 # `_filler`).
 _FILLER = "".join(char for char in map(chr, range(128)) if _filler(char))
+
+
+def _filler_in(text: str, start: int, end: int) -> bool:
+    """`_filler(text[start:end])`, the ASCII filler skipped by the kernel (a vector at a
+    time: the text between two citations may be thousands of backticks) and only what
+    follows the first other character read here."""
+    at = filler_end(text, start, end, _FILLER)
+    return at == end or _filler(text[at:end])
 
 
 _HAS_DIGIT = re.compile(r"\d").search

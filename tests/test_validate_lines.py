@@ -1,0 +1,373 @@
+"""validate's checks of the cited lines in the kernel (`_commonmark_c` / `_commonmark_py`), held
+to straightforward readings on both implementations:
+
+- `fence_cited`: the fence lines among the lines that hold a backtick or a tilde, as validate
+  read them before (`_markdown.FENCE_LINE` matched on what stands before the first citation,
+  the markers there left out), and which of them must be blanked for the code scan; a line
+  left as it is reads the same to the code scan as when blanked;
+- `filler_end`: the first character that is not of the filler;
+- `kept_bounds`: the first and last citation kept on each line;
+- `code_rows`: the citations in code reported, and which to check further.
+"""
+
+from __future__ import annotations
+
+import re
+from array import array
+from typing import NamedTuple
+from unittest import mock
+
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+import citemark.validate as module
+from citemark import Parser
+from citemark._commonmark import fence_cited
+from citemark._markdown import FENCE_LINE
+from citemark._select import load
+from citemark._spans import without
+from citemark.validate import validate
+
+S, D, E = "\ue200", "\ue202", "\ue201"
+MARKER = f"{S}cite{D}turn0file0{E}"
+# A parser whose ids may hold what the code scan reads: fence characters, a backslash, a blank.
+LAX = Parser(source_id=r"[\w`~\\ ]+")
+LAX_MARKERS = [f"{S}cite{D}a`b{E}", f"{S}cite{D}a~b{E}", f"{S}cite{D}a\\b{E}", f"{S}cite{D}a b{E}"]
+FENCE_TEXTS = st.lists(
+    st.sampled_from(
+        [MARKER, MARKER, f"{S}cite{D}{E}", S, "```", "~~~", "`", "~", " ", "   ", "\t", "\\",
+         "\n", "\n", "\r\n", "a", ".", "- ", "> ", "    ", *LAX_MARKERS]
+    ),
+    max_size=24,
+).map("".join)  # fmt: skip
+PARSERS = st.sampled_from([Parser(), LAX])
+
+
+def fence_oracle(
+    text: str,
+    fenced: list[tuple[int, int, int, int]],
+    starts: list[int],
+    ends: list[int],
+    consumed: list[tuple[int, int, bool]],
+) -> list[tuple[int, int, bool]]:
+    """The fence lines as validate found them with FENCE_LINE; blank unless no marker stands
+    before the first citation, no citation holds a fence character, a backslash or a line
+    break, and something other than blanks and citations stands after the fence's run."""
+    found = []
+    for line_start, line_end, first, stop in fenced:
+        begin = starts[first]
+        if not FENCE_LINE.match(without(text, line_start, begin, consumed)):
+            continue
+        clear = not any(line_start <= start < begin for start, _, _ in consumed)
+        cited = [(starts[i], ends[i]) for i in range(first, stop)]
+        plain = not any(re.search(r"[`~\\\r\n]", text[start:end]) for start, end in cited)
+        run = re.match(r" {0,3}(`+|~+)", text[line_start:line_end])
+        rest = set(range(line_start + run.end(), line_end)) if run else set()
+        for start, end in cited:
+            rest -= set(range(start, end))
+        after = any(text[at] not in " \t" for at in rest)
+        found.append((first, stop, not (clear and plain and after)))
+    return found
+
+
+def lines_of(
+    kernel: object, parser: Parser, text: str
+) -> tuple[list[tuple[int, int, int, int]], list[int], list[int], list[tuple[int, int, bool]]]:
+    citations = list(parser.finditer(text))
+    starts = [citation.start for citation in citations]
+    ends = [citation.end for citation in citations]
+    consumed = parser.spans(text)
+    fenced = kernel.cited_lines(text, starts, consumed, "")[0]  # type: ignore[attr-defined]
+    return fenced, starts, ends, consumed
+
+
+@given(FENCE_TEXTS, PARSERS)
+@example(f"```{MARKER}\n", Parser())
+@example(f"``` {MARKER} x\n```{MARKER} ```", Parser())
+@example(f"{S}cite{D}{E}```{MARKER}", Parser())
+@example(f"   ~~~~ {LAX_MARKERS[0]} .", LAX)
+def test_fence_cited_matches_the_oracle(implementation: str, text: str, parser: Parser) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    fenced, starts, ends, consumed = lines_of(kernel, parser, text)
+    got = kernel.fence_cited(text, fenced, starts, ends, consumed)
+    assert got == fence_oracle(text, fenced, starts, ends, consumed)
+
+
+def blanked(text: str, spans: list[tuple[int, int]]) -> str:
+    for start, end in spans:
+        text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+@settings(max_examples=400, deadline=None)
+@given(FENCE_TEXTS, PARSERS)
+@example(f"```\ncode\n```{MARKER}\nafter `x`", Parser())
+@example(f"```\ncode\n``` {MARKER} x\nafter `x`", Parser())
+@example(f"- a\n  ~~~\n  ~~~ {MARKER}\n  b `c`", Parser())
+def test_fence_lines_left_as_they_are_read_the_same(
+    implementation: str, text: str, parser: Parser
+) -> None:
+    # The code scan of the text with every fence line's citations blanked (as validate read
+    # it before) is that of the text with only the lines fence_cited says blanked.
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    fenced, starts, ends, consumed = lines_of(kernel, parser, text)
+    rows = kernel.fence_cited(text, fenced, starts, ends, consumed)
+    every = [(starts[i], ends[i]) for first, stop, _ in rows for i in range(first, stop)]
+    some = [(starts[i], ends[i]) for first, stop, b in rows if b for i in range(first, stop)]
+    assert kernel.code_spans(blanked(text, some)) == kernel.code_spans(blanked(text, every))
+
+
+@settings(max_examples=300, deadline=None)
+@given(FENCE_TEXTS)
+@example(f"```\ncode\n```{MARKER}\n{MARKER}")
+@example(f"~~~\ncode\n~~~ {MARKER} x\n{MARKER}")
+def test_validate_as_with_every_fence_line_blanked(parser: Parser, text: str) -> None:
+    quick = validate(text, None, parser=parser)
+
+    def every(*args: object) -> list[tuple[int, int, bool]]:
+        return [(first, stop, True) for first, stop, _ in fence_cited(*args)]  # type: ignore[arg-type]
+
+    with mock.patch.object(module, "fence_cited", every):
+        full = validate(text, None, parser=parser)
+    assert quick == full
+
+
+def test_a_fence_run_across_vectors(implementation: str) -> None:
+    # Runs of every length about a vector's, in every width, before a citation and text.
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    parser = Parser()
+    for wide in ("", "\u00e9", "\u0100", "\U0001f600"):
+        for fence in "`~":
+            for length in range(3, 70):
+                for after in (" x", " ", f"{fence} ", ""):
+                    text = f"{wide}\n{fence * length}{MARKER}{after}\n"
+                    fenced, starts, ends, consumed = lines_of(kernel, parser, text)
+                    got = kernel.fence_cited(text, fenced, starts, ends, consumed)
+                    assert got == fence_oracle(text, fenced, starts, ends, consumed)
+                    assert got == [(0, 1, after.strip() == "")], (wide, length, after)
+
+
+FILLER = " \t`-.!"
+
+
+@given(
+    st.lists(st.sampled_from([" ", "\t", "`", "-", ".", "!", "a", "é", "Ā", "😀", "\n"])).map(
+        "".join
+    ),
+    st.integers(0, 40),
+    st.integers(0, 40),
+)
+def test_filler_end_matches_the_oracle(implementation: str, text: str, cut: int, trim: int) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    start = min(cut, len(text))
+    end = max(start, len(text) - trim)
+    expected = next((at for at in range(start, end) if text[at] not in FILLER), end)
+    assert kernel.filler_end(text, start, end, FILLER) == expected
+
+
+def test_filler_end_across_vectors(implementation: str) -> None:
+    # The first other character at every place of stretches longer than a vector.
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    for wide in ("", "\u00e9", "\u0100", "\U0001f600"):
+        for other in ("a", "\u00e9", "\u2013", "\x7f", "\x00"):
+            for at in range(0, 100, 7):
+                line = list("` -" * 40)
+                line[at] = other
+                text = wide + "".join(line)
+                start = len(wide)
+                assert kernel.filler_end(text, start, len(text), FILLER) == start + at
+                assert kernel.filler_end(text, start, start + at, FILLER) == start + at
+
+
+@given(
+    st.lists(
+        st.sampled_from([" ", "`", "~", ".", "-", "a", "é", "。", "—", "\u3000", "\u2028", "1"])
+    ).map("".join),
+    st.integers(0, 30),
+)
+def test_filler_in_is_filler(text: str, cut: int) -> None:
+    start = min(cut, len(text))
+    assert module._filler_in(text, start, len(text)) == module._filler(text[start:])
+
+
+ROWS = st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), max_size=8)
+
+
+@given(ROWS, st.lists(st.booleans(), min_size=12, max_size=12))
+def test_kept_bounds_match_the_oracle(
+    implementation: str, bounds: list[tuple[int, int]], kept: list[bool]
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    rows = [(0, 0, min(a, b), max(a, b), 9) for a, b in bounds]
+    expected = []
+    for number, (_, _, first, stop, _) in enumerate(rows):
+        indexes = [i for i in range(first, stop) if kept[i]]
+        if indexes:
+            expected.append((number, indexes[0], indexes[-1]))
+    assert kernel.kept_bounds(rows, kept) == expected
+
+
+@pytest.mark.c_extension
+def test_fence_cited_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    good: list[object] = ["```a", [(0, 4, 0, 1)], [3], [4], [(3, 4, True)]]
+    names = ["text", "fenced", "starts", "ends", "consumed"]
+    for index, bad in enumerate([b"```a", ((0, 4, 0, 1),), (3,), [4.0], ((3, 4, True),)]):
+        args = [*good]
+        args[index] = bad
+        with pytest.raises(TypeError, match=names[index]):
+            kernel.fence_cited(*args)
+    bad_rows: list[object] = [[(0, 4)], [(0, 4, "0", 1)]]
+    for fenced in bad_rows:
+        with pytest.raises(TypeError, match="fenced"):
+            kernel.fence_cited("```a", fenced, [3], [4], [])
+    with pytest.raises(TypeError, match="consumed"):
+        kernel.fence_cited("```a", [(0, 4, 0, 1)], [3], [4], [(3, 4)])
+    for implementation in ("cython", "python"):
+        twin = load("_commonmark", implementation)
+        with pytest.raises(ValueError, match="starts and ends"):
+            twin.fence_cited("```a", [(0, 4, 0, 1)], [3], [], [])
+        with pytest.raises(ValueError, match="starts and ends"):
+            twin.fence_cited("```a", [(0, 4, 0, 1)], [3], [5], [])
+        for rows in ([(0, 4, 0, 2)], [(0, 4, 1, 1)]):
+            with pytest.raises(ValueError, match="first < stop"):
+                twin.fence_cited("```a", rows, [3], [4], [])
+        for rows in ([(0, 2, 0, 1)], [(0, 5, 0, 1)], [(2, 4, 0, 1), (0, 4, 0, 1)]):
+            with pytest.raises(ValueError, match="ascending lines"):
+                twin.fence_cited("```a", rows, [3], [4], [])
+
+
+@pytest.mark.c_extension
+def test_filler_end_and_kept_bounds_check_their_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    for args, name in [
+        ((b"a", 0, 1, " "), "text"),
+        (("a", "0", 1, " "), "start"),
+        (("a", 0, None, " "), "end"),
+        (("a", 0, 1, None), "filler"),
+    ]:
+        with pytest.raises(TypeError, match=name):
+            kernel.filler_end(*args)
+    for rows, kept, name in [
+        ((), [], "rows"),
+        ([], (), "kept"),
+        ([], [1], "kept"),
+        ([(0, 0, 0)], [True], "rows"),
+        ([(0, 0, "0", 1)], [True], "rows"),
+    ]:
+        with pytest.raises(TypeError, match=name):
+            kernel.kept_bounds(rows, kept)
+    for implementation in ("cython", "python"):
+        twin = load("_commonmark", implementation)
+        for start, end in [(2, 1), (0, 3)]:
+            with pytest.raises(ValueError, match="start and end"):
+                twin.filler_end("ab", start, end, " ")
+        with pytest.raises(ValueError, match="ASCII"):
+            twin.filler_end("ab", 0, 1, "é")
+        for row in [(0, 0, 1, 0), (0, 0, 0, 2)]:
+            with pytest.raises(ValueError, match="first <= stop"):
+                twin.kept_bounds([row], [True])
+
+
+class Row(NamedTuple):
+    code: str
+    severity: str
+    message: str
+    start: int
+    end: int
+
+
+WALLS = st.lists(st.integers(0, 40), max_size=10).map(sorted)
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 4)), max_size=12),
+    WALLS,
+    st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3)), max_size=4),
+)
+def test_code_rows_match_the_oracle(
+    implementation: str,
+    places: list[tuple[int, int]],
+    cuts: list[int],
+    lines: list[tuple[int, int]],
+) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    starts = sorted(start for start, _ in places)
+    ends = [start + length for start, (_, length) in zip(starts, places, strict=True)]
+    walls = list(zip(cuts[::2], cuts[1::2], strict=False))
+    wall_starts = array("q", [start for start, _ in walls])
+    wall_ends = array("q", [end for _, end in walls])
+    fenced = []
+    at = 0
+    for gap, size in lines:  # ascending rows of citations, within them
+        if at + gap + size > len(starts):
+            break
+        fenced.append((at + gap, at + gap + size, gap == 0))
+        at += gap + size
+    on_fence = {i for first, stop, _ in fenced for i in range(first, stop)}
+    found: list[Row] = [Row("before", "error", "", 0, 0)]
+    row = ("citation-in-code", "error", "in code")
+    kept = kernel.code_rows(starts, ends, wall_starts, wall_ends, fenced, Row, row, found)
+    expected_kept = []
+    expected = [Row("before", "error", "", 0, 0)]
+    for index, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        # Within the last wall that starts at or before it (the walls are disjoint).
+        last = [wall for wall in walls if wall[0] <= start][-1:]
+        within = bool(last) and end <= last[0][1]
+        if index in on_fence:
+            expected_kept.append(False)
+        elif within:
+            expected.append(Row(*row, start, end))
+            expected_kept.append(False)
+        else:
+            expected_kept.append(True)
+    assert kept == expected_kept
+    assert found == expected
+    assert all(type(item) is Row for item in found)
+
+
+@pytest.mark.c_extension
+def test_code_rows_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    row = ("c", "error", "m")
+    good: list[object] = [[0], [1], array("q"), array("q"), [], Row, row, []]
+    names = ["starts", "ends", "wall_starts", "wall_ends", "fenced", "make", "row", "found"]
+    bad_values: list[object] = [(0,), ["1"], [0], array("i"), (), dict, ("c", "error"), ()]
+    for index, bad in enumerate(bad_values):
+        args = [*good]
+        args[index] = bad
+        with pytest.raises(TypeError, match=names[index]):
+            kernel.code_rows(*args)
+    with pytest.raises(TypeError, match="fenced"):
+        kernel.code_rows([0], [1], array("q"), array("q"), [(0, 1)], Row, row, [])
+    for implementation in ("cython", "python"):
+        twin = load("_commonmark", implementation)
+        for fenced in ([(0, 2, True)], [(1, 1, True)], [(0, 1, True), (0, 1, True)]):
+            with pytest.raises(ValueError, match="fenced"):
+                twin.code_rows([0], [1], array("q"), array("q"), fenced, Row, row, [])
+        with pytest.raises(ValueError, match="starts"):
+            twin.code_rows([1, 0], [1, 1], array("q"), array("q"), [], Row, row, [])
+
+
+@pytest.mark.parametrize("wide", ["", "\u00e9", "\u0100", "\U0001f600"])
+def test_cited_lines_find_every_break_across_vectors(implementation: str, wide: str) -> None:
+    # A CR, an LF or a CR LF at every place of lines longer than a vector, before and after
+    # the citations, in every width: the lines found are the twin's.
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    twin = load("_commonmark", "python")
+    parser = Parser()
+    for brk in ("\n", "\r", "\r\n"):
+        for at in range(0, 90, 3):
+            for text in (
+                f"{wide}{'` ' * 45}{MARKER}",
+                f"{wide}{MARKER}{'x ' * 45}{MARKER}",
+                f"{wide}{'a' * 3}\n{'`' * 90}{MARKER}",
+            ):
+                cut = len(wide) + at
+                text = text[:cut] + brk + text[cut:]
+                citations = list(parser.finditer(text))
+                starts = [citation.start for citation in citations]
+                consumed = parser.spans(text)
+                got = kernel.cited_lines(text, starts, consumed, " `")
+                assert got == twin.cited_lines(text, starts, consumed, " `"), (brk, at)
