@@ -74,20 +74,22 @@ def test_text_entry_points_name_a_wrong_argument(scanner, entry) -> None:
             function("text", bad)
 
 
-def test_records_names_a_wrong_argument(scanner) -> None:
+@pytest.mark.parametrize("name", ["records", "spans_records"])
+def test_records_names_a_wrong_argument(scanner, name) -> None:
+    function = getattr(scanner, name)
     grammar = scanner.Grammar(**GRAMMAR_ARGS)
     with names("'text'"):
-        scanner.records(None, grammar, CitationSpan, 0)
+        function(None, grammar, CitationSpan, 0)
     with names("'grammar'"):
-        scanner.records("x", None, CitationSpan, 0)
+        function("x", None, CitationSpan, 0)
     for bad in (None, list, CitationSpan(*range(6))):
         with names("cls"):
-            scanner.records("x", grammar, bad, 0)
+            function("x", grammar, bad, 0)
     for bad in (None, "0", 1.0):
         with names("units"):
-            scanner.records("x", grammar, CitationSpan, bad)
+            function("x", grammar, CitationSpan, bad)
     with pytest.raises(ValueError, match="units"):
-        scanner.records("x", grammar, CitationSpan, 3)
+        function("x", grammar, CitationSpan, 3)
 
 
 def test_cut_declines_what_it_cannot_cut(scanner) -> None:

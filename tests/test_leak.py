@@ -126,9 +126,11 @@ def test_records_do_not_leak(scanner) -> None:
         for units, grammar in enumerate(every):  # each grammar with one of the three units
             for text in TEXTS:
                 scanner.records(text, grammar, CitationSpan, units)
+                scanner.spans_records(text, grammar, CitationSpan, units)
 
     assert_no_leak(call)
     assert_no_leak(raising(scanner.records, "x", every[0], CitationSpan, 7))
+    assert_no_leak(raising(scanner.spans_records, "x", every[0], CitationSpan, 7))
 
 
 def test_cut_does_not_leak(scanner) -> None:

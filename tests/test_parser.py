@@ -74,6 +74,11 @@ def check_against_oracle(made: Parser, options: dict[str, Any], text: str) -> No
         assert records == oracle.finditer(text, unit), unit
         assert all(type(record) is CitationSpan for record in records)
         assert all(type(record.source_ids) is tuple for record in records)
+    # validate's one scan for both (the scanner's spans_records when it applies)
+    spans, citations = made._spans_and_citations(text)
+    assert spans == oracle.spans(text)
+    assert citations == oracle.finditer(text, "codepoints")
+    assert all(type(record) is CitationSpan for record in citations)
 
 
 @given(case=cases())

@@ -25,7 +25,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import citemark.validate
-from citemark import Parser
+from citemark import Parser, _commonmark, _commonmark_py
 from citemark._select import load
 from citemark.sources import Registry, Source
 from citemark.validate import _ORDER, Diagnostic, validate
@@ -35,17 +35,16 @@ S, E, D = "\ue200", "\ue201", "\ue202"
 UNCLOSED = f"{S}cite{D}turn0search0 "  # the benchmark's unit
 IDS = ["turn0search0", "turn0file0", "x"]
 REGISTRY = Registry([Source(i, "one\ntwo\nthree", url=f"https://e.example/{i}") for i in IDS])
-# validate's names for the kernel functions it calls.
-KERNEL_NAMES = [
-    "cited_lines",
-    "code_spans",
-    "covered",
-    "located_rows",
-    "next_outside",
-    "order",
-    "punctuated",
-    "stray_findings",
-]
+# validate's names for the kernel functions it calls: those it imports from _commonmark that
+# both kernels define (read off the modules, so a function validate starts using is swapped too).
+KERNEL_NAMES = sorted(
+    name
+    for name, value in vars(_commonmark).items()
+    if callable(value)
+    and not isinstance(value, type)
+    and getattr(citemark.validate, name, None) is value
+    and hasattr(_commonmark_py, name)
+)
 
 
 @contextlib.contextmanager

@@ -515,11 +515,14 @@ cdef object new_record(object cls, bint untrack, object family, tuple source_ids
     return record
 
 
-cdef list records_units(str text, const text_t* data, Grammar grammar, object cls, int units):
+cdef list records_units(str text, const text_t* data, Grammar grammar, object cls, int units,
+                        list spans=None):
+    # The citations as records; with `spans` (a list), every consumed match appended to it
+    # too, as `spans_units` makes them (one scan for both: validate needs both).
     cdef Matches matches
     cdef Shared shared
     cdef Offsets offsets
-    cdef Py_ssize_t i, start, end, removed = 0
+    cdef Py_ssize_t i, start, end, removed = 0, valid = 0
     cdef Match* match
     # Records of a class without __dict__ hold immutable, atomic fields only.
     cdef bint untrack = (<PyTypeObject*>cls).tp_dictoffset == 0
@@ -529,10 +532,19 @@ cdef list records_units(str text, const text_t* data, Grammar grammar, object cl
     init_matches(&matches)
     init_shared(&shared)
     try:
-        scan(text, data, grammar, False, &matches)
-        result = PyList_New(matches.count)  # presized, as in extract_units
+        scan(text, data, grammar, spans is not None, &matches)
+        for i in range(matches.count):
+            valid += matches.items[i].n_ids != INVALID
+        result = PyList_New(valid)  # presized, as in extract_units
+        valid = 0
         for i in range(matches.count):
             match = &matches.items[i]
+            if spans is not None:
+                span = (match.start, match.end, match.n_ids != INVALID)
+                gc_untrack(span)  # ints and a bool, as in spans_units
+                spans.append(span)
+            if match.n_ids == INVALID:
+                continue
             start = convert(data, &offsets, match.start)
             end = convert(data, &offsets, match.end)
             record = new_record(
@@ -541,7 +553,8 @@ cdef list records_units(str text, const text_t* data, Grammar grammar, object cl
                 locator_of(text, data, match, &shared), start, end, start - removed,
             )
             Py_INCREF(record)  # PyList_SET_ITEM steals a reference
-            PyList_SET_ITEM(result, i, record)
+            PyList_SET_ITEM(result, valid, record)
+            valid += 1
             removed += end - start
         return result
     finally:
@@ -549,17 +562,37 @@ cdef list records_units(str text, const text_t* data, Grammar grammar, object cl
         free_matches(&matches)
 
 
-def records(str text not None, Grammar grammar not None, object cls, object units):
-    """The citations of text as cls records (a tuple subclass of six fields), with
-    offsets in `units`; clean_start is where the citation sits in the stripped text."""
-    cdef const void* data = PyUnicode_DATA(text)
-    cdef int kind = PyUnicode_KIND(text)
+cdef int check_record_args(object cls, object units) except -1:
     if not (isinstance(cls, type) and issubclass(cls, tuple)):
         raise TypeError("cls must be a tuple subclass")
     if not isinstance(units, int):
         raise TypeError(f"units must be an int, not {type(units).__name__}")
     if units not in (UNITS_CODE_POINTS, UNITS_UTF16, UNITS_UTF8):
         raise ValueError(f"units must be 0 (code points), 1 (UTF-16) or 2 (UTF-8), not {units}")
+    return 0
+
+
+def spans_records(str text not None, Grammar grammar not None, object cls, object units):
+    """`(spans(text, grammar), records(text, grammar, cls, units))` from one scan."""
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef int kind = PyUnicode_KIND(text)
+    check_record_args(cls, units)
+    cdef list spans = []
+    if grammar.cannot_match(text):
+        return spans, []
+    if kind == 1:
+        return spans, records_units(text, <const Py_UCS1*>data, grammar, cls, <int>units, spans)
+    if kind == 2:
+        return spans, records_units(text, <const Py_UCS2*>data, grammar, cls, <int>units, spans)
+    return spans, records_units(text, <const Py_UCS4*>data, grammar, cls, <int>units, spans)
+
+
+def records(str text not None, Grammar grammar not None, object cls, object units):
+    """The citations of text as cls records (a tuple subclass of six fields), with
+    offsets in `units`; clean_start is where the citation sits in the stripped text."""
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef int kind = PyUnicode_KIND(text)
+    check_record_args(cls, units)
     if grammar.cannot_match(text):
         return []
     if kind == 1:

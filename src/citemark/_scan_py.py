@@ -232,16 +232,38 @@ def records(text: str, grammar: Grammar, cls: type[tuple[Any, ...]], units: int)
     """The citations of text as cls records (a tuple subclass of six fields), with
     offsets in `units`; clean_start is where the citation sits in the stripped text."""
     check_args(text, grammar)
+    _check_record_args(cls, units)
+    return _records_of(text, scan(text, grammar, False), cls, units)
+
+
+def spans_records(
+    text: str, grammar: Grammar, cls: type[tuple[Any, ...]], units: int
+) -> tuple[list[tuple[int, int, bool]], list[Any]]:
+    """`(spans(text, grammar), records(text, grammar, cls, units))` from one scan."""
+    check_args(text, grammar)
+    _check_record_args(cls, units)
+    matches = scan(text, grammar, True)
+    spans = [(match.start, match.end, match.source_ids is not None) for match in matches]
+    valid = [match for match in matches if match.source_ids is not None]
+    return spans, _records_of(text, valid, cls, units)
+
+
+def _check_record_args(cls: object, units: object) -> None:
     if not (isinstance(cls, type) and issubclass(cls, tuple)):
         raise TypeError("cls must be a tuple subclass")
     if not isinstance(units, int):
         raise TypeError(f"units must be an int, not {type(units).__name__}")
     if units not in (UNITS_CODE_POINTS, UNITS_UTF16, UNITS_UTF8):
         raise ValueError(f"units must be 0 (code points), 1 (UTF-16) or 2 (UTF-8), not {units}")
+
+
+def _records_of(
+    text: str, matches: list[Match], cls: type[tuple[Any, ...]], units: int
+) -> list[Any]:
     offsets = Offsets(text, units)
     result = []
     removed = 0
-    for match in scan(text, grammar, False):
+    for match in matches:
         start = offsets.convert(match.start)
         end = offsets.convert(match.end)
         fields = (match.family, tuple(match.source_ids or ()), match.locator, start, end)

@@ -5,7 +5,7 @@ to one, so mypy proves that `_scan_py` satisfies the Protocol, and tests/test_se
 at run time that both modules carry every name.  A grammar is opaque to the callers: they build
 it with `Grammar(...)` and hand it back to the same scanner.
 
-Of the eight names the compiled module exports, `Offsets` (the unit walker behind `records`)
+Of the nine names the compiled module exports, `Offsets` (the unit walker behind `records`)
 is internal to each scanner and `SIMD` (which vector path the kernel picked) has no meaning
 for the twin: neither is part of the Protocol.
 """
@@ -57,6 +57,11 @@ class Scanner(Protocol):
 
     def records(self, text: str, grammar: Any, cls: type[_Record], units: int, /) -> list[_Record]:
         """The citations as `cls` records (six fields), offsets in `units`."""
+
+    def spans_records(
+        self, text: str, grammar: Any, cls: type[_Record], units: int, /
+    ) -> tuple[list[tuple[int, int, bool]], list[_Record]]:
+        """`(spans(...), records(...))` from one scan."""
 
     def cut(self, text: Any, citations: Iterable[Any], /) -> str | None:
         """text without the spans of plain citation dicts, or None for the general path."""

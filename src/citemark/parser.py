@@ -350,6 +350,16 @@ class Parser:
             return [(0, plain)]
         return [(at, part) for at, part in self._pieces(plain) if at >= 0 and part]
 
+    def _spans_and_citations(
+        self, plain: str
+    ) -> tuple[list[tuple[int, int, bool]], list[CitationSpan]]:
+        """`(self.spans(plain), list(self.finditer(plain)))`, from one scan of the text when
+        it is one piece in code points (validate's parser: two scans cost it a pass over
+        the text more than it needs)."""
+        if self.skip_code or self._units != 0:
+            return self.spans(plain), list(self.finditer(plain))
+        return self.scanner.spans_records(plain, self._grammar, CitationSpan, 0)
+
     def _records(self, plain: str) -> list[CitationSpan]:
         """Citations in code points, clean_start counted over the whole text."""
         records = self.scanner.records

@@ -358,9 +358,8 @@ class _Check:
         self.found: list[Diagnostic] = []
         # code spans (starts, ends), once references need them
         self.code: tuple[array[int], array[int]] | None = None
-        self.consumed = parser.spans(text)  # (start, end, is_citation)
-        # The citations are the consumed markers that are citations: none, no scan for them.
-        self.citations = list(parser.finditer(text)) if any(map(_THIRD, self.consumed)) else []
+        # (start, end, is_citation) of every consumed marker, and the citations among them
+        self.consumed, self.citations = parser._spans_and_citations(text)
         # The lines of the citations, once found (a text without one needs none): those
         # holding a backtick or tilde; of those holding no letter outside the markers, the
         # ones holding only filler there (in ASCII), and the others.
