@@ -210,6 +210,20 @@ def test_code_walls_pair_held_openers(implementation: str, text: str) -> None:
         assert kernel.code_walls(text) == naive_inline(text)
 
 
+@pytest.mark.parametrize("unit", ["` ", "`` ", " `", "\\` ", "`\\", "```` `"])
+@pytest.mark.parametrize("wide", ["", "\ue200"])
+def test_code_walls_runs_at_every_vector_and_chunk_alignment(
+    implementation: str, unit: str, wide: str
+) -> None:
+    # Up to 16 runs a vector and 256 a chunk: every shift puts a vector's last run, and a
+    # run left open at a full chunk, somewhere else.
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    twin = load("_commonmark", "python")  # type: ignore[arg-type]
+    for shift in range(40):
+        text = "x" + wide + "a" * shift + unit * 700 + "`" * 45 + " " + unit * 20
+        assert kernel.code_walls(text) == twin.code_walls(text), shift
+
+
 ADVERSARIAL = {
     "megabyte-of-backticks": "`" * 1_000_000,
     "megabyte-of-backticks-inline": "a" + "`" * 1_000_000,
