@@ -226,72 +226,59 @@ cdef extern from *:
      * the backslashes before a run back to lo. */
     #if defined(CM_AVX2)
     __attribute__((target("avx2"))) static inline unsigned int
-    citemark_units_ucs1(const Py_UCS1 *d, char unit) {
+    citemark_ticks_ucs1(const Py_UCS1 *d) {
         return (unsigned int)_mm256_movemask_epi8(_mm256_cmpeq_epi8(
-            _mm256_loadu_si256((const __m256i *)d), _mm256_set1_epi8(unit)));
+            _mm256_loadu_si256((const __m256i *)d), _mm256_set1_epi8(0x60)));
     }
     __attribute__((target("avx2"))) static inline unsigned int
-    citemark_units_ucs2(const Py_UCS2 *d, short unit) {
-        const __m256i wanted = _mm256_set1_epi16(unit);
-        __m256i a = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)d), wanted);
-        __m256i b = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)(d + 16)), wanted);
+    citemark_ticks_ucs2(const Py_UCS2 *d) {
+        const __m256i tick = _mm256_set1_epi16(0x60);
+        __m256i a = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)d), tick);
+        __m256i b = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)(d + 16)), tick);
         return (unsigned int)_mm256_movemask_epi8(
             _mm256_permute4x64_epi64(_mm256_packs_epi16(a, b), 0xD8));
     }
     /* A run starts at a backtick after a unit that is none (or first in the vector when no
      * run is open from the vector before) and ends at the first unit after it that is
      * none.  Both masks are made at once, then read in pairs: in a vector the ends and
-     * starts alternate, so a start's end is the next end bit.  The backslashes before a
-     * run are counted only for a start right after one (a mask of those too).  A vector
-     * holds at most 16 runs: with room for 16 no test per run. */
-    #define CITEMARK_RUNS_AVX2(NAME, UNIT, UNITS)                                            \
+     * starts alternate, so a start's end is the next end bit. */
+    #define CITEMARK_RUNS_AVX2(NAME, UNIT, TICKS)                                            \
     __attribute__((target("avx2"))) static Py_ssize_t                                       \
     NAME(const UNIT *d, Py_ssize_t lo, Py_ssize_t *pos, Py_ssize_t hi, long long offset,    \
          long long *out, Py_ssize_t room) {                                                 \
         Py_ssize_t i = *pos, count = 0, start = -1, escapes, end;                           \
-        unsigned int mask, before, starts, ends, slashes, slashed, behind;                  \
-        int start_slashed = 0;                                                              \
-        behind = i > lo && d[i - 1] == 0x5C; /* the unit before the vector: a backslash */  \
-        while (room - count >= 16 && hi - i >= 32) {                                        \
-            mask = UNITS(d + i, 0x60);                                                      \
-            slashes = UNITS(d + i, 0x5C);                                                   \
+        unsigned int mask, before, starts, ends;                                            \
+        while (count < room && hi - i >= 32) {                                              \
+            mask = TICKS(d + i);                                                            \
             before = (mask << 1) | (start >= 0); /* bit k: unit k - 1 is a backtick */      \
             starts = mask & ~before;                                                        \
             ends = ~mask & before;                                                          \
-            slashed = starts & ((slashes << 1) | behind);                                   \
-            behind = slashes >> 31;                                                         \
             while (ends) {                                                                  \
                 if (start < 0) { /* (starts is not empty: an end follows a start) */        \
                     start = i + cm_ctz(starts);                                             \
-                    start_slashed = (slashed >> cm_ctz(starts)) & 1;                        \
                     starts &= starts - 1;                                                   \
                 }                                                                           \
                 end = i + cm_ctz(ends);                                                     \
                 ends &= ends - 1;                                                           \
                 escapes = 0;                                                                \
-                if (start_slashed)                                                          \
-                    while (start - escapes > lo && d[start - escapes - 1] == 0x5C)          \
-                        escapes++;                                                          \
+                while (start - escapes > lo && d[start - escapes - 1] == 0x5C) escapes++;   \
                 out[0] = offset + start;                                                    \
                 out[1] = offset + end;                                                      \
                 out[2] = escapes % 2;                                                       \
                 out += 3;                                                                   \
-                count++;                                                                    \
                 start = -1;                                                                 \
+                if (++count == room) {                                                      \
+                    *pos = end;                                                             \
+                    return count;                                                           \
+                }                                                                           \
             }                                                                               \
-            if (starts) { /* open past the vector */                                        \
-                start = i + cm_ctz(starts);                                                 \
-                start_slashed = (slashed >> cm_ctz(starts)) & 1;                            \
-            }                                                                               \
+            if (starts) start = i + cm_ctz(starts); /* open past the vector */             \
             i += 32;                                                                        \
         }                                                                                   \
-        if (start >= 0 && (hi - i >= 32 || count == room)) {                                \
-            *pos = start; /* out of room: the caller's next call reads this run */          \
-            return count;                                                                   \
-        }                                                                                   \
         /* A run open where the whole vectors end is read on from there, not from its      \
-         * start (a long run would be read twice). */                                      \
-        if (start >= 0) {                                                                   \
+         * start (a long run would be read twice); count < room (tested before the         \
+         * vector, and no run was written since). */                                       \
+        if (start >= 0 && count < room) {                                                   \
             while (i < hi && d[i] == 0x60) i++;                                             \
             escapes = 0;                                                                    \
             while (start - escapes > lo && d[start - escapes - 1] == 0x5C) escapes++;       \
@@ -303,8 +290,8 @@ cdef extern from *:
         *pos = i;                                                                           \
         return count;                                                                       \
     }
-    CITEMARK_RUNS_AVX2(citemark_runs_ucs1_avx2, Py_UCS1, citemark_units_ucs1)
-    CITEMARK_RUNS_AVX2(citemark_runs_ucs2_avx2, Py_UCS2, citemark_units_ucs2)
+    CITEMARK_RUNS_AVX2(citemark_runs_ucs1_avx2, Py_UCS1, citemark_ticks_ucs1)
+    CITEMARK_RUNS_AVX2(citemark_runs_ucs2_avx2, Py_UCS2, citemark_ticks_ucs2)
     #endif
 
     static inline Py_ssize_t
