@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 from array import array
-from typing import NamedTuple
 from unittest import mock
 
 import pytest
@@ -28,6 +27,7 @@ from citemark._markdown import FENCE_LINE
 from citemark._select import load
 from citemark._spans import without
 from citemark.validate import validate
+from test_validate_strays import Row
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 MARKER = f"{S}cite{D}turn0file0{E}"
@@ -268,14 +268,6 @@ def test_filler_end_and_kept_bounds_check_their_arguments() -> None:
         for row in [(0, 0, 1, 0), (0, 0, 0, 2)]:
             with pytest.raises(ValueError, match="first <= stop"):
                 twin.kept_bounds([row], [True])
-
-
-class Row(NamedTuple):
-    code: str
-    severity: str
-    message: str
-    start: int
-    end: int
 
 
 WALLS = st.lists(st.integers(0, 40), max_size=10).map(sorted)

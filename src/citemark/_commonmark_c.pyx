@@ -500,7 +500,7 @@ cdef Py_ssize_t runs_into(const text_t* data, Py_ssize_t lo, Py_ssize_t* pos, Py
     # (start + offset, end + offset, escaped: three entries each); pos[0] moved past the
     # last one written (to hi when none is left).  The backslashes before a run are counted
     # back to lo at most.  Every read is in [lo, hi): inside the string.
-    cdef Py_ssize_t count = 0, i = pos[0], at, near, escapes, found
+    cdef Py_ssize_t count = 0, i = pos[0], at, near, escapes
     # A whole word of backticks (8 bytes), for the long runs: the same bytes whatever the
     # byte order, as every unit in it is the same.
     cdef unsigned long long ticks
@@ -524,13 +524,7 @@ cdef Py_ssize_t runs_into(const text_t* data, Py_ssize_t lo, Py_ssize_t* pos, Py
         while i < near and data[i] != BACKTICK:
             i += 1
         if i == near and i < hi:
-            if text_t is Py_UCS1:
-                found = cm_find_ucs1(data, i, hi, BACKTICK)
-            elif text_t is Py_UCS2:
-                found = cm_find_ucs2(data, i, hi, BACKTICK)
-            else:
-                found = cm_find_ucs4(data, i, hi, BACKTICK)
-            i = hi if found < 0 else found
+            i = next_unit(data, BACKTICK, i, hi)
         if i == hi:
             break
         at = i

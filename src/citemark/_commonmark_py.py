@@ -47,6 +47,7 @@ from operator import add, gt, is_, itemgetter, le, sub
 from typing import Any
 
 from ._grammar import LINE_BREAK_RE
+from ._spans import without
 
 __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "plain", "runs"]
 __all__ += ["code_walls", "held_gaps", "line_spans"]
@@ -623,7 +624,7 @@ def fence_cited(
             # Matched in place: a slice of a long line costs a copy of it.
             opening = _FENCE_OPENING.match(text, line_start, begin)
         else:
-            opening = _FENCE_OPENING.match(_without(text, line_start, begin, consumed, span))
+            opening = _FENCE_OPENING.match(without(text, line_start, begin, consumed))
         if opening is None:
             continue
         blank = not clear or any(
@@ -640,22 +641,6 @@ def fence_cited(
                 blank = _NOT_BLANK(text, at, line_end) is None
         found.append((first, stop, blank))
     return found
-
-
-def _without(
-    text: str, start: int, end: int, consumed: list[tuple[int, int, bool]], span: int
-) -> str:
-    """text[start:end] without the consumed markers from consumed[span] on (the first that
-    starts at or after start)."""
-    pieces = []
-    at = start
-    while span < len(consumed) and consumed[span][0] < end:
-        span_start, span_end, _ = consumed[span]
-        pieces.append(text[at:span_start])
-        at = min(span_end, end)
-        span += 1
-    pieces.append(text[at:end])
-    return "".join(pieces)
 
 
 def filler_end(text: str, start: int, end: int, filler: str) -> int:
