@@ -561,7 +561,7 @@ cdef class _Walls:
     """Where the code spans found go: appended to a list as (start, end) tuples (`out`, for
     the functions that take one), or into two arrays of longs (the whole scan: a Python
     tuple and two ints per span cost as much as the scan itself), handed over as they are
-    (a copy of thousands of spans cost a tenth of the scan, in page faults mostly)."""
+    (a copy would read them all again into freshly faulted pages)."""
 
     cdef list out  # None: the arrays
     cdef array.array starts  # room entries each once grown (None before), count in use
@@ -637,8 +637,8 @@ cdef class _Pairing:
     closes nothing: the runs after it are then paired as `pair` pairs them (the rule reads
     on from the next run).  What is kept is one open span's runs, not the paragraph's: an
     answer of many short code spans keeps a few (a paragraph of 12,500 runs grew an array
-    of 300 KB, page faults and copies most of the scan); the worst case keeps as many as
-    collecting does."""
+    of 300 KB: its page faults and copies were a third of the scan's time in a perf
+    profile); the worst case keeps as many as collecting does."""
 
     cdef array.array runs  # collecting
     cdef _Walls walls
@@ -2045,6 +2045,12 @@ cdef Py_ssize_t place_of(int kind, const void* data, Py_ssize_t size, list place
     return at
 
 
+cdef inline void add_nibble(unsigned char* table, int code) noexcept nogil:
+    # ASCII `code` into a set of skip_filler's nibble table (16 entries): bit code >> 4 of
+    # entry code & 15, as citemark_past_filler reads it.
+    table[code & 15] |= 1 << (code >> 4)
+
+
 cdef inline bint is_letter(Py_UCS4 unit) noexcept nogil:
     # str.isalpha; in ASCII the letters are A-Z and a-z (spares a call at each character).
     cdef unsigned int code = unit
@@ -2155,7 +2161,7 @@ def cited_lines(str text not None, starts, consumed, filler):
         fillers[code] = 0
     for code in range(128):
         if classes[code] == FILLER:
-            fillers[code & 15] |= 1 << (code >> 4)
+            add_nibble(fillers, code)
     cdef list places = starts, spans = consumed, fenced = [], bare = [], unsure = []
     cdef Py_ssize_t size = len(text), count = len(places), index, first, at, pos
     cdef Py_ssize_t line_start, line_end = -1, span = 0, span_start, span_end, stop
@@ -2371,8 +2377,8 @@ cdef unsigned char tilde_run[16]
 for _unit in range(16):
     backtick_run[_unit] = 0
     tilde_run[_unit] = 0
-backtick_run[BACKTICK & 15] = 1 << (BACKTICK >> 4)
-tilde_run[TILDE & 15] = 1 << (TILDE >> 4)
+add_nibble(backtick_run, BACKTICK)
+add_nibble(tilde_run, TILDE)
 
 
 def fence_cited(str text not None, fenced, starts, ends, consumed):
@@ -2514,7 +2520,7 @@ def filler_end(str text not None, start, end, filler):
             raise ValueError("filler must hold ASCII characters only")
         code = char
         table[code] = True
-        fillers[code & 15] |= 1 << (code >> 4)
+        add_nibble(fillers, code)
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef Py_ssize_t pos = lo

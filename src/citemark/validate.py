@@ -552,7 +552,7 @@ class _Check:
         the model meant them and the rest of the answer is not taken for code.  Only the
         lines the kernel says may read otherwise blanked are copied (a fence line whose run
         is followed by text other than its citations reads the same: a copy of a long text
-        costs more than the rest of validate)."""
+        is a pass over it into fresh pages, about 64 page faults a call on 100 KB)."""
         blanked = [(first, stop) for first, stop, blank in fence_rows if blank]
         if not blanked:
             return self.text
