@@ -11,6 +11,7 @@ import pytest
 
 import citemark.validate
 from citemark import Parser
+from citemark._select import load
 from citemark.sources import Registry, Source
 from citemark.validate import CODES, Diagnostic, parse_locator, resolve, validate
 
@@ -545,22 +546,56 @@ def test_the_docstring_table_is_codes() -> None:
 # -- Diagnostic keeps a frozen dataclass's manners; a run of stray characters is one finding --
 
 
-def test_diagnostic_is_a_value() -> None:
+def test_diagnostic_is_a_value(implementation: str) -> None:
+    import copy
     import pickle
 
-    made = Diagnostic("stray-stop", "error", "a STOP", 3, 4)
-    assert made == Diagnostic(code="stray-stop", severity="error", message="a STOP", start=3, end=4)
-    assert made != Diagnostic("stray-stop", "error", "a STOP", 3, 5)
+    made_by = load("_commonmark", implementation).Diagnostic  # type: ignore[arg-type]
+    made = made_by("stray-stop", "error", "a STOP", 3, 4)
+    assert made == made_by(code="stray-stop", severity="error", message="a STOP", start=3, end=4)
+    assert (made != made_by("stray-stop", "error", "a STOP", 3, 4)) is False
+    assert made != made_by("stray-stop", "error", "a STOP", 3, 5)
     assert made != ("stray-stop", "error", "a STOP", 3, 4)  # equal only to a Diagnostic
+    assert made != made.to_json()
     assert hash(made) == hash(("stray-stop", "error", "a STOP", 3, 4))
     assert repr(made) == (
         "Diagnostic(code='stray-stop', severity='error', message='a STOP', start=3, end=4)"
     )
+    assert made.to_json() == {
+        "code": "stray-stop",
+        "severity": "error",
+        "message": "a STOP",
+        "start": 3,
+        "end": 4,
+    }
     assert pickle.loads(pickle.dumps(made)) == made
-    with pytest.raises(AttributeError):
-        made.start = 0  # type: ignore[misc]
+    assert copy.copy(made) == made
+    assert copy.deepcopy(made) == made
+    match made:
+        case made_by(code, _, _, start, end):
+            assert (code, start, end) == ("stray-stop", 3, 4)
+    for name in ("start", "code", "other"):
+        with pytest.raises(AttributeError):
+            setattr(made, name, 0)
     with pytest.raises(TypeError):
         _ = made < made  # not ordered, as before
+    # Its manners are the same on both implementations, but the two types are two types.
+    other = load("_commonmark", "python" if implementation == "cython" else "cython")
+    assert made != other.Diagnostic("stray-stop", "error", "a STOP", 3, 4)
+
+
+def test_diagnostic_checks_its_fields(implementation: str) -> None:
+    made_by = load("_commonmark", implementation).Diagnostic  # type: ignore[arg-type]
+    good: list[Any] = ["c", "error", "m", 1, 2]
+    names = ["code", "severity", "message", "start", "end"]
+    for index, bad in enumerate([None, b"error", 3, "1", 2.0]):
+        args = [*good]
+        args[index] = bad
+        with pytest.raises(TypeError, match=names[index]):
+            made_by(*args)
+    assert made_by("c", "error", "m", True, 2**62).start == 1  # what has __index__
+    with pytest.raises(OverflowError, match="end"):
+        made_by("c", "error", "m", 1, 2**63)
 
 
 def test_runs_of_stray_characters(parser: Parser) -> None:

@@ -27,7 +27,7 @@ from citemark._markdown import FENCE_LINE
 from citemark._select import load
 from citemark._spans import without
 from citemark.validate import validate
-from test_validate_strays import Row
+from test_validate_strays import Row, as_rows
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 MARKER = f"{S}cite{D}turn0file0{E}"
@@ -298,9 +298,9 @@ def test_code_rows_match_the_oracle(
         fenced.append((at + gap, at + gap + size, gap == 0))
         at += gap + size
     on_fence = {i for first, stop, _ in fenced for i in range(first, stop)}
-    found: list[Row] = [Row("before", "error", "", 0, 0)]
+    found = [kernel.Diagnostic("before", "error", "", 0, 0)]
     row = ("citation-in-code", "error", "in code")
-    kept = kernel.code_rows(starts, ends, wall_starts, wall_ends, fenced, Row, row, found)
+    kept = kernel.code_rows(starts, ends, wall_starts, wall_ends, fenced, row, found)
     expected_kept = []
     expected = [Row("before", "error", "", 0, 0)]
     for index, (start, end) in enumerate(zip(starts, ends, strict=True)):
@@ -315,31 +315,30 @@ def test_code_rows_match_the_oracle(
         else:
             expected_kept.append(True)
     assert kept == expected_kept
-    assert found == expected
-    assert all(type(item) is Row for item in found)
+    assert as_rows(found, kernel) == expected
 
 
 @pytest.mark.c_extension
 def test_code_rows_checks_its_arguments() -> None:
     kernel = load("_commonmark", "cython")
     row = ("c", "error", "m")
-    good: list[object] = [[0], [1], array("q"), array("q"), [], Row, row, []]
-    names = ["starts", "ends", "wall_starts", "wall_ends", "fenced", "make", "row", "found"]
-    bad_values: list[object] = [(0,), ["1"], [0], array("i"), (), dict, ("c", "error"), ()]
+    good: list[object] = [[0], [1], array("q"), array("q"), [], row, []]
+    names = ["starts", "ends", "wall_starts", "wall_ends", "fenced", "row", "found"]
+    bad_values: list[object] = [(0,), ["1"], [0], array("i"), (), ("c", "error"), ()]
     for index, bad in enumerate(bad_values):
         args = [*good]
         args[index] = bad
         with pytest.raises(TypeError, match=names[index]):
             kernel.code_rows(*args)
     with pytest.raises(TypeError, match="fenced"):
-        kernel.code_rows([0], [1], array("q"), array("q"), [(0, 1)], Row, row, [])
+        kernel.code_rows([0], [1], array("q"), array("q"), [(0, 1)], row, [])
     for implementation in ("cython", "python"):
         twin = load("_commonmark", implementation)
         for fenced in ([(0, 2, True)], [(1, 1, True)], [(0, 1, True), (0, 1, True)]):
             with pytest.raises(ValueError, match="fenced"):
-                twin.code_rows([0], [1], array("q"), array("q"), fenced, Row, row, [])
+                twin.code_rows([0], [1], array("q"), array("q"), fenced, row, [])
         with pytest.raises(ValueError, match="starts"):
-            twin.code_rows([1, 0], [1, 1], array("q"), array("q"), [], Row, row, [])
+            twin.code_rows([1, 0], [1, 1], array("q"), array("q"), [], row, [])
 
 
 @pytest.mark.parametrize("wide", ["", "\u00e9", "\u0100", "\U0001f600"])

@@ -17,8 +17,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from citemark import Parser
+from citemark._commonmark_py import _ORDER
 from citemark._spans import inside
-from citemark.validate import _ORDER, validate
+from citemark.validate import Diagnostic, validate
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 
@@ -118,7 +119,7 @@ def test_ids_found_from_turn_as_by_a_whole_text_search(
 
 
 def test_order_key_is_place_then_code() -> None:
-    assert _ORDER(("b", "error", "m", 1, 2)) == (1, 2, "b")
+    assert _ORDER(Diagnostic("b", "error", "m", 1, 2)) == (1, 2, "b")
 
 
 LINES = st.lists(

@@ -25,25 +25,26 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import citemark.validate
-from citemark import Parser, _commonmark, _commonmark_py
+from citemark import Parser, _commonmark
+from citemark._commonmark_py import _ORDER
 from citemark._select import load
 from citemark.sources import Registry, Source
-from citemark.validate import _ORDER, Diagnostic, validate
-from test_validate_strays import ROWS, Row, as_arrays, oracle, outside_oracle
+from citemark.validate import Diagnostic, validate
+from test_validate_strays import ROWS, Row, as_arrays, as_rows, oracle, outside_oracle
 
 S, E, D = "\ue200", "\ue201", "\ue202"
 UNCLOSED = f"{S}cite{D}turn0search0 "  # the benchmark's unit
 IDS = ["turn0search0", "turn0file0", "x"]
 REGISTRY = Registry([Source(i, "one\ntwo\nthree", url=f"https://e.example/{i}") for i in IDS])
-# validate's names for the kernel functions it calls: those it imports from _commonmark that
-# both kernels define (read off the modules, so a function validate starts using is swapped too).
+# validate's names for the kernel functions it calls and the Diagnostic they make: those it
+# imports from _commonmark that are the active kernel's own (read off the modules, so a
+# function validate starts using is swapped too).
 KERNEL_NAMES = sorted(
     name
     for name, value in vars(_commonmark).items()
     if callable(value)
-    and not isinstance(value, type)
     and getattr(citemark.validate, name, None) is value
-    and hasattr(_commonmark_py, name)
+    and getattr(_commonmark._kernel, name, None) is value
 )
 
 
@@ -57,14 +58,18 @@ def kernel_of(implementation: str) -> Iterator[None]:
         yield
 
 
-def run(implementation: str, text: str) -> list[Diagnostic]:
+def run(implementation: str, text: str) -> list[Row]:
+    """validate's findings with `implementation`'s kernel, as rows of their fields (the
+    Diagnostics of the two kernels are of two types)."""
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
     with kernel_of(implementation):
-        return validate(
+        found = validate(
             text,
             REGISTRY,
             parser=Parser(implementation=implementation),  # type: ignore[arg-type]
             style="tool-lines",
         )
+    return as_rows(found, kernel)
 
 
 PIECES = [S, E, D, S * 2, E * 2, " ", "\n", "x", "cite", "turn0search0", "turn0search7"]
@@ -76,9 +81,9 @@ TEXTS = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
 def test_stray_rows_come_in_order_of_place(implementation: str, text: str) -> None:
     # What lets validate skip the sort when these rows are all it found.
     kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
-    found: list[Row] = []
+    found: list[Diagnostic] = []
     consumed = Parser().spans(text)
-    kernel.stray_findings(text, consumed, S, E, D, Row, ROWS, found, array("q"), array("q"))
+    kernel.stray_findings(text, consumed, S, E, D, ROWS, found, array("q"), array("q"))
     assert all(a.start < b.start for a, b in pairwise(found))
     assert found == sorted(found, key=_ORDER)
 
@@ -87,7 +92,6 @@ def test_stray_rows_come_in_order_of_place(implementation: str, text: str) -> No
 def test_validate_is_in_order_and_the_same_on_both_kernels(implementation: str, text: str) -> None:
     got = run(implementation, text)
     assert got == sorted(got, key=_ORDER)
-    assert all(type(row) is Diagnostic for row in got)
     assert got == run("python", text)
 
 
@@ -116,11 +120,12 @@ def test_other_findings_among_the_stray_rows_are_sorted_in(implementation: str, 
 
 def test_order_sorts_in_place(implementation: str) -> None:
     kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
-    rows = [Row("b", "e", "m", 3, 4), Row("a", "e", "m", 1, 2), Row("a", "e", "m", 1, 2)]
+    row = kernel.Diagnostic
+    rows = [row("b", "e", "m", 3, 4), row("a", "e", "m", 1, 2), row("a", "e", "m", 1, 2)]
     first, second = rows[1], rows[2]
     same = kernel.order(rows)
     assert same is rows
-    assert rows == [Row("a", "e", "m", 1, 2)] * 2 + [Row("b", "e", "m", 3, 4)]
+    assert rows == [row("a", "e", "m", 1, 2)] * 2 + [row("b", "e", "m", 3, 4)]
     assert rows[0] is first  # stable
     assert rows[1] is second
     # Already in order: left as it is, the same row objects.
@@ -130,13 +135,13 @@ def test_order_sorts_in_place(implementation: str) -> None:
     assert kernel.order([]) == []
 
 
-@pytest.mark.c_extension
 @pytest.mark.parametrize("at", [0, 1, 2, 3])
-def test_order_checks_every_row_and_leaves_the_list_on_error(at: int) -> None:
-    kernel = load("_commonmark", "cython")
-    for tail in ([], [Row("a", "e", "m", 0, 0)]):  # in order until the bad row, or not
-        rows: list[object] = [Row("a", "e", "m", 5, 6), Row("a", "e", "m", 7, 8)]
-        rows.insert(min(at, len(rows)), ("a", "e", "m", 1))
+def test_order_checks_every_row_and_leaves_the_list_on_error(implementation: str, at: int) -> None:
+    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    row = kernel.Diagnostic
+    for tail in ([], [row("a", "e", "m", 0, 0)]):  # in order until the bad row, or not
+        rows: list[object] = [row("a", "e", "m", 5, 6), row("a", "e", "m", 7, 8)]
+        rows.insert(min(at, len(rows)), Row("a", "e", "m", 1, 2))
         rows += tail
         before = list(rows)
         with pytest.raises(TypeError, match="found"):

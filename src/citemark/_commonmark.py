@@ -27,9 +27,9 @@ from __future__ import annotations
 import re
 from array import array
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ._commonmark_py import BLOCK_STARTS, RUNS_TYPECODE
+from ._commonmark_py import BLOCK_STARTS, RUNS_TYPECODE, Severity
 from ._grammar import LINE_BREAK_RE, MARKER_RANGE
 from ._select import IMPLEMENTATION, load
 
@@ -37,6 +37,11 @@ from ._select import IMPLEMENTATION, load
 # and their pairing) come from the active implementation of the `_commonmark_c` /
 # `_commonmark_py` pair.
 _kernel = load("_commonmark", IMPLEMENTATION)
+# validate's finding, made by the kernel's functions below; typed as the twin's class.
+if TYPE_CHECKING:
+    from ._commonmark_py import Diagnostic
+else:
+    Diagnostic = _kernel.Diagnostic
 _runs: Callable[[str, int, int, int], array[int]] = _kernel.runs
 _pair: Callable[[array[int], list[tuple[int, int]]], None] = _kernel.pair
 _plain: Callable[
@@ -55,16 +60,15 @@ stray_findings: Callable[
         str,
         str,
         str,
-        type[tuple[Any, ...]],
-        tuple[tuple[str, str, str, str], ...],
-        list[Any],
+        tuple[tuple[str, Severity, str, str], ...],
+        list[Diagnostic],
         array[int],
         array[int],
     ],
     list[int],
 ] = _kernel.stray_findings
 # validate's findings in its order (`_commonmark_py.order`).
-order: Callable[[list[Any]], list[Any]] = _kernel.order
+order: Callable[[list[Diagnostic]], list[Diagnostic]] = _kernel.order
 # validate's per-citation checks (see `_commonmark_py`).
 cited_lines: Callable[
     [str, list[int], list[tuple[int, int, bool]], str],
@@ -81,10 +85,9 @@ punctuated: Callable[[str, list[int], list[int], str], list[tuple[int, int, int]
 located_rows: Callable[
     [
         list[Any],
-        dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]],
-        Callable[[tuple[str, ...], str | None], list[tuple[str, str, str]]],
-        type[tuple[Any, ...]],
-        list[Any],
+        dict[tuple[tuple[str, ...], str | None], list[tuple[str, Severity, str]]],
+        Callable[[tuple[str, ...], str | None], list[tuple[str, Severity, str]]],
+        list[Diagnostic],
     ],
     None,
 ] = _kernel.located_rows
@@ -102,7 +105,7 @@ next_outside: Callable[[str, str, int, array[int], array[int], int], tuple[int, 
 
 __all__ = ["CodeScanner", "block_cuts", "code_walls", "held_gaps", "line_spans", "next_outside"]
 __all__ += ["cited_lines", "located_rows", "order", "punctuated", "stray_findings", "strays"]
-__all__ += ["code_spans", "covered"]
+__all__ += ["Diagnostic", "code_spans", "covered"]
 
 _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")
@@ -531,9 +534,8 @@ code_rows: Callable[
         array[int],
         array[int],
         list[tuple[int, int, bool]],
-        type[tuple[Any, ...]],
-        tuple[str, str, str],
-        list[Any],
+        tuple[str, Severity, str],
+        list[Diagnostic],
     ],
     list[bool],
 ] = _kernel.code_rows

@@ -12,9 +12,9 @@ Same functions, names and branch order as the twin in `_commonmark_py.py`:
 - `pair(runs, walls)`: append to walls the inline code spans those runs make.
 - `strays(text, first, last, held, start_char, stop_char, delimiter, found, foreign)`:
   validate's stray marker characters between the markers, as raw findings.
-- `stray_findings(text, consumed, start_char, stop_char, delimiter, make, rows, found,
-  starts, ends)`: the same over every gap between the markers, as validate's diagnostics
-  built in place, with the walls its id checks skip.
+- `stray_findings(text, consumed, start_char, stop_char, delimiter, rows, found, starts,
+  ends)`: the same over every gap between the markers, as validate's diagnostics, with
+  the walls its id checks skip.
 - `next_outside(text, needle, at, starts, ends, wall)`: the next needle outside every wall.
 - `code_walls(text)`: `_commonmark.CodeScanner` over a whole text, every line in C;
   `code_spans(text)`: the same walls as two arrays (starts, ends).
@@ -24,6 +24,7 @@ Same functions, names and branch order as the twin in `_commonmark_py.py`:
   walls as two arrays),
   `punctuated` (runs of citations before punctuation), `located_rows` (the findings of
   ids and locators, placed at each citation).
+- `Diagnostic`: validate's finding, the rows the functions above make.
 
 The threshold between the two pairings and the characters that start blocks are read from
 the twin at import (one home); the line breaks are checked against it.  Characters are
@@ -33,8 +34,9 @@ found by the vector search of `_simd.h` (CITEMARK_SIMD caps it, as for the scann
 cimport cython
 from cpython cimport array
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
+from cpython.number cimport PyNumber_Index
 from libc.string cimport memcpy
-from cpython.ref cimport Py_DECREF, Py_INCREF, PyObject
+from cpython.ref cimport PyObject
 
 from citemark import _commonmark_py as twin
 
@@ -47,34 +49,11 @@ cdef extern from "Python.h":
     Py_UCS4 read_unit "PyUnicode_READ"(int kind, const void* data, Py_ssize_t index) nogil
     const Py_ssize_t PY_SSIZE_T_MAX
     ctypedef struct PyTypeObject:
-        Py_ssize_t tp_basicsize
-        Py_ssize_t tp_dictoffset
-    bint PyType_IsSubtype(PyTypeObject* a, PyTypeObject* b)
-    PyTypeObject PyTuple_Type
+        pass
     int PyUnicode_Compare(object left, object right) except? -1
     Py_ssize_t PyLong_AsSsize_t(object value)  # its error is looked at by the caller
     PyObject* PyErr_Occurred()
     void PyErr_Clear()
-    # The pointer forms, for the fields new_row shares (no reference counted temporaries).
-    void incref_ptr "Py_INCREF"(PyObject* value) nogil
-    void set_item_ptr "PyTuple_SET_ITEM"(PyObject* row, Py_ssize_t index, PyObject* value) nogil
-
-cdef extern from *:
-    """
-    /* A GC object of a tuple type, as tuple's own allocator makes one: untracked. */
-    static inline PyObject *citemark_row_alloc(PyTypeObject *cls, Py_ssize_t items) {
-        return (PyObject *)PyObject_GC_NewVar(PyTupleObject, cls, items);
-    }
-    /* The int of a place: PyLong_FromLong wherever a long holds it (CPython makes an int of
-     * one digit there at once, where PyLong_FromSsize_t counts its digits first: a tenth of
-     * a row's making and freeing). */
-    static inline PyObject *citemark_place(Py_ssize_t value) {
-        if (value >= LONG_MIN && value <= LONG_MAX) return PyLong_FromLong((long)value);
-        return PyLong_FromSsize_t(value);
-    }
-    """
-    PyObject* gc_new_var "citemark_row_alloc"(PyTypeObject* cls, Py_ssize_t items) except NULL
-    PyObject* long_from "citemark_place"(Py_ssize_t value) except NULL
 
 cdef extern from "Python.h":
     ctypedef unsigned char Py_UCS1
@@ -975,7 +954,6 @@ cdef class _Sink:
     cdef list found
     cdef list foreign
     cdef bint diagnose
-    cdef PyTypeObject* make  # a tuple subclass without a __dict__ (checked by the caller)
     cdef tuple rows  # per kind: (code, severity, message for one, format for a run)
     # rows' fields by kind, borrowed (rows holds them)
     cdef PyObject* codes[4]
@@ -1010,8 +988,8 @@ cdef class _Sink:
         # (a diagnostic of one character, its message shared, with no reference counted
         # temporaries: a row per stray character of thousands); the others apart.
         if self.diagnose and kind != REFUSED and end - start == 1:
-            self.found.append(new_row(self.make, self.codes[kind], self.severities[kind],
-                                      self.ones[kind], start, end))
+            self.found.append(new_diagnostic(self.codes[kind], self.severities[kind],
+                                             self.ones[kind], start, end))
             return 0
         return self.other_finding(kind, start, end)
 
@@ -1028,8 +1006,8 @@ cdef class _Sink:
             message = <object>self.ones[kind]
         else:
             message = self.rows[kind][3].format(end - start)
-        self.found.append(new_row(self.make, self.codes[kind], self.severities[kind],
-                                  <PyObject*>message, start, end))
+        self.found.append(new_diagnostic(self.codes[kind], self.severities[kind],
+                                         <PyObject*>message, start, end))
         return 0
 
     cdef inline int wall(self, Py_ssize_t start, Py_ssize_t end) except -1:
@@ -1065,32 +1043,89 @@ cdef class _Sink:
         return 0
 
 
-cdef inline object new_row(PyTypeObject* cls, PyObject* code, PyObject* severity,
-                           PyObject* message, Py_ssize_t start, Py_ssize_t end):
-    # cls((code, severity, message, start, end)) filled in place (as tuple.__new__ fills a
-    # subclass): every field is built before the row exists, so it is never seen half full.
-    # Allocated as tuple's own allocator does (PyObject_GC_NewVar: a GC object not tracked
-    # yet, its items unset): its fields are str and int, no cycle, so it is left out of
-    # the collector's passes (PyType_GenericAlloc zeroes, tracks, and is then untracked:
-    # a fifth of a row).  code, severity and message are borrowed: each gets a reference
-    # of its own from the row.
-    cdef object start_ = <object>long_from(start)
-    Py_DECREF(start_)  # long_from's reference now belongs to start_
-    cdef object end_ = <object>long_from(end)
-    Py_DECREF(end_)
-    cdef object row = <object>gc_new_var(cls, 5)
-    Py_DECREF(row)  # the allocation's reference now belongs to `row`
-    cdef PyObject* cell = <PyObject*>row
-    incref_ptr(code)  # PyTuple_SET_ITEM steals a reference
-    set_item_ptr(cell, 0, code)
-    incref_ptr(severity)
-    set_item_ptr(cell, 1, severity)
-    incref_ptr(message)
-    set_item_ptr(cell, 2, message)
-    Py_INCREF(start_)
-    set_item_ptr(cell, 3, <PyObject*>start_)
-    Py_INCREF(end_)
-    set_item_ptr(cell, 4, <PyObject*>end_)
+@cython.final
+@cython.no_gc  # its fields are str and int: it can hold no cycle
+cdef class Diagnostic:
+    """One finding of `citemark.validate`: a stable `code`, its `severity`, a message, and
+    where it is (`start`, `end`, code points).  The twin's `Diagnostic`, as a C struct:
+    validate makes one per stray character, and this is one allocation of 56 bytes where a
+    named tuple with two ints is three of 144."""
+
+    cdef readonly str code
+    cdef readonly str severity
+    cdef readonly str message
+    cdef readonly Py_ssize_t start
+    cdef readonly Py_ssize_t end
+
+    __match_args__ = ("code", "severity", "message", "start", "end")
+
+    def __init__(self, code, severity, message, start, end):
+        for name, value in (("code", code), ("severity", severity), ("message", message)):
+            if type(value) is not str:
+                raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+        self.code = code
+        self.severity = severity
+        self.message = message
+        self.start = as_place(start, "start")
+        self.end = as_place(end, "end")
+
+    def _fields(self):
+        return self.code, self.severity, self.message, self.start, self.end
+
+    def __eq__(self, other):
+        if type(other) is not Diagnostic:
+            return NotImplemented
+        return self._fields() == (<Diagnostic>other)._fields()
+
+    def __ne__(self, other):
+        if type(other) is not Diagnostic:
+            return NotImplemented
+        return self._fields() != (<Diagnostic>other)._fields()
+
+    def __hash__(self):
+        return hash(self._fields())
+
+    def __repr__(self):
+        return (
+            f"Diagnostic(code={self.code!r}, severity={self.severity!r}, "
+            f"message={self.message!r}, start={self.start}, end={self.end})"
+        )
+
+    def __reduce__(self):
+        return Diagnostic, self._fields()
+
+    def to_json(self):
+        """The fields as a dict (what `citemark lint --json` writes)."""
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "start": self.start,
+            "end": self.end,
+        }
+
+
+cdef Py_ssize_t as_place(object value, str name) except? -1:
+    # The twin's _place: an int (or what has __index__) that a Py_ssize_t holds.
+    try:
+        value = PyNumber_Index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}") from None
+    if not -(2**63) <= value < 2**63:
+        raise OverflowError(f"{name} is too large for a place: {value}")
+    return value
+
+
+cdef inline Diagnostic new_diagnostic(PyObject* code, PyObject* severity, PyObject* message,
+                                      Py_ssize_t start, Py_ssize_t end):
+    # A Diagnostic from fields the caller checked (str) and holds (borrowed here: the row
+    # takes a reference of its own to each), without __init__'s checks.
+    cdef Diagnostic row = Diagnostic.__new__(Diagnostic)
+    row.code = <str>code
+    row.severity = <str>severity
+    row.message = <str>message
+    row.start = start
+    row.end = end
     return row
 
 
@@ -1246,14 +1281,13 @@ cdef inline bint wide_space(Py_UCS4 unit) noexcept nogil:
     return unit <= 0xA0 or unit == 0x1680 or 0x2000 <= unit <= 0x205F or unit == 0x3000
 
 
-def stray_findings(str text not None, consumed, start_char, stop_char, delimiter, make, rows,
-                   found, starts, ends):
+def stray_findings(str text not None, consumed, start_char, stop_char, delimiter, rows, found,
+                   starts, ends):
     if type(consumed) is not list:
         raise TypeError(f"consumed must be a list, not {type(consumed).__name__}")
     cdef Py_UCS4 start_unit = as_char(start_char, "start_char")
     cdef Py_UCS4 stop_unit = as_char(stop_char, "stop_char")
     cdef Py_UCS4 delimiter_unit = as_char(delimiter, "delimiter")
-    check_row_type(make)
     if type(rows) is not tuple or len(<tuple>rows) != 4:
         raise TypeError("rows must be a tuple of 4 (code, severity, one, many) tuples")
     for row in <tuple>rows:
@@ -1267,7 +1301,6 @@ def stray_findings(str text not None, consumed, start_char, stop_char, delimiter
     cdef _Sink sink = _Sink()
     sink.use_chars(start_unit, stop_unit)
     sink.diagnose = True
-    sink.make = <PyTypeObject*>make
     sink.use_rows(rows)
     sink.found = found
     sink.starts = starts
@@ -1307,15 +1340,6 @@ cdef int held_in(int kind, const void* data, Py_ssize_t first, Py_ssize_t last,
     if next_of(kind, data, delimiter_unit, first, last) < last:
         bits |= 4
     return bits
-
-
-cdef int check_row_type(object make) except -1:
-    # A tuple subclass of tuple's own size and no __dict__: filled in place by new_row.
-    if type(make) is not type or not PyType_IsSubtype(<PyTypeObject*>make, &PyTuple_Type) or \
-            (<PyTypeObject*>make).tp_basicsize != PyTuple_Type.tp_basicsize or \
-            (<PyTypeObject*>make).tp_dictoffset != 0:
-        raise TypeError("make must be a tuple subclass without instance attributes")
-    return 0
 
 
 def next_outside(str text not None, str needle not None, at, starts, ends, wall):
@@ -1433,8 +1457,8 @@ cdef inline bint starts_at(const text_t* data, Py_ssize_t at, Py_ssize_t size,
 # -- validate's order --------------------------------------------------------------------------
 
 cdef struct Keyed:
-    long long start
-    long long end
+    Py_ssize_t start
+    Py_ssize_t end
     PyObject* code  # borrowed: the caller holds the row
     Py_ssize_t index
 
@@ -1448,26 +1472,14 @@ cdef inline int before(Keyed* a, Keyed* b) except -1:
     return PyUnicode_Compare(<object>b.code, <object>a.code) < 0
 
 
-cdef extern from "Python.h":
-    # The borrowed forms, for the keys read from each row (no reference counted temporaries).
-    PyObject* row_item "PyTuple_GET_ITEM"(object row, Py_ssize_t index)
-    PyTypeObject* type_of "Py_TYPE"(PyObject* value)
-    long long long_value "PyLong_AsLongLong"(PyObject* value) except? -1
-    PyTypeObject PyUnicode_Type
-    PyTypeObject PyLong_Type
-
-
 cdef inline int keyed(object row, Py_ssize_t index, Keyed* key) except -1:
     # The key of `row`, found at `index`, checked; its code borrowed: the caller holds the
-    # row (a tuple: its items stay) while the key is used.
-    if not isinstance(row, tuple) or len(<tuple>row) != 5 or \
-            type_of(row_item(row, 0)) != &PyUnicode_Type or \
-            type_of(row_item(row, 3)) != &PyLong_Type or \
-            type_of(row_item(row, 4)) != &PyLong_Type:
-        raise TypeError("found must hold (code, severity, message, start, end) rows")
-    key.start = long_value(row_item(row, 3))
-    key.end = long_value(row_item(row, 4))
-    key.code = row_item(row, 0)
+    # row (its fields are read-only) while the key is used.
+    if type(row) is not Diagnostic:
+        raise TypeError(f"found must hold Diagnostic rows, not {type(row).__name__}")
+    key.start = (<Diagnostic>row).start
+    key.end = (<Diagnostic>row).end
+    key.code = <PyObject*>(<Diagnostic>row).code
     key.index = index
     return 0
 
@@ -2272,14 +2284,13 @@ def punctuated(str text not None, starts, ends, marks):
     return found
 
 
-def located_rows(citations, located, compute, make, found):
+def located_rows(citations, located, compute, found):
     if type(citations) is not list:
         raise TypeError(f"citations must be a list, not {type(citations).__name__}")
     if type(located) is not dict:
         raise TypeError(f"located must be a dict, not {type(located).__name__}")
     if not callable(compute):
         raise TypeError(f"compute must be callable, not {type(compute).__name__}")
-    check_row_type(make)
     if type(found) is not list:
         raise TypeError(f"found must be a list, not {type(found).__name__}")
     cdef list out = found
@@ -2309,8 +2320,8 @@ def located_rows(citations, located, compute, make, found):
                     type((<tuple>entry)[2]) is not str:
                 raise TypeError("compute must give a list of (code, severity, message) rows")
             row = <tuple>entry
-            out.append(new_row(<PyTypeObject*>make, <PyObject*>row[0], <PyObject*>row[1],
-                               <PyObject*>row[2], start, end))
+            out.append(new_diagnostic(<PyObject*>row[0], <PyObject*>row[1], <PyObject*>row[2],
+                                      start, end))
 
 
 def covered(starts, ends, wall_starts, wall_ends):
@@ -2570,12 +2581,11 @@ def kept_bounds(rows, kept):
     return found
 
 
-def code_rows(starts, ends, wall_starts, wall_ends, fenced, make, row, found):
+def code_rows(starts, ends, wall_starts, wall_ends, fenced, row, found):
     # Which citations are within code: covered's merge (its arguments checked there).
     cdef list inside = covered(starts, ends, wall_starts, wall_ends)
     if type(fenced) is not list:
         raise TypeError(f"fenced must be a list, not {type(fenced).__name__}")
-    check_row_type(make)
     if type(row) is not tuple or len(<tuple>row) != 3 or \
             not all(type(item) is str for item in <tuple>row):
         raise TypeError("row must be a (code, severity, message) tuple")
@@ -2602,9 +2612,9 @@ def code_rows(starts, ends, wall_starts, wall_ends, fenced, make, row, found):
         if fence_first <= index < fence_stop:  # reported on the fence line, and nothing else
             kept.append(False)
         elif inside[index] is True:
-            out.append(new_row(<PyTypeObject*>make, <PyObject*>fields[0], <PyObject*>fields[1],
-                               <PyObject*>fields[2], as_index(firsts[index], "starts"),
-                               as_index(lasts[index], "ends")))
+            out.append(new_diagnostic(<PyObject*>fields[0], <PyObject*>fields[1],
+                                      <PyObject*>fields[2], as_index(firsts[index], "starts"),
+                                      as_index(lasts[index], "ends")))
             kept.append(False)
         else:
             kept.append(True)

@@ -20,9 +20,9 @@ calls them lives once, in `_commonmark`.
   diagnostics in one place.
 - `held_gaps(text, consumed, start_char, stop_char, delimiter)`: the gaps between the
   consumed markers that hold a marker character, and which.
-- `stray_findings(text, consumed, start_char, stop_char, delimiter, make, rows, found,
-  starts, ends)`: `strays` over every gap `held_gaps` finds, as validate's diagnostics,
-  with the walls (starts, ends) its id checks skip.
+- `stray_findings(text, consumed, start_char, stop_char, delimiter, rows, found, starts,
+  ends)`: `strays` over every gap `held_gaps` finds, as validate's diagnostics, with the
+  walls (starts, ends) its id checks skip.
 - `next_outside(text, needle, at, starts, ends, wall)`: the next needle outside every wall.
 - `code_walls(text)`: the whole code scan (here `_commonmark.CodeScanner` fed the lines);
   `code_spans(text)`: its walls as two arrays, starts and ends.
@@ -30,6 +30,7 @@ calls them lives once, in `_commonmark`.
 - validate's per-citation checks (one pass each in the kernel, where a Python step per
   citation cost most of validate's time): `order`, `cited_lines`, `covered`, `punctuated`,
   `located_rows`.
+- `Diagnostic`: validate's finding, the rows the functions above make.
 
 Linear: `runs` reads each character once (a backslash count stops at the previous run's
 end), and `pair` reads each run at most twice.
@@ -41,10 +42,10 @@ import re
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
-from functools import partial
-from itertools import accumulate, compress, repeat
-from operator import add, gt, is_, itemgetter, le, sub
-from typing import Any
+from itertools import accumulate, compress, repeat, starmap
+from operator import add, attrgetter, gt, is_, itemgetter, le, sub
+from operator import index as as_index
+from typing import Any, Literal
 
 from ._grammar import LINE_BREAK_RE
 from ._spans import without
@@ -53,7 +54,7 @@ __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "
 __all__ += ["code_walls", "held_gaps", "line_spans"]
 __all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "next_outside", "strays"]
 __all__ += ["BLANKS", "cited_lines", "located_rows", "order", "punctuated", "stray_findings"]
-__all__ += ["code_spans", "covered"]
+__all__ += ["Diagnostic", "Severity", "code_spans", "covered"]
 
 RUNS_TYPECODE = "q"
 """The typecode of the runs arrays (the kernel checks its arguments against it)."""
@@ -68,10 +69,107 @@ LINE_BREAKS = LINE_BREAK_RE.pattern
 
 _BACKTICKS = re.compile(r"`+")
 # validate's order of its findings: by place, then code (see `order`).
-_ORDER = itemgetter(3, 4, 0)
+_ORDER = attrgetter("start", "end", "code")
 BLANKS = " \t"
 """What validate takes for blanks between a citation and what follows it."""
 _NOT_BLANK = re.compile(f"[^{BLANKS}]").search
+
+
+Severity = Literal["error", "warning"]
+
+
+class Diagnostic:
+    """One finding of `citemark.validate`: a stable `code`, its `severity`, a message, and
+    where it is (`start`, `end`, code points).
+
+    A value, as a frozen dataclass: its fields read-only, equal to a Diagnostic with equal
+    fields (and to nothing else), hashed on its fields, not ordered, pickled and shown by
+    its fields.  Its own small type rather than a tuple: validate makes one per stray
+    character, and the kernel's twin of this class costs one allocation of 56 bytes, where
+    a named tuple with two ints costs three (144 bytes) and, freed again, about four times
+    as long (measured on 52,632 rows)."""
+
+    __slots__ = ("code", "end", "message", "severity", "start")
+    __match_args__ = ("code", "severity", "message", "start", "end")
+
+    code: str
+    severity: Severity
+    message: str
+    start: int
+    end: int
+
+    def __init__(self, code: str, severity: Severity, message: str, start: int, end: int) -> None:
+        # The usual fields let through by two tests (the rows of thousands of findings).
+        if not type(code) is type(severity) is type(message) is str:
+            for name, value in (("code", code), ("severity", severity), ("message", message)):
+                if type(value) is not str:
+                    raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+        if not (type(start) is type(end) is int and _LOWEST <= start <= end < _BEYOND):
+            start, end = _place(start, "start"), _place(end, "end")
+        _set_field(self, "code", code)
+        _set_field(self, "severity", severity)
+        _set_field(self, "message", message)
+        _set_field(self, "start", start)
+        _set_field(self, "end", end)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"Diagnostic is read-only: {name!r} cannot be set")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"Diagnostic is read-only: {name!r} cannot be deleted")
+
+    def _fields(self) -> tuple[str, str, str, int, int]:
+        return self.code, self.severity, self.message, self.start, self.end
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __ne__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        return self._fields() != other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __repr__(self) -> str:
+        return (
+            f"Diagnostic(code={self.code!r}, severity={self.severity!r}, "
+            f"message={self.message!r}, start={self.start}, end={self.end})"
+        )
+
+    def __reduce__(self) -> tuple[type[Diagnostic], tuple[str, str, str, int, int]]:
+        return type(self), self._fields()
+
+    def to_json(self) -> dict[str, Any]:
+        """The fields as a dict (what `citemark lint --json` writes)."""
+        return {
+            "code": self.code,
+            "severity": self.severity,
+            "message": self.message,
+            "start": self.start,
+            "end": self.end,
+        }
+
+
+# The places the kernel's Py_ssize_t fields hold: [_LOWEST, _BEYOND).
+_LOWEST, _BEYOND = -(2**63), 2**63
+_set_field = object.__setattr__
+
+
+def _place(value: object, name: str) -> int:
+    """A place as the kernel's Py_ssize_t field takes it: an int (or what has __index__)
+    within the range of a signed 64-bit integer."""
+    try:
+        place = as_index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}") from None
+    if not _LOWEST <= place < _BEYOND:
+        raise OverflowError(f"{name} is too large for a place: {place}")
+    return place
+
 
 FEW_RUNS = 8
 """Up to this many runs a paragraph's runs are paired by direct look-up (at most its square
@@ -300,15 +398,14 @@ def stray_findings(
     start_char: str,
     stop_char: str,
     delimiter: str,
-    make: type[tuple[Any, ...]],
-    rows: tuple[tuple[str, str, str, str], ...],
-    found: list[Any],
+    rows: tuple[tuple[str, Severity, str, str], ...],
+    found: list[Diagnostic],
     starts: array[int],
     ends: array[int],
 ) -> list[int]:
     """validate's stray marker characters as diagnostics: `strays` over every gap that
-    `held_gaps` finds, each raw finding of kind k made a row of the tuple subclass `make`,
-    (code, severity, message, start, end), from `rows[k]` = (code, severity, message for
+    `held_gaps` finds, each raw finding of kind k made a `Diagnostic` (code, severity,
+    message, start, end) from `rows[k]` = (code, severity, message for
     one character, format of the message for a run of them, given its length), and
     appended to `found`.  Appends to
     `starts`/`ends` the walls the id checks skip, in order: every consumed marker and every
@@ -329,7 +426,7 @@ def stray_findings(
         if kind == REFUSED:
             refused.append(len(found))
         message = one if kind == REFUSED or end - start == 1 else many.format(end - start)
-        found.append(tuple.__new__(make, (code, severity, message, start, end)))
+        found.append(Diagnostic(code, severity, message, start, end))
     # The walls in order, sorted in C (no Python step per marker): the foreign spans lie
     # between the consumed markers, so that the order is the kernel's.
     walls = sorted([*map(itemgetter(0, 1), consumed), *foreign])
@@ -338,11 +435,16 @@ def stray_findings(
     return refused
 
 
-def order(found: list[Any]) -> list[Any]:
-    """validate's rows `(code, severity, message, start, end)` put in order, in place, by
+def order(found: list[Diagnostic]) -> list[Diagnostic]:
+    """validate's `Diagnostic`s put in order, in place, by
     (start, end, code); rows that tie keep the order they were found in.  Returns `found`
     (validate owns its list: a copy of thousands of rows would cost more than the check
     that they are in order already)."""
+    if type(found) is not list:
+        raise TypeError(f"found must be a list, not {type(found).__name__}")
+    for row in found:
+        if type(row) is not Diagnostic:
+            raise TypeError(f"found must hold Diagnostic rows, not {type(row).__name__}")
     found.sort(key=_ORDER)
     return found
 
@@ -532,13 +634,12 @@ def punctuated(
 
 def located_rows(
     citations: list[Any],
-    located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]],
-    compute: Callable[[tuple[str, ...], str | None], list[tuple[str, str, str]]],
-    make: type[tuple[Any, ...]],
-    found: list[Any],
+    located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, Severity, str]]],
+    compute: Callable[[tuple[str, ...], str | None], list[tuple[str, Severity, str]]],
+    found: list[Diagnostic],
 ) -> None:
     """Append to `found`, for each citation (a tuple: ids at 1, locator at 2, start and end
-    at 3 and 4), a row of `make` for each (code, severity, message) that `located` gives its
+    at 3 and 4), a `Diagnostic` for each (code, severity, message) that `located` gives its
     (ids, locator): (code, severity, message, start, end).  A pair not in `located` yet is
     worked out by `compute(ids, locator)` and kept there."""
     append = found.append
@@ -550,7 +651,7 @@ def located_rows(
         if rows:
             start, end = citation[3], citation[4]
             for code, severity, message in rows:
-                append(tuple.__new__(make, (code, severity, message, start, end)))
+                append(Diagnostic(code, severity, message, start, end))
 
 
 def covered(
@@ -675,14 +776,13 @@ def code_rows(
     wall_starts: array[int],
     wall_ends: array[int],
     fenced: list[tuple[int, int, bool]],
-    make: type[tuple[Any, ...]],
-    row: tuple[str, str, str],
-    found: list[Any],
+    row: tuple[str, Severity, str],
+    found: list[Diagnostic],
 ) -> list[bool]:
     """Which citations (`starts[i]`..`ends[i]`, the starts ascending) to check further: those
     neither within code (`covered` by the walls) nor on a fence line (first..stop-1 of each
     of `fence_cited`'s rows, ascending).  For each citation within code (and not on a fence
-    line), a row of `make` is appended to `found`: `row` (code, severity, message), start,
+    line), a `Diagnostic` is appended to `found`: `row` (code, severity, message), start,
     end."""
     in_code: list[bool | None] = []
     in_code += covered(starts, ends, wall_starts, wall_ends)
@@ -693,7 +793,7 @@ def code_rows(
         in_code[first:stop] = repeat(None, stop - first)
         done = stop
     spans = compress(zip(starts, ends, strict=True), in_code)
-    found += map(partial(tuple.__new__, make), map(add, repeat(row), spans))
+    found += starmap(Diagnostic, map(add, repeat(row), spans))
     return list(map(is_, in_code, repeat(False)))
 
 

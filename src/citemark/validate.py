@@ -69,12 +69,13 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from functools import lru_cache, partial
-from itertools import chain, compress, repeat
+from functools import lru_cache
+from itertools import chain, compress, repeat, starmap
 from operator import add, attrgetter, itemgetter, not_
-from typing import Any, Literal, NamedTuple
+from typing import Any
 
 from ._commonmark import (
+    Diagnostic,
     cited_lines,
     code_rows,
     code_spans,
@@ -87,7 +88,7 @@ from ._commonmark import (
     punctuated,
     stray_findings,
 )
-from ._commonmark_py import REFUSED, STRAY_DELIMITER, STRAY_STOP, UNTERMINATED
+from ._commonmark_py import REFUSED, STRAY_DELIMITER, STRAY_STOP, UNTERMINATED, Severity
 from ._grammar import (
     DEFAULT_FAMILY,
     FAMILY_WORD_RE,
@@ -111,8 +112,6 @@ from .prompt import STYLES, PromptStyle
 from .sources import Line, Registry, Source
 
 __all__ = ["CODES", "Diagnostic", "Resolved", "Target", "parse_locator", "resolve", "validate"]
-
-Severity = Literal["error", "warning"]
 
 CODES: dict[str, Severity] = {
     "unknown-source": "error",
@@ -140,62 +139,6 @@ _PUNCTUATION = ".,;:!?…。，、；：！？"
 _TURN_ID = TURN_ID_RE.pattern
 
 
-class Diagnostic(NamedTuple):
-    """One finding: a stable `code`, its `severity`, a message, and where (code points).
-
-    A named tuple, not a dataclass: validate builds one per stray character, and a tuple is
-    built in C (a frozen dataclass cost about 1 us each, most of validate's time).  It keeps
-    a frozen dataclass's manners: equal only to another Diagnostic, not ordered, hashed on
-    its fields."""
-
-    code: str
-    severity: Severity
-    message: str
-    start: int
-    end: int
-
-    # A plain tuple would answer for itself (tuple == tuple): say False for it here.
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return tuple.__eq__(self, other)
-        return False if isinstance(other, tuple) else NotImplemented
-
-    def __ne__(self, other: object) -> bool:
-        if other.__class__ is self.__class__:
-            return tuple.__ne__(self, other)
-        return True if isinstance(other, tuple) else NotImplemented
-
-    def __hash__(self) -> int:
-        return tuple.__hash__(self)
-
-    # Not ordered, as a dataclass without order=True: sort by the fields you mean.
-    def __lt__(self, other: object) -> bool:
-        return NotImplemented
-
-    def __le__(self, other: object) -> bool:
-        return NotImplemented
-
-    def __gt__(self, other: object) -> bool:
-        return NotImplemented
-
-    def __ge__(self, other: object) -> bool:
-        return NotImplemented
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "code": self.code,
-            "severity": self.severity,
-            "message": self.message,
-            "start": self.start,
-            "end": self.end,
-        }
-
-
-# Builds a Diagnostic from a (code, severity, message, start, end) tuple in C, without the
-# Python-level __new__ of a named tuple.
-_new = partial(tuple.__new__, Diagnostic)
-# validate's order: by place, then code; ties keep the order they were found in.
-_ORDER = itemgetter(3, 4, 0)
 # The diagnostic row of a citation in code, but for its place (made once: answers with code
 # samples hold many).
 _IN_CODE = (
@@ -215,7 +158,7 @@ _SOURCE_IDS = attrgetter("source_ids")
 _THIRD = itemgetter(2)
 # The diagnostic rows of `stray_findings`'s kinds: code, severity, the message for one
 # character, and the format of the message for a run of them (given its length).
-_STRAY_ROWS: tuple[tuple[str, str, str, str], ...] = tuple(
+_STRAY_ROWS: tuple[tuple[str, Severity, str, str], ...] = tuple(
     row
     for _, row in sorted(
         {
@@ -369,11 +312,11 @@ class _Check:
         self.bare: list[tuple[int, int, int, int]] = []
         self.unsure: list[tuple[int, int, int, int, int]] = []
         # (ids, locator) -> the (code, severity, message) of each finding they give
-        self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]]
+        self.located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, Severity, str]]]
         self.located = {}
 
     def add(self, code: str, start: int, end: int, message: str) -> None:
-        self.found.append(_new((code, CODES[code], message, start, end)))
+        self.found.append(Diagnostic(code, CODES[code], message, start, end))
 
     def run(self) -> list[Diagnostic]:
         walls = self.markers()
@@ -441,14 +384,14 @@ class _Check:
             parser.start,
             parser.stop,
             parser.delimiter,
-            Diagnostic,
             _STRAY_ROWS,
             found,
             *walls,
         )
         for index in refused:
-            start, end = found[index].start, found[index].end
-            found[index] = found[index]._replace(message=self.refused(start, end))
+            row = found[index]
+            message = self.refused(row.start, row.end)
+            found[index] = Diagnostic(row.code, row.severity, message, row.start, row.end)
         # How many findings there are when they are the kernel's alone (its rows come in
         # order of place: `run` sorts nothing if no other is added); -1 when there are others.
         self.strays_only = -1 if before else len(found)
@@ -470,11 +413,11 @@ class _Check:
         nothing else: worked out once for each distinct pair (an answer cites the same few
         sources again and again), as diagnostic rows without their place, which the kernel
         places at each citation."""
-        located_rows(self.citations, self.located, self.rows_of, Diagnostic, self.found)
+        located_rows(self.citations, self.located, self.rows_of, self.found)
 
     def rows_of(
         self, source_ids: tuple[str, ...], locator: str | None
-    ) -> list[tuple[str, str, str]]:
+    ) -> list[tuple[str, Severity, str]]:
         """The diagnostic rows, without their place, of a citation of these ids and locator."""
         return [
             (code, CODES[code], message) for code, message in self.locating(source_ids, locator)
@@ -571,7 +514,7 @@ class _Check:
     ) -> None:
         citations, starts, ends = self.citations, self.starts, self.ends
         # Outside code and fence lines; those in code reported by the kernel.
-        kept = code_rows(starts, ends, *code, fence_rows, Diagnostic, _IN_CODE, self.found)
+        kept = code_rows(starts, ends, *code, fence_rows, _IN_CODE, self.found)
         outside = list(compress(citations, kept))
         # Emphasis needs a `*` or `_` run: without one (or without a citation to check)
         # the CommonMark pass would find nothing.
@@ -610,8 +553,8 @@ class _Check:
         whatever its bullet; the others are read here.  The first and last citation kept on
         each line are found by the kernel (a Python step per line cost most of this)."""
         text, consumed, starts, ends = self.text, self.consumed, self.starts, self.ends
-        self.found += map(
-            _new,
+        self.found += starmap(
+            Diagnostic,
             map(
                 add,
                 repeat(_ALONE),
@@ -636,7 +579,7 @@ class _Check:
             rest = without(text, line_start, line_end, consumed)
             rest = rest[LIST_OR_QUOTE.match(rest).end() :]  # type: ignore[union-attr]
             if _filler(rest):
-                self.found.append(_new((*_ALONE, starts[first], ends[last])))
+                self.found.append(Diagnostic(*_ALONE, starts[first], ends[last]))
 
     def grouped(self, citations: list[CitationSpan]) -> None:
         if not citations:
