@@ -287,3 +287,18 @@ def test_validate_and_code_scans_do_not_leak() -> None:
             _commonmark.code_walls(text)
 
     assert_no_leak(call)
+
+    # The rows themselves: made, compared, hashed, shown, pickled and sorted, and refused.
+    row = _commonmark.Diagnostic
+    made = row("stray-stop", "error", "a STOP", 1, 2)
+
+    def rows() -> None:
+        other = row("stray-stop", "error", "a STOP", 3, 4)
+        _ = made == other, made != other, hash(other), repr(other), other.to_json()
+        _ = other.__reduce__(), made == (1,)
+        _commonmark.order([other, made, row("a", "warning", "m", 1, 2)])
+
+    assert_no_leak(rows)
+    assert_no_leak(raising(row, "c", "error", 1, 1, 2))
+    assert_no_leak(raising(row, "c", "error", "m", 1.0, 2))
+    assert_no_leak(raising(_commonmark.order, [made, made, ("c", "error", "m", 0, 1)]))
