@@ -294,6 +294,141 @@ cdef extern from *:
     CITEMARK_RUNS_AVX2(citemark_runs_ucs2_avx2, Py_UCS2, citemark_ticks_ucs2)
     #endif
 
+    /* _Pairing's online state, for the fused scan below: the held runs (the opener first,
+     * `used` entries of `room`, none without an opener), the length that closes the opener,
+     * and the walls' arrays (`walls` of `wall_room` written).  pos: where the scan is; open:
+     * the start of a run open across a vector boundary (-1: none). */
+    typedef struct {
+        long long *held;
+        Py_ssize_t used, room;
+        long long want;
+        long long *wall_starts, *wall_ends;
+        Py_ssize_t walls, wall_room;
+        Py_ssize_t pos, open;
+    } citemark_online;
+
+    /* The room a vector may need: at most 16 run ends in 32 units (an end follows a
+     * backtick that is no end), and the run left open where the vectors end. */
+    #define CITEMARK_VECTOR_RUNS 17
+
+    /* runs_into and _Pairing.pair_chunk in one pass, 32 units a step on the AVX2 path: each
+     * run is paired as it is read off the bits (the twin's rule, as pair_chunk applies it),
+     * none written to a buffer and read again.  Returns 1 when the held runs or the walls
+     * lack the room of a vector (the caller grows them and calls again: the state is in
+     * st), else 0 with st->pos where the whole vectors before hi end (a run open there read
+     * to its end); 0 and st->pos unchanged without the path.  Reads: whole vectors before
+     * hi, and the backslashes before a run back to lo. */
+    #if defined(CM_AVX2)
+    #define CITEMARK_PAIR_AVX2(NAME, UNIT, TICKS)                                            \
+    __attribute__((target("avx2"))) static int                                              \
+    NAME(const UNIT *d, Py_ssize_t lo, Py_ssize_t hi, long long offset, citemark_online *st) { \
+        Py_ssize_t i = st->pos, start = st->open, escapes, end, used = st->used;            \
+        Py_ssize_t walls = st->walls, room = st->room - 3 * CITEMARK_VECTOR_RUNS;           \
+        Py_ssize_t wall_room = st->wall_room - CITEMARK_VECTOR_RUNS;                        \
+        long long *held = st->held, want = st->want, length;                               \
+        /* (locals: the stores to held may alias st, as far as the compiler knows) */       \
+        long long *wall_starts = st->wall_starts, *wall_ends = st->wall_ends;               \
+        unsigned int mask, before, starts, ends;                                            \
+        int full = 0;                                                                       \
+        while (hi - i >= 32) {                                                              \
+            if (used > room || walls > wall_room) {                                         \
+                full = 1;                                                                   \
+                break;                                                                      \
+            }                                                                               \
+            mask = TICKS(d + i);                                                            \
+            before = (mask << 1) | (start >= 0); /* bit k: unit k - 1 is a backtick */      \
+            starts = mask & ~before;                                                        \
+            ends = ~mask & before;                                                          \
+            while (ends) {                                                                  \
+                if (start < 0) { /* (starts is not empty: an end follows a start) */        \
+                    start = i + cm_ctz(starts);                                             \
+                    starts &= starts - 1;                                                   \
+                }                                                                           \
+                end = i + cm_ctz(ends);                                                     \
+                ends &= ends - 1;                                                           \
+                escapes = 0;                                                                \
+                while (start - escapes > lo && d[start - escapes - 1] == 0x5C) escapes++;   \
+                CITEMARK_PAIR_RUN(start, end, escapes % 2)                                  \
+                start = -1;                                                                 \
+            }                                                                               \
+            if (starts) start = i + cm_ctz(starts); /* open past the vector */             \
+            i += 32;                                                                        \
+        }                                                                                   \
+        /* A run open where the whole vectors end is read on from there (with the room of  \
+         * a vector, as a vector's runs). */                                                \
+        if (!full && start >= 0) {                                                          \
+            if (used > room || walls > wall_room) {                                         \
+                full = 1;                                                                   \
+            } else {                                                                        \
+                while (i < hi && d[i] == 0x60) i++;                                         \
+                escapes = 0;                                                                \
+                while (start - escapes > lo && d[start - escapes - 1] == 0x5C) escapes++;   \
+                CITEMARK_PAIR_RUN(start, i, escapes % 2)                                    \
+                start = -1;                                                                 \
+            }                                                                               \
+        }                                                                                   \
+        st->pos = i;                                                                        \
+        st->open = start;                                                                   \
+        st->used = used;                                                                    \
+        st->want = want;                                                                    \
+        st->walls = walls;                                                                  \
+        return full;                                                                        \
+    }
+    /* One run [START, END) (ESCAPED 0 or 1) through the pairing: without an opener held
+     * (used 0) it opens one if it is not empty once its escape is dropped; else it closes
+     * the opener if it is as long as wanted (a wall from the opener, escape dropped, to its
+     * end; nothing held then), or is held after it.  used <= room + 3 * (the runs before it
+     * in this vector) < st->room, and walls likewise below st->wall_room: inside both. */
+    #define CITEMARK_PAIR_RUN(START, END, ESCAPED)                                          \
+        if (used == 0) {                                                                    \
+            length = (END) - (START) - (ESCAPED);                                           \
+            if (length > 0) {                                                               \
+                want = length;                                                              \
+                held[0] = offset + (START);                                                 \
+                held[1] = offset + (END);                                                   \
+                held[2] = (ESCAPED);                                                        \
+                used = 3;                                                                   \
+            }                                                                               \
+        } else if ((END) - (START) == want) {                                               \
+            wall_starts[walls] = held[0] + held[2];                                         \
+            wall_ends[walls] = offset + (END);                                              \
+            walls++;                                                                        \
+            used = 0;                                                                       \
+        } else {                                                                            \
+            held[used] = offset + (START);                                                  \
+            held[used + 1] = offset + (END);                                                \
+            held[used + 2] = (ESCAPED);                                                     \
+            used += 3;                                                                      \
+        }
+    CITEMARK_PAIR_AVX2(citemark_pair_ucs1_avx2, Py_UCS1, citemark_ticks_ucs1)
+    CITEMARK_PAIR_AVX2(citemark_pair_ucs2_avx2, Py_UCS2, citemark_ticks_ucs2)
+    #endif
+
+    /* Whether the fused scan runs (the AVX2 path). */
+    static inline int citemark_pairs_vectors(void) {
+    #if defined(CM_AVX2)
+        return cm_level == CM_WIDE_VECTOR;
+    #else
+        return 0;
+    #endif
+    }
+    static inline int
+    citemark_pair_ucs1(const Py_UCS1 *d, Py_ssize_t lo, Py_ssize_t hi, long long offset,
+                       citemark_online *st) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR) return citemark_pair_ucs1_avx2(d, lo, hi, offset, st);
+    #endif
+        return 0;
+    }
+    static inline int
+    citemark_pair_ucs2(const Py_UCS2 *d, Py_ssize_t lo, Py_ssize_t hi, long long offset,
+                       citemark_online *st) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR) return citemark_pair_ucs2_avx2(d, lo, hi, offset, st);
+    #endif
+        return 0;
+    }
+
     static inline Py_ssize_t
     citemark_runs_ucs1(const Py_UCS1 *d, Py_ssize_t lo, Py_ssize_t *pos, Py_ssize_t hi,
                        long long offset, long long *out, Py_ssize_t room) {
@@ -377,6 +512,22 @@ cdef extern from *:
     Py_ssize_t vector_runs_ucs2 "citemark_runs_ucs2"(
         const Py_UCS2* data, Py_ssize_t lo, Py_ssize_t* pos, Py_ssize_t hi,
         long long offset, long long* out, Py_ssize_t room) noexcept nogil
+    ctypedef struct citemark_online:
+        long long* held
+        Py_ssize_t used, room
+        long long want
+        long long* wall_starts
+        long long* wall_ends
+        Py_ssize_t walls, wall_room
+        Py_ssize_t pos, open
+    enum: VECTOR_RUNS "CITEMARK_VECTOR_RUNS"
+    bint pairs_vectors "citemark_pairs_vectors"() noexcept nogil
+    int pair_vectors_ucs1 "citemark_pair_ucs1"(
+        const Py_UCS1* data, Py_ssize_t lo, Py_ssize_t hi, long long offset,
+        citemark_online* state) noexcept nogil
+    int pair_vectors_ucs2 "citemark_pair_ucs2"(
+        const Py_UCS2* data, Py_ssize_t lo, Py_ssize_t hi, long long offset,
+        citemark_online* state) noexcept nogil
     Py_ssize_t word_candidate_ucs2 "citemark_word_candidate_ucs2"(
         const Py_UCS2* data, Py_ssize_t pos, Py_ssize_t size, Py_UCS4 start_unit,
         Py_UCS4 stop_unit) noexcept nogil
@@ -657,6 +808,9 @@ cdef class _Pairing:
         # index: checked by the callers), found a chunk at a time and handed on.
         cdef long long chunk[3 * CHUNK_RUNS]
         cdef Py_ssize_t pos = lo, count
+        if self.online and self.walls.out is None and (kind == 1 or kind == 2) and \
+                hi - lo >= 32 and pairs_vectors():
+            pos = self.pair_vectors(kind, data, lo, hi, offset)  # the rest below
         while pos < hi:
             if kind == 1:
                 count = runs_into(<const Py_UCS1*>data, lo, &pos, hi, offset, chunk, CHUNK_RUNS)
@@ -694,17 +848,53 @@ cdef class _Pairing:
             self.hold(waiting, count - (waiting - chunk) // 3)
         return 0
 
-    cdef int hold(self, const long long* runs, Py_ssize_t count) except -1:
+    cdef Py_ssize_t pair_vectors(self, int kind, const void* data, Py_ssize_t lo,
+                                 Py_ssize_t hi, Py_ssize_t offset) except -1:
+        # take's runs in the whole vectors of text[lo:hi] (kind 1 or 2, the walls in arrays,
+        # the AVX2 path), paired as they are read (citemark_pair_ucs1): where they end.
+        cdef citemark_online state
+        cdef _Walls walls = self.walls
+        cdef int full = 1
+        state.pos = lo
+        state.open = -1
+        while full:
+            # The room of a vector's runs at least (grown as the scan asks for it).
+            self.reserve(3 * VECTOR_RUNS)
+            while walls.room - walls.count < VECTOR_RUNS:
+                walls.grow()
+            state.held = self.held
+            state.used = self.used
+            state.room = self.room
+            state.want = self.want
+            state.wall_starts = walls.starts.data.as_longlongs
+            state.wall_ends = walls.ends.data.as_longlongs
+            state.walls = walls.count
+            state.wall_room = walls.room
+            if kind == 1:
+                full = pair_vectors_ucs1(<const Py_UCS1*>data, lo, hi, offset, &state)
+            else:
+                full = pair_vectors_ucs2(<const Py_UCS2*>data, lo, hi, offset, &state)
+            self.used = state.used
+            self.want = state.want
+            walls.count = state.walls
+        return state.pos
+
+    cdef int reserve(self, Py_ssize_t entries) except -1:
+        # Room for `entries` more held entries.
         cdef Py_ssize_t room = self.room
         cdef long long* grown
-        if 3 * count > room - self.used:
+        if entries > room - self.used:
             # Twice what is needed (held for the next paragraphs too); the entries are at
-            # most three per character of the text: no overflow.
-            room = 2 * (self.used + 3 * count)
+            # most three per character of the text (and a vector's room): no overflow.
+            room = 2 * (self.used + entries)
             grown = <long long*>PyMem_Realloc(self.held, room * sizeof(long long))
             if grown == NULL:
                 raise MemoryError()
             self.held, self.room = grown, room
+        return 0
+
+    cdef int hold(self, const long long* runs, Py_ssize_t count) except -1:
+        self.reserve(3 * count)
         memcpy(self.held + self.used, runs, 3 * count * sizeof(long long))
         self.used += 3 * count
         return 0
