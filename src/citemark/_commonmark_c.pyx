@@ -404,6 +404,207 @@ cdef extern from *:
     CITEMARK_PAIR_AVX2(citemark_pair_ucs2_avx2, Py_UCS2, citemark_ticks_ucs2)
     #endif
 
+    /* The first index in d[i:end] of a unit equal to a, b or c (repeat one to look for
+     * fewer: find3), or of one in low..low + span (unsigned: find_range), else end: one pass
+     * for a set of characters where a search for each read the text once each.  Vectors
+     * while a whole one fits before end (two at a time on the AVX2 path, as cm_find), then
+     * a unit at a time: reads only d[i:end].  HITS(x) is a vector's lanes in the set. */
+    #define CITEMARK_SET3(x) \
+        OR(OR(CMPEQ(x, SET1(a)), CMPEQ(x, SET1(b))), CMPEQ(x, SET1(c)))
+    /* x - low at most span, unsigned: the difference is its minimum with span. */
+    #define CITEMARK_RANGE(x) CMPEQ(MIN(SUB(x, SET1(low)), SET1(span)), SUB(x, SET1(low)))
+    #define CITEMARK_IN_SET3(u) ((u) == a || (u) == b || (u) == c)
+    #define CITEMARK_IN_RANGE(u) ((UNIT)((u) - low) <= span)
+    #define CITEMARK_FIND_AVX2(NAME, PARAMS, HITS, IN)                                       \
+    __attribute__((target("avx2"))) static Py_ssize_t                                       \
+    NAME(const UNIT *d, Py_ssize_t i, Py_ssize_t end, PARAMS) {                             \
+        const Py_ssize_t width = 32 / sizeof(UNIT);                                         \
+        __m256i x, y, hit;                                                                  \
+        unsigned int mask;                                                                  \
+        for (; end - i >= 2 * width; i += 2 * width) {                                      \
+            x = _mm256_loadu_si256((const __m256i *)(d + i));                               \
+            y = _mm256_loadu_si256((const __m256i *)(d + i + width));                       \
+            x = HITS(x);                                                                    \
+            y = HITS(y);                                                                    \
+            hit = _mm256_or_si256(x, y);                                                    \
+            if (!_mm256_testz_si256(hit, hit)) {                                            \
+                mask = (unsigned int)_mm256_movemask_epi8(x);                               \
+                if (mask) return i + cm_ctz(mask) / (int)sizeof(UNIT);                      \
+                mask = (unsigned int)_mm256_movemask_epi8(y);                               \
+                return i + width + cm_ctz(mask) / (int)sizeof(UNIT);                        \
+            }                                                                               \
+        }                                                                                   \
+        for (; i < end; i++) {                                                              \
+            if (IN(d[i])) return i;                                                         \
+        }                                                                                   \
+        return end;                                                                         \
+    }
+    #define CITEMARK_FIND_SSE2(NAME, PARAMS, HITS, IN, AVX2_NAME, ARGS)                      \
+    static inline Py_ssize_t                                                                \
+    NAME(const UNIT *d, Py_ssize_t i, Py_ssize_t end, PARAMS) {                             \
+        const Py_ssize_t width = 16 / sizeof(UNIT);                                         \
+        unsigned int mask;                                                                  \
+        CITEMARK_WIDE_CALL(AVX2_NAME, ARGS)                                                 \
+        if (cm_level == CM_VECTOR) {                                                        \
+            for (; end - i >= width; i += width) {                                          \
+                mask = (unsigned int)_mm_movemask_epi8(                                     \
+                    HITS(_mm_loadu_si128((const __m128i *)(d + i))));                       \
+                if (mask) return i + cm_ctz(mask) / (int)sizeof(UNIT);                      \
+            }                                                                               \
+        }                                                                                   \
+        for (; i < end; i++) {                                                              \
+            if (IN(d[i])) return i;                                                         \
+        }                                                                                   \
+        return end;                                                                         \
+    }
+    #define CITEMARK_FIND_PLAIN(NAME, PARAMS, HITS, IN, AVX2_NAME, ARGS)                     \
+    static inline Py_ssize_t                                                                \
+    NAME(const UNIT *d, Py_ssize_t i, Py_ssize_t end, PARAMS) {                             \
+        for (; i < end; i++) {                                                              \
+            if (IN(d[i])) return i;                                                         \
+        }                                                                                   \
+        return end;                                                                         \
+    }
+    #if defined(CM_AVX2)
+    #define CITEMARK_WIDE_CALL(AVX2_NAME, ARGS)                                              \
+        if (cm_level == CM_WIDE_VECTOR) return AVX2_NAME ARGS;
+    #else
+    #define CITEMARK_WIDE_CALL(AVX2_NAME, ARGS)
+    #endif
+    #if defined(CM_SSE2)
+    #define CITEMARK_FIND CITEMARK_FIND_SSE2
+    #else
+    #define CITEMARK_FIND CITEMARK_FIND_PLAIN
+    #endif
+    #define CITEMARK_SET3_PARAMS UNIT a, UNIT b, UNIT c
+    #define CITEMARK_RANGE_PARAMS UNIT low, UNIT span
+
+    /* Each width: its unit, and the vector operations (the unsigned minimum of SSE2 is
+     * SSE4.1's for 16 and 32 bits: made of a signed one with the sign bits flipped). */
+    #define UNIT Py_UCS1
+    #if defined(CM_AVX2)
+    #define SET1(u) _mm256_set1_epi8((char)(u))
+    #define CMPEQ _mm256_cmpeq_epi8
+    #define OR _mm256_or_si256
+    #define SUB _mm256_sub_epi8
+    #define MIN _mm256_min_epu8
+    CITEMARK_FIND_AVX2(citemark_find3_ucs1_avx2, CITEMARK_SET3_PARAMS, CITEMARK_SET3,
+                       CITEMARK_IN_SET3)
+    CITEMARK_FIND_AVX2(citemark_range_ucs1_avx2, CITEMARK_RANGE_PARAMS, CITEMARK_RANGE,
+                       CITEMARK_IN_RANGE)
+    #undef SET1
+    #undef CMPEQ
+    #undef OR
+    #undef SUB
+    #undef MIN
+    #endif
+    #if defined(CM_SSE2)
+    #define SET1(u) _mm_set1_epi8((char)(u))
+    #define CMPEQ _mm_cmpeq_epi8
+    #define OR _mm_or_si128
+    #define SUB _mm_sub_epi8
+    #define MIN _mm_min_epu8
+    #endif
+    CITEMARK_FIND(citemark_find3_ucs1, CITEMARK_SET3_PARAMS, CITEMARK_SET3, CITEMARK_IN_SET3,
+                  citemark_find3_ucs1_avx2, (d, i, end, a, b, c))
+    CITEMARK_FIND(citemark_range_ucs1, CITEMARK_RANGE_PARAMS, CITEMARK_RANGE,
+                  CITEMARK_IN_RANGE, citemark_range_ucs1_avx2, (d, i, end, low, span))
+    #if defined(CM_SSE2)
+    #undef SET1
+    #undef CMPEQ
+    #undef OR
+    #undef SUB
+    #undef MIN
+    #endif
+    #undef UNIT
+
+    #define UNIT Py_UCS2
+    #if defined(CM_AVX2)
+    #define SET1(u) _mm256_set1_epi16((short)(u))
+    #define CMPEQ _mm256_cmpeq_epi16
+    #define OR _mm256_or_si256
+    #define SUB _mm256_sub_epi16
+    #define MIN _mm256_min_epu16
+    CITEMARK_FIND_AVX2(citemark_find3_ucs2_avx2, CITEMARK_SET3_PARAMS, CITEMARK_SET3,
+                       CITEMARK_IN_SET3)
+    CITEMARK_FIND_AVX2(citemark_range_ucs2_avx2, CITEMARK_RANGE_PARAMS, CITEMARK_RANGE,
+                       CITEMARK_IN_RANGE)
+    #undef SET1
+    #undef CMPEQ
+    #undef OR
+    #undef SUB
+    #undef MIN
+    #endif
+    #if defined(CM_SSE2)
+    static inline __m128i citemark_min_epu16(__m128i x, __m128i y) {
+        const __m128i sign = _mm_set1_epi16((short)0x8000);
+        return _mm_xor_si128(_mm_min_epi16(_mm_xor_si128(x, sign), _mm_xor_si128(y, sign)),
+                             sign);
+    }
+    #define SET1(u) _mm_set1_epi16((short)(u))
+    #define CMPEQ _mm_cmpeq_epi16
+    #define OR _mm_or_si128
+    #define SUB _mm_sub_epi16
+    #define MIN citemark_min_epu16
+    #endif
+    CITEMARK_FIND(citemark_find3_ucs2, CITEMARK_SET3_PARAMS, CITEMARK_SET3, CITEMARK_IN_SET3,
+                  citemark_find3_ucs2_avx2, (d, i, end, a, b, c))
+    CITEMARK_FIND(citemark_range_ucs2, CITEMARK_RANGE_PARAMS, CITEMARK_RANGE,
+                  CITEMARK_IN_RANGE, citemark_range_ucs2_avx2, (d, i, end, low, span))
+    #if defined(CM_SSE2)
+    #undef SET1
+    #undef CMPEQ
+    #undef OR
+    #undef SUB
+    #undef MIN
+    #endif
+    #undef UNIT
+
+    #define UNIT Py_UCS4
+    #if defined(CM_AVX2)
+    #define SET1(u) _mm256_set1_epi32((int)(u))
+    #define CMPEQ _mm256_cmpeq_epi32
+    #define OR _mm256_or_si256
+    #define SUB _mm256_sub_epi32
+    #define MIN _mm256_min_epu32
+    CITEMARK_FIND_AVX2(citemark_find3_ucs4_avx2, CITEMARK_SET3_PARAMS, CITEMARK_SET3,
+                       CITEMARK_IN_SET3)
+    CITEMARK_FIND_AVX2(citemark_range_ucs4_avx2, CITEMARK_RANGE_PARAMS, CITEMARK_RANGE,
+                       CITEMARK_IN_RANGE)
+    #undef SET1
+    #undef CMPEQ
+    #undef OR
+    #undef SUB
+    #undef MIN
+    #endif
+    #if defined(CM_SSE2)
+    static inline __m128i citemark_min_epu32(__m128i x, __m128i y) {
+        /* Units are at most 0x10FFFF, differences wrap round: signed order with the sign
+         * bits flipped is the unsigned order. */
+        const __m128i sign = _mm_set1_epi32((int)0x80000000u);
+        __m128i xs = _mm_xor_si128(x, sign), ys = _mm_xor_si128(y, sign);
+        __m128i less = _mm_cmplt_epi32(xs, ys);
+        return _mm_or_si128(_mm_and_si128(less, x), _mm_andnot_si128(less, y));
+    }
+    #define SET1(u) _mm_set1_epi32((int)(u))
+    #define CMPEQ _mm_cmpeq_epi32
+    #define OR _mm_or_si128
+    #define SUB _mm_sub_epi32
+    #define MIN citemark_min_epu32
+    #endif
+    CITEMARK_FIND(citemark_find3_ucs4, CITEMARK_SET3_PARAMS, CITEMARK_SET3, CITEMARK_IN_SET3,
+                  citemark_find3_ucs4_avx2, (d, i, end, a, b, c))
+    CITEMARK_FIND(citemark_range_ucs4, CITEMARK_RANGE_PARAMS, CITEMARK_RANGE,
+                  CITEMARK_IN_RANGE, citemark_range_ucs4_avx2, (d, i, end, low, span))
+    #if defined(CM_SSE2)
+    #undef SET1
+    #undef CMPEQ
+    #undef OR
+    #undef SUB
+    #undef MIN
+    #endif
+    #undef UNIT
+
     /* Whether the fused scan runs (the AVX2 path). */
     static inline int citemark_pairs_vectors(void) {
     #if defined(CM_AVX2)
@@ -512,6 +713,24 @@ cdef extern from *:
     Py_ssize_t vector_runs_ucs2 "citemark_runs_ucs2"(
         const Py_UCS2* data, Py_ssize_t lo, Py_ssize_t* pos, Py_ssize_t hi,
         long long offset, long long* out, Py_ssize_t room) noexcept nogil
+    Py_ssize_t find3_ucs1 "citemark_find3_ucs1"(
+        const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS1 a, Py_UCS1 b,
+        Py_UCS1 c) noexcept nogil
+    Py_ssize_t find3_ucs2 "citemark_find3_ucs2"(
+        const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS2 a, Py_UCS2 b,
+        Py_UCS2 c) noexcept nogil
+    Py_ssize_t find3_ucs4 "citemark_find3_ucs4"(
+        const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 a, Py_UCS4 b,
+        Py_UCS4 c) noexcept nogil
+    Py_ssize_t range_ucs1 "citemark_range_ucs1"(
+        const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS1 low,
+        Py_UCS1 span) noexcept nogil
+    Py_ssize_t range_ucs2 "citemark_range_ucs2"(
+        const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS2 low,
+        Py_UCS2 span) noexcept nogil
+    Py_ssize_t range_ucs4 "citemark_range_ucs4"(
+        const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 low,
+        Py_UCS4 span) noexcept nogil
     ctypedef struct citemark_online:
         long long* held
         Py_ssize_t used, room
@@ -1147,13 +1366,64 @@ cdef Py_ssize_t next_of(int kind, const void* data, Py_UCS4 unit, Py_ssize_t at,
     return last if found < 0 else found
 
 
-cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at, Py_ssize_t size,
-                           bint carriage=True) noexcept nogil:
-    # The first line break (CR or LF) at or after at, else size (at <= size): a vector
-    # search for each, the one for CR only up to the LF (linear over the lines of a text);
-    # for LF alone when the caller knows the text holds no CR (carriage False).
-    cdef Py_ssize_t found = next_of(kind, data, LF, at, size)
-    return next_of(kind, data, CR, at, found) if carriage else found
+cdef Py_ssize_t next_in(int kind, const void* data, Py_UCS4 a, Py_UCS4 b, Py_UCS4 c,
+                        Py_ssize_t at, Py_ssize_t last) noexcept nogil:
+    # The index of the next unit equal to a, b or c in [at, last), else last (0 <= at,
+    # last <= the length; repeat one to look for fewer): one vector pass for the set (a
+    # search for each read the text once each).  A unit wider than the text's kind is in no
+    # place of it: left out (its low bits compared would find another).
+    cdef Py_UCS4 top = 0xFF if kind == 1 else 0xFFFF if kind == 2 else 0x10FFFF
+    cdef Py_UCS4 fits = a if a <= top else b if b <= top else c
+    cdef unsigned int low, high  # (numbers: Cython's Py_UCS4 arithmetic makes a str)
+    if at >= last or fits > top:
+        return last
+    if a > top:
+        a = fits
+    if b > top:
+        b = fits
+    if c > top:
+        c = fits
+    if a == b and b == c:
+        return next_of(kind, data, a, at, last)
+    low = a if a < b else b
+    low = low if low < <unsigned int>c else c
+    high = a if a > b else b
+    high = high if high > <unsigned int>c else c
+    if high - low > 3:
+        if kind == 1:
+            return find3_ucs1(<const Py_UCS1*>data, at, last, <Py_UCS1>a, <Py_UCS1>b,
+                              <Py_UCS1>c)
+        if kind == 2:
+            return find3_ucs2(<const Py_UCS2*>data, at, last, <Py_UCS2>a, <Py_UCS2>b,
+                              <Py_UCS2>c)
+        return find3_ucs4(<const Py_UCS4*>data, at, last, a, b, c)
+    # Close together (the default markers follow each other, CR and LF are three apart):
+    # one range compared, cheaper than three; a unit in the range but not in the set (a
+    # vertical tab between LF and CR) is passed over and the search goes on after it.
+    cdef Py_UCS4 unit
+    while True:
+        if kind == 1:
+            at = range_ucs1(<const Py_UCS1*>data, at, last, <Py_UCS1>low,
+                            <Py_UCS1>(high - low))
+        elif kind == 2:
+            at = range_ucs2(<const Py_UCS2*>data, at, last, <Py_UCS2>low,
+                            <Py_UCS2>(high - low))
+        else:
+            at = range_ucs4(<const Py_UCS4*>data, at, last, low, high - low)
+        if at == last:
+            return last
+        unit = read_unit(kind, data, at)  # at < last: inside the string
+        if unit == a or unit == b or unit == c:
+            return at
+        at += 1
+
+
+cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at,
+                           Py_ssize_t size) noexcept nogil:
+    # The first line break (CR or LF) at or after at, else size (at <= size): one vector
+    # search for both (a look for CR over the whole text first, to search for LF alone,
+    # read it once more).
+    return next_in(kind, data, LF, CR, CR, at, size)
 
 
 @cython.final  # (its methods called directly, not through a table)
@@ -1317,25 +1587,40 @@ def strays(str text not None, first, last, held, start_char, stop_char, delimite
 cdef int scan_strays(int kind, const void* data, Py_ssize_t size, Py_ssize_t lo,
                      Py_ssize_t hi, int bits, Py_UCS4 start_unit, Py_UCS4 stop_unit,
                      Py_UCS4 delimiter_unit, _Sink sink) except -1:
-    # The twin's strays over text[lo:hi] (lo <= hi <= size, checked by the callers).
-    # The next of each character (hi when there is none); every index below is in [lo, hi]
-    # and is read only when below hi (or below size for the glued word): inside the string.
-    cdef Py_ssize_t starts = next_of(kind, data, start_unit, lo, hi) if bits & 1 else hi
-    cdef Py_ssize_t stops = next_of(kind, data, stop_unit, lo, hi) if bits & 2 else hi
-    cdef Py_ssize_t delimiters = next_of(kind, data, delimiter_unit, lo, hi) if bits & 4 else hi
-    cdef Py_ssize_t opened = -1, opened_from = 0, word = 0, at, end
-    cdef Py_UCS4 unit
-    while True:
-        at = starts if starts < stops else stops
-        if delimiters < at:
-            at = delimiters
+    # The twin's strays over text[lo:hi] (lo <= hi <= size, checked by the callers).  The
+    # twin keeps the next of each character it looks for; here the next of any of them is
+    # found in one pass (a pass for each read a gap of thousands of characters three
+    # times).  The same places: a character the twin does not look for (its bit clear, or a
+    # DELIMITER while a START is open) is left out of the search, and every place between
+    # the last event and `pos` holds none of the others (a run is read whole, the word
+    # glued to a START holds no START or STOP).  Every index below is in [lo, hi] and is
+    # read only when below hi (or below size for the glued word): inside the string.
+    cdef bint starts = bits & 1, stops = bits & 2, delimiters = bits & 4
+    cdef Py_ssize_t opened = -1, opened_from = 0, word = 0, pos = lo, at, end, near
+    cdef Py_UCS4 unit, a, b, c
+    while pos < hi and (starts or stops or delimiters):
+        # The characters looked for, one repeated for those that are not.
+        a = start_unit if starts else stop_unit if stops else delimiter_unit
+        b = stop_unit if stops else a
+        c = delimiter_unit if delimiters else a
+        # The next few characters looked at first (events close together, as thousands of
+        # open STARTs glued to ids, cost a vector search's set-up each otherwise).
+        at = pos
+        near = pos + 8 if hi - pos > 8 else hi
+        while at < near:
+            unit = read_unit(kind, data, at)
+            if unit == a or unit == b or unit == c:
+                break
+            at += 1
+        if at == near:
+            at = next_in(kind, data, a, b, c, at, hi)
         if at == hi:
             break
         unit = read_unit(kind, data, at)
         end = at + 1
         while end < hi and read_unit(kind, data, end) == unit:
             end += 1
-        if at == starts:
+        if unit == start_unit and starts:
             if opened >= 0:
                 unterminated(opened, opened_from, word, sink)
             if end - at > 1:
@@ -1343,27 +1628,27 @@ cdef int scan_strays(int kind, const void* data, Py_ssize_t size, Py_ssize_t lo,
             opened = end - 1
             opened_from = at
             # The word glued to it, found now (the twin reads it once the START proves
-            # unterminated): it holds no START, so the next is looked for after it, most
-            # often a few characters on (a text of thousands of open STARTs glued to ids).
+            # unterminated): it holds no START nor STOP, so the next is looked for after it
+            # (none when it reaches past hi).
             word = word_after(kind, data, size, opened, start_unit, stop_unit, sink)
-            starts = next_near(kind, data, start_unit, word, hi)
-            delimiters = hi
-        elif at == stops:
+            pos = word
+            delimiters = False
+        elif unit == stop_unit and stops:
             if opened >= 0:
                 if opened_from < opened:
                     sink.finding(UNTERMINATED, opened_from, opened)
                 sink.wall(opened, at + 1)
                 sink.finding(REFUSED, opened, at + 1)
                 opened = -1
-                delimiters = next_of(kind, data, delimiter_unit, at + 1, hi)
+                delimiters = True
                 at += 1
             if at < end:
                 sink.finding(STRAY_STOP, at, end)
-            stops = next_of(kind, data, stop_unit, end, hi)
+            pos = end
         else:
             if opened < 0:
                 sink.finding(STRAY_DELIMITER, at, end)
-            delimiters = next_of(kind, data, delimiter_unit, end, hi)
+            pos = end
     if opened >= 0:
         unterminated(opened, opened_from, word, sink)
     return 0
@@ -1376,18 +1661,6 @@ cdef inline int unterminated(Py_ssize_t at, Py_ssize_t opened_from, Py_ssize_t w
     sink.finding(UNTERMINATED, opened_from, at + 1)
     sink.wall(at, word)
     return 0
-
-
-cdef inline Py_ssize_t next_near(int kind, const void* data, Py_UCS4 unit, Py_ssize_t i,
-                                 Py_ssize_t hi) noexcept:
-    # next_of for a unit that is often close: the next few characters looked at first (a
-    # vector search's set-up costs as much as they do).
-    cdef Py_ssize_t near = i + 8 if hi - i > 8 else hi
-    while i < near:
-        if read_unit(kind, data, i) == unit:
-            return i
-        i += 1
-    return next_of(kind, data, unit, i, hi)
 
 
 cdef Py_ssize_t word_after(int kind, const void* data, Py_ssize_t size, Py_ssize_t at,
@@ -2130,7 +2403,6 @@ cdef class _Walker:
 
     cdef int scan(self) except -1:
         cdef Py_ssize_t start = 0, end, following, ticked
-        cdef bint carriage = next_of(self.kind, self.data, CR, 0, self.size) < self.size
         while start < self.size:
             if not (self.containers or self.fence_length or self.indented):
                 ticked = -1
@@ -2138,7 +2410,7 @@ cdef class _Walker:
                                     &self.in_paragraph, &ticked)
                 if start == self.size:
                     break
-            end = next_break(self.kind, self.data, start, self.size, carriage)
+            end = next_break(self.kind, self.data, start, self.size)
             self.line(start, end)
             if end == self.size:
                 break
@@ -2249,8 +2521,8 @@ cdef inline bint is_letter(Py_UCS4 unit) noexcept nogil:
     return Py_UNICODE_ISALPHA(unit)
 
 
-cdef Py_ssize_t line_begins(int kind, const void* data, Py_ssize_t at, Py_ssize_t floor,
-                            bint carriage) noexcept:
+cdef Py_ssize_t line_begins(int kind, const void* data, Py_ssize_t at,
+                            Py_ssize_t floor) noexcept:
     # Where the line of `at` starts: after the last CR or LF before it, at floor at the
     # earliest (0 <= floor <= at; reads in [floor, at), each character once).  The usual
     # line starts close by: looked for back a character at a time; further back, forward
@@ -2265,7 +2537,7 @@ cdef Py_ssize_t line_begins(int kind, const void* data, Py_ssize_t at, Py_ssize_
         start -= 1
     start = floor
     while True:
-        found = next_break(kind, data, start, near, carriage)
+        found = next_break(kind, data, start, near)
         if found == near:
             return start
         start = found + 1
@@ -2358,13 +2630,12 @@ def cited_lines(str text not None, starts, consumed, filler):
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef bint worded
-    cdef bint carriage = next_of(kind, data, CR, 0, size) < size  # (one look for all lines)
     cdef Py_ssize_t doubt
     index = 0
     while index < count:
         at = place_of(kind, data, size, places, index)
-        line_start = line_begins(kind, data, at, line_end + 1, carriage)
-        line_end = next_break(kind, data, at, size, carriage)
+        line_start = line_begins(kind, data, at, line_end + 1)
+        line_end = next_break(kind, data, at, size)
         first = index
         index += 1
         while index < count:
@@ -2372,8 +2643,7 @@ def cited_lines(str text not None, starts, consumed, filler):
             if at >= line_end:
                 break
             index += 1
-        if next_of(kind, data, BACKTICK, line_start, line_end) < line_end or \
-                next_of(kind, data, TILDE, line_start, line_end) < line_end:
+        if next_in(kind, data, BACKTICK, TILDE, TILDE, line_start, line_end) < line_end:
             fenced.append((line_start, line_end, first, index))
         # A letter outside the consumed markers (spans read in order, once each), else
         # whether every character there is filler.
