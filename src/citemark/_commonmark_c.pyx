@@ -294,44 +294,46 @@ cdef extern from *:
     CITEMARK_RUNS_AVX2(citemark_runs_ucs2_avx2, Py_UCS2, citemark_ticks_ucs2)
     #endif
 
-    /* _Pairing's online state, for the fused scan below: the held runs (the opener first,
-     * `used` entries of `room`, none without an opener), the length that closes the opener,
-     * and the walls' arrays (`walls` of `wall_room` written).  pos: where the scan is; open:
-     * the start of a run open across a vector boundary (-1: none). */
+    /* _Pairing's online state, for the fused scan below: the parts of the paragraph to read
+     * again should the opener never close (`used` entries, none without an opener; room for
+     * one part, four entries, at least), the length that closes the opener and where its
+     * span starts, and the walls' arrays (`walls` of `wall_room` written).  pos: where the
+     * scan is; open: the start of a run open across a vector boundary (-1: none). */
     typedef struct {
-        long long *held;
-        Py_ssize_t used, room;
-        long long want;
+        long long *parts;
+        Py_ssize_t used;
+        long long want, wall_from;
         long long *wall_starts, *wall_ends;
         Py_ssize_t walls, wall_room;
         Py_ssize_t pos, open;
     } citemark_online;
 
-    /* The room a vector may need: at most 16 run ends in 32 units (an end follows a
+    /* The walls a vector may close: at most 16 run ends in 32 units (an end follows a
      * backtick that is no end), and the run left open where the vectors end. */
     #define CITEMARK_VECTOR_RUNS 17
 
     /* runs_into and _Pairing.pair_chunk in one pass, 32 units a step on the AVX2 path: each
      * run is paired as it is read off the bits (the twin's rule, as pair_chunk applies it),
-     * none written to a buffer and read again.  Returns 1 when the held runs or the walls
-     * lack the room of a vector (the caller grows them and calls again: the state is in
-     * st), else 0 with st->pos where the whole vectors before hi end (a run open there read
-     * to its end); 0 and st->pos unchanged without the path.  Reads: whole vectors before
-     * hi, and the backslashes before a run back to lo. */
+     * none written to a buffer and read again; the backslashes are counted for an opener
+     * only (a closer's length is its own).  Returns 1 when the walls lack the room of a
+     * vector (the caller grows them and calls again: the state is in st), else 0 with
+     * st->pos where the whole vectors before hi end (a run open there read to its end); 0
+     * and st->pos unchanged without the path.  Reads: whole vectors before hi, and the
+     * backslashes before a run back to lo. */
     #if defined(CM_AVX2)
     #define CITEMARK_PAIR_AVX2(NAME, UNIT, TICKS)                                            \
     __attribute__((target("avx2"))) static int                                              \
     NAME(const UNIT *d, Py_ssize_t lo, Py_ssize_t hi, long long offset, citemark_online *st) { \
         Py_ssize_t i = st->pos, start = st->open, escapes, end, used = st->used;            \
-        Py_ssize_t walls = st->walls, room = st->room - 3 * CITEMARK_VECTOR_RUNS;           \
-        Py_ssize_t wall_room = st->wall_room - CITEMARK_VECTOR_RUNS;                        \
-        long long *held = st->held, want = st->want, length;                               \
-        /* (locals: the stores to held may alias st, as far as the compiler knows) */       \
-        long long *wall_starts = st->wall_starts, *wall_ends = st->wall_ends;               \
+        Py_ssize_t walls = st->walls, wall_room = st->wall_room - CITEMARK_VECTOR_RUNS;     \
+        long long want = st->want, wall_from = st->wall_from;                               \
+        /* (locals: the stores below may alias st, as far as the compiler knows) */         \
+        long long *parts = st->parts, *wall_starts = st->wall_starts;                       \
+        long long *wall_ends = st->wall_ends;                                               \
         unsigned int mask, before, starts, ends;                                            \
         int full = 0;                                                                       \
         while (hi - i >= 32) {                                                              \
-            if (used > room || walls > wall_room) {                                         \
+            if (walls > wall_room) {                                                        \
                 full = 1;                                                                   \
                 break;                                                                      \
             }                                                                               \
@@ -346,9 +348,7 @@ cdef extern from *:
                 }                                                                           \
                 end = i + cm_ctz(ends);                                                     \
                 ends &= ends - 1;                                                           \
-                escapes = 0;                                                                \
-                while (start - escapes > lo && d[start - escapes - 1] == 0x5C) escapes++;   \
-                CITEMARK_PAIR_RUN(start, end, escapes % 2)                                  \
+                CITEMARK_PAIR_RUN(start, end)                                               \
                 start = -1;                                                                 \
             }                                                                               \
             if (starts) start = i + cm_ctz(starts); /* open past the vector */             \
@@ -357,13 +357,11 @@ cdef extern from *:
         /* A run open where the whole vectors end is read on from there (with the room of  \
          * a vector, as a vector's runs). */                                                \
         if (!full && start >= 0) {                                                          \
-            if (used > room || walls > wall_room) {                                         \
+            if (walls > wall_room) {                                                        \
                 full = 1;                                                                   \
             } else {                                                                        \
                 while (i < hi && d[i] == 0x60) i++;                                         \
-                escapes = 0;                                                                \
-                while (start - escapes > lo && d[start - escapes - 1] == 0x5C) escapes++;   \
-                CITEMARK_PAIR_RUN(start, i, escapes % 2)                                    \
+                CITEMARK_PAIR_RUN(start, i)                                                 \
                 start = -1;                                                                 \
             }                                                                               \
         }                                                                                   \
@@ -371,34 +369,34 @@ cdef extern from *:
         st->open = start;                                                                   \
         st->used = used;                                                                    \
         st->want = want;                                                                    \
+        st->wall_from = wall_from;                                                          \
         st->walls = walls;                                                                  \
         return full;                                                                        \
     }
-    /* One run [START, END) (ESCAPED 0 or 1) through the pairing: without an opener held
-     * (used 0) it opens one if it is not empty once its escape is dropped; else it closes
-     * the opener if it is as long as wanted (a wall from the opener, escape dropped, to its
-     * end; nothing held then), or is held after it.  used <= room + 3 * (the runs before it
-     * in this vector) < st->room, and walls likewise below st->wall_room: inside both. */
-    #define CITEMARK_PAIR_RUN(START, END, ESCAPED)                                          \
+    /* One run [START, END) through the pairing: without an opener (used 0) it opens one if
+     * it is not empty once an escape is dropped (the part of the line after it kept, in
+     * the room of one part); else it closes the opener if it is as long as wanted (a wall
+     * from the opener, escape dropped, to its end; nothing kept then).  walls <= wall_room
+     * + (the runs before it in this vector) < st->wall_room: inside the arrays. */
+    #define CITEMARK_PAIR_RUN(START, END)                                                   \
         if (used == 0) {                                                                    \
-            length = (END) - (START) - (ESCAPED);                                           \
-            if (length > 0) {                                                               \
-                want = length;                                                              \
-                held[0] = offset + (START);                                                 \
-                held[1] = offset + (END);                                                   \
-                held[2] = (ESCAPED);                                                        \
-                used = 3;                                                                   \
+            escapes = 0;                                                                    \
+            while ((START) - escapes > lo && d[(START) - escapes - 1] == 0x5C) escapes++;   \
+            escapes %= 2;                                                                   \
+            if ((END) - (START) - escapes > 0) {                                            \
+                want = (END) - (START) - escapes;                                           \
+                wall_from = offset + (START) + escapes;                                     \
+                parts[0] = lo;                                                              \
+                parts[1] = (END);                                                           \
+                parts[2] = hi;                                                              \
+                parts[3] = offset;                                                          \
+                used = 4;                                                                   \
             }                                                                               \
         } else if ((END) - (START) == want) {                                               \
-            wall_starts[walls] = held[0] + held[2];                                         \
+            wall_starts[walls] = wall_from;                                                 \
             wall_ends[walls] = offset + (END);                                              \
             walls++;                                                                        \
             used = 0;                                                                       \
-        } else {                                                                            \
-            held[used] = offset + (START);                                                  \
-            held[used + 1] = offset + (END);                                                \
-            held[used + 2] = (ESCAPED);                                                     \
-            used += 3;                                                                      \
         }
     CITEMARK_PAIR_AVX2(citemark_pair_ucs1_avx2, Py_UCS1, citemark_ticks_ucs1)
     CITEMARK_PAIR_AVX2(citemark_pair_ucs2_avx2, Py_UCS2, citemark_ticks_ucs2)
@@ -732,9 +730,9 @@ cdef extern from *:
         const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 low,
         Py_UCS4 span) noexcept nogil
     ctypedef struct citemark_online:
-        long long* held
-        Py_ssize_t used, room
-        long long want
+        long long* parts
+        Py_ssize_t used
+        long long want, wall_from
         long long* wall_starts
         long long* wall_ends
         Py_ssize_t walls, wall_room
@@ -957,8 +955,10 @@ cdef class _Walls:
         return 0
 
     cdef int grow(self) except -1:
-        # Half as much again (the count at most the text's length: no overflow).
-        cdef Py_ssize_t room = self.room + self.room // 2 + 16
+        # Twice as much (the count at most the text's length: no overflow): the copies of a
+        # growth (realloc) were 4% of the code scan's time on thousands of code spans at
+        # half as much again.
+        cdef Py_ssize_t room = 2 * self.room + 16
         if self.starts is None:
             self.starts = array.clone(RUNS_TEMPLATE, room, False)
             self.ends = array.clone(RUNS_TEMPLATE, room, False)
@@ -1002,24 +1002,29 @@ cdef class _Pairing:
     Collecting (`online` False: `runs`, `plain`), every run is appended to the array `runs`
     and the paragraph's end pairs them all.  Online (the whole scan), a run is paired as it
     comes: the opener waiting (the first run kept) is closed by the first later run of its
-    length, the twin's rule, so only the opener and the runs after it are kept (in `held`,
-    reused), and dropped when it closes.  An opener still open at the paragraph's end
-    closes nothing: the runs after it are then paired as `pair` pairs them (the rule reads
-    on from the next run).  What is kept is one open span's runs, not the paragraph's: an
-    answer of many short code spans keeps a few (a paragraph of 12,500 runs grew an array
-    of 300 KB: its page faults and copies were a third of the scan's time in a perf
-    profile); the worst case keeps as many as collecting does."""
+    length, the twin's rule.  An opener still open at the paragraph's end closes nothing:
+    the runs after it are then paired as `pair` pairs them (the rule reads on from the next
+    run), read again from the parts of the lines after it, which are all that is kept
+    (`parts`: a few entries a line, where keeping the runs after an opener wrote and read
+    back three entries for each of them, most of the online scan's time on thousands of
+    short code spans).  Each run is read twice at most: once as it comes, once again if
+    the opener before it never closes."""
 
     cdef array.array runs  # collecting
     cdef _Walls walls
     cdef bint online
-    cdef long long* held  # online: (start, end, escaped) of the opener and the runs after it
-    cdef Py_ssize_t used  # entries of held in use (three a run)
-    cdef Py_ssize_t room  # entries of held allocated
-    cdef long long want  # online, an opener held: the length of the run that closes it
+    # online: (lo, from, hi, offset) of each part of a line to read again, text[from:hi]
+    # with its backslashes counted back to lo; none without an opener
+    cdef long long* parts
+    cdef Py_ssize_t used  # entries of parts in use (four a part)
+    cdef Py_ssize_t room  # entries of parts allocated
+    cdef long long want  # online, an opener waiting: the length of the run that closes it
+    cdef long long wall_from  # ... and where its code span starts
+    cdef int kind  # online: the text the parts are of (the walker's, alive while it scans)
+    cdef const void* data
 
     def __dealloc__(self):
-        PyMem_Free(self.held)
+        PyMem_Free(self.parts)
 
     cdef int take(self, int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
                   Py_ssize_t offset) except -1:
@@ -1027,9 +1032,14 @@ cdef class _Pairing:
         # index: checked by the callers), found a chunk at a time and handed on.
         cdef long long chunk[3 * CHUNK_RUNS]
         cdef Py_ssize_t pos = lo, count
-        if self.online and self.walls.out is None and (kind == 1 or kind == 2) and \
-                hi - lo >= 32 and pairs_vectors():
-            pos = self.pair_vectors(kind, data, lo, hi, offset)  # the rest below
+        if self.online:
+            self.kind = kind
+            self.data = data
+            if self.used:  # an opener waits: this line is read again should it not close
+                self.keep(lo, lo, hi, offset)
+            if self.walls.out is None and (kind == 1 or kind == 2) and hi - lo >= 32 and \
+                    pairs_vectors():
+                pos = self.pair_vectors(kind, data, lo, hi, offset)  # the rest below
         while pos < hi:
             if kind == 1:
                 count = runs_into(<const Py_UCS1*>data, lo, &pos, hi, offset, chunk, CHUNK_RUNS)
@@ -1038,33 +1048,40 @@ cdef class _Pairing:
             else:
                 count = runs_into(<const Py_UCS4*>data, lo, &pos, hi, offset, chunk, CHUNK_RUNS)
             if self.online:
-                self.pair_chunk(chunk, count)
+                self.pair_chunk(chunk, count, lo, hi, offset)
             elif count:
                 extend_runs(self.runs, chunk, count)
         return 0
 
-    cdef int pair_chunk(self, const long long* chunk, Py_ssize_t count) except -1:
-        # The twin's pairing, online (see the class).  Inside code a backslash is literal:
-        # only an opener can be escaped (its length one less, its span one later).  An
-        # opener found in this chunk is held only if the chunk ends before its closer.
+    cdef int pair_chunk(self, const long long* chunk, Py_ssize_t count, Py_ssize_t lo,
+                        Py_ssize_t hi, Py_ssize_t offset) except -1:
+        # The twin's pairing, online (see the class), of runs of text[lo:hi].  Inside code
+        # a backslash is literal: only an opener can be escaped (its length one less, its
+        # span one later).
         cdef Py_ssize_t index
         cdef const long long* run
-        cdef const long long* opener = self.held if self.used else NULL
-        cdef const long long* waiting = chunk  # the chunk's runs from here on wait
-        cdef long long want = self.want  # (a local: the stores below may alias self)
         for index in range(count):
             run = chunk + 3 * index
-            if opener == NULL:
+            if not self.used:
                 if run[1] - run[0] - run[2] > 0:
-                    want = run[1] - run[0] - run[2]
-                    opener = waiting = run
-            elif run[1] - run[0] == want:
-                self.walls.add(opener[0] + opener[2], run[1])
-                opener = NULL
+                    self.want = run[1] - run[0] - run[2]
+                    self.wall_from = run[0] + run[2]
+                    self.keep(lo, run[1] - offset, hi, offset)
+            elif run[1] - run[0] == self.want:
+                self.walls.add(self.wall_from, run[1])
                 self.used = 0
-        if opener != NULL:
-            self.want = want
-            self.hold(waiting, count - (waiting - chunk) // 3)
+        return 0
+
+    cdef int keep(self, Py_ssize_t lo, Py_ssize_t start, Py_ssize_t hi,
+                  Py_ssize_t offset) except -1:
+        # The part text[start:hi] of the line text[lo:hi] kept to be read again; the first
+        # after an opener (used 0 then) starts the list.
+        self.reserve(4)
+        self.parts[self.used] = lo
+        self.parts[self.used + 1] = start
+        self.parts[self.used + 2] = hi
+        self.parts[self.used + 3] = offset
+        self.used += 4
         return 0
 
     cdef Py_ssize_t pair_vectors(self, int kind, const void* data, Py_ssize_t lo,
@@ -1076,15 +1093,18 @@ cdef class _Pairing:
         cdef int full = 1
         state.pos = lo
         state.open = -1
+        # Room for the part an opener starts (written first in the list by the scan; with
+        # parts in use, their room holds it).
+        if self.room < 4:
+            self.reserve(4)  # (used is 0: a part is four entries)
         while full:
-            # The room of a vector's runs at least (grown as the scan asks for it).
-            self.reserve(3 * VECTOR_RUNS)
+            # The room of a vector's walls at least (grown as the scan asks for it).
             while walls.room - walls.count < VECTOR_RUNS:
                 walls.grow()
-            state.held = self.held
+            state.parts = self.parts
             state.used = self.used
-            state.room = self.room
             state.want = self.want
+            state.wall_from = self.wall_from
             state.wall_starts = walls.starts.data.as_longlongs
             state.wall_ends = walls.ends.data.as_longlongs
             state.walls = walls.count
@@ -1095,27 +1115,22 @@ cdef class _Pairing:
                 full = pair_vectors_ucs2(<const Py_UCS2*>data, lo, hi, offset, &state)
             self.used = state.used
             self.want = state.want
+            self.wall_from = state.wall_from
             walls.count = state.walls
         return state.pos
 
     cdef int reserve(self, Py_ssize_t entries) except -1:
-        # Room for `entries` more held entries.
+        # Room for `entries` more entries of parts.
         cdef Py_ssize_t room = self.room
         cdef long long* grown
         if entries > room - self.used:
-            # Twice what is needed (held for the next paragraphs too); the entries are at
-            # most three per character of the text (and a vector's room): no overflow.
+            # Twice what is needed (kept for the next paragraphs too); the entries are at
+            # most four per line of the text and four: no overflow.
             room = 2 * (self.used + entries)
-            grown = <long long*>PyMem_Realloc(self.held, room * sizeof(long long))
+            grown = <long long*>PyMem_Realloc(self.parts, room * sizeof(long long))
             if grown == NULL:
                 raise MemoryError()
-            self.held, self.room = grown, room
-        return 0
-
-    cdef int hold(self, const long long* runs, Py_ssize_t count) except -1:
-        self.reserve(3 * count)
-        memcpy(self.held + self.used, runs, 3 * count * sizeof(long long))
-        self.used += 3 * count
+            self.parts, self.room = grown, room
         return 0
 
     cdef int close(self) except -1:
@@ -1126,15 +1141,33 @@ cdef class _Pairing:
             finally:
                 array.resize(self.runs, 0)
             return 0
-        cdef Py_ssize_t count = self.used // 3 - 1, index  # the runs after the opener
-        cdef const long long* after = self.held + 3
-        cdef long long longest = 0
-        self.used = 0
-        for index in range(count):
-            if after[3 * index + 1] - after[3 * index] > longest:
-                longest = after[3 * index + 1] - after[3 * index]
-        if count > 0:
-            pair_runs(after, count, longest, self.walls)
+        if not self.used:
+            return 0
+        # The opener never closed: the runs after it read again and paired as `pair` does.
+        cdef long long chunk[3 * CHUNK_RUNS]
+        cdef array.array after = array.clone(RUNS_TEMPLATE, 0, False)
+        cdef Py_ssize_t index, count, lo, pos, hi, offset, used = self.used
+        cdef int kind = self.kind
+        cdef const void* data = self.data
+        self.used = 0  # (as it is now, should the pairing fail)
+        for index in range(0, used, 4):
+            lo = self.parts[index]
+            pos = self.parts[index + 1]
+            hi = self.parts[index + 2]
+            offset = self.parts[index + 3]
+            while pos < hi:
+                if kind == 1:
+                    count = runs_into(<const Py_UCS1*>data, lo, &pos, hi, offset, chunk,
+                                      CHUNK_RUNS)
+                elif kind == 2:
+                    count = runs_into(<const Py_UCS2*>data, lo, &pos, hi, offset, chunk,
+                                      CHUNK_RUNS)
+                else:
+                    count = runs_into(<const Py_UCS4*>data, lo, &pos, hi, offset, chunk,
+                                      CHUNK_RUNS)
+                if count:
+                    extend_runs(after, chunk, count)
+        pair_array(after, self.walls)
         return 0
 
 
@@ -2034,6 +2067,31 @@ cdef enum:
     DIGIT_9 = 0x39
 
 
+cdef inline Py_ssize_t run_end(const text_t* data, Py_ssize_t pos, Py_ssize_t end,
+                               Py_UCS4 unit) noexcept nogil:
+    # _Walker.run_of for one width: a word (8 bytes) at a time while the whole word is
+    # `unit` (reads below pos + step <= end), then a unit at a time (reads below end).
+    cdef Py_ssize_t step = 8 // sizeof(text_t)
+    cdef unsigned long long word
+    # The unit in every place of a word: the same bytes whatever the byte order.  A unit
+    # wider than the text is in no place of it.
+    if text_t is Py_UCS1:
+        if unit > 0xFF:
+            return pos
+        word = 0x0101010101010101ULL * <unsigned long long>unit
+    elif text_t is Py_UCS2:
+        if unit > 0xFFFF:
+            return pos
+        word = 0x0001000100010001ULL * <unsigned long long>unit
+    else:
+        word = 0x0000000100000001ULL * <unsigned long long>unit
+    while end - pos >= step and load8(data + pos) == word:
+        pos += step
+    while pos < end and data[pos] == unit:
+        pos += 1
+    return pos
+
+
 cdef inline bint blank(Py_UCS4 unit) noexcept nogil:
     return unit == SPACE or unit == TAB
 
@@ -2126,10 +2184,14 @@ cdef class _Walker:
         return 0
 
     cdef Py_ssize_t run_of(self, Py_ssize_t pos, Py_ssize_t end, Py_UCS4 unit) noexcept:
-        # The end of the run of `unit` from pos (pos itself when none).
-        while pos < end and self.at(pos) == unit:
-            pos += 1
-        return pos
+        # The end of the run of `unit` from pos (pos itself when none), one loop per width
+        # (a line that starts with thousands of backticks cost a step and a width test for
+        # each otherwise).
+        if self.kind == 1:
+            return run_end(<const Py_UCS1*>self.data, pos, end, unit)
+        if self.kind == 2:
+            return run_end(<const Py_UCS2*>self.data, pos, end, unit)
+        return run_end(<const Py_UCS4*>self.data, pos, end, unit)
 
     cdef bint only_blanks(self, Py_ssize_t pos, Py_ssize_t end) noexcept:
         while pos < end:
