@@ -330,11 +330,11 @@ cdef extern from *:
         /* (locals: the stores below may alias st, as far as the compiler knows) */         \
         long long *parts = st->parts, *wall_starts = st->wall_starts;                       \
         long long *wall_ends = st->wall_ends;                                               \
-        unsigned int mask, before, starts, ends;                                            \
-        int full = 0;                                                                       \
+        unsigned int mask, before, starts, ends, closers, full;                             \
+        int shift, short_of_room = 0;                                                       \
         while (hi - i >= 32) {                                                              \
             if (walls > wall_room) {                                                        \
-                full = 1;                                                                   \
+                short_of_room = 1;                                                          \
                 break;                                                                      \
             }                                                                               \
             mask = TICKS(d + i);                                                            \
@@ -342,6 +342,31 @@ cdef extern from *:
             starts = mask & ~before;                                                        \
             ends = ~mask & before;                                                          \
             while (ends) {                                                                  \
+                if (used != 0 && start < 0 && want <= 8) {                                  \
+                    /* An opener waits for a short run, and no run is open here: the runs  \
+                     * of its length that end in this vector found at once (a start k,     \
+                     * backticks k .. k + want - 1, an end k + want), the others passed    \
+                     * over (a closer's length is all that is read of a run). */           \
+                    full = mask;                                                            \
+                    for (shift = 1; shift < want; shift++) full &= mask >> shift;           \
+                    closers = starts & (ends >> want) & full;                               \
+                    if (!closers) {                                                         \
+                        /* The run left open past the vector (a start after the last end)  \
+                         * kept, the others passed over. */                                 \
+                        starts &= ~((2u << (31 - __builtin_clz(ends))) - 1);                \
+                        ends = 0;                                                           \
+                        break;                                                              \
+                    }                                                                       \
+                    shift = cm_ctz(closers); /* its start; its end is 31 at most */         \
+                    wall_starts[walls] = wall_from;                                         \
+                    wall_ends[walls] = offset + i + shift + want;                           \
+                    walls++;                                                                \
+                    used = 0;                                                               \
+                    /* The bits up to its start and its end dropped (2u << 31 is 0). */    \
+                    starts &= ~((2u << shift) - 1);                                         \
+                    ends &= ~((2u << (shift + want)) - 1);                                  \
+                    continue;                                                               \
+                }                                                                           \
                 if (start < 0) { /* (starts is not empty: an end follows a start) */        \
                     start = i + cm_ctz(starts);                                             \
                     starts &= starts - 1;                                                   \
@@ -356,9 +381,9 @@ cdef extern from *:
         }                                                                                   \
         /* A run open where the whole vectors end is read on from there (with the room of  \
          * a vector, as a vector's runs). */                                                \
-        if (!full && start >= 0) {                                                          \
+        if (!short_of_room && start >= 0) {                                                 \
             if (walls > wall_room) {                                                        \
-                full = 1;                                                                   \
+                short_of_room = 1;                                                          \
             } else {                                                                        \
                 while (i < hi && d[i] == 0x60) i++;                                         \
                 CITEMARK_PAIR_RUN(start, i)                                                 \
@@ -371,7 +396,7 @@ cdef extern from *:
         st->want = want;                                                                    \
         st->wall_from = wall_from;                                                          \
         st->walls = walls;                                                                  \
-        return full;                                                                        \
+        return short_of_room;                                                               \
     }
     /* One run [START, END) through the pairing: without an opener (used 0) it opens one if
      * it is not empty once an escape is dropped (the part of the line after it kept, in
