@@ -2689,6 +2689,57 @@ cdef Py_ssize_t first_letter(const text_t* data, Py_ssize_t pos, Py_ssize_t stop
     return stop
 
 
+cdef Py_ssize_t cited_prefix(const text_t* data, Py_ssize_t floor, Py_ssize_t at,
+                             const unsigned char* classes, const unsigned char* fillers,
+                             const unsigned char* within, Py_ssize_t* line_start,
+                             bint* worded, Py_ssize_t* doubt) noexcept:
+    # line_begins and first_letter's scan in one pass over [floor, at) (0 <= floor <= at,
+    # at inside the string; no marker in it): the start of the line of `at` (after the last
+    # CR or LF), whether the line holds a letter before at, and the first character before
+    # it that is neither letter nor filler (doubt, -1: none), each set anew at every line
+    # break.  Returns at.  Every read is in [floor, at).  within: the filler but for the
+    # line breaks, as skip_filler's nibble table (it stops at a break too).
+    cdef Py_ssize_t pos = floor, found
+    cdef Py_UCS4 unit
+    cdef int kind = sizeof(text_t)  # (PEP 393's kinds are the widths)
+    line_start[0] = floor
+    worded[0] = False
+    doubt[0] = -1
+    while pos < at:
+        if worded[0] or doubt[0] >= 0:
+            # Only a letter (none found yet) and a line break matter now: the break found
+            # a vector at a time, a letter before it as first_letter finds one then.
+            found = next_break(kind, data, pos, at)
+            if not worded[0]:
+                worded[0] = first_letter(data, pos, found, classes, fillers, doubt) < found
+            if found == at:
+                break
+            pos = line_start[0] = found + 1
+            worded[0] = False
+            doubt[0] = -1
+            continue
+        if text_t is Py_UCS1:
+            pos = skip_filler_ucs1(data, pos, at, within)
+        elif text_t is Py_UCS2:
+            pos = skip_filler_ucs2(data, pos, at, within)
+        if pos == at:
+            break
+        unit = data[pos]
+        if unit == LF or unit == CR:
+            line_start[0] = pos + 1  # (nothing found on the line before: nothing to reset)
+        elif unit < 128:
+            if classes[unit] == LETTER:
+                worded[0] = True
+            elif classes[unit] == OTHER:
+                doubt[0] = pos
+        elif Py_UNICODE_ISALPHA(unit):
+            worded[0] = True
+        else:
+            doubt[0] = pos
+        pos += 1
+    return at
+
+
 def cited_lines(str text not None, starts, consumed, filler):
     check_ints(starts, "starts")
     if type(consumed) is not list:
@@ -2706,11 +2757,15 @@ def cited_lines(str text not None, starts, consumed, filler):
         if classes[char] == OTHER:  # a letter stays one
             classes[char] = FILLER
     cdef unsigned char fillers[16]  # the filler as first_letter's nibble table
+    cdef unsigned char within[16]  # ... but for the line breaks (cited_prefix's)
     for code in range(16):
         fillers[code] = 0
+        within[code] = 0
     for code in range(128):
         if classes[code] == FILLER:
             add_nibble(fillers, code)
+            if code != LF and code != CR:
+                add_nibble(within, code)
     cdef list places = starts, spans = consumed, fenced = [], bare = [], unsure = []
     cdef Py_ssize_t size = len(text), count = len(places), index, first, at, pos
     cdef Py_ssize_t line_start, line_end = -1, span = 0, span_start, span_end, stop
@@ -2721,7 +2776,31 @@ def cited_lines(str text not None, starts, consumed, filler):
     index = 0
     while index < count:
         at = place_of(kind, data, size, places, index)
-        line_start = line_begins(kind, data, at, line_end + 1)
+        # The markers that end before the line's earliest start passed (the scan below
+        # passes them too: it reads on from the line's start).
+        while span < len(spans):
+            consumed_span(spans, span, &span_start, &span_end)
+            if span_end > line_end + 1:
+                break
+            span += 1
+        worded = False
+        doubt = -1  # the first character there that is no letter nor filler
+        if span == len(spans) or span_start >= at:
+            # No marker before the first citation on the line: the line's start and the
+            # letter scan of what stands before that citation in one pass (each read the
+            # text before a citation once otherwise, a line of thousands of backticks).
+            if kind == 1:
+                pos = cited_prefix(<const Py_UCS1*>data, line_end + 1, at, classes, fillers,
+                                   within, &line_start, &worded, &doubt)
+            elif kind == 2:
+                pos = cited_prefix(<const Py_UCS2*>data, line_end + 1, at, classes, fillers,
+                                   within, &line_start, &worded, &doubt)
+            else:
+                pos = cited_prefix(<const Py_UCS4*>data, line_end + 1, at, classes, fillers,
+                                   within, &line_start, &worded, &doubt)
+        else:
+            line_start = line_begins(kind, data, at, line_end + 1)
+            pos = line_start
         line_end = next_break(kind, data, at, size)
         first = index
         index += 1
@@ -2733,10 +2812,8 @@ def cited_lines(str text not None, starts, consumed, filler):
         if next_in(kind, data, BACKTICK, TILDE, TILDE, line_start, line_end) < line_end:
             fenced.append((line_start, line_end, first, index))
         # A letter outside the consumed markers (spans read in order, once each), else
-        # whether every character there is filler.
-        worded = False
-        doubt = -1  # the first character there that is no letter nor filler
-        pos = line_start
+        # whether every character there is filler; from pos on (what stands before it read
+        # above).
         while not worded and pos < line_end:
             while span < len(spans):
                 consumed_span(spans, span, &span_start, &span_end)
