@@ -321,7 +321,7 @@ cdef extern from *:
      * and st->pos unchanged without the path.  Reads: whole vectors before hi, and the
      * backslashes before a run back to lo. */
     #if defined(CM_AVX2)
-    #define CITEMARK_PAIR_AVX2(NAME, UNIT, TICKS)                                            \
+    #define CITEMARK_PAIR_AVX2(NAME, UNIT, TICKS, ALL)                                       \
     __attribute__((target("avx2"))) static int                                              \
     NAME(const UNIT *d, Py_ssize_t lo, Py_ssize_t hi, long long offset, citemark_online *st) { \
         Py_ssize_t i = st->pos, start = st->open, escapes, end, used = st->used;            \
@@ -336,6 +336,12 @@ cdef extern from *:
             if (walls > wall_room) {                                                        \
                 short_of_room = 1;                                                          \
                 break;                                                                      \
+            }                                                                               \
+            if (start >= 0) {                                                               \
+                /* Inside a run: its whole vectors of backticks passed at once (a run of   \
+                 * thousands read a vector a step, its bits unread). */                     \
+                while (hi - i >= 32 && ALL(d + i)) i += 32;                                 \
+                if (hi - i < 32) break;                                                     \
             }                                                                               \
             mask = TICKS(d + i);                                                            \
             before = (mask << 1) | (start >= 0); /* bit k: unit k - 1 is a backtick */      \
@@ -423,8 +429,24 @@ cdef extern from *:
             walls++;                                                                        \
             used = 0;                                                                       \
         }
-    CITEMARK_PAIR_AVX2(citemark_pair_ucs1_avx2, Py_UCS1, citemark_ticks_ucs1)
-    CITEMARK_PAIR_AVX2(citemark_pair_ucs2_avx2, Py_UCS2, citemark_ticks_ucs2)
+    /* Whether the 32 units from d are all backticks. */
+    __attribute__((target("avx2"))) static inline int
+    citemark_all_ticks_ucs1(const Py_UCS1 *d) {
+        __m256i a = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)d),
+                                      _mm256_set1_epi8(0x60));
+        return _mm256_testc_si256(a, _mm256_set1_epi8(-1));
+    }
+    __attribute__((target("avx2"))) static inline int
+    citemark_all_ticks_ucs2(const Py_UCS2 *d) {
+        const __m256i tick = _mm256_set1_epi16(0x60);
+        __m256i a = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)d), tick);
+        __m256i b = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)(d + 16)), tick);
+        return _mm256_testc_si256(_mm256_and_si256(a, b), _mm256_set1_epi8(-1));
+    }
+    CITEMARK_PAIR_AVX2(citemark_pair_ucs1_avx2, Py_UCS1, citemark_ticks_ucs1,
+                       citemark_all_ticks_ucs1)
+    CITEMARK_PAIR_AVX2(citemark_pair_ucs2_avx2, Py_UCS2, citemark_ticks_ucs2,
+                       citemark_all_ticks_ucs2)
     #endif
 
     /* The first index in d[i:end] of a unit equal to a, b or c (repeat one to look for
@@ -1480,8 +1502,23 @@ cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at,
                            Py_ssize_t size) noexcept nogil:
     # The first line break (CR or LF) at or after at, else size (at <= size): one vector
     # search for both (a look for CR over the whole text first, to search for LF alone,
-    # read it once more).
-    return next_in(kind, data, LF, CR, CR, at, size)
+    # read it once more), next_in's range compare called directly (its choice of a search
+    # cost as much as the search on the usual short line).
+    cdef Py_UCS4 unit
+    while at < size:
+        if kind == 1:
+            at = range_ucs1(<const Py_UCS1*>data, at, size, LF, CR - LF)
+        elif kind == 2:
+            at = range_ucs2(<const Py_UCS2*>data, at, size, LF, CR - LF)
+        else:
+            at = range_ucs4(<const Py_UCS4*>data, at, size, LF, CR - LF)
+        if at == size:
+            break
+        unit = read_unit(kind, data, at)  # at < size: inside the string
+        if unit == LF or unit == CR:
+            return at
+        at += 1  # a vertical tab or a form feed, between LF and CR
+    return size
 
 
 @cython.final  # (its methods called directly, not through a table)
@@ -2608,6 +2645,22 @@ cdef inline bint is_letter(Py_UCS4 unit) noexcept nogil:
     return Py_UNICODE_ISALPHA(unit)
 
 
+cdef Py_ssize_t line_near(int kind, const void* data, Py_ssize_t at,
+                          Py_ssize_t floor) noexcept:
+    # line_begins when the line starts close by (the usual line: a step back a character at
+    # a time), else -1: where the line of `at` starts if it is at most 64 characters back or
+    # at floor (0 <= floor <= at; reads in [floor, at)).
+    cdef Py_ssize_t near = at - 64 if at - 64 > floor else floor
+    cdef Py_ssize_t start = at
+    cdef Py_UCS4 unit
+    while start > near:
+        unit = read_unit(kind, data, start - 1)
+        if unit == LF or unit == CR:
+            return start
+        start -= 1
+    return floor if near == floor else -1
+
+
 cdef Py_ssize_t line_begins(int kind, const void* data, Py_ssize_t at,
                             Py_ssize_t floor) noexcept:
     # Where the line of `at` starts: after the last CR or LF before it, at floor at the
@@ -2776,19 +2829,22 @@ def cited_lines(str text not None, starts, consumed, filler):
     index = 0
     while index < count:
         at = place_of(kind, data, size, places, index)
-        # The markers that end before the line's earliest start passed (the scan below
-        # passes them too: it reads on from the line's start).
-        while span < len(spans):
-            consumed_span(spans, span, &span_start, &span_end)
-            if span_end > line_end + 1:
-                break
-            span += 1
         worded = False
         doubt = -1  # the first character there that is no letter nor filler
-        if span == len(spans) or span_start >= at:
-            # No marker before the first citation on the line: the line's start and the
-            # letter scan of what stands before that citation in one pass (each read the
-            # text before a citation once otherwise, a line of thousands of backticks).
+        line_start = line_near(kind, data, at, line_end + 1)
+        pos = line_start
+        if line_start < 0:
+            # The markers that end before the line's earliest start passed (the scan below
+            # passes them too: it reads on from the line's start).
+            while span < len(spans):
+                consumed_span(spans, span, &span_start, &span_end)
+                if span_end > line_end + 1:
+                    break
+                span += 1
+        if line_start < 0 and (span == len(spans) or span_start >= at):
+            # A line that starts far back with no marker before its first citation: its
+            # start and the letter scan of what stands before that citation in one pass
+            # (each read it once otherwise, a line of thousands of backticks).
             if kind == 1:
                 pos = cited_prefix(<const Py_UCS1*>data, line_end + 1, at, classes, fillers,
                                    within, &line_start, &worded, &doubt)
@@ -2798,7 +2854,7 @@ def cited_lines(str text not None, starts, consumed, filler):
             else:
                 pos = cited_prefix(<const Py_UCS4*>data, line_end + 1, at, classes, fillers,
                                    within, &line_start, &worded, &doubt)
-        else:
+        elif line_start < 0:
             line_start = line_begins(kind, data, at, line_end + 1)
             pos = line_start
         line_end = next_break(kind, data, at, size)
@@ -2809,7 +2865,8 @@ def cited_lines(str text not None, starts, consumed, filler):
             if at >= line_end:
                 break
             index += 1
-        if next_in(kind, data, BACKTICK, TILDE, TILDE, line_start, line_end) < line_end:
+        if next_of(kind, data, BACKTICK, line_start, line_end) < line_end or \
+                next_of(kind, data, TILDE, line_start, line_end) < line_end:
             fenced.append((line_start, line_end, first, index))
         # A letter outside the consumed markers (spans read in order, once each), else
         # whether every character there is filler; from pos on (what stands before it read
