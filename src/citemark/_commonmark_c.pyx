@@ -294,18 +294,18 @@ cdef extern from *:
     CITEMARK_RUNS_AVX2(citemark_runs_ucs2_avx2, Py_UCS2, citemark_ticks_ucs2)
     #endif
 
-    /* _Pairing's online state, for the fused scan below: the parts of the paragraph to read
-     * again should the opener never close (`used` entries, none without an opener; room for
-     * one part, four entries, at least), the length that closes the opener and where its
+    /* _Pairing's online state, for the fused scan below: whether an opener waits (`used`:
+     * _Pairing's entries of parts, 0 without one), the length that closes it and where its
      * span starts, and the walls' arrays (`walls` of `wall_room` written).  pos: where the
-     * scan is; open: the start of a run open across a vector boundary (-1: none). */
+     * scan is; open: the start of a run open across a vector boundary (-1: none); opened:
+     * where the last opener found by the scan ends (-1: none), the caller keeps the part of
+     * the line after it (a store of the part at each opener cost a tenth of the scan). */
     typedef struct {
-        long long *parts;
         Py_ssize_t used;
         long long want, wall_from;
         long long *wall_starts, *wall_ends;
         Py_ssize_t walls, wall_room;
-        Py_ssize_t pos, open;
+        Py_ssize_t pos, open, opened;
     } citemark_online;
 
     /* The walls a vector may close: at most 16 run ends in 32 units (an end follows a
@@ -328,8 +328,8 @@ cdef extern from *:
         Py_ssize_t walls = st->walls, wall_room = st->wall_room - CITEMARK_VECTOR_RUNS;     \
         long long want = st->want, wall_from = st->wall_from;                               \
         /* (locals: the stores below may alias st, as far as the compiler knows) */         \
-        long long *parts = st->parts, *wall_starts = st->wall_starts;                       \
-        long long *wall_ends = st->wall_ends;                                               \
+        long long *wall_starts = st->wall_starts, *wall_ends = st->wall_ends;               \
+        Py_ssize_t opened = st->opened;                                                     \
         unsigned int mask, before, starts, ends, closers, full;                             \
         int shift, short_of_room = 0;                                                       \
         while (hi - i >= 32) {                                                              \
@@ -402,13 +402,14 @@ cdef extern from *:
         st->want = want;                                                                    \
         st->wall_from = wall_from;                                                          \
         st->walls = walls;                                                                  \
+        st->opened = opened;                                                                \
         return short_of_room;                                                               \
     }
     /* One run [START, END) through the pairing: without an opener (used 0) it opens one if
-     * it is not empty once an escape is dropped (the part of the line after it kept, in
-     * the room of one part); else it closes the opener if it is as long as wanted (a wall
-     * from the opener, escape dropped, to its end; nothing kept then).  walls <= wall_room
-     * + (the runs before it in this vector) < st->wall_room: inside the arrays. */
+     * it is not empty once an escape is dropped (where it ends noted: the caller keeps the
+     * part of the line after it); else it closes the opener if it is as long as wanted (a
+     * wall from the opener, escape dropped, to its end; nothing kept then).  walls <=
+     * wall_room + (the runs before it in this vector) < st->wall_room: inside the arrays. */
     #define CITEMARK_PAIR_RUN(START, END)                                                   \
         if (used == 0) {                                                                    \
             escapes = 0;                                                                    \
@@ -417,10 +418,7 @@ cdef extern from *:
             if ((END) - (START) - escapes > 0) {                                            \
                 want = (END) - (START) - escapes;                                           \
                 wall_from = offset + (START) + escapes;                                     \
-                parts[0] = lo;                                                              \
-                parts[1] = (END);                                                           \
-                parts[2] = hi;                                                              \
-                parts[3] = offset;                                                          \
+                opened = (END);                                                             \
                 used = 4;                                                                   \
             }                                                                               \
         } else if ((END) - (START) == want) {                                               \
@@ -777,13 +775,12 @@ cdef extern from *:
         const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 low,
         Py_UCS4 span) noexcept nogil
     ctypedef struct citemark_online:
-        long long* parts
         Py_ssize_t used
         long long want, wall_from
         long long* wall_starts
         long long* wall_ends
         Py_ssize_t walls, wall_room
-        Py_ssize_t pos, open
+        Py_ssize_t pos, open, opened
     enum: VECTOR_RUNS "CITEMARK_VECTOR_RUNS"
     bint pairs_vectors "citemark_pairs_vectors"() noexcept nogil
     int pair_vectors_ucs1 "citemark_pair_ucs1"(
@@ -1140,15 +1137,11 @@ cdef class _Pairing:
         cdef int full = 1
         state.pos = lo
         state.open = -1
-        # Room for the part an opener starts (written first in the list by the scan; with
-        # parts in use, their room holds it).
-        if self.room < 4:
-            self.reserve(4)  # (used is 0: a part is four entries)
+        state.opened = -1
         while full:
             # The room of a vector's walls at least (grown as the scan asks for it).
             while walls.room - walls.count < VECTOR_RUNS:
                 walls.grow()
-            state.parts = self.parts
             state.used = self.used
             state.want = self.want
             state.wall_from = self.wall_from
@@ -1164,6 +1157,11 @@ cdef class _Pairing:
             self.want = state.want
             self.wall_from = state.wall_from
             walls.count = state.walls
+        if self.used and state.opened >= 0:
+            # The opener waiting was found here: the part of the line after it is all that
+            # is kept (the scan leaves used at 4, one part, or as it found it).
+            self.used = 0
+            self.keep(lo, state.opened, hi, offset)
         return state.pos
 
     cdef int reserve(self, Py_ssize_t entries) except -1:
