@@ -168,6 +168,49 @@ def test_pairing_grows_its_walls_in_the_scan(implementation: str) -> None:
     assert list(zip(starts, ends, strict=True)) == twin.code_walls(text)  # type: ignore[attr-defined]
 
 
+# -- which characters occur -------------------------------------------------------------------
+
+PRESENT_TEXTS = st.lists(
+    st.sampled_from(["*", "_", "\\", "a", " ", "\u00e9", "\u012a", "\u015f", "\u8000", S, "`" * 40])
+).map("".join)
+
+
+@given(
+    PRESENT_TEXTS,
+    st.sampled_from(WIDE),
+    st.sampled_from(["*_\\", "*", "_*", "\x00*", "ab\u00e9*_", ""]),
+)
+@example("\u012a\u015f\u805c" * 30, "", "*_\\")
+def test_present_matches_the_twin(implementation: str, text: str, wide: str, chars: str) -> None:
+    # Units above 0xFF whose low byte is one of the characters (U+012A, U+015F, U+805C) are
+    # none of them: the kernel packs units to bytes with saturation, not truncation.
+    twin, kernel = twin_and_kernel(implementation)
+    text = wide + text
+    assert kernel.present(text, chars) == twin.present(text, chars)  # type: ignore[attr-defined]
+    assert twin.present(text, chars) == "".join(  # type: ignore[attr-defined]
+        char for char in dict.fromkeys(chars) if char in text
+    )
+
+
+@pytest.mark.parametrize("wide", WIDE)
+def test_present_at_every_vector_alignment(implementation: str, wide: str) -> None:
+    twin, kernel = twin_and_kernel(implementation)
+    for size in range(0, 70):
+        for at in range(size):
+            for char in ("*", "_", "\\"):
+                text = wide + "`" * at + char + " " * (size - at)
+                assert kernel.present(text, "*_\\") == twin.present(text, "*_\\"), (size, at)  # type: ignore[attr-defined]
+
+
+@pytest.mark.c_extension
+def test_present_checks_its_arguments() -> None:
+    kernel = load("_commonmark", "cython")
+    with pytest.raises(TypeError, match="chars"):
+        kernel.present("a", None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="text"):
+        kernel.present(None, "a")  # type: ignore[arg-type]
+
+
 # -- every vector path ------------------------------------------------------------------------
 
 CHECK = r"""
@@ -202,6 +245,10 @@ for wide, shift in itertools.product(("", "\u00e9", "\ue200", "\U0001f600"), ran
             module.strays(text, 0, len(text), 7, *chars, found, foreign)
             results.append((found, foreign))
         assert results[0] == results[1], (wide, shift, chars)
+        checked += 1
+    for at in range(0, 70, 7):
+        text = wide + "`" * at + "*" + "\u012a\u015f\u805c" * shift + "\\"
+        assert kernel.present(text, "*_\\") == twin.present(text, "*_\\"), (wide, shift, at)
         checked += 1
 print(kernel.cm_path() if hasattr(kernel, "cm_path") else "-", checked)
 """

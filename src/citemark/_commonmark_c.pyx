@@ -19,6 +19,7 @@ Same functions, names and branch order as the twin in `_commonmark_py.py`:
 - `code_walls(text)`: `_commonmark.CodeScanner` over a whole text, every line in C;
   `code_spans(text)`: the same walls as two arrays (starts, ends).
 - `line_spans(text)`: (start, end) of every line's content.
+- `present(text, chars)`: which of a few characters occur, in one pass.
 - validate's per-citation checks: `order(found)` (its findings by place, in place), `cited_lines`
   (the lines of the citations, and what they hold), `covered` (citations in code, the
   walls as two arrays),
@@ -648,6 +649,93 @@ cdef extern from *:
     #endif
     #undef UNIT
 
+    /* Which of the ASCII units a, b, c (0x01 to 0x7F) occur in d[0:n]: bit 1, 2, 4.  One pass
+     * with no branch per vector (every unit packed to a byte: a unit above 0xFF becomes 0xFF
+     * or 0, neither of them one of these), where a search for each read the text once each;
+     * the vector paths only, -1 without them (the caller searches then). */
+    #define CITEMARK_PRESENT_TAIL                                                            \
+        for (; i < n; i++) {                                                                \
+            found |= (d[i] == a) | ((d[i] == b) << 1) | ((d[i] == c) << 2);                 \
+        }
+    #if defined(CM_AVX2)
+    __attribute__((target("avx2"))) static int
+    citemark_present_ucs1_avx2(const Py_UCS1 *d, Py_ssize_t n, int a, int b, int c) {
+        const __m256i va = _mm256_set1_epi8((char)a), vb = _mm256_set1_epi8((char)b);
+        const __m256i vc = _mm256_set1_epi8((char)c);
+        __m256i x, ha = _mm256_setzero_si256(), hb = ha, hc = ha;
+        Py_ssize_t i = 0;
+        int found;
+        for (; n - i >= 32; i += 32) {
+            x = _mm256_loadu_si256((const __m256i *)(d + i));
+            ha = _mm256_or_si256(ha, _mm256_cmpeq_epi8(x, va));
+            hb = _mm256_or_si256(hb, _mm256_cmpeq_epi8(x, vb));
+            hc = _mm256_or_si256(hc, _mm256_cmpeq_epi8(x, vc));
+        }
+        found = (!_mm256_testz_si256(ha, ha)) | ((!_mm256_testz_si256(hb, hb)) << 1) |
+                ((!_mm256_testz_si256(hc, hc)) << 2);
+        CITEMARK_PRESENT_TAIL
+        return found;
+    }
+    __attribute__((target("avx2"))) static int
+    citemark_present_ucs2_avx2(const Py_UCS2 *d, Py_ssize_t n, int a, int b, int c) {
+        const __m256i va = _mm256_set1_epi8((char)a), vb = _mm256_set1_epi8((char)b);
+        const __m256i vc = _mm256_set1_epi8((char)c);
+        __m256i x, ha = _mm256_setzero_si256(), hb = ha, hc = ha;
+        Py_ssize_t i = 0;
+        int found;
+        for (; n - i >= 32; i += 32) {
+            /* packus: signed saturation, so a unit of 0x8000 or above becomes 0 */
+            x = _mm256_packus_epi16(_mm256_loadu_si256((const __m256i *)(d + i)),
+                                    _mm256_loadu_si256((const __m256i *)(d + i + 16)));
+            ha = _mm256_or_si256(ha, _mm256_cmpeq_epi8(x, va));
+            hb = _mm256_or_si256(hb, _mm256_cmpeq_epi8(x, vb));
+            hc = _mm256_or_si256(hc, _mm256_cmpeq_epi8(x, vc));
+        }
+        found = (!_mm256_testz_si256(ha, ha)) | ((!_mm256_testz_si256(hb, hb)) << 1) |
+                ((!_mm256_testz_si256(hc, hc)) << 2);
+        CITEMARK_PRESENT_TAIL
+        return found;
+    }
+    #endif
+    #if defined(CM_SSE2)
+    static int
+    citemark_present_ucs2_sse2(const Py_UCS2 *d, Py_ssize_t n, int a, int b, int c) {
+        const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b);
+        const __m128i vc = _mm_set1_epi8((char)c);
+        __m128i x, ha = _mm_setzero_si128(), hb = ha, hc = ha;
+        Py_ssize_t i = 0;
+        int found;
+        for (; n - i >= 16; i += 16) {
+            x = _mm_packus_epi16(_mm_loadu_si128((const __m128i *)(d + i)),
+                                 _mm_loadu_si128((const __m128i *)(d + i + 8)));
+            ha = _mm_or_si128(ha, _mm_cmpeq_epi8(x, va));
+            hb = _mm_or_si128(hb, _mm_cmpeq_epi8(x, vb));
+            hc = _mm_or_si128(hc, _mm_cmpeq_epi8(x, vc));
+        }
+        found = (_mm_movemask_epi8(ha) != 0) | ((_mm_movemask_epi8(hb) != 0) << 1) |
+                ((_mm_movemask_epi8(hc) != 0) << 2);
+        CITEMARK_PRESENT_TAIL
+        return found;
+    }
+    #endif
+    static inline int
+    citemark_present_ucs1(const Py_UCS1 *d, Py_ssize_t n, int a, int b, int c) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR) return citemark_present_ucs1_avx2(d, n, a, b, c);
+    #endif
+        return -1;
+    }
+    static inline int
+    citemark_present_ucs2(const Py_UCS2 *d, Py_ssize_t n, int a, int b, int c) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR) return citemark_present_ucs2_avx2(d, n, a, b, c);
+    #endif
+    #if defined(CM_SSE2)
+        if (cm_level == CM_VECTOR) return citemark_present_ucs2_sse2(d, n, a, b, c);
+    #endif
+        return -1;
+    }
+
     /* Whether the fused scan runs (the AVX2 path). */
     static inline int citemark_pairs_vectors(void) {
     #if defined(CM_AVX2)
@@ -774,6 +862,10 @@ cdef extern from *:
     Py_ssize_t range_ucs4 "citemark_range_ucs4"(
         const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 low,
         Py_UCS4 span) noexcept nogil
+    int present_ucs1 "citemark_present_ucs1"(
+        const Py_UCS1* data, Py_ssize_t n, int a, int b, int c) noexcept nogil
+    int present_ucs2 "citemark_present_ucs2"(
+        const Py_UCS2* data, Py_ssize_t n, int a, int b, int c) noexcept nogil
     ctypedef struct citemark_online:
         Py_ssize_t used
         long long want, wall_from
@@ -3290,3 +3382,47 @@ def code_rows(starts, ends, wall_starts, wall_ends, fenced, make, row, found):
     if fence < len(rows):
         raise ValueError("fenced must hold ascending rows within starts")
     return kept
+
+
+def present(str text not None, chars):
+    if type(chars) is not str:
+        raise TypeError(f"chars must be a str, not {type(chars).__name__}")
+    cdef list wanted = list(dict.fromkeys(<str>chars)), group
+    cdef set found = set()
+    cdef Py_ssize_t size = len(text), first, at, index
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef int bits
+    cdef Py_UCS4 a, b, c
+    for first in range(0, len(wanted), 3):
+        group = wanted[first:first + 3]
+        a = group[0]
+        b = group[1] if len(group) > 1 else a
+        c = group[2] if len(group) > 2 else a
+        bits = -1
+        if 0 < <unsigned int>a < 0x80 and 0 < <unsigned int>b < 0x80 and \
+                0 < <unsigned int>c < 0x80:
+            # Three ASCII characters (none NUL) in one pass on the vector paths.
+            if kind == 1:
+                bits = present_ucs1(<const Py_UCS1*>data, size, a, b, c)
+            elif kind == 2:
+                bits = present_ucs2(<const Py_UCS2*>data, size, a, b, c)
+        if bits >= 0:
+            for index in range(len(group)):
+                if bits >> index & 1:
+                    found.add(group[index])
+            continue
+        # Else one search for the group: a character found is dropped from it and the
+        # search goes on from there (the others occur after it, if at all).
+        at = 0
+        while group:
+            a = group[0]
+            b = group[1] if len(group) > 1 else a
+            c = group[2] if len(group) > 2 else a
+            at = next_in(kind, data, a, b, c, at, size)
+            if at == size:
+                break
+            found.add(text[at])  # (at < size: inside the string)
+            group.remove(text[at])
+            at += 1
+    return "".join([char for char in wanted if char in found])
