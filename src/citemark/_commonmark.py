@@ -540,3 +540,6 @@ code_rows: Callable[
     list[bool],
 ] = _kernel.code_rows
 __all__ += ["code_rows", "fence_cited", "filler_end", "kept_bounds"]
+# Which of a few characters occur in a text, in one pass (see `_commonmark_py.present`).
+present: Callable[[str, str], str] = _kernel.present
+__all__ += ["present"]

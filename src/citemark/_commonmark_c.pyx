@@ -19,6 +19,7 @@ Same functions, names and branch order as the twin in `_commonmark_py.py`:
 - `code_walls(text)`: `_commonmark.CodeScanner` over a whole text, every line in C;
   `code_spans(text)`: the same walls as two arrays (starts, ends).
 - `line_spans(text)`: (start, end) of every line's content.
+- `present(text, chars)`: which of a few characters occur, in one pass.
 - validate's per-citation checks: `order(found)` (its findings by place, in place), `cited_lines`
   (the lines of the citations, and what they hold), `covered` (citations in code, the
   walls as two arrays),
@@ -273,6 +274,472 @@ cdef extern from *:
     CITEMARK_RUNS_AVX2(citemark_runs_ucs2_avx2, Py_UCS2, citemark_ticks_ucs2)
     #endif
 
+    /* _Pairing's online state, for the fused scan below: whether an opener waits (`used`:
+     * _Pairing's entries of parts, 0 without one), the length that closes it and where its
+     * span starts, and the walls' arrays (`walls` of `wall_room` written).  pos: where the
+     * scan is; open: the start of a run open across a vector boundary (-1: none); opened:
+     * where the last opener found by the scan ends (-1: none), the caller keeps the part of
+     * the line after it (a store of the part at each opener cost a tenth of the scan). */
+    typedef struct {
+        Py_ssize_t used;
+        long long want, wall_from;
+        long long *wall_starts, *wall_ends;
+        Py_ssize_t walls, wall_room;
+        Py_ssize_t pos, open, opened;
+    } citemark_online;
+
+    /* The walls a vector may close: at most 16 run ends in 32 units (an end follows a
+     * backtick that is no end), and the run left open where the vectors end. */
+    #define CITEMARK_VECTOR_RUNS 17
+
+    /* runs_into and _Pairing.pair_chunk in one pass, 32 units a step on the AVX2 path: each
+     * run is paired as it is read off the bits (the twin's rule, as pair_chunk applies it),
+     * none written to a buffer and read again; the backslashes are counted for an opener
+     * only (a closer's length is its own).  Returns 1 when the walls lack the room of a
+     * vector (the caller grows them and calls again: the state is in st), else 0 with
+     * st->pos where the whole vectors before hi end (a run open there read to its end); 0
+     * and st->pos unchanged without the path.  Reads: whole vectors before hi, and the
+     * backslashes before a run back to lo. */
+    #if defined(CM_AVX2)
+    #define CITEMARK_PAIR_AVX2(NAME, UNIT, TICKS, ALL)                                       \
+    __attribute__((target("avx2"))) static int                                              \
+    NAME(const UNIT *d, Py_ssize_t lo, Py_ssize_t hi, long long offset, citemark_online *st) { \
+        Py_ssize_t i = st->pos, start = st->open, escapes, end, used = st->used;            \
+        Py_ssize_t walls = st->walls, wall_room = st->wall_room - CITEMARK_VECTOR_RUNS;     \
+        long long want = st->want, wall_from = st->wall_from;                               \
+        /* (locals: the stores below may alias st, as far as the compiler knows) */         \
+        long long *wall_starts = st->wall_starts, *wall_ends = st->wall_ends;               \
+        Py_ssize_t opened = st->opened;                                                     \
+        unsigned int mask, before, starts, ends, closers, full;                             \
+        int shift, short_of_room = 0;                                                       \
+        while (hi - i >= 32) {                                                              \
+            if (walls > wall_room) {                                                        \
+                short_of_room = 1;                                                          \
+                break;                                                                      \
+            }                                                                               \
+            if (start >= 0) {                                                               \
+                /* Inside a run: its whole vectors of backticks passed at once (a run of   \
+                 * thousands read a vector a step, its bits unread). */                     \
+                while (hi - i >= 32 && ALL(d + i)) i += 32;                                 \
+                if (hi - i < 32) break;                                                     \
+            }                                                                               \
+            mask = TICKS(d + i);                                                            \
+            before = (mask << 1) | (start >= 0); /* bit k: unit k - 1 is a backtick */      \
+            starts = mask & ~before;                                                        \
+            ends = ~mask & before;                                                          \
+            while (ends) {                                                                  \
+                if (used != 0 && start < 0 && want <= 8) {                                  \
+                    /* An opener waits for a short run, and no run is open here: the runs  \
+                     * of its length that end in this vector found at once (a start k,     \
+                     * backticks k .. k + want - 1, an end k + want), the others passed    \
+                     * over (a closer's length is all that is read of a run). */           \
+                    full = mask;                                                            \
+                    for (shift = 1; shift < want; shift++) full &= mask >> shift;           \
+                    closers = starts & (ends >> want) & full;                               \
+                    if (!closers) {                                                         \
+                        /* The run left open past the vector (a start after the last end)  \
+                         * kept, the others passed over. */                                 \
+                        starts &= ~((2u << (31 - __builtin_clz(ends))) - 1);                \
+                        ends = 0;                                                           \
+                        break;                                                              \
+                    }                                                                       \
+                    shift = cm_ctz(closers); /* its start; its end is 31 at most */         \
+                    wall_starts[walls] = wall_from;                                         \
+                    wall_ends[walls] = offset + i + shift + want;                           \
+                    walls++;                                                                \
+                    used = 0;                                                               \
+                    /* The bits up to its start and its end dropped (2u << 31 is 0). */    \
+                    starts &= ~((2u << shift) - 1);                                         \
+                    ends &= ~((2u << (shift + want)) - 1);                                  \
+                    continue;                                                               \
+                }                                                                           \
+                if (start < 0) { /* (starts is not empty: an end follows a start) */        \
+                    start = i + cm_ctz(starts);                                             \
+                    starts &= starts - 1;                                                   \
+                }                                                                           \
+                end = i + cm_ctz(ends);                                                     \
+                ends &= ends - 1;                                                           \
+                CITEMARK_PAIR_RUN(start, end)                                               \
+                start = -1;                                                                 \
+            }                                                                               \
+            if (starts) start = i + cm_ctz(starts); /* open past the vector */             \
+            i += 32;                                                                        \
+        }                                                                                   \
+        /* A run open where the whole vectors end is read on from there (with the room of  \
+         * a vector, as a vector's runs). */                                                \
+        if (!short_of_room && start >= 0) {                                                 \
+            if (walls > wall_room) {                                                        \
+                short_of_room = 1;                                                          \
+            } else {                                                                        \
+                while (i < hi && d[i] == 0x60) i++;                                         \
+                CITEMARK_PAIR_RUN(start, i)                                                 \
+                start = -1;                                                                 \
+            }                                                                               \
+        }                                                                                   \
+        st->pos = i;                                                                        \
+        st->open = start;                                                                   \
+        st->used = used;                                                                    \
+        st->want = want;                                                                    \
+        st->wall_from = wall_from;                                                          \
+        st->walls = walls;                                                                  \
+        st->opened = opened;                                                                \
+        return short_of_room;                                                               \
+    }
+    /* One run [START, END) through the pairing: without an opener (used 0) it opens one if
+     * it is not empty once an escape is dropped (where it ends noted: the caller keeps the
+     * part of the line after it); else it closes the opener if it is as long as wanted (a
+     * wall from the opener, escape dropped, to its end; nothing kept then).  walls <=
+     * wall_room + (the runs before it in this vector) < st->wall_room: inside the arrays. */
+    #define CITEMARK_PAIR_RUN(START, END)                                                   \
+        if (used == 0) {                                                                    \
+            escapes = 0;                                                                    \
+            while ((START) - escapes > lo && d[(START) - escapes - 1] == 0x5C) escapes++;   \
+            escapes %= 2;                                                                   \
+            if ((END) - (START) - escapes > 0) {                                            \
+                want = (END) - (START) - escapes;                                           \
+                wall_from = offset + (START) + escapes;                                     \
+                opened = (END);                                                             \
+                used = 4;                                                                   \
+            }                                                                               \
+        } else if ((END) - (START) == want) {                                               \
+            wall_starts[walls] = wall_from;                                                 \
+            wall_ends[walls] = offset + (END);                                              \
+            walls++;                                                                        \
+            used = 0;                                                                       \
+        }
+    /* Whether the 32 units from d are all backticks. */
+    __attribute__((target("avx2"))) static inline int
+    citemark_all_ticks_ucs1(const Py_UCS1 *d) {
+        __m256i a = _mm256_cmpeq_epi8(_mm256_loadu_si256((const __m256i *)d),
+                                      _mm256_set1_epi8(0x60));
+        return _mm256_testc_si256(a, _mm256_set1_epi8(-1));
+    }
+    __attribute__((target("avx2"))) static inline int
+    citemark_all_ticks_ucs2(const Py_UCS2 *d) {
+        const __m256i tick = _mm256_set1_epi16(0x60);
+        __m256i a = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)d), tick);
+        __m256i b = _mm256_cmpeq_epi16(_mm256_loadu_si256((const __m256i *)(d + 16)), tick);
+        return _mm256_testc_si256(_mm256_and_si256(a, b), _mm256_set1_epi8(-1));
+    }
+    CITEMARK_PAIR_AVX2(citemark_pair_ucs1_avx2, Py_UCS1, citemark_ticks_ucs1,
+                       citemark_all_ticks_ucs1)
+    CITEMARK_PAIR_AVX2(citemark_pair_ucs2_avx2, Py_UCS2, citemark_ticks_ucs2,
+                       citemark_all_ticks_ucs2)
+    #endif
+
+    /* The first index in d[i:end] of a unit equal to a, b or c (repeat one to look for
+     * fewer: find3), or of one in low..low + span (unsigned: find_range), else end: one pass
+     * for a set of characters where a search for each read the text once each.  Vectors
+     * while a whole one fits before end (two at a time on the AVX2 path, as cm_find), then
+     * a unit at a time: reads only d[i:end].  HITS(x) is a vector's lanes in the set. */
+    #define CITEMARK_SET3(x) \
+        OR(OR(CMPEQ(x, SET1(a)), CMPEQ(x, SET1(b))), CMPEQ(x, SET1(c)))
+    /* x - low at most span, unsigned: the difference is its minimum with span. */
+    #define CITEMARK_RANGE(x) CMPEQ(MIN(SUB(x, SET1(low)), SET1(span)), SUB(x, SET1(low)))
+    #define CITEMARK_IN_SET3(u) ((u) == a || (u) == b || (u) == c)
+    #define CITEMARK_IN_RANGE(u) ((UNIT)((u) - low) <= span)
+    #define CITEMARK_FIND_AVX2(NAME, PARAMS, HITS, IN)                                       \
+    __attribute__((target("avx2"))) static Py_ssize_t                                       \
+    NAME(const UNIT *d, Py_ssize_t i, Py_ssize_t end, PARAMS) {                             \
+        const Py_ssize_t width = 32 / sizeof(UNIT);                                         \
+        __m256i x, y, hit;                                                                  \
+        unsigned int mask;                                                                  \
+        for (; end - i >= 2 * width; i += 2 * width) {                                      \
+            x = _mm256_loadu_si256((const __m256i *)(d + i));                               \
+            y = _mm256_loadu_si256((const __m256i *)(d + i + width));                       \
+            x = HITS(x);                                                                    \
+            y = HITS(y);                                                                    \
+            hit = _mm256_or_si256(x, y);                                                    \
+            if (!_mm256_testz_si256(hit, hit)) {                                            \
+                mask = (unsigned int)_mm256_movemask_epi8(x);                               \
+                if (mask) return i + cm_ctz(mask) / (int)sizeof(UNIT);                      \
+                mask = (unsigned int)_mm256_movemask_epi8(y);                               \
+                return i + width + cm_ctz(mask) / (int)sizeof(UNIT);                        \
+            }                                                                               \
+        }                                                                                   \
+        for (; i < end; i++) {                                                              \
+            if (IN(d[i])) return i;                                                         \
+        }                                                                                   \
+        return end;                                                                         \
+    }
+    #define CITEMARK_FIND_SSE2(NAME, PARAMS, HITS, IN, AVX2_NAME, ARGS)                      \
+    static inline Py_ssize_t                                                                \
+    NAME(const UNIT *d, Py_ssize_t i, Py_ssize_t end, PARAMS) {                             \
+        const Py_ssize_t width = 16 / sizeof(UNIT);                                         \
+        unsigned int mask;                                                                  \
+        CITEMARK_WIDE_CALL(AVX2_NAME, ARGS)                                                 \
+        if (cm_level == CM_VECTOR) {                                                        \
+            for (; end - i >= width; i += width) {                                          \
+                mask = (unsigned int)_mm_movemask_epi8(                                     \
+                    HITS(_mm_loadu_si128((const __m128i *)(d + i))));                       \
+                if (mask) return i + cm_ctz(mask) / (int)sizeof(UNIT);                      \
+            }                                                                               \
+        }                                                                                   \
+        for (; i < end; i++) {                                                              \
+            if (IN(d[i])) return i;                                                         \
+        }                                                                                   \
+        return end;                                                                         \
+    }
+    #define CITEMARK_FIND_PLAIN(NAME, PARAMS, HITS, IN, AVX2_NAME, ARGS)                     \
+    static inline Py_ssize_t                                                                \
+    NAME(const UNIT *d, Py_ssize_t i, Py_ssize_t end, PARAMS) {                             \
+        for (; i < end; i++) {                                                              \
+            if (IN(d[i])) return i;                                                         \
+        }                                                                                   \
+        return end;                                                                         \
+    }
+    #if defined(CM_AVX2)
+    #define CITEMARK_WIDE_CALL(AVX2_NAME, ARGS)                                              \
+        if (cm_level == CM_WIDE_VECTOR) return AVX2_NAME ARGS;
+    #else
+    #define CITEMARK_WIDE_CALL(AVX2_NAME, ARGS)
+    #endif
+    #if defined(CM_SSE2)
+    #define CITEMARK_FIND CITEMARK_FIND_SSE2
+    #else
+    #define CITEMARK_FIND CITEMARK_FIND_PLAIN
+    #endif
+    #define CITEMARK_SET3_PARAMS UNIT a, UNIT b, UNIT c
+    #define CITEMARK_RANGE_PARAMS UNIT low, UNIT span
+
+    /* Each width: its unit, and the vector operations (the unsigned minimum of SSE2 is
+     * SSE4.1's for 16 and 32 bits: made of a signed one with the sign bits flipped). */
+    #define UNIT Py_UCS1
+    #if defined(CM_AVX2)
+    #define SET1(u) _mm256_set1_epi8((char)(u))
+    #define CMPEQ _mm256_cmpeq_epi8
+    #define OR _mm256_or_si256
+    #define SUB _mm256_sub_epi8
+    #define MIN _mm256_min_epu8
+    CITEMARK_FIND_AVX2(citemark_find3_ucs1_avx2, CITEMARK_SET3_PARAMS, CITEMARK_SET3,
+                       CITEMARK_IN_SET3)
+    CITEMARK_FIND_AVX2(citemark_range_ucs1_avx2, CITEMARK_RANGE_PARAMS, CITEMARK_RANGE,
+                       CITEMARK_IN_RANGE)
+    #undef SET1
+    #undef CMPEQ
+    #undef OR
+    #undef SUB
+    #undef MIN
+    #endif
+    #if defined(CM_SSE2)
+    #define SET1(u) _mm_set1_epi8((char)(u))
+    #define CMPEQ _mm_cmpeq_epi8
+    #define OR _mm_or_si128
+    #define SUB _mm_sub_epi8
+    #define MIN _mm_min_epu8
+    #endif
+    CITEMARK_FIND(citemark_find3_ucs1, CITEMARK_SET3_PARAMS, CITEMARK_SET3, CITEMARK_IN_SET3,
+                  citemark_find3_ucs1_avx2, (d, i, end, a, b, c))
+    CITEMARK_FIND(citemark_range_ucs1, CITEMARK_RANGE_PARAMS, CITEMARK_RANGE,
+                  CITEMARK_IN_RANGE, citemark_range_ucs1_avx2, (d, i, end, low, span))
+    #if defined(CM_SSE2)
+    #undef SET1
+    #undef CMPEQ
+    #undef OR
+    #undef SUB
+    #undef MIN
+    #endif
+    #undef UNIT
+
+    #define UNIT Py_UCS2
+    #if defined(CM_AVX2)
+    #define SET1(u) _mm256_set1_epi16((short)(u))
+    #define CMPEQ _mm256_cmpeq_epi16
+    #define OR _mm256_or_si256
+    #define SUB _mm256_sub_epi16
+    #define MIN _mm256_min_epu16
+    CITEMARK_FIND_AVX2(citemark_find3_ucs2_avx2, CITEMARK_SET3_PARAMS, CITEMARK_SET3,
+                       CITEMARK_IN_SET3)
+    CITEMARK_FIND_AVX2(citemark_range_ucs2_avx2, CITEMARK_RANGE_PARAMS, CITEMARK_RANGE,
+                       CITEMARK_IN_RANGE)
+    #undef SET1
+    #undef CMPEQ
+    #undef OR
+    #undef SUB
+    #undef MIN
+    #endif
+    #if defined(CM_SSE2)
+    static inline __m128i citemark_min_epu16(__m128i x, __m128i y) {
+        const __m128i sign = _mm_set1_epi16((short)0x8000);
+        return _mm_xor_si128(_mm_min_epi16(_mm_xor_si128(x, sign), _mm_xor_si128(y, sign)),
+                             sign);
+    }
+    #define SET1(u) _mm_set1_epi16((short)(u))
+    #define CMPEQ _mm_cmpeq_epi16
+    #define OR _mm_or_si128
+    #define SUB _mm_sub_epi16
+    #define MIN citemark_min_epu16
+    #endif
+    CITEMARK_FIND(citemark_find3_ucs2, CITEMARK_SET3_PARAMS, CITEMARK_SET3, CITEMARK_IN_SET3,
+                  citemark_find3_ucs2_avx2, (d, i, end, a, b, c))
+    CITEMARK_FIND(citemark_range_ucs2, CITEMARK_RANGE_PARAMS, CITEMARK_RANGE,
+                  CITEMARK_IN_RANGE, citemark_range_ucs2_avx2, (d, i, end, low, span))
+    #if defined(CM_SSE2)
+    #undef SET1
+    #undef CMPEQ
+    #undef OR
+    #undef SUB
+    #undef MIN
+    #endif
+    #undef UNIT
+
+    #define UNIT Py_UCS4
+    #if defined(CM_AVX2)
+    #define SET1(u) _mm256_set1_epi32((int)(u))
+    #define CMPEQ _mm256_cmpeq_epi32
+    #define OR _mm256_or_si256
+    #define SUB _mm256_sub_epi32
+    #define MIN _mm256_min_epu32
+    CITEMARK_FIND_AVX2(citemark_find3_ucs4_avx2, CITEMARK_SET3_PARAMS, CITEMARK_SET3,
+                       CITEMARK_IN_SET3)
+    CITEMARK_FIND_AVX2(citemark_range_ucs4_avx2, CITEMARK_RANGE_PARAMS, CITEMARK_RANGE,
+                       CITEMARK_IN_RANGE)
+    #undef SET1
+    #undef CMPEQ
+    #undef OR
+    #undef SUB
+    #undef MIN
+    #endif
+    #if defined(CM_SSE2)
+    static inline __m128i citemark_min_epu32(__m128i x, __m128i y) {
+        /* Units are at most 0x10FFFF, differences wrap round: signed order with the sign
+         * bits flipped is the unsigned order. */
+        const __m128i sign = _mm_set1_epi32((int)0x80000000u);
+        __m128i xs = _mm_xor_si128(x, sign), ys = _mm_xor_si128(y, sign);
+        __m128i less = _mm_cmplt_epi32(xs, ys);
+        return _mm_or_si128(_mm_and_si128(less, x), _mm_andnot_si128(less, y));
+    }
+    #define SET1(u) _mm_set1_epi32((int)(u))
+    #define CMPEQ _mm_cmpeq_epi32
+    #define OR _mm_or_si128
+    #define SUB _mm_sub_epi32
+    #define MIN citemark_min_epu32
+    #endif
+    CITEMARK_FIND(citemark_find3_ucs4, CITEMARK_SET3_PARAMS, CITEMARK_SET3, CITEMARK_IN_SET3,
+                  citemark_find3_ucs4_avx2, (d, i, end, a, b, c))
+    CITEMARK_FIND(citemark_range_ucs4, CITEMARK_RANGE_PARAMS, CITEMARK_RANGE,
+                  CITEMARK_IN_RANGE, citemark_range_ucs4_avx2, (d, i, end, low, span))
+    #if defined(CM_SSE2)
+    #undef SET1
+    #undef CMPEQ
+    #undef OR
+    #undef SUB
+    #undef MIN
+    #endif
+    #undef UNIT
+
+    /* Which of the ASCII units a, b, c (0x01 to 0x7F) occur in d[0:n]: bit 1, 2, 4.  One pass
+     * with no branch per vector (every unit packed to a byte: a unit above 0xFF becomes 0xFF
+     * or 0, neither of them one of these), where a search for each read the text once each;
+     * the vector paths only, -1 without them (the caller searches then). */
+    #define CITEMARK_PRESENT_TAIL                                                            \
+        for (; i < n; i++) {                                                                \
+            found |= (d[i] == a) | ((d[i] == b) << 1) | ((d[i] == c) << 2);                 \
+        }
+    #if defined(CM_AVX2)
+    __attribute__((target("avx2"))) static int
+    citemark_present_ucs1_avx2(const Py_UCS1 *d, Py_ssize_t n, int a, int b, int c) {
+        const __m256i va = _mm256_set1_epi8((char)a), vb = _mm256_set1_epi8((char)b);
+        const __m256i vc = _mm256_set1_epi8((char)c);
+        __m256i x, ha = _mm256_setzero_si256(), hb = ha, hc = ha;
+        Py_ssize_t i = 0;
+        int found;
+        for (; n - i >= 32; i += 32) {
+            x = _mm256_loadu_si256((const __m256i *)(d + i));
+            ha = _mm256_or_si256(ha, _mm256_cmpeq_epi8(x, va));
+            hb = _mm256_or_si256(hb, _mm256_cmpeq_epi8(x, vb));
+            hc = _mm256_or_si256(hc, _mm256_cmpeq_epi8(x, vc));
+        }
+        found = (!_mm256_testz_si256(ha, ha)) | ((!_mm256_testz_si256(hb, hb)) << 1) |
+                ((!_mm256_testz_si256(hc, hc)) << 2);
+        CITEMARK_PRESENT_TAIL
+        return found;
+    }
+    __attribute__((target("avx2"))) static int
+    citemark_present_ucs2_avx2(const Py_UCS2 *d, Py_ssize_t n, int a, int b, int c) {
+        const __m256i va = _mm256_set1_epi8((char)a), vb = _mm256_set1_epi8((char)b);
+        const __m256i vc = _mm256_set1_epi8((char)c);
+        __m256i x, ha = _mm256_setzero_si256(), hb = ha, hc = ha;
+        Py_ssize_t i = 0;
+        int found;
+        for (; n - i >= 32; i += 32) {
+            /* packus: signed saturation, so a unit of 0x8000 or above becomes 0 */
+            x = _mm256_packus_epi16(_mm256_loadu_si256((const __m256i *)(d + i)),
+                                    _mm256_loadu_si256((const __m256i *)(d + i + 16)));
+            ha = _mm256_or_si256(ha, _mm256_cmpeq_epi8(x, va));
+            hb = _mm256_or_si256(hb, _mm256_cmpeq_epi8(x, vb));
+            hc = _mm256_or_si256(hc, _mm256_cmpeq_epi8(x, vc));
+        }
+        found = (!_mm256_testz_si256(ha, ha)) | ((!_mm256_testz_si256(hb, hb)) << 1) |
+                ((!_mm256_testz_si256(hc, hc)) << 2);
+        CITEMARK_PRESENT_TAIL
+        return found;
+    }
+    #endif
+    #if defined(CM_SSE2)
+    static int
+    citemark_present_ucs2_sse2(const Py_UCS2 *d, Py_ssize_t n, int a, int b, int c) {
+        const __m128i va = _mm_set1_epi8((char)a), vb = _mm_set1_epi8((char)b);
+        const __m128i vc = _mm_set1_epi8((char)c);
+        __m128i x, ha = _mm_setzero_si128(), hb = ha, hc = ha;
+        Py_ssize_t i = 0;
+        int found;
+        for (; n - i >= 16; i += 16) {
+            x = _mm_packus_epi16(_mm_loadu_si128((const __m128i *)(d + i)),
+                                 _mm_loadu_si128((const __m128i *)(d + i + 8)));
+            ha = _mm_or_si128(ha, _mm_cmpeq_epi8(x, va));
+            hb = _mm_or_si128(hb, _mm_cmpeq_epi8(x, vb));
+            hc = _mm_or_si128(hc, _mm_cmpeq_epi8(x, vc));
+        }
+        found = (_mm_movemask_epi8(ha) != 0) | ((_mm_movemask_epi8(hb) != 0) << 1) |
+                ((_mm_movemask_epi8(hc) != 0) << 2);
+        CITEMARK_PRESENT_TAIL
+        return found;
+    }
+    #endif
+    static inline int
+    citemark_present_ucs1(const Py_UCS1 *d, Py_ssize_t n, int a, int b, int c) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR) return citemark_present_ucs1_avx2(d, n, a, b, c);
+    #endif
+        return -1;
+    }
+    static inline int
+    citemark_present_ucs2(const Py_UCS2 *d, Py_ssize_t n, int a, int b, int c) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR) return citemark_present_ucs2_avx2(d, n, a, b, c);
+    #endif
+    #if defined(CM_SSE2)
+        if (cm_level == CM_VECTOR) return citemark_present_ucs2_sse2(d, n, a, b, c);
+    #endif
+        return -1;
+    }
+
+    /* Whether the fused scan runs (the AVX2 path). */
+    static inline int citemark_pairs_vectors(void) {
+    #if defined(CM_AVX2)
+        return cm_level == CM_WIDE_VECTOR;
+    #else
+        return 0;
+    #endif
+    }
+    static inline int
+    citemark_pair_ucs1(const Py_UCS1 *d, Py_ssize_t lo, Py_ssize_t hi, long long offset,
+                       citemark_online *st) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR) return citemark_pair_ucs1_avx2(d, lo, hi, offset, st);
+    #endif
+        return 0;
+    }
+    static inline int
+    citemark_pair_ucs2(const Py_UCS2 *d, Py_ssize_t lo, Py_ssize_t hi, long long offset,
+                       citemark_online *st) {
+    #if defined(CM_AVX2)
+        if (cm_level == CM_WIDE_VECTOR) return citemark_pair_ucs2_avx2(d, lo, hi, offset, st);
+    #endif
+        return 0;
+    }
+
     static inline Py_ssize_t
     citemark_runs_ucs1(const Py_UCS1 *d, Py_ssize_t lo, Py_ssize_t *pos, Py_ssize_t hi,
                        long long offset, long long *out, Py_ssize_t room) {
@@ -356,6 +823,43 @@ cdef extern from *:
     Py_ssize_t vector_runs_ucs2 "citemark_runs_ucs2"(
         const Py_UCS2* data, Py_ssize_t lo, Py_ssize_t* pos, Py_ssize_t hi,
         long long offset, long long* out, Py_ssize_t room) noexcept nogil
+    Py_ssize_t find3_ucs1 "citemark_find3_ucs1"(
+        const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS1 a, Py_UCS1 b,
+        Py_UCS1 c) noexcept nogil
+    Py_ssize_t find3_ucs2 "citemark_find3_ucs2"(
+        const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS2 a, Py_UCS2 b,
+        Py_UCS2 c) noexcept nogil
+    Py_ssize_t find3_ucs4 "citemark_find3_ucs4"(
+        const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 a, Py_UCS4 b,
+        Py_UCS4 c) noexcept nogil
+    Py_ssize_t range_ucs1 "citemark_range_ucs1"(
+        const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS1 low,
+        Py_UCS1 span) noexcept nogil
+    Py_ssize_t range_ucs2 "citemark_range_ucs2"(
+        const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS2 low,
+        Py_UCS2 span) noexcept nogil
+    Py_ssize_t range_ucs4 "citemark_range_ucs4"(
+        const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 low,
+        Py_UCS4 span) noexcept nogil
+    int present_ucs1 "citemark_present_ucs1"(
+        const Py_UCS1* data, Py_ssize_t n, int a, int b, int c) noexcept nogil
+    int present_ucs2 "citemark_present_ucs2"(
+        const Py_UCS2* data, Py_ssize_t n, int a, int b, int c) noexcept nogil
+    ctypedef struct citemark_online:
+        Py_ssize_t used
+        long long want, wall_from
+        long long* wall_starts
+        long long* wall_ends
+        Py_ssize_t walls, wall_room
+        Py_ssize_t pos, open, opened
+    enum: VECTOR_RUNS "CITEMARK_VECTOR_RUNS"
+    bint pairs_vectors "citemark_pairs_vectors"() noexcept nogil
+    int pair_vectors_ucs1 "citemark_pair_ucs1"(
+        const Py_UCS1* data, Py_ssize_t lo, Py_ssize_t hi, long long offset,
+        citemark_online* state) noexcept nogil
+    int pair_vectors_ucs2 "citemark_pair_ucs2"(
+        const Py_UCS2* data, Py_ssize_t lo, Py_ssize_t hi, long long offset,
+        citemark_online* state) noexcept nogil
     Py_ssize_t word_candidate_ucs2 "citemark_word_candidate_ucs2"(
         const Py_UCS2* data, Py_ssize_t pos, Py_ssize_t size, Py_UCS4 start_unit,
         Py_UCS4 stop_unit) noexcept nogil
@@ -566,8 +1070,10 @@ cdef class _Walls:
         return 0
 
     cdef int grow(self) except -1:
-        # Half as much again (the count at most the text's length: no overflow).
-        cdef Py_ssize_t room = self.room + self.room // 2 + 16
+        # Four times as much (the count at most the text's length: no overflow): the copies
+        # of a growth (realloc) were 4% of the code scan's time on thousands of code spans
+        # at half as much again (as_arrays gives back what is not used).
+        cdef Py_ssize_t room = 4 * self.room + 16
         if self.starts is None:
             self.starts = array.clone(RUNS_TEMPLATE, room, False)
             self.ends = array.clone(RUNS_TEMPLATE, room, False)
@@ -611,24 +1117,29 @@ cdef class _Pairing:
     Collecting (`online` False: `runs`, `plain`), every run is appended to the array `runs`
     and the paragraph's end pairs them all.  Online (the whole scan), a run is paired as it
     comes: the opener waiting (the first run kept) is closed by the first later run of its
-    length, the twin's rule, so only the opener and the runs after it are kept (in `held`,
-    reused), and dropped when it closes.  An opener still open at the paragraph's end
-    closes nothing: the runs after it are then paired as `pair` pairs them (the rule reads
-    on from the next run).  What is kept is one open span's runs, not the paragraph's: an
-    answer of many short code spans keeps a few (a paragraph of 12,500 runs grew an array
-    of 300 KB: its page faults and copies were a third of the scan's time in a perf
-    profile); the worst case keeps as many as collecting does."""
+    length, the twin's rule.  An opener still open at the paragraph's end closes nothing:
+    the runs after it are then paired as `pair` pairs them (the rule reads on from the next
+    run), read again from the parts of the lines after it, which are all that is kept
+    (`parts`: a few entries a line, where keeping the runs after an opener wrote and read
+    back three entries for each of them, most of the online scan's time on thousands of
+    short code spans).  Each run is read twice at most: once as it comes, once again if
+    the opener before it never closes."""
 
     cdef array.array runs  # collecting
     cdef _Walls walls
     cdef bint online
-    cdef long long* held  # online: (start, end, escaped) of the opener and the runs after it
-    cdef Py_ssize_t used  # entries of held in use (three a run)
-    cdef Py_ssize_t room  # entries of held allocated
-    cdef long long want  # online, an opener held: the length of the run that closes it
+    # online: (lo, from, hi, offset) of each part of a line to read again, text[from:hi]
+    # with its backslashes counted back to lo; none without an opener
+    cdef long long* parts
+    cdef Py_ssize_t used  # entries of parts in use (four a part)
+    cdef Py_ssize_t room  # entries of parts allocated
+    cdef long long want  # online, an opener waiting: the length of the run that closes it
+    cdef long long wall_from  # ... and where its code span starts
+    cdef int kind  # online: the text the parts are of (the walker's, alive while it scans)
+    cdef const void* data
 
     def __dealloc__(self):
-        PyMem_Free(self.held)
+        PyMem_Free(self.parts)
 
     cdef int take(self, int kind, const void* data, Py_ssize_t lo, Py_ssize_t hi,
                   Py_ssize_t offset) except -1:
@@ -636,6 +1147,14 @@ cdef class _Pairing:
         # index: checked by the callers), found a chunk at a time and handed on.
         cdef long long chunk[3 * CHUNK_RUNS]
         cdef Py_ssize_t pos = lo, count
+        if self.online:
+            self.kind = kind
+            self.data = data
+            if self.used:  # an opener waits: this line is read again should it not close
+                self.keep(lo, lo, hi, offset)
+            if self.walls.out is None and (kind == 1 or kind == 2) and hi - lo >= 32 and \
+                    pairs_vectors():
+                pos = self.pair_vectors(kind, data, lo, hi, offset)  # the rest below
         while pos < hi:
             if kind == 1:
                 count = runs_into(<const Py_UCS1*>data, lo, &pos, hi, offset, chunk, CHUNK_RUNS)
@@ -644,48 +1163,90 @@ cdef class _Pairing:
             else:
                 count = runs_into(<const Py_UCS4*>data, lo, &pos, hi, offset, chunk, CHUNK_RUNS)
             if self.online:
-                self.pair_chunk(chunk, count)
+                self.pair_chunk(chunk, count, lo, hi, offset)
             elif count:
                 extend_runs(self.runs, chunk, count)
         return 0
 
-    cdef int pair_chunk(self, const long long* chunk, Py_ssize_t count) except -1:
-        # The twin's pairing, online (see the class).  Inside code a backslash is literal:
-        # only an opener can be escaped (its length one less, its span one later).  An
-        # opener found in this chunk is held only if the chunk ends before its closer.
+    cdef int pair_chunk(self, const long long* chunk, Py_ssize_t count, Py_ssize_t lo,
+                        Py_ssize_t hi, Py_ssize_t offset) except -1:
+        # The twin's pairing, online (see the class), of runs of text[lo:hi].  Inside code
+        # a backslash is literal: only an opener can be escaped (its length one less, its
+        # span one later).
         cdef Py_ssize_t index
         cdef const long long* run
-        cdef const long long* opener = self.held if self.used else NULL
-        cdef const long long* waiting = chunk  # the chunk's runs from here on wait
-        cdef long long want = self.want  # (a local: the stores below may alias self)
         for index in range(count):
             run = chunk + 3 * index
-            if opener == NULL:
+            if not self.used:
                 if run[1] - run[0] - run[2] > 0:
-                    want = run[1] - run[0] - run[2]
-                    opener = waiting = run
-            elif run[1] - run[0] == want:
-                self.walls.add(opener[0] + opener[2], run[1])
-                opener = NULL
+                    self.want = run[1] - run[0] - run[2]
+                    self.wall_from = run[0] + run[2]
+                    self.keep(lo, run[1] - offset, hi, offset)
+            elif run[1] - run[0] == self.want:
+                self.walls.add(self.wall_from, run[1])
                 self.used = 0
-        if opener != NULL:
-            self.want = want
-            self.hold(waiting, count - (waiting - chunk) // 3)
         return 0
 
-    cdef int hold(self, const long long* runs, Py_ssize_t count) except -1:
+    cdef int keep(self, Py_ssize_t lo, Py_ssize_t start, Py_ssize_t hi,
+                  Py_ssize_t offset) except -1:
+        # The part text[start:hi] of the line text[lo:hi] kept to be read again; the first
+        # after an opener (used 0 then) starts the list.
+        self.reserve(4)
+        self.parts[self.used] = lo
+        self.parts[self.used + 1] = start
+        self.parts[self.used + 2] = hi
+        self.parts[self.used + 3] = offset
+        self.used += 4
+        return 0
+
+    cdef Py_ssize_t pair_vectors(self, int kind, const void* data, Py_ssize_t lo,
+                                 Py_ssize_t hi, Py_ssize_t offset) except -1:
+        # take's runs in the whole vectors of text[lo:hi] (kind 1 or 2, the walls in arrays,
+        # the AVX2 path), paired as they are read (citemark_pair_ucs1): where they end.
+        cdef citemark_online state
+        cdef _Walls walls = self.walls
+        cdef int full = 1
+        state.pos = lo
+        state.open = -1
+        state.opened = -1
+        while full:
+            # The room of a vector's walls at least (grown as the scan asks for it).
+            while walls.room - walls.count < VECTOR_RUNS:
+                walls.grow()
+            state.used = self.used
+            state.want = self.want
+            state.wall_from = self.wall_from
+            state.wall_starts = walls.starts.data.as_longlongs
+            state.wall_ends = walls.ends.data.as_longlongs
+            state.walls = walls.count
+            state.wall_room = walls.room
+            if kind == 1:
+                full = pair_vectors_ucs1(<const Py_UCS1*>data, lo, hi, offset, &state)
+            else:
+                full = pair_vectors_ucs2(<const Py_UCS2*>data, lo, hi, offset, &state)
+            self.used = state.used
+            self.want = state.want
+            self.wall_from = state.wall_from
+            walls.count = state.walls
+        if self.used and state.opened >= 0:
+            # The opener waiting was found here: the part of the line after it is all that
+            # is kept (the scan leaves used at 4, one part, or as it found it).
+            self.used = 0
+            self.keep(lo, state.opened, hi, offset)
+        return state.pos
+
+    cdef int reserve(self, Py_ssize_t entries) except -1:
+        # Room for `entries` more entries of parts.
         cdef Py_ssize_t room = self.room
         cdef long long* grown
-        if 3 * count > room - self.used:
-            # Twice what is needed (held for the next paragraphs too); the entries are at
-            # most three per character of the text: no overflow.
-            room = 2 * (self.used + 3 * count)
-            grown = <long long*>PyMem_Realloc(self.held, room * sizeof(long long))
+        if entries > room - self.used:
+            # Twice what is needed (kept for the next paragraphs too); the entries are at
+            # most four per line of the text and four: no overflow.
+            room = 2 * (self.used + entries)
+            grown = <long long*>PyMem_Realloc(self.parts, room * sizeof(long long))
             if grown == NULL:
                 raise MemoryError()
-            self.held, self.room = grown, room
-        memcpy(self.held + self.used, runs, 3 * count * sizeof(long long))
-        self.used += 3 * count
+            self.parts, self.room = grown, room
         return 0
 
     cdef int close(self) except -1:
@@ -696,15 +1257,33 @@ cdef class _Pairing:
             finally:
                 array.resize(self.runs, 0)
             return 0
-        cdef Py_ssize_t count = self.used // 3 - 1, index  # the runs after the opener
-        cdef const long long* after = self.held + 3
-        cdef long long longest = 0
-        self.used = 0
-        for index in range(count):
-            if after[3 * index + 1] - after[3 * index] > longest:
-                longest = after[3 * index + 1] - after[3 * index]
-        if count > 0:
-            pair_runs(after, count, longest, self.walls)
+        if not self.used:
+            return 0
+        # The opener never closed: the runs after it read again and paired as `pair` does.
+        cdef long long chunk[3 * CHUNK_RUNS]
+        cdef array.array after = array.clone(RUNS_TEMPLATE, 0, False)
+        cdef Py_ssize_t index, count, lo, pos, hi, offset, used = self.used
+        cdef int kind = self.kind
+        cdef const void* data = self.data
+        self.used = 0  # (as it is now, should the pairing fail)
+        for index in range(0, used, 4):
+            lo = self.parts[index]
+            pos = self.parts[index + 1]
+            hi = self.parts[index + 2]
+            offset = self.parts[index + 3]
+            while pos < hi:
+                if kind == 1:
+                    count = runs_into(<const Py_UCS1*>data, lo, &pos, hi, offset, chunk,
+                                      CHUNK_RUNS)
+                elif kind == 2:
+                    count = runs_into(<const Py_UCS2*>data, lo, &pos, hi, offset, chunk,
+                                      CHUNK_RUNS)
+                else:
+                    count = runs_into(<const Py_UCS4*>data, lo, &pos, hi, offset, chunk,
+                                      CHUNK_RUNS)
+                if count:
+                    extend_runs(after, chunk, count)
+        pair_array(after, self.walls)
         return 0
 
 
@@ -936,13 +1515,79 @@ cdef Py_ssize_t next_of(int kind, const void* data, Py_UCS4 unit, Py_ssize_t at,
     return last if found < 0 else found
 
 
-cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at, Py_ssize_t size,
-                           bint carriage=True) noexcept nogil:
-    # The first line break (CR or LF) at or after at, else size (at <= size): a vector
-    # search for each, the one for CR only up to the LF (linear over the lines of a text);
-    # for LF alone when the caller knows the text holds no CR (carriage False).
-    cdef Py_ssize_t found = next_of(kind, data, LF, at, size)
-    return next_of(kind, data, CR, at, found) if carriage else found
+cdef Py_ssize_t next_in(int kind, const void* data, Py_UCS4 a, Py_UCS4 b, Py_UCS4 c,
+                        Py_ssize_t at, Py_ssize_t last) noexcept nogil:
+    # The index of the next unit equal to a, b or c in [at, last), else last (0 <= at,
+    # last <= the length; repeat one to look for fewer): one vector pass for the set (a
+    # search for each read the text once each).  A unit wider than the text's kind is in no
+    # place of it: left out (its low bits compared would find another).
+    cdef Py_UCS4 top = 0xFF if kind == 1 else 0xFFFF if kind == 2 else 0x10FFFF
+    cdef Py_UCS4 fits = a if a <= top else b if b <= top else c
+    cdef unsigned int low, high  # (numbers: Cython's Py_UCS4 arithmetic makes a str)
+    if at >= last or fits > top:
+        return last
+    if a > top:
+        a = fits
+    if b > top:
+        b = fits
+    if c > top:
+        c = fits
+    if a == b and b == c:
+        return next_of(kind, data, a, at, last)
+    low = a if a < b else b
+    low = low if low < <unsigned int>c else c
+    high = a if a > b else b
+    high = high if high > <unsigned int>c else c
+    if high - low > 3:
+        if kind == 1:
+            return find3_ucs1(<const Py_UCS1*>data, at, last, <Py_UCS1>a, <Py_UCS1>b,
+                              <Py_UCS1>c)
+        if kind == 2:
+            return find3_ucs2(<const Py_UCS2*>data, at, last, <Py_UCS2>a, <Py_UCS2>b,
+                              <Py_UCS2>c)
+        return find3_ucs4(<const Py_UCS4*>data, at, last, a, b, c)
+    # Close together (the default markers follow each other, CR and LF are three apart):
+    # one range compared, cheaper than three; a unit in the range but not in the set (a
+    # vertical tab between LF and CR) is passed over and the search goes on after it.
+    cdef Py_UCS4 unit
+    while True:
+        if kind == 1:
+            at = range_ucs1(<const Py_UCS1*>data, at, last, <Py_UCS1>low,
+                            <Py_UCS1>(high - low))
+        elif kind == 2:
+            at = range_ucs2(<const Py_UCS2*>data, at, last, <Py_UCS2>low,
+                            <Py_UCS2>(high - low))
+        else:
+            at = range_ucs4(<const Py_UCS4*>data, at, last, low, high - low)
+        if at == last:
+            return last
+        unit = read_unit(kind, data, at)  # at < last: inside the string
+        if unit == a or unit == b or unit == c:
+            return at
+        at += 1
+
+
+cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at,
+                           Py_ssize_t size) noexcept nogil:
+    # The first line break (CR or LF) at or after at, else size (at <= size): one vector
+    # search for both (a look for CR over the whole text first, to search for LF alone,
+    # read it once more), next_in's range compare called directly (its choice of a search
+    # cost as much as the search on the usual short line).
+    cdef Py_UCS4 unit
+    while at < size:
+        if kind == 1:
+            at = range_ucs1(<const Py_UCS1*>data, at, size, LF, CR - LF)
+        elif kind == 2:
+            at = range_ucs2(<const Py_UCS2*>data, at, size, LF, CR - LF)
+        else:
+            at = range_ucs4(<const Py_UCS4*>data, at, size, LF, CR - LF)
+        if at == size:
+            break
+        unit = read_unit(kind, data, at)  # at < size: inside the string
+        if unit == LF or unit == CR:
+            return at
+        at += 1  # a vertical tab or a form feed, between LF and CR
+    return size
 
 
 @cython.final  # (its methods called directly, not through a table)
@@ -1162,25 +1807,40 @@ def strays(str text not None, first, last, held, start_char, stop_char, delimite
 cdef int scan_strays(int kind, const void* data, Py_ssize_t size, Py_ssize_t lo,
                      Py_ssize_t hi, int bits, Py_UCS4 start_unit, Py_UCS4 stop_unit,
                      Py_UCS4 delimiter_unit, _Sink sink) except -1:
-    # The twin's strays over text[lo:hi] (lo <= hi <= size, checked by the callers).
-    # The next of each character (hi when there is none); every index below is in [lo, hi]
-    # and is read only when below hi (or below size for the glued word): inside the string.
-    cdef Py_ssize_t starts = next_of(kind, data, start_unit, lo, hi) if bits & 1 else hi
-    cdef Py_ssize_t stops = next_of(kind, data, stop_unit, lo, hi) if bits & 2 else hi
-    cdef Py_ssize_t delimiters = next_of(kind, data, delimiter_unit, lo, hi) if bits & 4 else hi
-    cdef Py_ssize_t opened = -1, opened_from = 0, word = 0, at, end
-    cdef Py_UCS4 unit
-    while True:
-        at = starts if starts < stops else stops
-        if delimiters < at:
-            at = delimiters
+    # The twin's strays over text[lo:hi] (lo <= hi <= size, checked by the callers).  The
+    # twin keeps the next of each character it looks for; here the next of any of them is
+    # found in one pass (a pass for each read a gap of thousands of characters three
+    # times).  The same places: a character the twin does not look for (its bit clear, or a
+    # DELIMITER while a START is open) is left out of the search, and every place between
+    # the last event and `pos` holds none of the others (a run is read whole, the word
+    # glued to a START holds no START or STOP).  Every index below is in [lo, hi] and is
+    # read only when below hi (or below size for the glued word): inside the string.
+    cdef bint starts = bits & 1, stops = bits & 2, delimiters = bits & 4
+    cdef Py_ssize_t opened = -1, opened_from = 0, word = 0, pos = lo, at, end, near
+    cdef Py_UCS4 unit, a, b, c
+    while pos < hi and (starts or stops or delimiters):
+        # The characters looked for, one repeated for those that are not.
+        a = start_unit if starts else stop_unit if stops else delimiter_unit
+        b = stop_unit if stops else a
+        c = delimiter_unit if delimiters else a
+        # The next few characters looked at first (events close together, as thousands of
+        # open STARTs glued to ids, cost a vector search's set-up each otherwise).
+        at = pos
+        near = pos + 8 if hi - pos > 8 else hi
+        while at < near:
+            unit = read_unit(kind, data, at)
+            if unit == a or unit == b or unit == c:
+                break
+            at += 1
+        if at == near:
+            at = next_in(kind, data, a, b, c, at, hi)
         if at == hi:
             break
         unit = read_unit(kind, data, at)
         end = at + 1
         while end < hi and read_unit(kind, data, end) == unit:
             end += 1
-        if at == starts:
+        if unit == start_unit and starts:
             if opened >= 0:
                 unterminated(opened, opened_from, word, sink)
             if end - at > 1:
@@ -1188,27 +1848,27 @@ cdef int scan_strays(int kind, const void* data, Py_ssize_t size, Py_ssize_t lo,
             opened = end - 1
             opened_from = at
             # The word glued to it, found now (the twin reads it once the START proves
-            # unterminated): it holds no START, so the next is looked for after it, most
-            # often a few characters on (a text of thousands of open STARTs glued to ids).
+            # unterminated): it holds no START nor STOP, so the next is looked for after it
+            # (none when it reaches past hi).
             word = word_after(kind, data, size, opened, start_unit, stop_unit, sink)
-            starts = next_near(kind, data, start_unit, word, hi)
-            delimiters = hi
-        elif at == stops:
+            pos = word
+            delimiters = False
+        elif unit == stop_unit and stops:
             if opened >= 0:
                 if opened_from < opened:
                     sink.finding(UNTERMINATED, opened_from, opened)
                 sink.wall(opened, at + 1)
                 sink.finding(REFUSED, opened, at + 1)
                 opened = -1
-                delimiters = next_of(kind, data, delimiter_unit, at + 1, hi)
+                delimiters = True
                 at += 1
             if at < end:
                 sink.finding(STRAY_STOP, at, end)
-            stops = next_of(kind, data, stop_unit, end, hi)
+            pos = end
         else:
             if opened < 0:
                 sink.finding(STRAY_DELIMITER, at, end)
-            delimiters = next_of(kind, data, delimiter_unit, end, hi)
+            pos = end
     if opened >= 0:
         unterminated(opened, opened_from, word, sink)
     return 0
@@ -1221,18 +1881,6 @@ cdef inline int unterminated(Py_ssize_t at, Py_ssize_t opened_from, Py_ssize_t w
     sink.finding(UNTERMINATED, opened_from, at + 1)
     sink.wall(at, word)
     return 0
-
-
-cdef inline Py_ssize_t next_near(int kind, const void* data, Py_UCS4 unit, Py_ssize_t i,
-                                 Py_ssize_t hi) noexcept:
-    # next_of for a unit that is often close: the next few characters looked at first (a
-    # vector search's set-up costs as much as they do).
-    cdef Py_ssize_t near = i + 8 if hi - i > 8 else hi
-    while i < near:
-        if read_unit(kind, data, i) == unit:
-            return i
-        i += 1
-    return next_of(kind, data, unit, i, hi)
 
 
 cdef Py_ssize_t word_after(int kind, const void* data, Py_ssize_t size, Py_ssize_t at,
@@ -1583,6 +2231,31 @@ cdef enum:
     DIGIT_9 = 0x39
 
 
+cdef inline Py_ssize_t run_end(const text_t* data, Py_ssize_t pos, Py_ssize_t end,
+                               Py_UCS4 unit) noexcept nogil:
+    # _Walker.run_of for one width: a word (8 bytes) at a time while the whole word is
+    # `unit` (reads below pos + step <= end), then a unit at a time (reads below end).
+    cdef Py_ssize_t step = 8 // sizeof(text_t)
+    cdef unsigned long long word
+    # The unit in every place of a word: the same bytes whatever the byte order.  A unit
+    # wider than the text is in no place of it.
+    if text_t is Py_UCS1:
+        if unit > 0xFF:
+            return pos
+        word = 0x0101010101010101ULL * <unsigned long long>unit
+    elif text_t is Py_UCS2:
+        if unit > 0xFFFF:
+            return pos
+        word = 0x0001000100010001ULL * <unsigned long long>unit
+    else:
+        word = 0x0000000100000001ULL * <unsigned long long>unit
+    while end - pos >= step and load8(data + pos) == word:
+        pos += step
+    while pos < end and data[pos] == unit:
+        pos += 1
+    return pos
+
+
 cdef inline bint blank(Py_UCS4 unit) noexcept nogil:
     return unit == SPACE or unit == TAB
 
@@ -1675,10 +2348,14 @@ cdef class _Walker:
         return 0
 
     cdef Py_ssize_t run_of(self, Py_ssize_t pos, Py_ssize_t end, Py_UCS4 unit) noexcept:
-        # The end of the run of `unit` from pos (pos itself when none).
-        while pos < end and self.at(pos) == unit:
-            pos += 1
-        return pos
+        # The end of the run of `unit` from pos (pos itself when none), one loop per width
+        # (a line that starts with thousands of backticks cost a step and a width test for
+        # each otherwise).
+        if self.kind == 1:
+            return run_end(<const Py_UCS1*>self.data, pos, end, unit)
+        if self.kind == 2:
+            return run_end(<const Py_UCS2*>self.data, pos, end, unit)
+        return run_end(<const Py_UCS4*>self.data, pos, end, unit)
 
     cdef bint only_blanks(self, Py_ssize_t pos, Py_ssize_t end) noexcept:
         while pos < end:
@@ -1952,7 +2629,6 @@ cdef class _Walker:
 
     cdef int scan(self) except -1:
         cdef Py_ssize_t start = 0, end, following, ticked
-        cdef bint carriage = next_of(self.kind, self.data, CR, 0, self.size) < self.size
         while start < self.size:
             if not (self.containers or self.fence_length or self.indented):
                 ticked = -1
@@ -1960,7 +2636,7 @@ cdef class _Walker:
                                     &self.in_paragraph, &ticked)
                 if start == self.size:
                     break
-            end = next_break(self.kind, self.data, start, self.size, carriage)
+            end = next_break(self.kind, self.data, start, self.size)
             self.line(start, end)
             if end == self.size:
                 break
@@ -2071,8 +2747,24 @@ cdef inline bint is_letter(Py_UCS4 unit) noexcept nogil:
     return Py_UNICODE_ISALPHA(unit)
 
 
-cdef Py_ssize_t line_begins(int kind, const void* data, Py_ssize_t at, Py_ssize_t floor,
-                            bint carriage) noexcept:
+cdef Py_ssize_t line_near(int kind, const void* data, Py_ssize_t at,
+                          Py_ssize_t floor) noexcept:
+    # line_begins when the line starts close by (the usual line: a step back a character at
+    # a time), else -1: where the line of `at` starts if it is at most 64 characters back or
+    # at floor (0 <= floor <= at; reads in [floor, at)).
+    cdef Py_ssize_t near = at - 64 if at - 64 > floor else floor
+    cdef Py_ssize_t start = at
+    cdef Py_UCS4 unit
+    while start > near:
+        unit = read_unit(kind, data, start - 1)
+        if unit == LF or unit == CR:
+            return start
+        start -= 1
+    return floor if near == floor else -1
+
+
+cdef Py_ssize_t line_begins(int kind, const void* data, Py_ssize_t at,
+                            Py_ssize_t floor) noexcept:
     # Where the line of `at` starts: after the last CR or LF before it, at floor at the
     # earliest (0 <= floor <= at; reads in [floor, at), each character once).  The usual
     # line starts close by: looked for back a character at a time; further back, forward
@@ -2087,7 +2779,7 @@ cdef Py_ssize_t line_begins(int kind, const void* data, Py_ssize_t at, Py_ssize_
         start -= 1
     start = floor
     while True:
-        found = next_break(kind, data, start, near, carriage)
+        found = next_break(kind, data, start, near)
         if found == near:
             return start
         start = found + 1
@@ -2152,6 +2844,57 @@ cdef Py_ssize_t first_letter(const text_t* data, Py_ssize_t pos, Py_ssize_t stop
     return stop
 
 
+cdef Py_ssize_t cited_prefix(const text_t* data, Py_ssize_t floor, Py_ssize_t at,
+                             const unsigned char* classes, const unsigned char* fillers,
+                             const unsigned char* within, Py_ssize_t* line_start,
+                             bint* worded, Py_ssize_t* doubt) noexcept:
+    # line_begins and first_letter's scan in one pass over [floor, at) (0 <= floor <= at,
+    # at inside the string; no marker in it): the start of the line of `at` (after the last
+    # CR or LF), whether the line holds a letter before at, and the first character before
+    # it that is neither letter nor filler (doubt, -1: none), each set anew at every line
+    # break.  Returns at.  Every read is in [floor, at).  within: the filler but for the
+    # line breaks, as skip_filler's nibble table (it stops at a break too).
+    cdef Py_ssize_t pos = floor, found
+    cdef Py_UCS4 unit
+    cdef int kind = sizeof(text_t)  # (PEP 393's kinds are the widths)
+    line_start[0] = floor
+    worded[0] = False
+    doubt[0] = -1
+    while pos < at:
+        if worded[0] or doubt[0] >= 0:
+            # Only a letter (none found yet) and a line break matter now: the break found
+            # a vector at a time, a letter before it as first_letter finds one then.
+            found = next_break(kind, data, pos, at)
+            if not worded[0]:
+                worded[0] = first_letter(data, pos, found, classes, fillers, doubt) < found
+            if found == at:
+                break
+            pos = line_start[0] = found + 1
+            worded[0] = False
+            doubt[0] = -1
+            continue
+        if text_t is Py_UCS1:
+            pos = skip_filler_ucs1(data, pos, at, within)
+        elif text_t is Py_UCS2:
+            pos = skip_filler_ucs2(data, pos, at, within)
+        if pos == at:
+            break
+        unit = data[pos]
+        if unit == LF or unit == CR:
+            line_start[0] = pos + 1  # (nothing found on the line before: nothing to reset)
+        elif unit < 128:
+            if classes[unit] == LETTER:
+                worded[0] = True
+            elif classes[unit] == OTHER:
+                doubt[0] = pos
+        elif Py_UNICODE_ISALPHA(unit):
+            worded[0] = True
+        else:
+            doubt[0] = pos
+        pos += 1
+    return at
+
+
 def cited_lines(str text not None, starts, consumed, filler):
     check_ints(starts, "starts")
     if type(consumed) is not list:
@@ -2169,24 +2912,54 @@ def cited_lines(str text not None, starts, consumed, filler):
         if classes[char] == OTHER:  # a letter stays one
             classes[char] = FILLER
     cdef unsigned char fillers[16]  # the filler as first_letter's nibble table
+    cdef unsigned char within[16]  # ... but for the line breaks (cited_prefix's)
     for code in range(16):
         fillers[code] = 0
+        within[code] = 0
     for code in range(128):
         if classes[code] == FILLER:
             add_nibble(fillers, code)
+            if code != LF and code != CR:
+                add_nibble(within, code)
     cdef list places = starts, spans = consumed, fenced = [], bare = [], unsure = []
     cdef Py_ssize_t size = len(text), count = len(places), index, first, at, pos
     cdef Py_ssize_t line_start, line_end = -1, span = 0, span_start, span_end, stop
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef bint worded
-    cdef bint carriage = next_of(kind, data, CR, 0, size) < size  # (one look for all lines)
     cdef Py_ssize_t doubt
     index = 0
     while index < count:
         at = place_of(kind, data, size, places, index)
-        line_start = line_begins(kind, data, at, line_end + 1, carriage)
-        line_end = next_break(kind, data, at, size, carriage)
+        worded = False
+        doubt = -1  # the first character there that is no letter nor filler
+        line_start = line_near(kind, data, at, line_end + 1)
+        pos = line_start
+        if line_start < 0:
+            # The markers that end before the line's earliest start passed (the scan below
+            # passes them too: it reads on from the line's start).
+            while span < len(spans):
+                consumed_span(spans, span, &span_start, &span_end)
+                if span_end > line_end + 1:
+                    break
+                span += 1
+        if line_start < 0 and (span == len(spans) or span_start >= at):
+            # A line that starts far back with no marker before its first citation: its
+            # start and the letter scan of what stands before that citation in one pass
+            # (each read it once otherwise, a line of thousands of backticks).
+            if kind == 1:
+                pos = cited_prefix(<const Py_UCS1*>data, line_end + 1, at, classes, fillers,
+                                   within, &line_start, &worded, &doubt)
+            elif kind == 2:
+                pos = cited_prefix(<const Py_UCS2*>data, line_end + 1, at, classes, fillers,
+                                   within, &line_start, &worded, &doubt)
+            else:
+                pos = cited_prefix(<const Py_UCS4*>data, line_end + 1, at, classes, fillers,
+                                   within, &line_start, &worded, &doubt)
+        elif line_start < 0:
+            line_start = line_begins(kind, data, at, line_end + 1)
+            pos = line_start
+        line_end = next_break(kind, data, at, size)
         first = index
         index += 1
         while index < count:
@@ -2198,10 +2971,8 @@ def cited_lines(str text not None, starts, consumed, filler):
                 next_of(kind, data, TILDE, line_start, line_end) < line_end:
             fenced.append((line_start, line_end, first, index))
         # A letter outside the consumed markers (spans read in order, once each), else
-        # whether every character there is filler.
-        worded = False
-        doubt = -1  # the first character there that is no letter nor filler
-        pos = line_start
+        # whether every character there is filler; from pos on (what stands before it read
+        # above).
         while not worded and pos < line_end:
             while span < len(spans):
                 consumed_span(spans, span, &span_start, &span_end)
@@ -2621,3 +3392,47 @@ def code_rows(starts, ends, wall_starts, wall_ends, fenced, row, found):
     if fence < len(rows):
         raise ValueError("fenced must hold ascending rows within starts")
     return kept
+
+
+def present(str text not None, chars):
+    if type(chars) is not str:
+        raise TypeError(f"chars must be a str, not {type(chars).__name__}")
+    cdef list wanted = list(dict.fromkeys(<str>chars)), group
+    cdef set found = set()
+    cdef Py_ssize_t size = len(text), first, at, index
+    cdef int kind = PyUnicode_KIND(text)
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef int bits
+    cdef Py_UCS4 a, b, c
+    for first in range(0, len(wanted), 3):
+        group = wanted[first:first + 3]
+        a = group[0]
+        b = group[1] if len(group) > 1 else a
+        c = group[2] if len(group) > 2 else a
+        bits = -1
+        if 0 < <unsigned int>a < 0x80 and 0 < <unsigned int>b < 0x80 and \
+                0 < <unsigned int>c < 0x80:
+            # Three ASCII characters (none NUL) in one pass on the vector paths.
+            if kind == 1:
+                bits = present_ucs1(<const Py_UCS1*>data, size, a, b, c)
+            elif kind == 2:
+                bits = present_ucs2(<const Py_UCS2*>data, size, a, b, c)
+        if bits >= 0:
+            for index in range(len(group)):
+                if bits >> index & 1:
+                    found.add(group[index])
+            continue
+        # Else one search for the group: a character found is dropped from it and the
+        # search goes on from there (the others occur after it, if at all).
+        at = 0
+        while group:
+            a = group[0]
+            b = group[1] if len(group) > 1 else a
+            c = group[2] if len(group) > 2 else a
+            at = next_in(kind, data, a, b, c, at, size)
+            if at == size:
+                break
+            found.add(text[at])  # (at < size: inside the string)
+            group.remove(text[at])
+            at += 1
+    return "".join([char for char in wanted if char in found])

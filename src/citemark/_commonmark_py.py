@@ -27,6 +27,7 @@ calls them lives once, in `_commonmark`.
 - `code_walls(text)`: the whole code scan (here `_commonmark.CodeScanner` fed the lines);
   `code_spans(text)`: its walls as two arrays, starts and ends.
 - `line_spans(text)`: (start, end) of every line's content.
+- `present(text, chars)`: which of `chars` occur in text (one pass in the kernel).
 - validate's per-citation checks (one pass each in the kernel, where a Python step per
   citation cost most of validate's time): `order`, `cited_lines`, `covered`, `punctuated`,
   `located_rows`.
@@ -798,3 +799,13 @@ def code_rows(
 
 
 __all__ += ["code_rows"]
+
+
+def present(text: str, chars: str) -> str:
+    """The characters of `chars` that occur in `text`, each once, in the order of `chars`:
+    validate's look for emphasis delimiters and backslashes, one pass over the text in the
+    kernel (`char in text` read it once for each)."""
+    return "".join(char for char in dict.fromkeys(chars) if char in text)
+
+
+__all__ += ["present"]
