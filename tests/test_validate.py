@@ -626,3 +626,21 @@ def test_runs_of_stray_characters(parser: Parser) -> None:
         ("stray-delimiter", 2, 3, "a DELIMITER character outside any marker"),
         ("invalid-marker", 4, 9, single[1].message),
     ]
+
+
+def test_source_ids_are_read_on_every_call(parser: Parser) -> None:
+    # What validate looks for is made once per parser and set of ids: a source added to the
+    # registry between two calls is looked for in the second.
+    registry = Registry([Source("turn0file0", "one")])
+    text = "see doc7 and turn0file1 here"
+    assert [d.start for d in validate(text, registry, parser=parser)] == [13]
+    registry.add(Source("doc7", "two"))
+    found = validate(text, registry, parser=parser)
+    assert [(d.code, d.start, d.end) for d in found] == [
+        ("bare-reference", 4, 8),
+        ("bare-reference", 13, 23),
+    ]
+    custom = parser.replace(start="\ue300", delimiter="\ue302", stop="\ue301")
+    assert [d.code for d in validate("an \\ue300 escape", None, parser=custom)] == [
+        "escaped-marker"
+    ]

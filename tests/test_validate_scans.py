@@ -88,7 +88,7 @@ def whole_text(text: str, parser: Parser) -> list[tuple[str, int, int, str]]:
     check = module._Check(text, parser, None, None)
     walls = check.markers()
     found = check.found
-    check.turn_ids = lambda pattern, families, walls: list(pattern.finditer(text))  # type: ignore
+    check.turn_ids = lambda words, walls: list(words.pattern.finditer(text))  # type: ignore
     escape = re.compile(r"\\u(?:e200|e201|e202|e203|e204|e205|e206)", re.IGNORECASE)
     check.references(walls, None)
     escapes = [d for d in found if d.code == "escaped-marker"]

@@ -72,7 +72,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain, compress, repeat, starmap
 from operator import add, attrgetter, itemgetter, not_
-from typing import Any
+from typing import Any, NamedTuple
 
 from ._commonmark import (
     Diagnostic,
@@ -621,25 +621,17 @@ class _Check:
     ) -> None:
         """bare-reference and escaped-marker; `marks`: which of _MARKS the text holds, if
         known (a backslash is looked for otherwise)."""
-        families = {DEFAULT_FAMILY, "filecite", *self.parser.families}
-        extra = tuple(
-            sorted(
-                (
-                    source_id
-                    for source_id in (self.sources or {})
-                    if _HAS_DIGIT(source_id)
-                    and _HAS_LETTER(source_id)
-                    and not _IS_TURN_ID(source_id)
-                ),
-                key=len,
-                reverse=True,
-            )
+        parser = self.parser
+        words = _words_for(
+            parser.families,
+            parser.start + parser.delimiter + parser.stop,
+            tuple(self.sources or ()),
         )
-        pattern, is_id = _reference_patterns(frozenset(families), extra)
-        if extra or any("turn" in name for name in families):
-            found = list(pattern.finditer(self.text))
+        is_id = words.is_id
+        if words.whole_text:
+            found = list(words.pattern.finditer(self.text))
         else:
-            found = self.turn_ids(pattern, families, walls)
+            found = self.turn_ids(words, walls)
         for match in found:
             if self.walled(walls, code, match.start(), match.end()):
                 continue
@@ -650,10 +642,7 @@ class _Check:
                 else f"{written!r} looks like a citation that lost its marker characters"
             )
             self.add("bare-reference", match.start(), match.end(), message)
-        parser = self.parser
-        escape = _escape_pattern(
-            frozenset({*MARKER_CHARS, parser.start, parser.delimiter, parser.stop})
-        )
+        escape = words.escape
         text = self.text
         # Every escape starts with a backslash: found with str.find, the pattern matched
         # only there (a regex search tries every character, tens of times slower).
@@ -669,10 +658,8 @@ class _Check:
                 )
             at = text.find("\\", at + 1)
 
-    def turn_ids(
-        self, pattern: re.Pattern[str], families: set[str], walls: tuple[array[int], array[int]]
-    ) -> list[re.Match[str]]:
-        """`pattern.finditer(text)` for a pattern whose ids all start with "turn": every
+    def turn_ids(self, words: _Words, walls: tuple[array[int], array[int]]) -> list[re.Match[str]]:
+        """`words.pattern.finditer(text)` for a pattern whose ids all start with "turn": every
         match starts at a "turn" or at a family glued to one, so the pattern is matched at
         those places only, found with str.find (its lookbehind makes a regex search try
         every character, tens of times slower).  Matches do not overlap, as finditer's.
@@ -685,8 +672,7 @@ class _Check:
         a wall would end inside it too, so skipping it changes no later match: every wall
         ends with a marker character or before white space or one (a marker's STOP, a run
         of STARTs, an open START's glued word), none of which a match can hold."""
-        text = self.text
-        glued = sorted({len(family) for family in families if family}, reverse=True)
+        text, pattern, families, glued = self.text, words.pattern, words.families, words.glued
         found: list[re.Match[str]] = []
         done = 0  # where the last match ends: finditer goes on from there
         # The "turn"s inside walls skipped by the kernel (thousands of open STARTs' glued
@@ -768,24 +754,52 @@ _HAS_LETTER = re.compile("[A-Za-z]").search
 _IS_TURN_ID = re.compile(_TURN_ID).fullmatch
 
 
+class _Words(NamedTuple):
+    """What the checks of ids and escapes written as text look for, for one parser and one
+    set of source ids."""
+
+    # bare ids: glued to a family name, or as a whole word
+    pattern: re.Pattern[str]
+    # whether a match is one id written alone
+    is_id: Callable[[str], re.Match[str] | None]
+    # the families an id may be glued to, and their lengths (longest first)
+    families: frozenset[str]
+    glued: tuple[int, ...]
+    # whether `pattern` is matched over the whole text, not only at each "turn" (a family
+    # holds "turn", or a source id does not start with it)
+    whole_text: bool
+    # the match of an escape (`\ue200`) of a marker character, any case
+    escape: Callable[[str, int], re.Match[str] | None]
+
+
 @lru_cache(maxsize=64)
-def _reference_patterns(
-    families: frozenset[str], extra: tuple[str, ...]
-) -> tuple[re.Pattern[str], Callable[[str], re.Match[str] | None]]:
-    """The pattern of bare ids (glued to a family name, or as a whole word) and the test of
-    one id written alone, for these families and extra source ids (longest first); made
-    once for each (validate is called again and again with the same few)."""
-    family = "|".join(re.escape(f) for f in sorted(families, key=len, reverse=True) if f)
+def _words_for(families: tuple[str, ...], markers: str, source_ids: tuple[str, ...]) -> _Words:
+    """`_Words` for a parser's families and marker characters and these source ids: made
+    once for each (validate is called again and again with the same few; made on every
+    call, they were a third of a call on a short answer)."""
+    names = frozenset({DEFAULT_FAMILY, "filecite", *families})
+    # The source ids other than turn ids that a reader could take for one (a letter and a
+    # digit), longest first.
+    extra = sorted(
+        (
+            source_id
+            for source_id in source_ids
+            if _HAS_DIGIT(source_id) and _HAS_LETTER(source_id) and not _IS_TURN_ID(source_id)
+        ),
+        key=len,
+        reverse=True,
+    )
+    family = "|".join(re.escape(f) for f in sorted(names, key=len, reverse=True) if f)
     ids = _TURN_ID
     if extra:
         ids += "|(?:" + "|".join(map(re.escape, extra)) + f")(?!{SOURCE_ID_CHAR})"
     glued = rf"(?:(?:{family})|(?<!{SOURCE_ID_CHAR}))"
-    pattern = re.compile(rf"{glued}(?:{ids})(?:{ids}|{LOCATOR})*")
-    return pattern, re.compile(f"(?:{ids})").fullmatch
-
-
-@lru_cache(maxsize=64)
-def _escape_pattern(characters: frozenset[str]) -> Callable[[str, int], re.Match[str] | None]:
-    """The match of an escape (`\\ue200`) of one of these characters, any case."""
-    escapes = "|".join(f"{ord(c):04x}" for c in sorted(characters))
-    return re.compile(rf"\\u(?:{escapes})", re.IGNORECASE).match
+    escapes = "|".join(f"{ord(c):04x}" for c in sorted({*MARKER_CHARS, *markers}))
+    return _Words(
+        pattern=re.compile(rf"{glued}(?:{ids})(?:{ids}|{LOCATOR})*"),
+        is_id=re.compile(f"(?:{ids})").fullmatch,
+        families=names,
+        glued=tuple(sorted({len(name) for name in names if name}, reverse=True)),
+        whole_text=bool(extra) or any("turn" in name for name in names),
+        escape=re.compile(rf"\\u(?:{escapes})", re.IGNORECASE).match,
+    )
