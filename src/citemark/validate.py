@@ -625,7 +625,7 @@ class _Check:
         words = _words_for(
             parser.families,
             parser.start + parser.delimiter + parser.stop,
-            tuple(self.sources or ()),
+            _extra_ids(tuple(self.sources or ())),
         )
         is_id = words.is_id
         if words.whole_text:
@@ -773,22 +773,29 @@ class _Words(NamedTuple):
 
 
 @lru_cache(maxsize=64)
-def _words_for(families: tuple[str, ...], markers: str, source_ids: tuple[str, ...]) -> _Words:
-    """`_Words` for a parser's families and marker characters and these source ids: made
-    once for each (validate is called again and again with the same few; made on every
-    call, they were a third of a call on a short answer)."""
-    names = frozenset({DEFAULT_FAMILY, "filecite", *families})
-    # The source ids other than turn ids that a reader could take for one (a letter and a
-    # digit), longest first.
-    extra = sorted(
-        (
-            source_id
-            for source_id in source_ids
-            if _HAS_DIGIT(source_id) and _HAS_LETTER(source_id) and not _IS_TURN_ID(source_id)
-        ),
-        key=len,
-        reverse=True,
+def _extra_ids(source_ids: tuple[str, ...]) -> tuple[str, ...]:
+    """The source ids other than turn ids that a reader could take for one (a letter and a
+    digit), longest first.  Apart from `_words_for`: sources of turn ids alone, different
+    on every call (a log of answers), then share its patterns."""
+    return tuple(
+        sorted(
+            (
+                source_id
+                for source_id in source_ids
+                if _HAS_DIGIT(source_id) and _HAS_LETTER(source_id) and not _IS_TURN_ID(source_id)
+            ),
+            key=len,
+            reverse=True,
+        )
     )
+
+
+@lru_cache(maxsize=64)
+def _words_for(families: tuple[str, ...], markers: str, extra: tuple[str, ...]) -> _Words:
+    """`_Words` for a parser's families and marker characters and these extra source ids
+    (`_extra_ids`): made once for each (validate is called again and again with the same
+    few; made on every call, they were a third of a call on a short answer)."""
+    names = frozenset({DEFAULT_FAMILY, "filecite", *families})
     family = "|".join(re.escape(f) for f in sorted(names, key=len, reverse=True) if f)
     ids = _TURN_ID
     if extra:
