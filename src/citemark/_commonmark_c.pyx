@@ -35,7 +35,6 @@ found by the vector search of `_simd.h` (CITEMARK_SIMD caps it, as for the scann
 cimport cython
 from cpython cimport array
 from cpython.mem cimport PyMem_Free, PyMem_Malloc, PyMem_Realloc
-from cpython.number cimport PyNumber_Index
 from libc.string cimport memcpy
 from cpython.ref cimport PyObject
 
@@ -1705,14 +1704,10 @@ cdef class Diagnostic:
     __match_args__ = ("code", "severity", "message", "start", "end")
 
     def __init__(self, code, severity, message, start, end):
-        for name, value in (("code", code), ("severity", severity), ("message", message)):
-            if type(value) is not str:
-                raise TypeError(f"{name} must be a str, not {type(value).__name__}")
-        self.code = code
-        self.severity = severity
-        self.message = message
-        self.start = as_place(start, "start")
-        self.end = as_place(end, "end")
+        # The twin's checks (one home; the kernel's own rows are made without them).
+        self.code, self.severity, self.message, self.start, self.end = twin.checked_fields(
+            code, severity, message, start, end
+        )
 
     def _fields(self):
         return self.code, self.severity, self.message, self.start, self.end
@@ -1731,34 +1726,14 @@ cdef class Diagnostic:
         return hash(self._fields())
 
     def __repr__(self):
-        return (
-            f"Diagnostic(code={self.code!r}, severity={self.severity!r}, "
-            f"message={self.message!r}, start={self.start}, end={self.end})"
-        )
+        return twin.shown(self)
 
     def __reduce__(self):
         return Diagnostic, self._fields()
 
     def to_json(self):
         """The fields as a dict (what `citemark lint --json` writes)."""
-        return {
-            "code": self.code,
-            "severity": self.severity,
-            "message": self.message,
-            "start": self.start,
-            "end": self.end,
-        }
-
-
-cdef Py_ssize_t as_place(object value, str name) except? -1:
-    # The twin's _place: an int (or what has __index__) that a Py_ssize_t holds.
-    try:
-        value = PyNumber_Index(value)
-    except TypeError:
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}") from None
-    if not -(2**63) <= value < 2**63:
-        raise OverflowError(f"{name} is too large for a place: {value}")
-    return value
+        return twin.as_json(self)
 
 
 cdef inline Diagnostic new_diagnostic(PyObject* code, PyObject* severity, PyObject* message,

@@ -100,13 +100,7 @@ class Diagnostic:
     end: int
 
     def __init__(self, code: str, severity: Severity, message: str, start: int, end: int) -> None:
-        # The usual fields let through by two tests (the rows of thousands of findings).
-        if not type(code) is type(severity) is type(message) is str:
-            for name, value in (("code", code), ("severity", severity), ("message", message)):
-                if type(value) is not str:
-                    raise TypeError(f"{name} must be a str, not {type(value).__name__}")
-        if not (type(start) is type(end) is int and _LOWEST <= start <= end < _BEYOND):
-            start, end = _place(start, "start"), _place(end, "end")
+        code, severity, message, start, end = checked_fields(code, severity, message, start, end)
         _set_field(self, "code", code)
         _set_field(self, "severity", severity)
         _set_field(self, "message", message)
@@ -136,23 +130,50 @@ class Diagnostic:
         return hash(self._fields())
 
     def __repr__(self) -> str:
-        return (
-            f"Diagnostic(code={self.code!r}, severity={self.severity!r}, "
-            f"message={self.message!r}, start={self.start}, end={self.end})"
-        )
+        return shown(self)
 
     def __reduce__(self) -> tuple[type[Diagnostic], tuple[str, str, str, int, int]]:
         return type(self), self._fields()
 
     def to_json(self) -> dict[str, Any]:
         """The fields as a dict (what `citemark lint --json` writes)."""
-        return {
-            "code": self.code,
-            "severity": self.severity,
-            "message": self.message,
-            "start": self.start,
-            "end": self.end,
-        }
+        return as_json(self)
+
+
+# What both implementations' Diagnostic do apart from holding the fields (the kernel's
+# calls these): the checks of the fields, the repr and the JSON form.
+
+
+def checked_fields(
+    code: str, severity: Severity, message: str, start: int, end: int
+) -> tuple[str, Severity, str, int, int]:
+    """The fields of a Diagnostic, checked: str for the texts, and places as the kernel's
+    Py_ssize_t fields take them."""
+    # The usual fields let through by two tests (the rows of thousands of findings).
+    if not type(code) is type(severity) is type(message) is str:
+        for name, value in (("code", code), ("severity", severity), ("message", message)):
+            if type(value) is not str:
+                raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    if not (type(start) is type(end) is int and _LOWEST <= start <= end < _BEYOND):
+        start, end = _place(start, "start"), _place(end, "end")
+    return code, severity, message, start, end
+
+
+def shown(row: Diagnostic) -> str:
+    return (
+        f"Diagnostic(code={row.code!r}, severity={row.severity!r}, "
+        f"message={row.message!r}, start={row.start}, end={row.end})"
+    )
+
+
+def as_json(row: Diagnostic) -> dict[str, Any]:
+    return {
+        "code": row.code,
+        "severity": row.severity,
+        "message": row.message,
+        "start": row.start,
+        "end": row.end,
+    }
 
 
 # The places the kernel's Py_ssize_t fields hold: [_LOWEST, _BEYOND).
