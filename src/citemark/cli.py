@@ -69,8 +69,7 @@ PURE_WARNING = (
     "twin gives the same results 10-20x slower (reinstall with a C compiler: "
     "pip install --force-reinstall --no-binary citemark citemark)"
 )
-# Inputs from this size on (and standard input, of unknown size) get PURE_WARNING on a pure
-# install: where the difference is felt.
+# Input files from this size on get PURE_WARNING on a pure install: where the difference is felt.
 PURE_WARNING_BYTES = 16 << 20
 
 
@@ -367,7 +366,7 @@ def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     else:
         output = _batch.Output(args.output, output_format, schema)
     total = inputs.total_bytes()
-    if IMPLEMENTATION != "cython" and (total is None or total >= PURE_WARNING_BYTES):
+    if IMPLEMENTATION != "cython" and total is not None and total >= PURE_WARNING_BYTES:
         report(PURE_WARNING)
     progress = _progress.Progress(total, enabled=_progress.wanted(args.quiet, to_stdout))
 
