@@ -250,7 +250,13 @@ def _lint_parquet(
         raise Unreadable(f"{file}: Parquet needs pyarrow ({error}): pip install pyarrow") from None
     columns = [args.column] + ([args.sources_column] if args.sources_column else [])
     try:
-        batches = pq.ParquetFile(_parquet_source(file)).iter_batches(columns=columns)
+        table = pq.ParquetFile(_parquet_source(file))
+        missing = [name for name in columns if name not in table.schema_arrow.names]
+        if missing:
+            raise Unreadable(
+                f"{file}: no column {missing[0]!r} (it has {table.schema_arrow.names})"
+            )
+        batches = table.iter_batches(columns=columns)
         row = 0
         for batch in batches:
             answers = batch.column(0).to_pylist()
