@@ -170,6 +170,7 @@ def run_page(request_file: str, result_file: str) -> None:
 
     Self-contained: the test hands its source to `python -c`, so it imports what it uses."""
     import contextlib
+    import difflib
     import doctest
     import importlib.util
     import io
@@ -213,8 +214,9 @@ def run_page(request_file: str, result_file: str) -> None:
             expected = "".join(f"{line}\n" for line in shown)
             if code != 0:
                 return f"$ {command}\nexit code {code}; it printed:\n{output}"
-            if output != expected:
-                return f"$ {command}\nshown:\n{expected}\nprinted:\n{output}"
+            problem = compare(expected, output)
+            if problem:
+                return f"$ {command}\n{problem}"
         return None
 
     def python(block: dict[str, str], name: str) -> str | None:
@@ -231,10 +233,15 @@ def run_page(request_file: str, result_file: str) -> None:
         printed = io.StringIO()
         with contextlib.redirect_stdout(printed):
             exec(compile(source, name, "exec"), namespace)
-        expected = block["expected"] or ""
-        if printed.getvalue() != expected:
-            return f"shown:\n{expected}\nprinted:\n{printed.getvalue()}"
-        return None
+        return compare(block["expected"] or "", printed.getvalue())
+
+    def compare(shown: str, printed: str) -> str | None:
+        if printed == shown:
+            return None
+        lines = difflib.unified_diff(
+            shown.splitlines(keepends=True), printed.splitlines(keepends=True), "shown", "printed"
+        )
+        return "".join(line if line.endswith("\n") else f"{line}\n(no line break)\n" for line in lines)
 
     import citemark
 
@@ -344,13 +351,17 @@ class Pages:
 @pytest.fixture(scope="module")
 def pages(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Any:
     made = Pages(tmp_path_factory.mktemp("docs"), request.config.getoption("--without"))
+    # Every page of every implementation selected starts now, so the runs overlap.
+    for item in request.session.items:
+        callspec = getattr(item, "callspec", None)
+        if item.module is request.module and callspec and "implementation" in callspec.params:
+            made.start(callspec.params["implementation"])
     yield made
     made.pool.shutdown(wait=True)
 
 
 @pytest.mark.parametrize("block", RUNNABLE, ids=[block.id for block in RUNNABLE])
 def test_block(block: Block, implementation: str, pages: Pages) -> None:
-    pages.start(implementation)  # every page of this implementation at once
     result = pages.result(implementation, block)
     if result["status"] == "skip":
         pytest.skip(f"{block.id}: {result['message']}")
@@ -377,12 +388,25 @@ def test_readme_is_a_front_door() -> None:
     assert pages <= linked, f"docs pages the README does not link: {sorted(pages - linked)}"
 
 
+def slug(heading: str) -> str:
+    """The anchor GitHub gives a heading."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
 def test_local_links_resolve() -> None:
     broken = []
     for path in PAGES:
-        for target in re.findall(r"\]\(([^)\s]+)\)", path.read_text(encoding="utf-8")):
-            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+        text = path.read_text(encoding="utf-8")
+        prose = re.sub(r"^```.*?^```$|`[^`\n]*`", "", text, flags=re.S | re.M)
+        for target in re.findall(r"\]\(([^)\s]+)\)", prose):
+            if re.match(r"[a-z]+:", target):
                 continue
-            if not (path.parent / target.split("#")[0]).exists():
+            name, _, anchor = target.partition("#")
+            linked = (path.parent / name).resolve() if name else path
+            if not linked.exists():
                 broken.append(f"{path.relative_to(ROOT)}: {target}")
+            elif anchor and linked.suffix == ".md":
+                headings = re.findall(r"^#+ (.*)$", linked.read_text(encoding="utf-8"), re.M)
+                if anchor not in {slug(heading) for heading in headings}:
+                    broken.append(f"{path.relative_to(ROOT)}: {target} (no such heading)")
     assert broken == []
