@@ -79,47 +79,47 @@ def extensions():
 
     flags = [] if sys.platform == "win32" else ["-O3"]
     kernel = Extension(
-        "citemark._scan_c",
-        ["src/citemark/_scan_c.pyx"],
-        depends=["src/citemark/_simd.h", "src/citemark/_grammar_c.pxi"],
+        "citemark._kernels.scan_c",
+        ["src/citemark/_kernels/scan_c.pyx"],
+        depends=["src/citemark/_kernels/simd.h", "src/citemark/_kernels/grammar_c.pxi"],
         extra_compile_args=flags,
     )
     # citemark.arrow's compiled path: the scan over Arrow's UTF-8 string buffers.
     arrow = Extension(
-        "citemark._arrow_c",
-        ["src/citemark/_arrow_c.pyx"],
-        depends=["src/citemark/_simd.h", "src/citemark/_grammar_c.pxi"],
+        "citemark._kernels.arrow_c",
+        ["src/citemark/_kernels/arrow_c.pyx"],
+        depends=["src/citemark/_kernels/simd.h", "src/citemark/_kernels/grammar_c.pxi"],
         extra_compile_args=flags,
     )
     # citemark.clean's kernel: every marker character classified and cut in one pass.
     clean = Extension(
-        "citemark._clean_c",
-        ["src/citemark/_clean_c.pyx"],
+        "citemark._kernels.clean_c",
+        ["src/citemark/_kernels/clean_c.pyx"],
         depends=[
-            "src/citemark/_simd.h",
-            "src/citemark/_grammar_c.pxi",
-            "src/citemark/_clean_core.pxi",
+            "src/citemark/_kernels/simd.h",
+            "src/citemark/_kernels/grammar_c.pxi",
+            "src/citemark/_kernels/clean_core.pxi",
         ],
         extra_compile_args=flags,
     )
     # citemark's JSONL path: validate a line, find the value at a path and strip, extract
     # or clean it, on bytes, with the shared grammar and clean core.
     jsonl = Extension(
-        "citemark._jsonl_c",
-        ["src/citemark/_jsonl_c.pyx"],
+        "citemark._kernels.jsonl_c",
+        ["src/citemark/_kernels/jsonl_c.pyx"],
         depends=[
-            "src/citemark/_simd.h",
-            "src/citemark/_grammar_c.pxi",
-            "src/citemark/_clean_core.pxi",
+            "src/citemark/_kernels/simd.h",
+            "src/citemark/_kernels/grammar_c.pxi",
+            "src/citemark/_kernels/clean_core.pxi",
         ],
         extra_compile_args=flags,
     )
-    # citemark._commonmark's hot loops (a paragraph's backtick runs and their pairing, the
+    # citemark._markdown.code's hot loops (a paragraph's backtick runs and their pairing, the
     # whole-text code scan) and validate's scans, with the vector searches of _simd.h.
     commonmark = Extension(
-        "citemark._commonmark_c",
-        ["src/citemark/_commonmark_c.pyx"],
-        depends=["src/citemark/_simd.h"],
+        "citemark._kernels.commonmark_c",
+        ["src/citemark/_kernels/commonmark_c.pyx"],
+        depends=["src/citemark/_kernels/simd.h"],
         extra_compile_args=flags,
     )
     return cythonize(

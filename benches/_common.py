@@ -40,12 +40,12 @@ def ensure_citemark_importable() -> None:
 def load_implementations() -> dict[str, Any]:
     """{"baseline", "twin", "kernel"} -> an object with extract_citations, strip_citations,
     extract_many, strip_many.  "kernel" maps to a `str` (why it is missing) when
-    `citemark._scan_c` cannot be imported."""
+    `citemark._kernels.scan_c` cannot be imported."""
     ensure_citemark_importable()
     if str(HERE) not in sys.path:
         sys.path.insert(0, str(HERE))
     import baseline
-    from citemark._dropin import DropIn
+    from citemark._core.dropin import DropIn
 
     impls: dict[str, Any] = {
         "baseline": SimpleNamespace(
@@ -54,13 +54,13 @@ def load_implementations() -> dict[str, Any]:
             extract_many=baseline.extract_many,
             strip_many=baseline.strip_many,
         ),
-        "twin": DropIn(importlib.import_module("citemark._scan_py")),
+        "twin": DropIn(importlib.import_module("citemark._kernels.scan_py")),
     }
     try:
-        impls["kernel"] = DropIn(importlib.import_module("citemark._scan_c"))
+        impls["kernel"] = DropIn(importlib.import_module("citemark._kernels.scan_c"))
     except ImportError as error:
         impls["kernel"] = (
-            f"compiled kernel citemark._scan_c not importable ({type(error).__name__}: "
+            f"compiled kernel citemark._kernels.scan_c not importable ({type(error).__name__}: "
             f"{error}); kernel rows skipped"
         )
     return impls

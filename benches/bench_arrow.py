@@ -37,7 +37,7 @@ pa = pytest.importorskip("pyarrow")
 pc = pytest.importorskip("pyarrow.compute")
 
 ROWS = 4_000
-PATHS = {"kernel": "citemark._arrow_c", "twin": "citemark._arrow_py"}
+PATHS = {"kernel": "citemark._kernels.arrow_c", "twin": "citemark._kernels.arrow_py"}
 
 
 @functools.cache

@@ -152,7 +152,7 @@ def _cases() -> dict[str, Callable[[str], Callable[[], Any] | None]]:
         ids = list(first["source_ids"])
         step = max(1, len(text) // count)
         del found
-        from citemark._dropin import CITATION_TEMPLATE
+        from citemark._core.dropin import CITATION_TEMPLATE
 
         copy = CITATION_TEMPLATE.copy
 
@@ -197,8 +197,8 @@ def _cases() -> dict[str, Callable[[str], Callable[[], Any] | None]]:
         "lint --sources": lint,
         "split_lines": lambda t: lambda: split_lines(t),
     }
-    if hasattr(citemark, "clean") or importlib.util.find_spec("citemark.clean") is not None:
-        clean_module = importlib.import_module("citemark.clean")
+    if hasattr(citemark, "clean") or importlib.util.find_spec("citemark.display") is not None:
+        clean_module = importlib.import_module("citemark.display")
         clean = getattr(clean_module, "clean", None) or citemark.clean
         cases["clean"] = lambda t: lambda: clean(t)
     if importlib.util.find_spec("pyarrow") is not None:

@@ -28,8 +28,8 @@ from _common import ensure_citemark_importable, fit_exponent, median_time, timed
 ensure_citemark_importable()
 
 import citemark  # noqa: E402
-from citemark._dropin import DropIn  # noqa: E402
-from citemark.clean import clean, clean_many  # noqa: E402
+from citemark._core.dropin import DropIn  # noqa: E402
+from citemark.display import clean, clean_many  # noqa: E402
 from corpus import typical_answer  # noqa: E402
 from make_log import output_text  # noqa: E402
 
@@ -96,7 +96,7 @@ WORKLOADS: dict[str, Callable[[], str]] = {
     "web_code_block_4KB": lambda: web_answer(3600) + "\n\nRun `kyoto --plan`:\n\n```\nkyoto\n```\n",
 }
 
-kernel_dropin = DropIn(__import__("citemark._scan_c", fromlist=["_"]))
+kernel_dropin = DropIn(__import__("citemark._kernels.scan_c", fromlist=["_"]))
 
 
 def dropin(text: str) -> str:

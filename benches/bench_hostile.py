@@ -47,7 +47,7 @@ def _arrow(array: Any) -> Any:
 
 
 def _code_walls(text: str) -> Any:
-    from citemark._commonmark import code_walls
+    from citemark._markdown.code import code_walls
 
     return code_walls(text)
 

@@ -2,8 +2,8 @@
 
 `fuzz_scan.py` (atheris) and `fuzz_hypothesis.py` (hypothesis) only differ in where the
 random choices come from; both build a `Case` with `build_case` and hand it to `check`,
-which runs the compiled kernel (`citemark._scan_c`) and its pure-Python twin
-(`citemark._scan_py`) on it and raises `Mismatch` at the first observable difference.
+which runs the compiled kernel (`citemark._kernels.scan_c`) and its pure-Python twin
+(`citemark._kernels.scan_py`) on it and raises `Mismatch` at the first observable difference.
 
 A case is a grammar (`Grammar(families, start, delimiter, stop, any_family,
 max_marker_length, source_id, locator)`, within what `citemark.Parser` accepts: random
@@ -589,7 +589,7 @@ def compare(what: str, case: Case, kernel_call: Any, twin_call: Any, *args: Any)
 def check_consistent(name: str, scanner: ModuleType, grammar: Any, case: Case) -> None:
     """Each scanner against itself: `strip` is extract-then-cut in one step, and the
     valid `spans` are the citations of `extract`."""
-    from citemark._dropin import DropIn
+    from citemark._core.dropin import DropIn
 
     text = case.text
     extracted = scanner.extract(text, grammar)
@@ -628,7 +628,7 @@ def with_grammar(call: Callable[[str, Any], Any], grammar: Any) -> Callable[[str
 
 
 def _check(case: Case, kernel: ModuleType, twin: ModuleType) -> None:
-    from citemark._dropin import DropIn
+    from citemark._core.dropin import DropIn
 
     args = case.config.args()
     got, got_text = outcome(kernel.Grammar, *args)
@@ -699,22 +699,22 @@ def load_scanners(against: str) -> tuple[ModuleType, ModuleType]:
     """(subject, twin).  The subject is the compiled kernel, or with `against="python"`
     the twin itself (a smoke test of the harness).  A kernel that does not import is an
     error, never a skip."""
-    twin = importlib.import_module("citemark._scan_py")
+    twin = importlib.import_module("citemark._kernels.scan_py")
     if against == "python":
         return twin, twin
     if against != "cython":
         raise ValueError(f"--against must be 'cython' or 'python', not {against!r}")
     try:
-        kernel = importlib.import_module("citemark._scan_c")
+        kernel = importlib.import_module("citemark._kernels.scan_c")
     except ImportError as error:
         raise KernelMissing(
-            f"cannot import the compiled kernel citemark._scan_c: {error}\n"
+            f"cannot import the compiled kernel citemark._kernels.scan_c: {error}\n"
             "Build and install it first (see fuzz/README.md), or pass --against python "
             "to smoke-test the harness on the twin alone."
         ) from error
     origin = getattr(kernel, "__file__", "") or ""
     if not origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)):
-        raise KernelMissing(f"citemark._scan_c is not a compiled extension: {origin!r}")
+        raise KernelMissing(f"citemark._kernels.scan_c is not a compiled extension: {origin!r}")
     return kernel, twin
 
 

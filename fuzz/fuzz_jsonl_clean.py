@@ -38,8 +38,8 @@ from fuzz_targets import drive
 
 import test_jsonl_escaped as escaped
 from citemark import extract_many, strip_many
-from citemark._select import load
-from citemark.clean import clean_many
+from citemark._kernels.loader import load
+from citemark.display import clean_many
 from test_jsonl import expected_citation_lines
 from test_jsonl_clean import ATOMS, PATH, SPELLINGS, line_of, logs
 
@@ -60,7 +60,7 @@ ATOM_PIECES = st.lists(st.sampled_from(ATOMS), min_size=1, max_size=8).map("".jo
 
 
 def clean_target() -> object:
-    compiled, pure = load("_jsonl", "cython"), load("_jsonl", "python")
+    compiled, pure = load("jsonl", "cython"), load("jsonl", "python")
 
     @given(data=st.one_of(logs(), long_logs(ATOM_PIECES)), skip_bad=st.booleans())
     def jsonl_clean(data: bytes, skip_bad: bool) -> None:
@@ -72,7 +72,7 @@ def clean_target() -> object:
 
 
 def escaped_target() -> object:
-    compiled, pure = load("_jsonl", "cython"), load("_jsonl", "python")
+    compiled, pure = load("jsonl", "cython"), load("jsonl", "python")
 
     @given(
         data=st.one_of(escaped.logs(), long_logs(escaped.texts)),

@@ -41,9 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import itertools
 
 from citemark import Parser, extract_many
-from citemark._dropin import DropIn
-from citemark._jsonl import BadRow, value_at
-from citemark._select import load
+from citemark._cli.jsonl import BadRow, value_at
+from citemark._core.dropin import DropIn
+from citemark._kernels.loader import load
 from citemark.stream import StreamParser
 from strategies import cases, cuts, guide_texts, jsonl_lines, rows
 
@@ -109,9 +109,9 @@ def build_array(values: list[str | None], how: str, detail: Any) -> tuple[Any, l
 def arrow_target() -> Callable[..., None]:
     import citemark.arrow
 
-    compiled = citemark.arrow.Arrow(load("_arrow", "cython"))
-    pure = citemark.arrow.Arrow(load("_arrow", "python"))
-    reference = DropIn(load("_scan", "python"))
+    compiled = citemark.arrow.Arrow(load("arrow", "cython"))
+    pure = citemark.arrow.Arrow(load("arrow", "python"))
+    reference = DropIn(load("scan", "python"))
 
     @given(case=arrow_cases())
     def arrow(case: tuple[list[str | None], str, Any]) -> None:
@@ -150,7 +150,7 @@ def jsonl_cases(draw: st.DrawFn) -> tuple[str, tuple[str, ...]]:
 
 
 def jsonl_target() -> Callable[..., None]:
-    compiled, pure = load("_jsonl", "cython"), load("_jsonl", "python")
+    compiled, pure = load("jsonl", "cython"), load("jsonl", "python")
     found = 0  # the code `locate` gives for a string at the path (see _jsonl_py)
 
     @given(case=jsonl_cases())
@@ -235,7 +235,7 @@ def drive(
     """The command line of a file of fuzz targets (this one, fuzz_jsonl_clean.py): each
     `--target` (every one by default) for `--examples` hypothesis examples, or one target
     under libFuzzer with `--atheris`; exit 2 when one of the compiled `kernels` (pair names
-    of citemark._select) cannot be imported."""
+    of citemark._kernels.loader) cannot be imported."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--target", choices=sorted(targets), action="append")
     parser.add_argument("--examples", type=int, default=300)

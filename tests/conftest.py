@@ -27,8 +27,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from citemark import Parser
-from citemark._dropin import DropIn
-from citemark._select import Implementation, load
+from citemark._core.dropin import DropIn
+from citemark._kernels.loader import Implementation, load
 
 settings.register_profile(
     "ci",
@@ -184,14 +184,14 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 def implementation(request: pytest.FixtureRequest) -> Implementation:
     """ "cython" or "python"; the scanner is imported here, so a missing kernel fails."""
     chosen: Implementation = request.param
-    load("_scan", chosen)
+    load("scan", chosen)
     return chosen
 
 
 @pytest.fixture(scope="session")
 def api(implementation: Implementation) -> DropIn:
     """A `DropIn` over one scanner; the raw scanner module is `api.scanner`."""
-    return DropIn(load("_scan", implementation))
+    return DropIn(load("scan", implementation))
 
 
 @pytest.fixture(scope="session")

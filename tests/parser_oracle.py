@@ -16,7 +16,7 @@ Two independent ways to find the markers, which the tests also hold to each othe
 
 The rest (judging a body, offsets in other units, strip, sub, supports) is written as
 plainly as possible on top of the list of consumed markers.  For `skip_code` the oracle
-takes the code regions from a callable (the tests pass `citemark._commonmark.code_walls`,
+takes the code regions from a callable (the tests pass `citemark._markdown.code.code_walls`,
 which has its own tests) and scans each stretch of prose between them on its own.
 """
 

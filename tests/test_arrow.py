@@ -1,9 +1,9 @@
 """citemark.arrow: both paths agree with per-row strip_citations / extract_citations.
 
-The `arrow` fixture runs every test on the compiled path (`citemark._arrow_c`, imported
+The `arrow` fixture runs every test on the compiled path (`citemark._kernels.arrow_c`, imported
 directly: a missing build fails these cases, it never skips them) and on the pure path
-(`citemark._arrow_py`, Python strings row by row).  The reference is the drop-in API over the
-pure scanner, row by row, so a bug shared by the two Arrow paths still shows.
+(`citemark._kernels.arrow_py`, Python strings row by row).  The reference is the drop-in API
+over the pure scanner, row by row, so a bug shared by the two Arrow paths still shows.
 
 Run once under valgrind (see README, Development):
     PYTHONMALLOC=malloc valgrind --error-exitcode=1 python -m pytest tests/test_arrow.py -q
@@ -22,14 +22,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import citemark._scan_py
+import citemark._kernels.scan_py
 import citemark.arrow
-from citemark._dropin import DropIn
+from citemark._core.dropin import DropIn
 
 S, D, E = "\ue200", "\ue202", "\ue201"
-reference = DropIn(citemark._scan_py)
+reference = DropIn(citemark._kernels.scan_py)
 
-PATHS = {"compiled": "citemark._arrow_c", "pure": "citemark._arrow_py"}
+PATHS = {"compiled": "citemark._kernels.arrow_c", "pure": "citemark._kernels.arrow_py"}
 
 
 @pytest.fixture(scope="module", params=sorted(PATHS), ids=sorted(PATHS))
@@ -518,7 +518,7 @@ def test_the_default_path_is_the_compiled_one() -> None:
 UTF8_CHECK = r"""
 import itertools, random
 import pyarrow as pa
-import citemark._arrow_c as kernel
+import citemark._kernels.arrow_c as kernel
 
 def python_says(data):
     try:
@@ -588,7 +588,7 @@ def test_utf8_check_agrees_with_python_on_every_path(level) -> None:
 
 ARROW_VECTOR_CHECK = r"""
 import pyarrow as pa
-import citemark._arrow_c as kernel, citemark._arrow_py as twin
+import citemark._kernels.arrow_c as kernel, citemark._kernels.arrow_py as twin
 from citemark.arrow import Arrow
 compiled, pure = Arrow(kernel), Arrow(twin)
 marker = "\ue200cite\ue202turn0search1\ue202L1-L2\ue201"

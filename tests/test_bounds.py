@@ -318,8 +318,8 @@ def test_many_recurring_ids_equal_the_twin(implementation: str, wide: str) -> No
     # an order that makes them collide and evict each other, in every storage width.
     import random
 
-    from citemark import _scan_py
-    from citemark._dropin import DropIn
+    from citemark._core.dropin import DropIn
+    from citemark._kernels import scan_py as _scan_py
 
     rng = random.Random(12)
     ids = [f"turn{i}search{i % 7}" for i in range(300)]

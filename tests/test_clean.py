@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import citemark
-from citemark.clean import (
+from citemark.display import (
     CITATION_FAMILIES,
     Cleaned,
     CleanStream,
@@ -395,9 +395,9 @@ def test_entity_name(body: str, name: str) -> None:
 
 
 def test_kernel_type_checks(implementation: str) -> None:
-    from citemark._select import load
+    from citemark._kernels.loader import load
 
-    kernel = load("_clean", implementation)  # type: ignore[arg-type]
+    kernel = load("clean", implementation)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="text"):
         kernel.scan(None, [])
     with pytest.raises(TypeError, match="walls"):
@@ -416,7 +416,9 @@ def test_kernel_type_checks(implementation: str) -> None:
 
 @pytest.mark.c_extension
 def test_both_kernels_read_the_same_rules() -> None:
-    from citemark import _clean_c, _clean_py, _clean_rules
+    from citemark._core import shapes as _clean_rules
+    from citemark._kernels import clean_c as _clean_c
+    from citemark._kernels import clean_py as _clean_py
 
     text = "a " + cite("turn0search0") + " " + S + "entity" + D + "x" + E + D + "turn1news2"
     assert _clean_c.scan(text, []) == _clean_py.scan(text, [])
@@ -430,8 +432,8 @@ def test_both_kernels_read_the_same_rules() -> None:
 def test_package_exports() -> None:
     assert citemark.clean("a " + cite("turn0search0") + ".") == "a."
     # Type checkers see citemark.clean as the function; at run time it is the callable module.
-    assert citemark.clean.clean is clean  # type: ignore[attr-defined]
-    import citemark.clean as module
+    assert citemark.display.clean is clean  # type: ignore[attr-defined]
+    import citemark.display as module
 
     assert module.CleanStream is not None
     assert "cite" in CITATION_FAMILIES
@@ -472,8 +474,9 @@ def test_drop_in_unchanged() -> None:
     ],
 )
 def test_hints_agree(text: str) -> None:
-    from citemark import _clean_c, _clean_py
-    from citemark._commonmark import markers_may_be_in_code
+    from citemark._kernels import clean_c as _clean_c
+    from citemark._kernels import clean_py as _clean_py
+    from citemark._markdown.code import markers_may_be_in_code
 
     assert _clean_c.hints(text) == _clean_py.hints(text)
     expected = 0 if not _clean_py.has_markers(text) else 3 if markers_may_be_in_code(text) else 1
@@ -512,9 +515,9 @@ def test_titled_families_show_their_title(implementation: str, text: str, shown:
 
 
 def test_kernel_type_checks_of_the_batch(implementation: str) -> None:
-    from citemark._select import load
+    from citemark._kernels.loader import load
 
-    kernel = load("_clean", implementation)  # type: ignore[arg-type]
+    kernel = load("clean", implementation)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="texts"):
         kernel.clean_texts(("x",), None, None, False)
     with pytest.raises(TypeError, match="walls_of"):
@@ -557,9 +560,9 @@ def test_clean_many_is_clean_of_each(implementation: str) -> None:
 
 
 def test_clean_texts_leaves_titled_and_foreign_items_to_the_front(implementation: str) -> None:
-    from citemark._select import load
+    from citemark._kernels.loader import load
 
-    kernel = load("_clean", implementation)  # type: ignore[arg-type]
+    kernel = load("clean", implementation)  # type: ignore[arg-type]
     titled = S + "link_title" + D + "Docs" + D + "turn0search1" + E
     got = kernel.clean_texts(["x", titled, Text("y"), 3, "a " + cite("t")], None, None, False)
     assert got == ["x", None, None, None, "a"]

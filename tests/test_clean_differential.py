@@ -18,9 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from citemark import _clean_c, _clean_py
-from citemark._commonmark import code_walls
-from citemark.clean import clean, clean_with_marks, entity_name
+from citemark._kernels import clean_c as _clean_c
+from citemark._kernels import clean_py as _clean_py
+from citemark._markdown.code import code_walls
+from citemark.display import clean, clean_with_marks, entity_name
 
 S, E, D = "\ue200", "\ue201", "\ue202"
 MAX_MARKER = 4096
@@ -250,7 +251,7 @@ def test_code_walls_sorted() -> None:
 @given(st.lists(st.sampled_from([*MD_ATOMS, "\t", "~", "\ue206", "\r"]), max_size=20).map("".join))
 def test_skipping_the_markdown_scan_is_sound(text: str) -> None:
     """When the quick test says no marker can be in code, the full scan agrees."""
-    from citemark._commonmark import markers_may_be_in_code
+    from citemark._markdown.code import markers_may_be_in_code
 
     if not markers_may_be_in_code(text):
         assert not any(re.search("[\ue200-\ue206]", text[a:b]) for a, b in code_walls(text))
@@ -335,7 +336,8 @@ def test_plain_name_shapes() -> None:
 
 
 SIMD_CHECK = r"""
-from citemark import _clean_c as kernel, _clean_py as twin
+from citemark._kernels import clean_c as kernel
+from citemark._kernels import clean_py as twin
 marker = "\ue200cite\ue202turn0search1\ue201"
 checked = 0
 for filler in ("\u00e9", "\u4e2d", "\U0001f600"):
@@ -397,7 +399,7 @@ DEGRADED_ATOMS = [
 @given(st.lists(st.sampled_from(DEGRADED_ATOMS), max_size=12).map("".join))
 def test_degraded_signs_cover_every_degraded_form(text: str) -> None:
     """The lenient pass skips its regex on prose without a sign: no match is ever missed."""
-    from citemark.clean import _DEGRADED, _DEGRADED_SIGNS
+    from citemark.display import _DEGRADED, _DEGRADED_SIGNS
 
     for match in _DEGRADED.finditer(text):
         assert any(sign in match[0] for sign in _DEGRADED_SIGNS), match[0]

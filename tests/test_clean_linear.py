@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from citemark import _clean_py
-from citemark._commonmark import code_walls
+from citemark._kernels import clean_py as _clean_py
+from citemark._markdown.code import code_walls
 
 S, E, D = "\ue200", "\ue201", "\ue202"
 

@@ -15,7 +15,7 @@ def cite(*ids: str, family: str = "cite") -> str:
 
 
 def test_default_render_starts_from_the_clean_text() -> None:
-    from citemark.clean import clean
+    from citemark.display import clean
 
     text = (
         "\ue203Kyoto is old.\ue204 " + cite("turn0search0") + "\ue206 It runs "

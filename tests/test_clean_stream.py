@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from citemark.clean import CleanStream, clean
+from citemark.display import CleanStream, clean
 
 S, E, D = "\ue200", "\ue201", "\ue202"
 MARKER = S + "cite" + D + "turn0search5" + D + "turn0search15" + E

@@ -17,8 +17,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from citemark import _batch, extract_citations, strip_citations
-from citemark._jsonl import BadRow, parse_path, value_at
+from citemark import extract_citations, strip_citations
+from citemark._cli import batch as _batch
+from citemark._cli.jsonl import BadRow, parse_path, value_at
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 
@@ -441,7 +442,7 @@ def test_progress_bar_on_a_terminal_only(log, tmp_path: Path) -> None:
 def test_plain_progress_line_without_rich(monkeypatch) -> None:
     import io
 
-    from citemark._progress import Progress
+    from citemark._cli.progress import Progress
 
     monkeypatch.setitem(sys.modules, "rich.progress", None)  # as if rich were not installed
     stream = io.StringIO()
@@ -526,7 +527,7 @@ def test_workers_are_fed_a_bounded_window(tmp_path: Path) -> None:
 
 
 def clean_or_skip() -> Any:
-    from citemark.clean import clean
+    from citemark.display import clean
 
     return clean
 

@@ -16,9 +16,9 @@ import pytest
 
 import citemark
 import oracle
-from citemark._dropin import CITATION_TEMPLATE, DropIn
-from citemark._grammar import Citation
-from citemark._select import load
+from citemark._core.dropin import CITATION_TEMPLATE, DropIn
+from citemark._core.grammar import Citation
+from citemark._kernels.loader import load
 from oracle import DELIM as D
 from oracle import START as S
 from oracle import STOP as E
@@ -564,7 +564,7 @@ def test_a_citation_changes_like_any_dict(api) -> None:
 def test_the_kernel_builds_a_repeated_string_once() -> None:
     # An id, a marker or a locator that recurs in one call is one str (a shared reference,
     # not a copy: less fresh memory a citation); the lists stay one per citation.
-    kernel = DropIn(load("_scan", "cython"))
+    kernel = DropIn(load("scan", "cython"))
     text = (marker("cite", "turn0file0", "L1") + " and ") * 50 + marker("cite", "x", "turn0file0")
     citations = kernel.extract_citations(text)
     assert len(citations) == 51
@@ -574,7 +574,7 @@ def test_the_kernel_builds_a_repeated_string_once() -> None:
     assert ids == ["turn0file0"] * 50 + ["x", "turn0file0"]
     assert len({id(source_id) for source_id in ids if source_id == "turn0file0"}) == 1
     assert len({id(citation["source_ids"]) for citation in citations}) == 51
-    assert citations == DropIn(load("_scan", "python")).extract_citations(text)
+    assert citations == DropIn(load("scan", "python")).extract_citations(text)
 
 
 # --- strip_citations ------------------------------------------------------------------

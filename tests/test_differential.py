@@ -16,7 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import oracle
-from citemark._dropin import DropIn
+from citemark._core.dropin import DropIn
 from oracle import DELIM as D
 from oracle import START as S
 from oracle import STOP as E
@@ -224,8 +224,8 @@ def scanners() -> tuple[Any, Any]:
     """The kernel and the twin imported directly (the kernel's ImportError fails the
     test), each behind the shared drop-in layer so the comparison does not depend on the
     scanners' internal signatures."""
-    kernel = importlib.import_module("citemark._scan_c")
-    twin = importlib.import_module("citemark._scan_py")
+    kernel = importlib.import_module("citemark._kernels.scan_c")
+    twin = importlib.import_module("citemark._kernels.scan_py")
     return DropIn(kernel), DropIn(twin)
 
 

@@ -155,7 +155,7 @@ def test_a_bogus_environment_value_is_an_error_that_names_it(variable: str) -> N
 def test_a_demanded_kernel_that_is_not_built_says_what_to_do() -> None:
     code = (
         "import sys\n"
-        "sys.modules['citemark._scan_c'] = None\n"
+        "sys.modules['citemark._kernels.scan_c'] = None\n"
         "try:\n"
         "    import citemark\n"
         "except ImportError as error:\n"

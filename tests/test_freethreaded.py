@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from citemark import Parser
-from citemark._dropin import DropIn
+from citemark._core.dropin import DropIn
 from strategies import IDS, LOCATORS, ODD
 
 S, D, E = "\ue200", "\ue202", "\ue201"
@@ -31,8 +31,8 @@ FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 # a free-threaded install can import.
 MODULES = [
     "citemark",
-    "citemark._scan_c",
-    "citemark._scan_py",
+    "citemark._kernels.scan_c",
+    "citemark._kernels.scan_py",
     "citemark.parser",
     "citemark.offsets",
     "citemark.render",

@@ -15,9 +15,10 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from citemark import _jsonl, extract_citations, extract_many, strip_citations, strip_many
+from citemark import extract_citations, extract_many, strip_citations, strip_many
+from citemark._cli import jsonl as _jsonl
 
-KERNELS = {"cython": "citemark._jsonl_c", "python": "citemark._jsonl_py"}
+KERNELS = {"cython": "citemark._kernels.jsonl_c", "python": "citemark._kernels.jsonl_py"}
 SUITE = Path(__file__).parent / "data" / "JSONTestSuite" / "test_parsing"
 S, D, E = "\ue200", "\ue202", "\ue201"
 PATH = ("response", "text")
@@ -499,4 +500,4 @@ def test_the_active_kernel_is_chosen_with_the_scanner() -> None:
     from citemark import IMPLEMENTATION
 
     assert _jsonl.kernel().__name__ == KERNELS[IMPLEMENTATION]
-    assert "citemark._jsonl_py" in sys.modules or IMPLEMENTATION == "cython"
+    assert "citemark._kernels.jsonl_py" in sys.modules or IMPLEMENTATION == "cython"

@@ -19,10 +19,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from citemark import _clean_rules, clean
-from citemark.clean import clean_many
+from citemark import clean
+from citemark._core import shapes as _clean_rules
+from citemark.display import clean_many
 
-KERNELS = {"cython": "citemark._jsonl_c", "python": "citemark._jsonl_py"}
+KERNELS = {"cython": "citemark._kernels.jsonl_c", "python": "citemark._kernels.jsonl_py"}
 S, D, E = "\ue200", "\ue202", "\ue201"
 PATH = ("response", "text")
 MAX_MARKER = _clean_rules.MAX_MARKER
@@ -204,7 +205,7 @@ def test_what_the_pass_leaves_to_python(text: str) -> None:
     surrogate (or DEL in an ASCII token) next to a marker, markers maybe in Markdown code, a
     titled family, an entity body that is not plain."""
     compiled = importlib.import_module(KERNELS["cython"])
-    kernel = importlib.import_module("citemark._clean_c")
+    kernel = importlib.import_module("citemark._kernels.clean_c")
     rng = random.Random(0)
     for spelling in SPELLINGS:
         line = line_of(text, spelling, rng)

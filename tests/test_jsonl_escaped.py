@@ -21,13 +21,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from citemark import _jsonl, _jsonl_py, extract_many, strip_many
+from citemark import extract_many, strip_many
+from citemark._cli import jsonl as _jsonl
+from citemark._kernels import jsonl_py as _jsonl_py
 from strategies import guide_texts
 from test_jsonl import expected_citation_lines
 from test_jsonl_clean import EXTRA, SPELLINGS, line_of
 from test_jsonl_clean import texts as atom_texts
 
-KERNELS = {"cython": "citemark._jsonl_c", "python": "citemark._jsonl_py"}
+KERNELS = {"cython": "citemark._kernels.jsonl_c", "python": "citemark._kernels.jsonl_py"}
 S, D, E = "\ue200", "\ue202", "\ue201"
 PATH = ("response", "text")
 FAMILIES = [("cite",), ("cite", "navlist"), ("ci",), ()]

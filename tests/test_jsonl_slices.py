@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from citemark import _batch, cli
+from citemark import cli
+from citemark._cli import batch as _batch
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 FIELD = "response.output_text"

@@ -14,8 +14,8 @@ import pytest
 from citemark.parser import CitationSpan
 
 S, D, E = "\ue200", "\ue202", "\ue201"
-SCANNERS = {"cython": "citemark._scan_c", "python": "citemark._scan_py"}
-ARROW = {"cython": "citemark._arrow_c", "python": "citemark._arrow_py"}
+SCANNERS = {"cython": "citemark._kernels.scan_c", "python": "citemark._kernels.scan_py"}
+ARROW = {"cython": "citemark._kernels.arrow_c", "python": "citemark._kernels.arrow_py"}
 
 
 @pytest.fixture

@@ -19,11 +19,12 @@ from typing import Any
 
 import pytest
 
+from citemark._kernels.loader import compiled
 from citemark.parser import CitationSpan
 
 S, D, E = "\ue200", "\ue202", "\ue201"
-SCANNERS = {"cython": "citemark._scan_c", "python": "citemark._scan_py"}
-ARROW = {"cython": "citemark._arrow_c", "python": "citemark._arrow_py"}
+SCANNERS = {"cython": "citemark._kernels.scan_c", "python": "citemark._kernels.scan_py"}
+ARROW = {"cython": "citemark._kernels.arrow_c", "python": "citemark._kernels.arrow_py"}
 CALLS = 100
 # Bytes a run of CALLS calls may leave behind (interpreter caches, free lists): a leak of one
 # small object a call is CALLS * 32 bytes or more.
@@ -170,8 +171,8 @@ def test_arrow_entry_points_do_not_leak(arrow_kernel, entry) -> None:
     assert_no_leak(raising(function, None, offsets, data, 0, len(array) + 1, 4, (b"cite",)))
 
 
-JSONL = {"cython": "citemark._jsonl_c", "python": "citemark._jsonl_py"}
-CLEAN = {"cython": "citemark._clean_c", "python": "citemark._clean_py"}
+JSONL = {"cython": "citemark._kernels.jsonl_c", "python": "citemark._kernels.jsonl_py"}
+CLEAN = {"cython": "citemark._kernels.clean_c", "python": "citemark._kernels.clean_py"}
 PATH = ("response", "text")
 
 
@@ -193,7 +194,7 @@ def jsonl_kernel(implementation: str) -> Any:
 
 def test_jsonl_entry_points_do_not_leak(jsonl_kernel) -> None:
     from citemark import extract_many, strip_many
-    from citemark.clean import clean_many
+    from citemark.display import clean_many
 
     data = jsonl_block()
     families = (b"cite",)
@@ -230,7 +231,7 @@ def clean_kernel(implementation: str) -> Any:
 
 
 def test_clean_entry_points_do_not_leak(clean_kernel) -> None:
-    from citemark.clean import clean_many
+    from citemark.display import clean_many
 
     texts = [
         *TEXTS,
@@ -261,9 +262,9 @@ def test_clean_entry_points_do_not_leak(clean_kernel) -> None:
 def test_validate_and_code_scans_do_not_leak() -> None:
     # validate reaches every entry point of the active _commonmark kernel: strays, held gaps,
     # cited lines, punctuation, located rows, code walls and the ordering of the findings.
-    from citemark import _commonmark
+    from citemark._markdown import code as _commonmark
 
-    if _commonmark.IMPLEMENTATION != "cython":
+    if not compiled(_commonmark._kernel):
         # The pure install: Python code cannot lose a reference, and the twin's free lists
         # (tuples, match objects) fill unevenly for hundreds of calls, which tracemalloc
         # counts as growth.  The compiled suite runs this test on the kernel.

@@ -16,12 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 
-from citemark import _commonmark_py
-from citemark._commonmark import CodeScanner, code_walls, scanned_walls
-from citemark._grammar import LINE_BREAK_RE
-from citemark._markdown import blocks, emphasis, line_spans, paragraphs
-from citemark._select import load
-from citemark._spans import cut_at, inside, merge, outermost, overlaps, without
+from citemark._core.grammar import LINE_BREAK_RE
+from citemark._core.spans import cut_at, inside, merge, outermost, overlaps, without
+from citemark._kernels import commonmark_py as _commonmark_py
+from citemark._kernels.commonmark_py import scanned_walls
+from citemark._kernels.loader import load
+from citemark._markdown.blocks import blocks, emphasis, line_spans, paragraphs
+from citemark._markdown.code import CodeScanner, code_walls
 
 MARKER = "\ue200cite\ue202turn0search0\ue201"
 
@@ -186,8 +187,8 @@ def test_code_walls_pair_many_runs_as_the_rule(
     implementation: str, pieces_: list[str], wide: str
 ) -> None:
     text = "x" + wide + "".join(pieces_)
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
-    expected = load("_commonmark", "python").code_walls(text)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
+    expected = load("commonmark", "python").code_walls(text)  # type: ignore[arg-type]
     assert kernel.code_walls(text) == expected
     if "\n" not in text:  # one paragraph of one line: the obvious algorithm too
         assert expected == naive_inline(text)
@@ -204,8 +205,8 @@ def test_code_walls_pair_many_runs_as_the_rule(
     ],
 )
 def test_code_walls_pair_held_openers(implementation: str, text: str) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
-    assert kernel.code_walls(text) == load("_commonmark", "python").code_walls(text)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
+    assert kernel.code_walls(text) == load("commonmark", "python").code_walls(text)  # type: ignore[arg-type]
     if "\n" not in text:
         assert kernel.code_walls(text) == naive_inline(text)
 
@@ -217,8 +218,8 @@ def test_code_walls_runs_at_every_vector_and_chunk_alignment(
 ) -> None:
     # Up to 16 runs a vector and 256 a chunk: every shift puts a vector's last run, and a
     # run left open at a full chunk, somewhere else.
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
-    twin = load("_commonmark", "python")  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
+    twin = load("commonmark", "python")  # type: ignore[arg-type]
     for shift in range(40):
         text = "x" + wide + "a" * shift + unit * 700 + "`" * 45 + " " + unit * 20
         assert kernel.code_walls(text) == twin.code_walls(text), shift
@@ -277,7 +278,7 @@ def emphasis_by_characters(
     text: str, code: list[tuple[int, int]], consumed: list[tuple[int, int, bool]]
 ) -> list[tuple[int, int]]:
     """`emphasis` with the text masked a character at a time, the obvious way."""
-    from citemark._markdown import _emphasis_in
+    from citemark._markdown.blocks import _emphasis_in
 
     chars = list(text)
     for start, end in code:
@@ -391,7 +392,7 @@ def _pair_oracle(runs: array[int]) -> list[tuple[int, int]]:
 def test_commonmark_pair_matches_the_twin(
     implementation: str, text: str, cut: int, base: int
 ) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     first = min(cut, len(text))
     found = kernel.runs(text, first, len(text), base)
     assert found == _commonmark_py.runs(text, first, len(text), base)
@@ -416,7 +417,7 @@ LONG_RUNS = st.lists(
 def test_commonmark_runs_of_long_lines_match_the_twin(
     implementation: str, text: str, wide: str, cut: int
 ) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     text = wide + text
     first = min(cut, len(text))
     for end in (len(text), max(first, len(text) - 5)):
@@ -426,7 +427,7 @@ def test_commonmark_runs_of_long_lines_match_the_twin(
 
 @pytest.mark.c_extension
 def test_commonmark_kernel_checks_its_arguments() -> None:
-    kernel = load("_commonmark", "cython")
+    kernel = load("commonmark", "cython")
     for call, name in [
         (lambda: kernel.runs(1, 0, 0, 0), "text"),
         (lambda: kernel.runs("a", "0", 1, 0), "first"),
@@ -460,7 +461,7 @@ def test_commonmark_kernel_checks_its_arguments() -> None:
 def test_commonmark_kernel_is_linear_on_many_runs() -> None:
     # Thousands of runs of every length: both pairings finish (no quadratic step to time out).
     text = "".join("`" * (1 + k % 50) + "a" for k in range(20000))
-    kernel = load("_commonmark", "cython")
+    kernel = load("commonmark", "cython")
     found = kernel.runs(text, 0, len(text), 0)
     walls: list[tuple[int, int]] = []
     kernel.pair(found, walls)
@@ -479,7 +480,7 @@ def test_commonmark_kernel_is_linear_on_many_runs() -> None:
 def test_commonmark_plain_matches_the_twin(
     implementation: str, text: str, cut: int, in_paragraph: bool, ticked_from: int | None
 ) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     start = min(cut, len(text))
     pending = array("q", [0, 1, 0] if in_paragraph else [])
     walls: list[tuple[int, int]] = []
@@ -586,7 +587,7 @@ def assert_bulk_is_line_by_line(text: str, scanner: CodeScanner | None = None) -
     )
 )
 def test_code_walls_kernel_matches_the_scanner(implementation: str, text: str) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     walls = scanned_walls(text)
     assert kernel.code_walls(text) == walls
     starts, ends = kernel.code_spans(text)
@@ -598,14 +599,14 @@ def test_code_walls_kernel_matches_the_scanner(implementation: str, text: str) -
 @pytest.mark.c_extension
 def test_code_walls_kernel_checks_its_argument() -> None:
     with pytest.raises(TypeError, match="text"):
-        load("_commonmark", "cython").code_walls(b"```\nx")
+        load("commonmark", "cython").code_walls(b"```\nx")
     with pytest.raises(TypeError, match="text"):
-        load("_commonmark", "cython").code_spans(b"```\nx")
+        load("commonmark", "cython").code_spans(b"```\nx")
 
 
 @given(pieces("a", "\n", "\r", "\r\n", "\n\r", "\u00e9", "\U0001f600", " "))
 def test_line_spans_kernel_matches_the_twin(implementation: str, text: str) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     expected = _commonmark_py.line_spans(text)
     assert kernel.line_spans(text) == expected
     # The straightforward reading: the lines of LINE_BREAK_RE's split, laid end to end.
@@ -617,4 +618,4 @@ def test_line_spans_kernel_matches_the_twin(implementation: str, text: str) -> N
 @pytest.mark.c_extension
 def test_line_spans_kernel_checks_its_argument() -> None:
     with pytest.raises(TypeError, match="text"):
-        load("_commonmark", "cython").line_spans(None)
+        load("commonmark", "cython").line_spans(None)

@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 import citemark
 from citemark import CitationSpan, Parser
-from citemark._commonmark import code_walls
-from citemark._dropin import DropIn
-from citemark._select import load
+from citemark._core.dropin import DropIn
+from citemark._kernels.loader import load
+from citemark._markdown.code import code_walls
 from parser_oracle import DELIM as D
 from parser_oracle import START as S
 from parser_oracle import STOP as E
@@ -136,7 +136,7 @@ def test_the_oracles_two_scans_agree(case: tuple[dict[str, Any], str]) -> None:
     families=st.lists(st.sampled_from([*FAMILY_NAMES, S, "a" + E, D]), min_size=1, max_size=3),
 )
 def test_parser_is_the_drop_in(impl: str, text: str, families: list[str]) -> None:
-    dropin = DropIn(load("_scan", impl))  # type: ignore[arg-type]
+    dropin = DropIn(load("scan", impl))  # type: ignore[arg-type]
     default = parser(impl)
     expected = dropin.extract_citations(text)
     assert default.extract(text) == expected

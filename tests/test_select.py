@@ -43,15 +43,15 @@ def run_probe(choice: str | None) -> str:
 
 
 def test_python_forces_the_twin() -> None:
-    assert run_probe("python") == "python citemark._scan_py"
+    assert run_probe("python") == "python citemark._kernels.scan_py"
 
 
 def test_cython_demands_the_kernel() -> None:
-    assert run_probe("cython") == "cython citemark._scan_c"
+    assert run_probe("cython") == "cython citemark._kernels.scan_c"
 
 
 def test_unset_prefers_the_kernel_on_cpython() -> None:
-    assert run_probe(None) == "cython citemark._scan_c"
+    assert run_probe(None) == "cython citemark._kernels.scan_c"
 
 
 @pytest.mark.parametrize("choice", ["rust", "pure", "c", "1"])
@@ -61,8 +61,8 @@ def test_an_unknown_choice_fails_the_import(choice) -> None:
 
 @pytest.mark.parametrize("implementation", ["cython", "python"])
 def test_both_scanners_are_scanners(implementation) -> None:
-    from citemark._select import scanner_for
-    from citemark._types import Scanner
+    from citemark._core.protocols import Scanner
+    from citemark._kernels.loader import scanner_for
 
     module = scanner_for(implementation)
     assert isinstance(module, Scanner)
@@ -78,11 +78,11 @@ def test_both_scanners_are_scanners(implementation) -> None:
 def test_the_grammar_head_rule_is_the_twins(
     text: str, families: list[str], any_family: bool
 ) -> None:
-    from citemark import _scan_py
-    from citemark._grammar import CITATION_DELIMITER as D
-    from citemark._grammar import CITATION_START as S
-    from citemark._grammar import CITATION_STOP as E
-    from citemark._grammar import heads_at
+    from citemark._core.grammar import CITATION_DELIMITER as D
+    from citemark._core.grammar import CITATION_START as S
+    from citemark._core.grammar import CITATION_STOP as E
+    from citemark._core.grammar import heads_at
+    from citemark._kernels import scan_py as _scan_py
 
     grammar = _scan_py.Grammar(tuple(families), S, D, E, any_family)
     for i in range(len(text) + 1):

@@ -11,7 +11,7 @@ import sys
 import pytest
 
 CHECK = r"""
-import citemark._scan_c as kernel, citemark._scan_py as twin
+import citemark._kernels.scan_c as kernel, citemark._kernels.scan_py as twin
 marker = "\ue200cite\ue202turn0search1\ue202L1-L2\ue201"
 markers = ("\ue200", "\ue202", "\ue201")
 k_grammar = kernel.Grammar(("cite",), *markers)

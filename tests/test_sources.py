@@ -328,7 +328,7 @@ def test_a_source_cannot_inject_a_citation(parser: Parser) -> None:
 
 
 def test_tool_ids_are_the_grammars_turn_ids() -> None:
-    from citemark._grammar import SOURCE_ID_RE, TURN_ID_RE
+    from citemark._core.grammar import SOURCE_ID_RE, TURN_ID_RE
 
     registry = Registry()
     registry.add_tool_call(["a", {"text": "b", "kind": "search"}], kind="file")

@@ -6,8 +6,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from citemark._grammar import CITATION_DELIMITER, CITATION_START, heads_at
-from citemark._stats import _any_families
+from citemark._cli.stats import _any_families
+from citemark._core.grammar import CITATION_DELIMITER, CITATION_START, heads_at
 
 PIECES = [CITATION_START, CITATION_DELIMITER, "\ue201", "cite", "a", "_", "9", "-", " ", "\u0663"]
 

@@ -11,7 +11,7 @@ import pytest
 
 import citemark.validate
 from citemark import Parser
-from citemark._select import load
+from citemark._kernels.loader import load
 from citemark.sources import Registry, Source
 from citemark.validate import CODES, Diagnostic, parse_locator, resolve, validate
 
@@ -550,7 +550,7 @@ def test_diagnostic_is_a_value(implementation: str) -> None:
     import copy
     import pickle
 
-    made_by = load("_commonmark", implementation).Diagnostic  # type: ignore[arg-type]
+    made_by = load("commonmark", implementation).Diagnostic  # type: ignore[arg-type]
     made = made_by("stray-stop", "error", "a STOP", 3, 4)
     assert made == made_by(code="stray-stop", severity="error", message="a STOP", start=3, end=4)
     assert (made != made_by("stray-stop", "error", "a STOP", 3, 4)) is False
@@ -585,7 +585,7 @@ def test_diagnostic_is_a_value(implementation: str) -> None:
 def test_the_two_diagnostic_types_have_one_manner() -> None:
     # The same fields give the same repr, hash and JSON on both; the two types are two
     # types all the same (neither equal to the other, and each kernel sorts its own).
-    kernel, twin = (load("_commonmark", name) for name in ("cython", "python"))
+    kernel, twin = (load("commonmark", name) for name in ("cython", "python"))
     fields = ("stray-stop", "error", "a STOP", 3, 4)
     compiled, pure = kernel.Diagnostic(*fields), twin.Diagnostic(*fields)
     assert repr(compiled) == repr(pure)
@@ -599,7 +599,7 @@ def test_the_two_diagnostic_types_have_one_manner() -> None:
 
 
 def test_diagnostic_checks_its_fields(implementation: str) -> None:
-    made_by = load("_commonmark", implementation).Diagnostic  # type: ignore[arg-type]
+    made_by = load("commonmark", implementation).Diagnostic  # type: ignore[arg-type]
     good: list[Any] = ["c", "error", "m", 1, 2]
     names = ["code", "severity", "message", "start", "end"]
     for index, bad in enumerate([None, b"error", 3, "1", 2.0]):

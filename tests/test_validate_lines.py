@@ -22,10 +22,10 @@ from hypothesis import strategies as st
 
 import citemark.validate as module
 from citemark import Parser
-from citemark._commonmark import fence_cited
-from citemark._markdown import FENCE_LINE
-from citemark._select import load
-from citemark._spans import without
+from citemark._core.spans import without
+from citemark._kernels.loader import load
+from citemark._markdown.blocks import FENCE_LINE
+from citemark._markdown.code import fence_cited
 from citemark.validate import validate
 from test_validate_strays import Row, as_rows
 
@@ -88,7 +88,7 @@ def lines_of(
 @example(f"{S}cite{D}{E}```{MARKER}", Parser())
 @example(f"   ~~~~ {LAX_MARKERS[0]} .", LAX)
 def test_fence_cited_matches_the_oracle(implementation: str, text: str, parser: Parser) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     fenced, starts, ends, consumed = lines_of(kernel, parser, text)
     got = kernel.fence_cited(text, fenced, starts, ends, consumed)
     assert got == fence_oracle(text, fenced, starts, ends, consumed)
@@ -110,7 +110,7 @@ def test_fence_lines_left_as_they_are_read_the_same(
 ) -> None:
     # The code scan of the text with every fence line's citations blanked (as validate read
     # it before) is that of the text with only the lines fence_cited says blanked.
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     fenced, starts, ends, consumed = lines_of(kernel, parser, text)
     rows = kernel.fence_cited(text, fenced, starts, ends, consumed)
     every = [(starts[i], ends[i]) for first, stop, _ in rows for i in range(first, stop)]
@@ -135,7 +135,7 @@ def test_validate_as_with_every_fence_line_blanked(parser: Parser, text: str) ->
 
 def test_a_fence_run_across_vectors(implementation: str) -> None:
     # Runs of every length about a vector's, in every width, before a citation and text.
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     parser = Parser()
     for wide in ("", "\u00e9", "\u0100", "\U0001f600"):
         for fence in "`~":
@@ -159,7 +159,7 @@ FILLER = " \t`-.!"
     st.integers(0, 40),
 )
 def test_filler_end_matches_the_oracle(implementation: str, text: str, cut: int, trim: int) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     start = min(cut, len(text))
     end = max(start, len(text) - trim)
     expected = next((at for at in range(start, end) if text[at] not in FILLER), end)
@@ -168,7 +168,7 @@ def test_filler_end_matches_the_oracle(implementation: str, text: str, cut: int,
 
 def test_filler_end_across_vectors(implementation: str) -> None:
     # The first other character at every place of stretches longer than a vector.
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     for wide in ("", "\u00e9", "\u0100", "\U0001f600"):
         for other in ("a", "\u00e9", "\u2013", "\x7f", "\x00"):
             for at in range(0, 100, 7):
@@ -198,7 +198,7 @@ ROWS = st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), max_size=8)
 def test_kept_bounds_match_the_oracle(
     implementation: str, bounds: list[tuple[int, int]], kept: list[bool]
 ) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     rows = [(0, 0, min(a, b), max(a, b), 9) for a, b in bounds]
     expected = []
     for number, (_, _, first, stop, _) in enumerate(rows):
@@ -210,7 +210,7 @@ def test_kept_bounds_match_the_oracle(
 
 @pytest.mark.c_extension
 def test_fence_cited_checks_its_arguments() -> None:
-    kernel = load("_commonmark", "cython")
+    kernel = load("commonmark", "cython")
     good: list[object] = ["```a", [(0, 4, 0, 1)], [3], [4], [(3, 4, True)]]
     names = ["text", "fenced", "starts", "ends", "consumed"]
     for index, bad in enumerate([b"```a", ((0, 4, 0, 1),), (3,), [4.0], ((3, 4, True),)]):
@@ -225,7 +225,7 @@ def test_fence_cited_checks_its_arguments() -> None:
     with pytest.raises(TypeError, match="consumed"):
         kernel.fence_cited("```a", [(0, 4, 0, 1)], [3], [4], [(3, 4)])
     for implementation in ("cython", "python"):
-        twin = load("_commonmark", implementation)
+        twin = load("commonmark", implementation)
         with pytest.raises(ValueError, match="starts and ends"):
             twin.fence_cited("```a", [(0, 4, 0, 1)], [3], [], [])
         with pytest.raises(ValueError, match="starts and ends"):
@@ -240,7 +240,7 @@ def test_fence_cited_checks_its_arguments() -> None:
 
 @pytest.mark.c_extension
 def test_filler_end_and_kept_bounds_check_their_arguments() -> None:
-    kernel = load("_commonmark", "cython")
+    kernel = load("commonmark", "cython")
     for args, name in [
         ((b"a", 0, 1, " "), "text"),
         (("a", "0", 1, " "), "start"),
@@ -259,7 +259,7 @@ def test_filler_end_and_kept_bounds_check_their_arguments() -> None:
         with pytest.raises(TypeError, match=name):
             kernel.kept_bounds(rows, kept)
     for implementation in ("cython", "python"):
-        twin = load("_commonmark", implementation)
+        twin = load("commonmark", implementation)
         for start, end in [(2, 1), (0, 3)]:
             with pytest.raises(ValueError, match="start and end"):
                 twin.filler_end("ab", start, end, " ")
@@ -284,7 +284,7 @@ def test_code_rows_match_the_oracle(
     cuts: list[int],
     lines: list[tuple[int, int]],
 ) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     starts = sorted(start for start, _ in places)
     ends = [start + length for start, (_, length) in zip(starts, places, strict=True)]
     walls = list(zip(cuts[::2], cuts[1::2], strict=False))
@@ -320,7 +320,7 @@ def test_code_rows_match_the_oracle(
 
 @pytest.mark.c_extension
 def test_code_rows_checks_its_arguments() -> None:
-    kernel = load("_commonmark", "cython")
+    kernel = load("commonmark", "cython")
     row = ("c", "error", "m")
     good: list[object] = [[0], [1], array("q"), array("q"), [], row, []]
     names = ["starts", "ends", "wall_starts", "wall_ends", "fenced", "row", "found"]
@@ -333,7 +333,7 @@ def test_code_rows_checks_its_arguments() -> None:
     with pytest.raises(TypeError, match="fenced"):
         kernel.code_rows([0], [1], array("q"), array("q"), [(0, 1)], row, [])
     for implementation in ("cython", "python"):
-        twin = load("_commonmark", implementation)
+        twin = load("commonmark", implementation)
         for fenced in ([(0, 2, True)], [(1, 1, True)], [(0, 1, True), (0, 1, True)]):
             with pytest.raises(ValueError, match="fenced"):
                 twin.code_rows([0], [1], array("q"), array("q"), fenced, row, [])
@@ -345,8 +345,8 @@ def test_code_rows_checks_its_arguments() -> None:
 def test_cited_lines_find_every_break_across_vectors(implementation: str, wide: str) -> None:
     # A CR, an LF or a CR LF at every place of lines longer than a vector, before and after
     # the citations, in every width: the lines found are the twin's.
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
-    twin = load("_commonmark", "python")
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
+    twin = load("commonmark", "python")
     parser = Parser()
     for brk in ("\n", "\r", "\r\n"):
         for at in range(0, 90, 3):

@@ -17,8 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from citemark import Parser
-from citemark._commonmark_py import _ORDER
-from citemark._spans import inside
+from citemark._core.spans import inside
+from citemark._kernels.commonmark_py import _ORDER
 from citemark.validate import Diagnostic, validate
 
 S, D, E = "\ue200", "\ue202", "\ue201"
@@ -156,7 +156,7 @@ def test_walls_sorted_are_disjoint(parser: Parser, text: str) -> None:
     # consumed markers and foreign spans (of `strays` over each gap), none overlapping
     # another (they may touch).
     import citemark.validate as module
-    from citemark._commonmark import held_gaps, strays
+    from citemark._markdown.code import held_gaps, strays
 
     check = module._Check(text, parser, None, None)
     starts, ends = check.markers()

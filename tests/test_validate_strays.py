@@ -13,8 +13,8 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from citemark import Parser
-from citemark import _commonmark_py as twin
-from citemark._select import load
+from citemark._kernels import commonmark_py as twin
+from citemark._kernels.loader import load
 
 S, E, D = "\ue200", "\ue201", "\ue202"
 
@@ -82,7 +82,7 @@ TEXTS = st.lists(
 def test_strays_match_the_oracle(
     implementation: str, text: str, cut: int, trim: int, held: int
 ) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     first = min(cut, len(text))
     last = max(first, len(text) - trim)
     # held names at least the characters the gap holds (validate's promise), maybe more.
@@ -95,7 +95,7 @@ def test_strays_match_the_oracle(
 
 def test_strays_on_thousands_of_open_starts(implementation: str) -> None:
     text = f"{S}cite{D}turn0search0 " * 3000 + f"{S}{S}x{E}{E}{D}"
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     found: list[tuple[int, int, int]] = []
     foreign: list[tuple[int, int]] = []
     kernel.strays(text, 0, len(text), 7, S, E, D, found, foreign)
@@ -112,7 +112,7 @@ _AROUND = sorted({chr(ord(c) + d) for c in _SPACES for d in (-1, 1)} - set(_SPAC
 @pytest.mark.parametrize("wide", ["", "\u0100", "\U0001f600"])
 def test_glued_word_ends_at_every_white_space(implementation: str, wide: str) -> None:
     # (words of every length about a vector's, the kernel reading 16 units a step)
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     for char in [*_SPACES, *_AROUND, S, E]:
         for length in (1, 10, 15, 16, 17, 40):
             text = f"{wide}{S}cite{D}{'a' * length}{char}{'b' * 20}"
@@ -127,7 +127,7 @@ def test_glued_word_ends_at_every_white_space(implementation: str, wide: str) ->
 
 @pytest.mark.c_extension
 def test_strays_checks_its_arguments() -> None:
-    kernel = load("_commonmark", "cython")
+    kernel = load("commonmark", "cython")
     good: list[object] = ["ab", 0, 2, 7, S, E, D, [], []]
     names = ["text", "first", "last", "held", "start_char", "stop_char", "delimiter"]
     names += ["found", "foreign"]
@@ -167,7 +167,7 @@ def as_arrays(walls: list[tuple[int, int]]) -> tuple[array[int], array[int]]:
 def test_next_outside_matches_the_oracle(
     implementation: str, text: str, cuts: list[int], at: int, needle: str
 ) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     points = sorted(cuts)  # repeated cuts: empty walls, and walls that touch
     walls = list(zip(points[::2], points[1::2], strict=False))  # sorted, disjoint
     place, wall = kernel.next_outside(text, needle, at, *as_arrays(walls), 0)
@@ -177,7 +177,7 @@ def test_next_outside_matches_the_oracle(
 
 @pytest.mark.c_extension
 def test_next_outside_checks_its_arguments() -> None:
-    kernel = load("_commonmark", "cython")
+    kernel = load("commonmark", "cython")
     good: list[object] = ["turn", "turn", 0, *as_arrays([(1, 2)]), 0]
     for index, (bad, name) in enumerate(
         [
@@ -194,7 +194,7 @@ def test_next_outside_checks_its_arguments() -> None:
         with pytest.raises(TypeError, match=name):
             kernel.next_outside(*args)
     for implementation in ("cython", "python"):
-        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        module = load("commonmark", implementation)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="starts and ends"):
             module.next_outside("a turn", "turn", 0, array("q", [0]), array("q"), 0)
         with pytest.raises(ValueError, match="needle"):
@@ -248,7 +248,7 @@ def findings_oracle(
 
 @given(TEXTS)
 def test_stray_findings_match_the_oracle(implementation: str, text: str) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     consumed = Parser().spans(text)
     found = [kernel.Diagnostic("before", "error", "", 0, 0)]  # appended to, not replaced
     starts, ends = array("q"), array("q")
@@ -261,7 +261,7 @@ def test_stray_findings_match_the_oracle(implementation: str, text: str) -> None
 
 @pytest.mark.c_extension
 def test_stray_findings_checks_its_arguments() -> None:
-    kernel = load("_commonmark", "cython")
+    kernel = load("commonmark", "cython")
     good: list[object] = ["ab", [], S, E, D, ROWS, [], array("q"), array("q")]
     names = ["text", "consumed", "start_char", "stop_char", "delimiter", "rows"]
     names += ["found", "starts", "ends"]
@@ -286,7 +286,7 @@ def test_stray_findings_checks_its_arguments() -> None:
         with pytest.raises(ValueError, match="consumed"):
             kernel.stray_findings(*args)
     for implementation in ("cython", "python"):
-        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        module = load("commonmark", implementation)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="starts and ends"):
             module.stray_findings("ab", [], S, E, D, ROWS, [], array("q", [1]), array("q"))
 
@@ -307,7 +307,7 @@ ORDER_ROWS = st.lists(
 def test_order_is_a_stable_sort_by_place_then_code(
     implementation: str, fields: list[Row], presorted: bool
 ) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     rows = [kernel.Diagnostic(*row) for row in fields]
     if presorted:
         rows.sort(key=lambda row: (row.start, row.end, row.code))
@@ -321,7 +321,7 @@ def test_order_is_a_stable_sort_by_place_then_code(
 
 
 def test_order_checks_its_arguments(implementation: str) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="found"):
         kernel.order(())
     # (and another implementation's Diagnostic: test_validate's compiled cases)
@@ -332,7 +332,7 @@ def test_order_checks_its_arguments(implementation: str) -> None:
 
 @given(TEXTS)
 def test_held_gaps_match_the_oracle(implementation: str, text: str) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     consumed = [(start, end, ok) for start, end, ok in Parser().spans(text)]
     got = kernel.held_gaps(text, consumed, S, E, D)
     assert got == twin.held_gaps(text, consumed, S, E, D)
@@ -349,7 +349,7 @@ def test_held_gaps_match_the_oracle(implementation: str, text: str) -> None:
 
 @pytest.mark.c_extension
 def test_held_gaps_checks_its_arguments() -> None:
-    kernel = load("_commonmark", "cython")
+    kernel = load("commonmark", "cython")
     for args, name in [
         ((b"a", [], S, E, D), "text"),
         (("a", (), S, E, D), "consumed"),
@@ -411,7 +411,7 @@ def lines_oracle(
 @given(LINE_TEXTS)
 @example(f"a {MARKER}\n`x {MARKER} {MARKER}\n{MARKER}\n- {MARKER}.\r\n\t{MARKER}~")
 def test_cited_lines_match_the_oracle(implementation: str, text: str) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     parser = Parser()
     starts = [citation.start for citation in parser.finditer(text)]
     consumed = parser.spans(text)
@@ -423,7 +423,7 @@ def test_cited_lines_match_the_oracle(implementation: str, text: str) -> None:
 def test_cited_lines_find_a_letter_anywhere_in_a_long_line(implementation: str, wide: str) -> None:
     # Lines longer than a vector, with a letter (or a character above ASCII that is none)
     # at every place among the filler and other characters after the doubt.
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     parser = Parser()
     chars = ("a", "Z", "@", "7", "\x7f", "\u00e9", "\u00d7", "\u0416", "\u2013", "\U0001d400")
     for char, filler in itertools.product(chars, ("` ,", "\u00d7\u2013 ")):
@@ -439,7 +439,7 @@ def test_cited_lines_find_a_letter_anywhere_in_a_long_line(implementation: str, 
 
 @pytest.mark.c_extension
 def test_cited_lines_checks_its_arguments() -> None:
-    kernel = load("_commonmark", "cython")
+    kernel = load("commonmark", "cython")
     for args, name in [
         ((b"a", [0], [], ""), "text"),
         (("a", (0,), [], ""), "starts"),
@@ -452,7 +452,7 @@ def test_cited_lines_checks_its_arguments() -> None:
         with pytest.raises(TypeError, match=name):
             kernel.cited_lines(*args)
     for implementation in ("cython", "python"):
-        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        module = load("commonmark", implementation)  # type: ignore[arg-type]
         for starts in ([2], [3, 0], [5]):
             with pytest.raises(ValueError, match="starts"):
                 module.cited_lines("ab\ncd", starts, [], "")
@@ -478,7 +478,7 @@ def punctuated_oracle(
     st.lists(st.sampled_from([MARKER, " ", "\t", ".", "!", "。", "a", "\n", "x y"])).map("".join)
 )
 def test_punctuated_matches_the_oracle(implementation: str, text: str) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     found = list(Parser().finditer(text))
     starts = [citation.start for citation in found]
     ends = [citation.end for citation in found]
@@ -488,7 +488,7 @@ def test_punctuated_matches_the_oracle(implementation: str, text: str) -> None:
 
 @pytest.mark.c_extension
 def test_punctuated_checks_its_arguments() -> None:
-    kernel = load("_commonmark", "cython")
+    kernel = load("commonmark", "cython")
     for args, name in [
         ((b"a", [], [], "."), "text"),
         (("a", (), [], "."), "starts"),
@@ -498,7 +498,7 @@ def test_punctuated_checks_its_arguments() -> None:
         with pytest.raises(TypeError, match=name):
             kernel.punctuated(*args)
     for implementation in ("cython", "python"):
-        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        module = load("commonmark", implementation)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="starts and ends"):
             module.punctuated("ab", [0], [], ".")
         with pytest.raises(ValueError, match="starts and ends"):
@@ -523,7 +523,7 @@ def test_located_rows_match_the_twin(
     places: list[tuple[tuple[tuple[str, ...], str | None], int, int]],
     located: dict[tuple[tuple[str, ...], str | None], list[tuple[str, str, str]]],
 ) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     citations = [("cite", ids, locator, start, end, 0) for (ids, locator), start, end in places]
     found = [kernel.Diagnostic("before", "error", "", 0, 0)]
     known = dict(list(located.items())[:1])  # the others worked out on the way
@@ -544,7 +544,7 @@ def test_located_rows_match_the_twin(
 
 @pytest.mark.c_extension
 def test_located_rows_checks_its_arguments() -> None:
-    kernel = load("_commonmark", "cython")
+    kernel = load("commonmark", "cython")
     citation = ("cite", ("a",), None, 0, 1, 0)
     good: list[object] = [[citation], {(("a",), None): []}, lambda *key: [], []]
     names = ["citations", "located", "compute", "found"]
@@ -568,9 +568,9 @@ def test_located_rows_checks_its_arguments() -> None:
 def test_covered_matches_inside(
     implementation: str, ranges: list[tuple[int, int]], cuts: list[int]
 ) -> None:
-    from citemark._spans import inside
+    from citemark._core.spans import inside
 
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     ranges.sort()
     starts = [start for start, _ in ranges]
     ends = [start + length for start, length in ranges]
@@ -584,7 +584,7 @@ def test_covered_matches_inside(
 
 @pytest.mark.c_extension
 def test_covered_checks_its_arguments() -> None:
-    kernel = load("_commonmark", "cython")
+    kernel = load("commonmark", "cython")
     empty = array("q")
     for args, name in [
         (((0,), [1], empty, empty), "starts"),
@@ -596,7 +596,7 @@ def test_covered_checks_its_arguments() -> None:
         with pytest.raises(TypeError, match=name):
             kernel.covered(*args)
     for implementation in ("cython", "python"):
-        module = load("_commonmark", implementation)  # type: ignore[arg-type]
+        module = load("commonmark", implementation)  # type: ignore[arg-type]
         with pytest.raises(ValueError, match="starts and ends"):
             module.covered([0], [], empty, empty)
         with pytest.raises(ValueError, match="wall_starts and wall_ends"):

@@ -25,9 +25,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import citemark.validate
-from citemark import Parser, _commonmark
-from citemark._commonmark_py import _ORDER
-from citemark._select import load
+from citemark import Parser
+from citemark._kernels.commonmark_py import _ORDER
+from citemark._kernels.loader import load
+from citemark._markdown import code as _commonmark
 from citemark.sources import Registry, Source
 from citemark.validate import Diagnostic, validate
 from test_validate_strays import ROWS, Row, as_arrays, as_rows, oracle, outside_oracle
@@ -51,7 +52,7 @@ KERNEL_NAMES = sorted(
 @contextlib.contextmanager
 def kernel_of(implementation: str) -> Iterator[None]:
     """validate with the kernel functions of `implementation` (and its scanner)."""
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     with mock.patch.multiple(
         citemark.validate, **{name: getattr(kernel, name) for name in KERNEL_NAMES}
     ):
@@ -61,7 +62,7 @@ def kernel_of(implementation: str) -> Iterator[None]:
 def run(implementation: str, text: str) -> list[Row]:
     """validate's findings with `implementation`'s kernel, as rows of their fields (the
     Diagnostics of the two kernels are of two types)."""
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     with kernel_of(implementation):
         found = validate(
             text,
@@ -80,7 +81,7 @@ TEXTS = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
 @given(TEXTS)
 def test_stray_rows_come_in_order_of_place(implementation: str, text: str) -> None:
     # What lets validate skip the sort when these rows are all it found.
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     found: list[Diagnostic] = []
     consumed = Parser().spans(text)
     kernel.stray_findings(text, consumed, S, E, D, ROWS, found, array("q"), array("q"))
@@ -119,7 +120,7 @@ def test_other_findings_among_the_stray_rows_are_sorted_in(implementation: str, 
 
 
 def test_order_sorts_in_place(implementation: str) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     row = kernel.Diagnostic
     rows = [row("b", "e", "m", 3, 4), row("a", "e", "m", 1, 2), row("a", "e", "m", 1, 2)]
     first, second = rows[1], rows[2]
@@ -137,7 +138,7 @@ def test_order_sorts_in_place(implementation: str) -> None:
 
 @pytest.mark.parametrize("at", [0, 1, 2, 3])
 def test_order_checks_every_row_and_leaves_the_list_on_error(implementation: str, at: int) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     row = kernel.Diagnostic
     for tail in ([], [row("a", "e", "m", 0, 0)]):  # in order until the bad row, or not
         rows: list[object] = [row("a", "e", "m", 5, 6), row("a", "e", "m", 7, 8)]
@@ -164,7 +165,7 @@ WALLED = st.lists(
 def test_next_outside_past_walls_a_few_characters_apart(
     implementation: str, layout: list[tuple[int, int]], wide: str, body: str, at: int, needle: str
 ) -> None:
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     text = wide + body * 3
     walls = []
     place = 0
@@ -181,7 +182,7 @@ def test_next_outside_past_walls_a_few_characters_apart(
 def test_the_glued_word_whatever_closes_it(implementation: str, wide: str) -> None:
     # Read when its START opens: a STOP then closes it (a refused marker), a START follows
     # it at once or after a word, a DELIMITER is part of it, and the text may end in it.
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     words = ["", "cite", f"cite{D}turn0search0", "x" * 40, f"cite{D}{wide}"]
     for word in words:
         for after in [E, S, f" {S}", f"{E}{E}", f"{D}{E}", "", f" x{E}"]:
@@ -196,7 +197,7 @@ def test_the_glued_word_whatever_closes_it(implementation: str, wide: str) -> No
 @pytest.mark.parametrize("wide", ["", "\u0100", "\U0001f600"])
 def test_the_glued_word_at_every_length_about_a_vector(implementation: str, wide: str) -> None:
     # (the kernel reads 8 units a step: every length up to three steps, each kind of end)
-    kernel = load("_commonmark", implementation)  # type: ignore[arg-type]
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     ends = [" ", "\t", "\x85", "\xa0", "\u1680", "\u2000", "\u205f", "\u3000", S, E, ""]
     ends += ["\x84", "\xa1", "\u1fff", "\u2060", "\u3001", D]  # no end: just outside
     for char in ends:

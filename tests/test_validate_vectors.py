@@ -23,7 +23,7 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from citemark import Parser
-from citemark._select import load
+from citemark._kernels.loader import load
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 MARKER = f"{S}cite{D}turn0file0{E}"
@@ -31,7 +31,7 @@ WIDE = ["", "\u00e9", "\u0100", "\U0001f600"]
 
 
 def twin_and_kernel(implementation: str) -> tuple[object, object]:
-    return load("_commonmark", "python"), load("_commonmark", implementation)  # type: ignore[arg-type]
+    return load("commonmark", "python"), load("commonmark", implementation)  # type: ignore[arg-type]
 
 
 # -- stray marker characters: one search for the three -------------------------------------
@@ -204,7 +204,7 @@ def test_present_at_every_vector_alignment(implementation: str, wide: str) -> No
 
 @pytest.mark.c_extension
 def test_present_checks_its_arguments() -> None:
-    kernel = load("_commonmark", "cython")
+    kernel = load("commonmark", "cython")
     with pytest.raises(TypeError, match="chars"):
         kernel.present("a", None)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="text"):
@@ -216,8 +216,8 @@ def test_present_checks_its_arguments() -> None:
 CHECK = r"""
 import itertools
 from citemark import Parser
-from citemark._select import load
-kernel, twin = load("_commonmark", "cython"), load("_commonmark", "python")
+from citemark._kernels.loader import load
+kernel, twin = load("commonmark", "cython"), load("commonmark", "python")
 S, D, E = "\ue200", "\ue202", "\ue201"
 MARKER = f"{S}cite{D}turn0file0{E}"
 parser = Parser()

@@ -19,8 +19,8 @@ stays null.
   `large_string` or `string_view` input every string and list in it is the large variant
   (`citation_type(large=True)`).  `.to_pylist()` gives the `Citation` dicts.
 
-Two paths, one behaviour, one seam: the compiled kernel (`_arrow_c`) and its pure twin
-(`_arrow_py`) both take the Arrow buffers of a chunk and give the buffers of the result, which
+Two paths, one behaviour, one seam: the compiled kernel (`arrow_c`) and its pure twin
+(`arrow_py`) both take the Arrow buffers of a chunk and give the buffers of the result, which
 this module turns into arrays.  The kernel reads UTF-8 bytes in place (no Python `str` per row,
 GIL released); the twin decodes each row and scans it with the pure scanner.  A non-null row
 that is not well-formed UTF-8 (Arrow's rule, which a foreign array or `from_buffers` may break)
@@ -44,12 +44,11 @@ except ImportError as error:  # the optional extra is missing: say what to insta
         name=error.name,
     ) from error
 
-from . import _arrow_py
-from ._grammar import DEFAULT_FAMILIES, check_families
-from ._select import arrow_kernel
+from ._core.grammar import DEFAULT_FAMILIES, check_families
+from ._kernels.loader import compiled, load
 
-_kernel = arrow_kernel()
-IMPLEMENTATION: str = "python" if _kernel is _arrow_py else "cython"
+_kernel = load("arrow")
+IMPLEMENTATION: str = "cython" if compiled(_kernel) else "python"
 
 # pyarrow has no type information: a pa.Array or pa.ChunkedArray.
 ArrayLike: TypeAlias = Any
@@ -76,7 +75,7 @@ def citation_type(*, large: bool = False) -> pa.DataType:
 
 
 class Arrow:
-    """`strip` and `extract` over one kernel: `_arrow_c` (compiled) or `_arrow_py` (pure).
+    """`strip` and `extract` over one kernel: `arrow_c` (compiled) or `arrow_py` (pure).
 
     The module-level functions are the methods of the instance over the active kernel; the
     tests build one of each.

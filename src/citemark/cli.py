@@ -2,7 +2,7 @@
 
     citemark extract [FILE ...]   the citations of each input, as JSON lines
     citemark strip [FILE ...]     each input without its citation markers
-    citemark clean [FILE ...]     each input cleaned for display (citemark.clean)
+    citemark clean [FILE ...]     each input cleaned for display (citemark.display)
     citemark stats [FILE ...]     counts: citations per family and per row, malformed markers,
                                   id kinds; a table, or --json
     citemark lint [FILE ...]      check answers against their sources and the citation rules
@@ -17,17 +17,19 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from importlib import import_module
 from typing import Any
 
 from . import IMPLEMENTATION, __version__
-from ._grammar import DEFAULT_FAMILIES
-
-EXIT_OK = 0
-EXIT_SKIPPED = 1
-EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130
+from ._cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_OK,
+    EXIT_SKIPPED,
+    add_family,
+    guarded,
+)
+from ._core.grammar import DEFAULT_FAMILIES
 
 EPILOG = """\
 input:
@@ -75,20 +77,9 @@ def parquet_hint() -> str:
     return "pip install pyarrow"
 
 
-def add_family(parser: argparse.ArgumentParser) -> None:
-    """--family: the one definition, for every command (lint included)."""
-    parser.add_argument(
-        "--family",
-        action="append",
-        dest="families",
-        metavar="NAME",
-        help="marker family to accept (repeatable; default: cite)",
-    )
-
-
 def _rows_options(parser: argparse.ArgumentParser, command: str) -> None:
     """The options of the row commands (extract, strip, clean, stats)."""
-    from ._batch import TEXT_COMMANDS
+    from ._cli.batch import TEXT_COMMANDS
 
     parser.add_argument("files", nargs="*", default=["-"], metavar="FILE")
     add_family(parser)
@@ -146,7 +137,7 @@ def _parsers(
     only: str | None = None,
 ) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The parser and the subparser of every command (of `only`, when given)."""
-    from ._batch import TEXT_COMMANDS
+    from ._cli.batch import TEXT_COMMANDS
 
     hint = _HINT
     parser: argparse.ArgumentParser = _Parser(
@@ -221,7 +212,7 @@ def _split(argv: list[str], takes_value: set[str]) -> tuple[str | None, list[str
 
 def _formats(args: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple[str, str]:
     """(input format, output format), or a usage error for what cannot be done."""
-    from ._batch import TEXT_COMMANDS
+    from ._cli.batch import TEXT_COMMANDS
 
     input_format = "jsonl" if args.field is not None else "parquet" if args.column else "text"
     if args.command == "stats":
@@ -294,8 +285,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from . import _batch, _progress
-    from ._jsonl import parse_path
+    from ._cli import batch as _batch
+    from ._cli import progress as _progress
+    from ._cli.jsonl import parse_path
 
     families = tuple(args.families or DEFAULT_FAMILIES)
     if args.field is not None:
@@ -323,9 +315,9 @@ def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             parser.error(f"Parquet needs pyarrow: {parquet_hint()}")
     if args.command == "clean":
         try:
-            import_module("citemark.clean")
+            import_module("citemark.display")
         except ImportError as error:
-            parser.error(f"clean needs citemark.clean, which this install lacks ({error})")
+            parser.error(f"clean needs citemark.display, which this install lacks ({error})")
     own = _batch.TEXT_COMMANDS[args.command].options if args.command in _batch.TEXT_COMMANDS else ()
     options = tuple((spec["dest"], getattr(args, spec["dest"])) for _, spec in own)
     job = _batch.Job(
@@ -384,35 +376,6 @@ def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     return EXIT_SKIPPED if outcome.skipped else EXIT_OK
 
 
-def guarded(
-    work: Callable[[], Any], output: str | None, report: Callable[[str], None]
-) -> tuple[Any, int]:
-    """(work(), 0), or (None, exit code) for an interrupt or a write error, the same for
-    every command: a closed pipe (`| head`) is no error; a full disk is exit 2, named."""
-    try:
-        return work(), EXIT_OK
-    except KeyboardInterrupt:
-        report("citemark: interrupted")
-        return None, EXIT_INTERRUPTED
-    except BrokenPipeError:
-        # The reader went away: not an error of ours; keep Python quiet at exit.
-        quiet_stdout()
-        return None, EXIT_OK
-    except OSError as error:
-        report(f"citemark: cannot write {output or 'standard output'}: {error}")
-        quiet_stdout()
-        return None, EXIT_BAD_INPUT
-
-
-def quiet_stdout() -> None:
-    """Standard output to /dev/null: Python's flush at exit must not fail (and print) again."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
-
-
 def _parquet_schema(args: argparse.Namespace) -> object:
     """strip to Parquet: the schema of the first input, which every input must share."""
     import pyarrow as pa
@@ -436,7 +399,7 @@ def _parquet_schema(args: argparse.Namespace) -> object:
 def _write_stats(stats: object, families: tuple[str, ...], args: argparse.Namespace) -> None:
     import json
 
-    from ._stats import Stats
+    from ._cli.stats import Stats
 
     assert isinstance(stats, Stats)
     text = (

@@ -39,7 +39,7 @@ except ImportError as error:  # the optional extra is missing: say what to insta
     ) from error
 
 from . import arrow
-from ._grammar import DEFAULT_FAMILIES, check_families
+from ._core.grammar import DEFAULT_FAMILIES, check_families
 
 __all__ = ["extract", "extract_partition", "strip", "strip_partition"]
 

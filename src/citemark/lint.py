@@ -27,8 +27,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from ._grammar import DEFAULT_FAMILIES, LINE_BREAK_RE
-from ._jsonl import BadRow, any_value_at, parse_path, value_at
+from ._cli.common import add_family, guarded
+from ._cli.jsonl import BadRow, any_value_at, parse_path, value_at
+from ._core.grammar import DEFAULT_FAMILIES, LINE_BREAK_RE
 from .parser import Parser
 from .prompt import STYLES
 from .sources import Registry
@@ -70,7 +71,6 @@ def _arguments() -> argparse.ArgumentParser:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """lint's options, on its own parser or on `citemark lint`'s."""
-    from .cli import add_family
 
     parser.epilog = __doc__.split("\n\n", 2)[2] if __doc__ else None
     parser.add_argument("files", nargs="*", default=["-"], metavar="FILE")
@@ -99,7 +99,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run(arguments: argparse.ArgumentParser, argv: Sequence[str]) -> int:
     """lint with `arguments` (a parser that `add_arguments` filled) on `argv`.  A write error
     and an interrupt are handled as every citemark command handles them."""
-    from .cli import guarded
 
     args = arguments.parse_intermixed_args(argv)
     if args.sources_field is not None and args.field is None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 
-from ._grammar import OFFSET_UNITS, OffsetUnit
+from ._core.grammar import OFFSET_UNITS, OffsetUnit
 
 __all__ = ["OFFSET_UNITS", "OffsetMap", "OffsetUnit", "convert", "length"]
 

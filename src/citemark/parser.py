@@ -12,8 +12,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NamedTuple
 
-from ._commonmark import code_walls, maybe_code
-from ._grammar import (
+from ._core.grammar import (
     CITATION_DELIMITER,
     CITATION_START,
     CITATION_STOP,
@@ -32,8 +31,9 @@ from ._grammar import (
     check_families,
     check_text,
 )
-from ._select import IMPLEMENTATION, Implementation, scanner_for
-from ._spans import cut_at
+from ._core.spans import cut_at
+from ._kernels.loader import IMPLEMENTATION, Implementation, scanner_for
+from ._markdown.code import code_walls, maybe_code
 from .offsets import length as units_length
 
 # The guide's rules in the spellings a caller may hand back to us (with and without its
@@ -324,9 +324,9 @@ class Parser:
         skip_code: bool = True,
         widgets: Mapping[str, Callable[[Any], str]] | None = None,
     ) -> str:
-        """`citemark.clean.clean(text, ...)` on this parser's implementation: the text a
+        """`citemark.display.clean(text, ...)` on this parser's implementation: the text a
         person should see (every marker family, not only this parser's grammar)."""
-        from .clean import clean
+        from .display import clean
 
         return clean(
             text,

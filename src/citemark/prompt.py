@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from ._grammar import DEFAULT_FAMILY
+from ._core.grammar import DEFAULT_FAMILY
 from .parser import Parser
 
 __all__ = ["SECTIONS", "STYLES", "PromptStyle", "citation_instructions"]

@@ -12,7 +12,7 @@ The text around the citations is the caller's: the "html" style escapes what it 
 (numbers, titles, URLs, labels), not the answer, which is usually Markdown on its way to a
 renderer that does its own escaping.
 
-Without a `parser`, rendering starts from `citemark.clean`'s text: every citation family of
+Without a `parser`, rendering starts from `citemark.display`'s text: every citation family of
 `CITATION_FAMILIES` becomes references, entity markers keep their names, other widgets go
 through the `widgets` policy (removed by default), broken markers and stray marker
 characters go, and markers in Markdown code stay literal.  With a `parser`, only that
@@ -26,7 +26,7 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from .clean import CITATION_FAMILIES, Marker, Widgets, clean, clean_with_marks
+from .display import CITATION_FAMILIES, Marker, Widgets, clean, clean_with_marks
 from .parser import CitationSpan, Parser
 from .sources import Source
 
@@ -93,7 +93,7 @@ def render(
     "drop" leaves it out (and the whole marker when no source is left, the surrounding
     white space staying as it is); "raise" raises KeyError with the id.
 
-    Without `parser` the answer is cleaned as `citemark.clean` does (`widgets` renders
+    Without `parser` the answer is cleaned as `citemark.display` does (`widgets` renders
     other families, `lenient=True` catches degraded markers).  A `parser` sets the grammar
     instead (families, `skip_code=True` to keep markers in Markdown code literal, ...);
     `sanitize=True` then also removes broken markers and stray marker characters (see

@@ -51,7 +51,7 @@ from datetime import date, datetime
 from functools import cached_property
 from typing import Any, Literal
 
-from ._grammar import (
+from ._core.grammar import (
     DEFAULT_FAMILY,
     LINE_BREAK_RE,
     MARKER_RANGE,

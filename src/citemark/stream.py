@@ -23,8 +23,8 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ._commonmark import block_cuts
-from ._grammar import FAMILY_WORD_RE
+from ._core.grammar import FAMILY_WORD_RE
+from ._markdown.code import block_cuts
 from .offsets import length as units_length
 from .parser import CitationSpan, Parser
 

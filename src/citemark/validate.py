@@ -74,7 +74,26 @@ from itertools import chain, compress, repeat, starmap
 from operator import add, attrgetter, itemgetter, not_
 from typing import Any, NamedTuple
 
-from ._commonmark import (
+from ._core.grammar import (
+    DEFAULT_FAMILY,
+    FAMILY_WORD_RE,
+    LINE_LOCATOR_RE,
+    LOCATOR,
+    MARKER_CHARS,
+    SOURCE_ID_CHAR,
+    TURN_ID_RE,
+    check_text,
+    heads_at,
+)
+from ._core.spans import inside, overlaps, without
+from ._kernels.commonmark_py import REFUSED, STRAY_DELIMITER, STRAY_STOP, UNTERMINATED, Severity
+from ._markdown.blocks import (
+    LIST_OR_QUOTE,
+    blocks,
+    emphasis,
+    is_punctuation,
+)
+from ._markdown.code import (
     Diagnostic,
     cited_lines,
     code_rows,
@@ -89,25 +108,6 @@ from ._commonmark import (
     punctuated,
     stray_findings,
 )
-from ._commonmark_py import REFUSED, STRAY_DELIMITER, STRAY_STOP, UNTERMINATED, Severity
-from ._grammar import (
-    DEFAULT_FAMILY,
-    FAMILY_WORD_RE,
-    LINE_LOCATOR_RE,
-    LOCATOR,
-    MARKER_CHARS,
-    SOURCE_ID_CHAR,
-    TURN_ID_RE,
-    check_text,
-    heads_at,
-)
-from ._markdown import (
-    LIST_OR_QUOTE,
-    blocks,
-    emphasis,
-    is_punctuation,
-)
-from ._spans import inside, overlaps, without
 from .parser import CitationSpan, Parser
 from .prompt import STYLES, PromptStyle
 from .sources import Line, Registry, Source

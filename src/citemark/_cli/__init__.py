@@ -1,0 +1,1 @@
+"""The command line's batch engine: rows in, rows out, in order, in parallel."""

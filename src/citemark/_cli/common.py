@@ -1,0 +1,55 @@
+"""What every command shares: the exit codes, the --family option and the guard around the
+work that writes (interrupts, closed pipes, full disks)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+EXIT_OK = 0
+EXIT_SKIPPED = 1
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+
+
+def add_family(parser: argparse.ArgumentParser) -> None:
+    """--family: the one definition, for every command (lint included)."""
+    parser.add_argument(
+        "--family",
+        action="append",
+        dest="families",
+        metavar="NAME",
+        help="marker family to accept (repeatable; default: cite)",
+    )
+
+
+def guarded(
+    work: Callable[[], Any], output: str | None, report: Callable[[str], None]
+) -> tuple[Any, int]:
+    """(work(), 0), or (None, exit code) for an interrupt or a write error, the same for
+    every command: a closed pipe (`| head`) is no error; a full disk is exit 2, named."""
+    try:
+        return work(), EXIT_OK
+    except KeyboardInterrupt:
+        report("citemark: interrupted")
+        return None, EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away: not an error of ours; keep Python quiet at exit.
+        quiet_stdout()
+        return None, EXIT_OK
+    except OSError as error:
+        report(f"citemark: cannot write {output or 'standard output'}: {error}")
+        quiet_stdout()
+        return None, EXIT_BAD_INPUT
+
+
+def quiet_stdout() -> None:
+    """Standard output to /dev/null: Python's flush at exit must not fail (and print) again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass

@@ -1,0 +1,133 @@
+"""The grammar's facts, each written once: the marker characters, the guide's id, locator
+and family rules, line breaks, turn ids, offset units, the result type, and the argument
+checks that both scanners rely on.  Every other module imports these; none spells them again.
+
+Nothing here scans text; the kernel (`scan_c`) and its twin (`scan_py`) do that.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Literal, TypedDict
+
+CITATION_START = "\ue200"
+CITATION_DELIMITER = "\ue202"
+CITATION_STOP = "\ue201"
+# The prose a citation supports, where the model marks it: U+E203 prose U+E204 citation.
+SUPPORT_START = "\ue203"
+SUPPORT_END = "\ue204"
+# Every character the marker protocol reserves, U+E200 to U+E206: the characters, and the
+# body of a regex class that matches them.
+MARKER_CHARS = "".join(map(chr, range(0xE200, 0xE207)))
+MARKER_RANGE = f"{MARKER_CHARS[0]}-{MARKER_CHARS[-1]}"
+
+# The guide's own rules as pattern bodies (`fullmatch` them: no anchors), and anchored as
+# the guide exports them for drop-in users.  The scanners implement them with per-character
+# predicates (ASCII id characters; `str.isdecimal` digits, which is what `\d` means for a
+# `str` pattern) and the differential tests hold them to these patterns.
+SOURCE_ID_CHAR = r"[A-Za-z0-9_-]"
+SOURCE_ID = SOURCE_ID_CHAR + "+"
+LOCATOR = r"L\d+(?:-L\d+)?"
+SOURCE_ID_RE = re.compile(rf"^{SOURCE_ID}$")
+LINE_LOCATOR_RE = re.compile(rf"^{LOCATOR}$")
+
+# A family name under `any_family=True`: the longest run of these characters after START.
+FAMILY_CHAR = r"[A-Za-z0-9_]"
+FAMILY_WORD = FAMILY_CHAR + "+"
+FAMILY_WORD_RE = re.compile(FAMILY_WORD)
+
+DEFAULT_FAMILY = "cite"
+DEFAULT_FAMILIES: tuple[str, ...] = (DEFAULT_FAMILY,)
+
+# A line ends at \r\n, \r or \n (what `L<n>` counts, and what Markdown splits at).
+LINE_BREAK_RE = re.compile(r"\r\n|\r|\n")
+
+# The id a tool result gets: `turn<N><kind><M>` (N: the tool call, M: the result's number
+# among those of its kind); the group is the kind.
+TURN_KIND = r"[A-Za-z]+"
+TURN_ID_RE = re.compile(rf"turn\d+({TURN_KIND})\d+")
+
+
+def turn_id(turn: int, kind: str, number: int) -> str:
+    """The id of result `number` of `kind` in tool call `turn`."""
+    return f"turn{turn}{kind}{number}"
+
+
+# Offset units, by name; a scanner takes the index in this tuple (0, 1, 2).
+OffsetUnit = Literal["codepoints", "utf16", "utf8"]
+OFFSET_UNITS: tuple[OffsetUnit, ...] = ("codepoints", "utf16", "utf8")
+UNITS_CODE_POINTS, UNITS_UTF16, UNITS_UTF8 = range(len(OFFSET_UNITS))
+
+
+def heads_at(
+    text: str, i: int, families: tuple[str, ...], delimiter: str, any_family: bool
+) -> list[tuple[str, int]]:
+    """The family rule: (family, index after its DELIM) for each family that starts a
+    marker at i (just after a START), in the order they are tried."""
+    if any_family:
+        word = FAMILY_WORD_RE.match(text, i)
+        if word is not None and text.startswith(delimiter, word.end()):
+            return [(word.group(), word.end() + len(delimiter))]
+        return []
+    return [
+        (family, i + len(family) + len(delimiter))
+        for family in families
+        if text.startswith(family, i) and text.startswith(delimiter, i + len(family))
+    ]
+
+
+class Citation(TypedDict):
+    raw: str
+    family: str
+    source_ids: list[str]
+    locator: str | None
+    start: int
+    end: int
+
+
+def check_families(families: Iterable[str]) -> tuple[str, ...]:
+    """Materialise `families` once (a generator is read once, a `str` char by char) and
+    check every item, as the guide's helper does when it escapes them.
+
+    Call it only for truthy `families` (empty ones match nothing).  A `str` subclass
+    becomes a plain `str`, because the helper reports the family as a
+    slice of the text, which is always a plain `str`.
+    """
+    if type(families) is tuple and families == DEFAULT_FAMILIES:
+        return DEFAULT_FAMILIES
+    checked = []
+    for family in families:
+        if type(family) is not str:
+            if not isinstance(family, str):
+                raise TypeError(f"families must hold str items, not {type(family).__name__}")
+            family = str.__str__(family)
+        checked.append(family)
+    # A truthy iterable that yields nothing (an exhausted iterator): the helper joins no
+    # alternatives, and its empty family group matches the family "".
+    return tuple(checked) or ("",)
+
+
+def check_text(text: object) -> str:
+    """`text` as a plain `str`.  A subclass is copied once: the helper reads its characters
+    through `re`, never its (possibly overridden) methods, and returns plain `str` values."""
+    if type(text) is str:
+        return text
+    if not isinstance(text, str):
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    return str.__str__(text)
+
+
+def check_rules(max_marker_length: object, source_id: object, locator: object) -> None:
+    """The scanners' Grammar checks of its optional rules, written once for the kernel and
+    the twin: an int bound or None, and id/locator rules with a `fullmatch` (a compiled
+    pattern, or `Parser`'s wrapper that caps the parts it is run on)."""
+    if max_marker_length is not None and not isinstance(max_marker_length, int):
+        raise TypeError(
+            f"max_marker_length must be an int or None, not {type(max_marker_length).__name__}"
+        )
+    for pattern, name in ((source_id, "source_id"), (locator, "locator")):
+        if pattern is not None and not callable(getattr(pattern, "fullmatch", None)):
+            raise TypeError(
+                f"{name} must be a compiled pattern or None, not {type(pattern).__name__}"
+            )

@@ -1,0 +1,40 @@
+"""The facts of `citemark.display` that the kernel (`clean_c`) and its twin (`clean_py`) share.
+
+Both read these values at import, so a rule changes here and nowhere else.
+"""
+
+from __future__ import annotations
+
+from .grammar import CITATION_DELIMITER, CITATION_START, CITATION_STOP
+
+START = CITATION_START
+DELIM = CITATION_DELIMITER
+STOP = CITATION_STOP
+# Every private-use character of the markers: START, STOP, DELIM, U+E203/U+E204 (they bracket
+# the prose a citation supports), U+E205, U+E206 (a grouped-sources anchor).
+FIRST_MARKER = 0xE200
+LAST_MARKER = 0xE206
+
+# A marker longer than this (START to STOP, code points) is not one: its STOP is too far to be
+# trusted, and the stream never holds more than this for one marker.
+MAX_MARKER = 4096
+
+# Token kinds, as the scanners report them.
+STRAY = 0  # a lone marker character
+MARKER = 1  # START family [DELIM body] STOP
+ENTITY = 2  # a MARKER of the family below: its body is shown, not removed
+BROKEN = 3  # START family DELIM ids, never closed (or abandoned by a new START)
+BARE = 4  # DELIM ids, outside any marker
+ENTITY_FAMILY = "entity"
+# Families a sentence reads through, like entities: "See <link_title: Docs, turn0search1> for
+# more" shows its title (the body's first part) instead of losing the word.
+TITLED_FAMILIES = ("url", "link_title")
+
+# Spacing around a removed marker.  BLANKS are the horizontal white space that a removal may
+# double up; CLOSING the punctuation that never follows a space ("sentence \ue200..\ue201." is
+# "sentence.").  Quotes are missing on purpose: a straight quote may open as well as close.
+BLANKS = " \t\u00a0\u200b\u202f"
+CLOSING = ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
+LINE_BREAKS = "\n\r"
+# `[text](<marker>)`: how far back the `[` of the link text may be (same line only).
+LINK_TEXT_MAX = 512

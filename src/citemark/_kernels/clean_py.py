@@ -1,0 +1,380 @@
+"""The pure-Python twin of `clean_c.pyx`: finding every marker character and cutting the text.
+
+Same functions, names and branch order as the kernel; the rules are in `_core.shapes`.
+
+- `scan(text, walls)`: the tokens of text outside `walls` (code), as tuples
+  `(kind, start, end, family_start, family_end, body_start, body_end)`.
+- `join(text, tokens, replacements)`: the text with each token replaced (removed when its
+  replacement is empty, with the spacing rule), and where each token landed in the result.
+- `clean(text, walls, entity, plain_names)`: scan and join in one call, entity bodies
+  shown through `entity(body)`, or read in place when `plain_names` and the body is a JSON
+  array of plain strings (`plain_name`).
+- `clean_texts(texts, walls_of, entity, plain_names)`: `clean` over a batch, each text's
+  walls asked of `walls_of` only when it may hold Markdown code.
+- `has_markers(text)`: whether text holds any marker character; `hints(text)` also says
+  whether it may hold Markdown code.
+
+Linear: every START's body search ends at the next START, so bodies never overlap.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from .._core.grammar import FAMILY_CHAR, MARKER_RANGE
+from .._core.shapes import (
+    BARE,
+    BLANKS,
+    BROKEN,
+    CLOSING,
+    DELIM,
+    ENTITY,
+    ENTITY_FAMILY,
+    LINE_BREAKS,
+    LINK_TEXT_MAX,
+    MARKER,
+    MAX_MARKER,
+    START,
+    STOP,
+    STRAY,
+    TITLED_FAMILIES,
+)
+from .._markdown.code import markers_may_be_in_code
+
+Token = tuple[int, int, int, int, int, int, int]
+
+_SPECIAL = re.compile(f"[{MARKER_RANGE}]")
+_BODY_END = re.compile(f"[{START}{STOP}{LINE_BREAKS}]")
+_WORD = re.compile(FAMILY_CHAR + "*")
+_ID = "turn[0-9]+[A-Za-z]+[0-9]+"
+_ID_CHAIN = re.compile(f"{_ID}(?:{DELIM}(?:{_ID}|L[0-9]+(?:-L[0-9]+)?))*")
+# An entity body in its common shape: a JSON array of strings without escape, control or
+# marker characters; the first two strings are captured.
+_JSON_BLANKS = "[ \t\n\r]*"
+_PLAIN = f'"[^"\\\\\x00-\x1f{MARKER_RANGE}]*"'
+_ITEM = f"{_JSON_BLANKS}({_PLAIN}){_JSON_BLANKS}"
+_PLAIN_ARRAY = re.compile(rf"\[{_ITEM}(?:,{_ITEM}(?:,{_JSON_BLANKS}{_PLAIN}{_JSON_BLANKS})*)?\]")
+
+
+def hints(text: str) -> int:
+    """0: no marker character; 1: markers, none of which can be in Markdown code; 3: markers,
+    some maybe in code (see _markdown.code.markers_may_be_in_code)."""
+    if not has_markers(text):
+        return 0
+    return 3 if markers_may_be_in_code(text) else 1
+
+
+def has_markers(text: str) -> bool:
+    if type(text) is not str:
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    return _SPECIAL.search(text) is not None
+
+
+def check_walls(text: str, walls: Any) -> list[tuple[int, int]]:
+    if type(text) is not str:
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    if type(walls) is not list:
+        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
+    checked = []
+    at = 0
+    for wall in walls:
+        if type(wall) is not tuple or len(wall) != 2:
+            raise TypeError("walls must hold (start, end) tuples")
+        start, end = wall
+        if type(start) is not int or type(end) is not int:
+            raise TypeError("walls must hold (start, end) tuples of int")
+        if not at <= start <= end <= len(text):
+            raise ValueError("walls must be sorted, disjoint and inside the text")
+        checked.append((start, end))
+        at = end
+    return checked
+
+
+def scan(text: str, walls: list[tuple[int, int]]) -> list[Token]:
+    tokens: list[Token] = []
+    at = 0
+    for wall_start, wall_end in [*check_walls(text, walls), (len(text), len(text))]:
+        scan_segment(text, at, wall_start, tokens)
+        at = wall_end
+    return tokens
+
+
+def id_chain(text: str, i: int, limit: int) -> int:
+    """The end of `id (DELIM (id|locator))*` at i (ids as `turn0search0`), or i."""
+    chain = _ID_CHAIN.match(text, i, limit)
+    return i if chain is None else chain.end()
+
+
+def scan_segment(text: str, i: int, b: int, tokens: list[Token]) -> None:
+    while True:
+        special = _SPECIAL.search(text, i, b)
+        if special is None:
+            return
+        i = special.start()
+        char = text[i]
+        if char == START:
+            family_end = _WORD.match(text, i + 1, b).end()  # type: ignore[union-attr]
+            if family_end < b and text[family_end] == STOP:
+                tokens.append(
+                    (MARKER, i, family_end + 1, i + 1, family_end, family_end, family_end)
+                )
+                i = family_end + 1
+                continue
+            if family_end < b and text[family_end] == DELIM:
+                body = family_end + 1
+                limit = min(b, i + MAX_MARKER)
+                found = _BODY_END.search(text, body, limit)
+                body_end = limit if found is None else found.start()
+                if body_end < limit and text[body_end] == STOP:
+                    kind = ENTITY if text[i + 1 : family_end] == ENTITY_FAMILY else MARKER
+                    tokens.append((kind, i, body_end + 1, i + 1, family_end, body, body_end))
+                    i = body_end + 1
+                    continue
+                # Never closed, or abandoned by a new START: the head and its ids go.
+                end = id_chain(text, body, body_end)
+                tokens.append((BROKEN, i, end, i + 1, family_end, body, end))
+                i = end
+                continue
+        elif char == DELIM:
+            end = id_chain(text, i + 1, b)
+            if end > i + 1:
+                tokens.append((BARE, i, end, i, i, i + 1, end))
+                i = end
+                continue
+        tokens.append((STRAY, i, i + 1, i, i, i, i))
+        i += 1
+
+
+class Output:
+    """The result being built: pieces, their length, and what the spacing rule needs to
+    know about its end (trailing blanks, and the character before them)."""
+
+    def __init__(self) -> None:
+        self.pieces: list[str] = []
+        self.length = 0
+        self.trail = 0  # trailing blanks
+        self.before = "\n"  # the character before them ("\n" at the start: a line start)
+
+    def emit(self, piece: str) -> None:
+        if not piece:
+            return
+        self.pieces.append(piece)
+        self.length += len(piece)
+        kept = piece.rstrip(BLANKS)
+        if kept:
+            self.trail = len(piece) - len(kept)
+            self.before = kept[-1]
+        else:
+            self.trail += len(piece)
+
+    def drop_trail(self) -> None:
+        count = self.trail
+        self.length -= count
+        while count:
+            last = self.pieces.pop()
+            if len(last) > count:
+                self.pieces.append(last[:-count])
+                count = 0
+            else:
+                count -= len(last)
+        self.trail = 0
+
+    def tail(self, wanted: int) -> str:
+        """The last `wanted` characters (fewer at the start), taken out of the pieces."""
+        taken: list[str] = []
+        size = 0
+        while self.pieces and size < wanted:
+            last = self.pieces.pop()
+            if size + len(last) > wanted:
+                keep = len(last) - (wanted - size)
+                self.pieces.append(last[:keep])
+                last = last[keep:]
+            taken.append(last)
+            size += len(last)
+        self.length -= size
+        return "".join(reversed(taken))
+
+
+def unwrap_link(out: Output) -> bool:
+    """The output ends with `[text](` and the marker was the destination: keep `text`.  The
+    `[` is looked for on the same line, at most LINK_TEXT_MAX characters back, brackets
+    balanced; a link text of blanks only stays as it is."""
+    if out.trail or out.before != "(":
+        return False
+    tail = out.tail(LINK_TEXT_MAX + 2)
+    opened = -1
+    if tail.endswith("]("):
+        depth = 0
+        for index in range(len(tail) - 3, -1, -1):
+            char = tail[index]
+            if char in LINE_BREAKS:
+                break
+            if char == "]":
+                depth += 1
+            elif char == "[":
+                if depth == 0:
+                    opened = index
+                    break
+                depth -= 1
+    link_text = tail[opened + 1 : -2]
+    if opened < 0 or not link_text.strip(BLANKS):
+        out.pieces.append(tail)
+        out.length += len(tail)
+        return False
+    out.emit(tail[:opened] + link_text)
+    return True
+
+
+def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tuple[str, list[int]]:
+    """text with each token replaced, and the position of each replacement in the result."""
+    if type(text) is not str:
+        raise TypeError(f"text must be str, not {type(text).__name__}")
+    if type(tokens) is not list:
+        raise TypeError(f"tokens must be a list, not {type(tokens).__name__}")
+    if replacements is not None and (
+        type(replacements) is not list or len(replacements) != len(tokens)
+    ):
+        raise TypeError("replacements must be None or a list as long as tokens")
+    n = len(text)
+    out = Output()
+    positions: list[int] = []
+    pos = 0
+    run_first = 0  # the first token of the current run of adjacent removals
+    for index, token in enumerate(tokens):
+        if type(token) is not tuple or len(token) != 7:
+            raise TypeError("tokens must hold tuples of 7 int")
+        start, end = token[1], token[2]
+        if type(start) is not int or type(end) is not int:
+            raise TypeError("tokens must hold tuples of 7 int")
+        if not pos <= start <= end <= n:
+            raise ValueError("tokens must be sorted, disjoint and inside the text")
+        replacement = "" if replacements is None else replacements[index]
+        if type(replacement) is not str:
+            raise TypeError("replacements must hold str")
+        if start > pos:
+            out.emit(text[pos:start])
+            run_first = index
+        pos = end
+        if replacement:
+            positions.append(out.length)
+            out.emit(replacement)
+            run_first = index + 1
+            continue
+        positions.append(out.length)
+        following = tokens[index + 1] if index + 1 < len(tokens) else None
+        if (
+            following is not None
+            and following[1] == end
+            and (replacements is None or not replacements[index + 1])
+        ):
+            continue  # the run goes on: the spacing is decided at its end
+        pos = space(text, end, out)
+        for run_index in range(run_first, index + 1):
+            positions[run_index] = out.length
+        run_first = index + 1
+    out.emit(text[pos:])
+    if not positions and pos == 0:
+        return text, positions
+    return "".join(out.pieces), positions
+
+
+def space(text: str, end: int, out: Output) -> int:
+    """The spacing rule where a run of removals ended at `end`; returns where the text
+    resumes.  The blanks before the run are dropped when what follows is a line end, blanks
+    or closing punctuation, unless they indent the line; at a line start, the blanks after
+    the run are skipped instead."""
+    following = text[end] if end < len(text) else "\n"
+    if following == ")" and unwrap_link(out):
+        return end + 1
+    at_line_start = out.before in LINE_BREAKS
+    if following in LINE_BREAKS:
+        out.drop_trail()
+    elif following in BLANKS:
+        if out.trail and not at_line_start:
+            out.drop_trail()
+        elif at_line_start:
+            while end < len(text) and text[end] in BLANKS:
+                end += 1
+    elif following in CLOSING and not at_line_start:
+        out.drop_trail()
+    return end
+
+
+def plain_name(text: str, start: int, end: int) -> str | None:
+    """What clean.entity_name shows for the entity body text[start:end] in its common shape,
+    a JSON array of plain strings: the second string (the first when alone), stripped.
+    None for any other body, which the `entity` function decides."""
+    array = _PLAIN_ARRAY.fullmatch(text, start, end)
+    if array is None:
+        return None
+    name = array[1] if array[2] is None else array[2]
+    return name[1:-1].strip()
+
+
+def clean(
+    text: str,
+    walls: list[tuple[int, int]],
+    entity: Callable[[str], str] | None = None,
+    plain_names: bool = False,
+) -> str | None:
+    """scan and join in one call, entity markers shown as entity(body), or read in place
+    when plain_names and the body has the common shape (see plain_name); None when there
+    is an entity marker and no `entity` function, or a marker of TITLED_FAMILIES (the
+    front renders those)."""
+    if entity is not None and not callable(entity):
+        raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
+    if type(plain_names) is not bool:
+        raise TypeError(f"plain_names must be bool, not {type(plain_names).__name__}")
+    tokens = scan(text, walls)
+    replacements = None
+    for index, token in enumerate(tokens):
+        if text[token[3] : token[4]] in TITLED_FAMILIES:
+            return None
+        if token[0] != ENTITY:
+            continue
+        if entity is None:
+            return None
+        if replacements is None:
+            replacements = [""] * len(tokens)
+        shown = plain_name(text, token[5], token[6]) if plain_names else None
+        if shown is None:
+            shown = entity(text[token[5] : token[6]])
+            if type(shown) is not str:
+                raise TypeError(f"entity must return str, not {type(shown).__name__}")
+        replacements[index] = shown
+    return join(text, tokens, replacements)[0]
+
+
+def clean_texts(
+    texts: list[str],
+    walls_of: Callable[[str], list[tuple[int, int]]] | None,
+    entity: Callable[[str], str] | None,
+    plain_names: bool,
+) -> list[str | None]:
+    """For each text: the text itself when it holds no marker character, else
+    clean(text, walls, entity, plain_names), the walls being walls_of(text) when a marker
+    may be in Markdown code (see hints; walls_of None: never any walls).  None for an item
+    that is not exactly a str, and where clean gives None: the front decides those."""
+    if type(texts) is not list:
+        raise TypeError(f"texts must be a list, not {type(texts).__name__}")
+    if entity is not None and not callable(entity):
+        raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
+    if type(plain_names) is not bool:
+        raise TypeError(f"plain_names must be bool, not {type(plain_names).__name__}")
+    if walls_of is not None and not callable(walls_of):
+        raise TypeError(f"walls_of must be None or callable, not {type(walls_of).__name__}")
+    results: list[str | None] = []
+    for text in texts:
+        if type(text) is not str:
+            results.append(None)
+            continue
+        hint = hints(text)
+        if hint == 0:
+            results.append(text)
+        elif hint == 3 and walls_of is not None:
+            results.append(clean(text, walls_of(text), entity, plain_names))
+        else:
+            results.append(clean(text, [], entity, plain_names))
+    return results

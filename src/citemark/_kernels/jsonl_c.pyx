@@ -1,0 +1,1675 @@
+# cython: boundscheck=False, wraparound=False, cdivision=True
+# cython: freethreading_compatible=True, auto_pickle=False, autotestdict=False
+"""The compiled JSONL kernel: validate a line and find the value at a dotted path, on bytes.
+
+One pass over the line's bytes, no Python object built for what is not at the path: the
+line is checked against RFC 8259 as `json.loads` reads it (NaN, Infinity and -Infinity
+accepted, lone surrogate escapes accepted, strict UTF-8), with a heap stack instead of
+recursion, so any depth is either read or refused, never a RecursionError.  The value at the
+path follows `json.loads` on duplicate keys: the last one wins, at every level.  A string's
+plain run is skipped 16 bytes a step, after one vector UTF-8 check of the whole line.
+
+The chunk functions (`strip_lines`, `map_lines`, `extract_lines`, `clean_lines`) make one
+pass over the lines without the GIL (so the command runs -j N in threads): the output is
+written in C, a token is stripped or extracted with the shared C grammar (`grammar_c.pxi`,
+as `arrow_c` does on Arrow rows) on its raw bytes (`raw_ok`) or else on its text decoded into
+UTF-8 (`_decode`, so a log written with json.dumps's default, every non-ASCII character
+escaped, takes the same path), a token is cleaned on its UTF-8 bytes with the clean core of
+`clean_c` (`clean_core.pxi`), and only the rare token that UTF-8 cannot carry (a lone
+surrogate) or that must be read in Python is left to the callable `many`, called once after
+the pass.
+
+Twin: `jsonl_py` (same functions, same results); `_cli.jsonl` turns codes into messages.
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
+from cpython.unicode cimport PyUnicode_DecodeUTF8
+from libc.stdlib cimport free, malloc, realloc
+from libc.string cimport memchr, memcmp, memcpy
+from libc.stdio cimport snprintf
+from cpython.unicode cimport PyUnicode_AsUTF8AndSize
+from cpython.object cimport PyObject
+
+import json
+
+from .._core import grammar as _grammar  # a private name: the module's face is its stub's
+
+# Codes shared with `jsonl_py` and `_cli.jsonl` (one home: `_cli.jsonl` imports them from here
+# and from the twin, and the tests check they agree).
+DEF FOUND = 0  # a string at the path: (FOUND, start, end) of its quoted token
+DEF NULL_TEXT = 1  # null at the path: a row without text
+DEF NOT_STRING = 2  # (NOT_STRING, kind, 0)
+DEF MISSING = 3  # (MISSING, keys matched, kind of what stood there)
+DEF NOT_JSON = 4  # (NOT_JSON, 0, 0): not JSON, or not UTF-8 (the message is made elsewhere)
+
+DEF K_OBJECT = 0
+DEF K_LIST = 1
+DEF K_STRING = 2
+DEF K_NULL = 3
+DEF K_INT = 4
+DEF K_FLOAT = 5
+DEF K_BOOL = 6
+
+DEF VALUE = 0
+DEF AFTER = 1
+DEF MEMBER = 2
+
+CODES = (FOUND, NULL_TEXT, NOT_STRING, MISSING, NOT_JSON)
+KINDS = (K_OBJECT, K_LIST, K_STRING, K_NULL, K_INT, K_FLOAT, K_BOOL)
+
+_scanstring = json.decoder.scanstring
+_INVALID = (NOT_JSON, 0, 0)
+
+cdef unsigned char HEX[256]
+cdef int _i
+for _i in range(256):
+    HEX[_i] = 1 if (48 <= _i <= 57 or 65 <= _i <= 70 or 97 <= _i <= 102) else 0
+
+# The one C grammar of the markers (read-only here, as in `arrow_c`): extract scans a raw
+# UTF-8 token with it, as `arrow_c` scans an Arrow row.  It also picks the vector path once.
+include "grammar_c.pxi"
+# The clean core over the same units: `clean_lines` cleans a token's UTF-8 bytes with it, the
+# very code `clean_c` runs on a str.
+include "clean_core.pxi"
+
+cdef extern from "Python.h":
+    PyObject* _new_bytes "PyBytes_FromStringAndSize"(const char* data, Py_ssize_t size)
+    int _PyBytes_Resize(PyObject** data, Py_ssize_t size) except -1
+    void Py_DECREF(PyObject* o)
+    void Py_XDECREF(PyObject* o)
+
+cdef extern from "simd.h" nogil:
+    bint cm_utf8_valid(const unsigned char* data, Py_ssize_t n)
+    Py_ssize_t cm_count_points(const unsigned char* data, Py_ssize_t n)
+
+# The plain run of a string (every byte but a quote, a backslash and a control character):
+# 16 bytes a step with SSE2, then 8 with portable word tricks (the whole run where there is no
+# SSE2; the tail of it here, so the tests run that loop too), then byte by byte.  Bytes
+# >= 0x80 are plain here: the line's UTF-8 is checked once, whole, before the walk (`_walk`).
+# Nothing at or past n is read.
+cdef extern from *:
+    """
+    #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
+    #include <emmintrin.h>
+    #define CMJ_SSE2 1
+    #endif
+    static inline Py_ssize_t cmj_plain_run(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
+    #if defined(CMJ_SSE2)
+        const __m128i quote = _mm_set1_epi8(34), slash = _mm_set1_epi8(92);
+        const __m128i control = _mm_set1_epi8(0x1F);
+        for (; n - i >= 16; i += 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
+            __m128i hit = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, slash)),
+                _mm_cmpeq_epi8(_mm_min_epu8(x, control), x));
+            int mask = _mm_movemask_epi8(hit);
+            if (mask) return i + __builtin_ctz((unsigned int)mask);
+        }
+    #endif
+        const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+        for (; n - i >= 8; i += 8) {
+            uint64_t w, q, b;
+            memcpy(&w, s + i, 8);
+            q = w ^ (ones * 34);
+            b = w ^ (ones * 92);
+            if ((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w)) & highs) break;
+        }
+        while (i < n && s[i] != 34 && s[i] != 92 && s[i] >= 0x20) i++;
+        return i;
+    }
+    """
+    Py_ssize_t cmj_plain_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) nogil
+
+
+# The run of bytes that json's ASCII encoder writes as they are (printable ASCII but the quote
+# and the backslash: 0x20..0x7E), 16 a step with SSE2; and whether bytes are all ASCII, 8 a
+# step.  Nothing at or past n is read.
+cdef extern from *:
+    """
+    static inline Py_ssize_t cmj_ascii_run(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
+    #if defined(CMJ_SSE2)
+        const __m128i quote = _mm_set1_epi8(34), slash = _mm_set1_epi8(92);
+        const __m128i low = _mm_set1_epi8(0x20), high = _mm_set1_epi8(0x7E);
+        for (; n - i >= 16; i += 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
+            __m128i in = _mm_and_si128(_mm_cmpeq_epi8(_mm_max_epu8(x, low), x),
+                                       _mm_cmpeq_epi8(_mm_min_epu8(x, high), x));
+            __m128i hit = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, slash)),
+                _mm_cmpeq_epi8(in, _mm_setzero_si128()));
+            int mask = _mm_movemask_epi8(hit);
+            if (mask) return i + __builtin_ctz((unsigned int)mask);
+        }
+    #endif
+        while (i < n && s[i] >= 0x20 && s[i] <= 0x7E && s[i] != 34 && s[i] != 92) i++;
+        return i;
+    }
+    static inline int cmj_all_ascii(const unsigned char *s, Py_ssize_t n) {
+        Py_ssize_t i = 0;
+        uint64_t any = 0;
+        for (; n - i >= 8; i += 8) {
+            uint64_t w;
+            memcpy(&w, s + i, 8);
+            any |= w;
+        }
+        for (; i < n; i++) any |= s[i];
+        return (any & 0x8080808080808080ULL) == 0;
+    }
+    """
+    Py_ssize_t cmj_ascii_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) nogil
+    bint cmj_all_ascii(const unsigned char* s, Py_ssize_t n) nogil
+
+
+# The run of a string token's inside up to its next backslash, copied as it is found (the
+# decoder's inner loop: in a log written in ASCII JSON the runs between escapes are short, and
+# a memchr and a memcpy call for each cost more than the run).  16 bytes a step with SSE2,
+# each step stored whole: `out` must have room for n - i bytes.
+cdef extern from *:
+    """
+    static inline Py_ssize_t cmj_copy_run(const unsigned char *s, Py_ssize_t i, Py_ssize_t n,
+                                          char *out) {
+    #if defined(CMJ_SSE2)
+        const __m128i slash = _mm_set1_epi8(92);
+        for (; n - i >= 16; i += 16, out += 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
+            int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(x, slash));
+            _mm_storeu_si128((__m128i *)out, x);
+            if (mask) return i + __builtin_ctz((unsigned int)mask);
+        }
+        while (i < n && s[i] != 92) *out++ = (char)s[i++];
+        return i;
+    #else
+        const unsigned char *p = (const unsigned char *)memchr(s + i, 92, (size_t)(n - i));
+        Py_ssize_t j = p == NULL ? n : p - s;
+        memcpy(out, s + i, (size_t)(j - i));
+        return j;
+    #endif
+    }
+    """
+    Py_ssize_t cmj_copy_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n, char* out) nogil
+
+
+cdef inline Py_ssize_t _space(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    while i < n and (s[i] == 32 or s[i] == 9 or s[i] == 10 or s[i] == 13):
+        i += 1
+    return i
+
+
+cdef inline Py_ssize_t _string(
+    const unsigned char* s, Py_ssize_t i, Py_ssize_t n, bint* escaped
+) noexcept nogil:
+    """s[i] is the opening quote: the index after the closing one, or -1.  The bytes are
+    well-formed UTF-8 (checked before)."""
+    cdef unsigned char c
+    i += 1
+    while True:
+        i = cmj_plain_run(s, i, n)
+        if i >= n:
+            return -1
+        if s[i] == 34:
+            return i + 1
+        if s[i] < 32:
+            return -1
+        escaped[0] = True  # a backslash
+        if i + 1 >= n:
+            return -1
+        c = s[i + 1]
+        if c == 117:  # \uXXXX
+            if i + 5 >= n or not (
+                HEX[s[i + 2]] and HEX[s[i + 3]] and HEX[s[i + 4]] and HEX[s[i + 5]]
+            ):
+                return -1
+            i += 6
+        elif c == 34 or c == 92 or c == 47 or c == 98 or c == 102 or c == 110 \
+                or c == 114 or c == 116:
+            i += 2
+        else:
+            return -1
+
+
+cdef inline Py_ssize_t _digits(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    while i < n and 48 <= s[i] <= 57:
+        i += 1
+    return i
+
+
+cdef inline Py_ssize_t _number(
+    const unsigned char* s, Py_ssize_t i, Py_ssize_t n, int* kind
+) noexcept nogil:
+    """A number (or NaN, Infinity, -Infinity, as json.loads reads them) at i: the index after
+    it, or -1; kind is K_INT or K_FLOAT."""
+    cdef Py_ssize_t j
+    kind[0] = K_INT
+    if s[i] == 78:  # NaN
+        kind[0] = K_FLOAT
+        return i + 3 if i + 3 <= n and memcmp(s + i, b"NaN", 3) == 0 else -1
+    if s[i] == 45:  # -
+        i += 1
+    if i < n and s[i] == 73:  # Infinity
+        kind[0] = K_FLOAT
+        return i + 8 if i + 8 <= n and memcmp(s + i, b"Infinity", 8) == 0 else -1
+    if i >= n or not (48 <= s[i] <= 57):
+        return -1
+    if s[i] == 48:
+        i += 1
+    else:
+        i = _digits(s, i, n)
+    if i < n and s[i] == 46:  # .
+        j = _digits(s, i + 1, n)
+        if j == i + 1:
+            return -1
+        i = j
+        kind[0] = K_FLOAT
+    if i < n and (s[i] == 101 or s[i] == 69):  # e E
+        i += 1
+        if i < n and (s[i] == 43 or s[i] == 45):
+            i += 1
+        j = _digits(s, i, n)
+        if j == i:
+            return -1
+        i = j
+        kind[0] = K_FLOAT
+    return i
+
+
+cdef object _key(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
+    """The decoded key of the string token s[start:end] (it has escapes)."""
+    text = PyUnicode_DecodeUTF8(<const char*>s + start, end - start, NULL)
+    return _scanstring(text, 1, True)[0]
+
+
+def locate(bytes line not None, tuple path not None):
+    """(code, a, b) for the value at `path` (a tuple of str keys) in the JSON line `line`.
+
+    FOUND: a, b = the quoted string token's byte span; NULL_TEXT; NOT_STRING: a = its kind;
+    MISSING: a = how many keys matched, b = the kind of what stood there; INVALID (also for
+    a line that is not UTF-8).
+    """
+    cdef _PathKeys keys = _path_keys(path)
+    return _locate(<const unsigned char*>PyBytes_AS_STRING(line), 0, PyBytes_GET_SIZE(line),
+                   &keys.path)
+
+
+cdef struct Path:
+    const Key* keys  # the UTF-8 of each key
+    Py_ssize_t levels
+    PyObject* path  # the tuple of str keys (borrowed): an escaped key is compared with them
+
+
+cdef struct Key:
+    const char* data
+    Py_ssize_t size
+
+
+cdef tuple _locate(
+    const unsigned char* s, Py_ssize_t i, Py_ssize_t n, const Path* path
+):
+    """`_walk` as a (code, a, b) tuple."""
+    cdef Py_ssize_t a, b
+    cdef int code = _walk(s + i, n - i, path, &a, &b)
+    return (code, a, b) if code != NOT_JSON else _INVALID
+
+
+cdef int _walk(
+    const unsigned char* s, Py_ssize_t n, const Path* path, Py_ssize_t* out_a,
+    Py_ssize_t* out_b
+) except -1 nogil:
+    """`locate` on the bytes s[0:n], without the GIL (but for an escaped key on the path):
+    the code, with a and b in out_a, out_b.  A loop over three states, with the open
+    containers on a heap stack (so depth costs memory, never recursion)."""
+    cdef Py_ssize_t i = 0, depth = 0, capacity = 64, start, key_start
+    cdef Py_ssize_t levels = path.levels
+    cdef Py_ssize_t want = -1  # the value about to be read is at path[want] (-1: off the path)
+    cdef Py_ssize_t a = 0, b = K_OBJECT
+    cdef int code = MISSING, kind, state = VALUE
+    cdef bint escaped
+    cdef unsigned char c
+    # per open container: its closing byte, and for an object on the path the index of the
+    # key searched in it (-1 otherwise)
+    cdef unsigned char* closer = <unsigned char*>malloc(capacity)
+    cdef Py_ssize_t* level = <Py_ssize_t*>malloc(capacity * sizeof(Py_ssize_t))
+    cdef void* grown
+    if closer == NULL or level == NULL:
+        free(closer)
+        free(level)
+        with gil:
+            raise MemoryError()
+    out_a[0] = out_b[0] = 0
+    try:
+        if not cm_utf8_valid(s, n):  # strict UTF-8, as a str of the line needs
+            return NOT_JSON
+        while True:
+            if state == VALUE:
+                i = _space(s, i, n)
+                if i >= n:
+                    return NOT_JSON
+                c = s[i]
+                if c == 123 or c == 91:  # { [
+                    kind = K_OBJECT if c == 123 else K_LIST
+                    if depth == capacity:
+                        capacity *= 2
+                        grown = realloc(closer, capacity)
+                        if grown == NULL:
+                            with gil:
+                                raise MemoryError()
+                        closer = <unsigned char*>grown
+                        grown = realloc(level, capacity * sizeof(Py_ssize_t))
+                        if grown == NULL:
+                            with gil:
+                                raise MemoryError()
+                        level = <Py_ssize_t*>grown
+                    closer[depth] = 125 if c == 123 else 93
+                    level[depth] = -1
+                    if depth == 0:
+                        b = kind
+                        if c == 123:
+                            level[0] = 0
+                    elif want == levels - 1:
+                        code, a, b = NOT_STRING, kind, 0
+                    elif want >= 0:
+                        code, a, b = MISSING, want + 1, kind
+                        if c == 123:
+                            level[depth] = want + 1
+                    depth += 1
+                    want = -1
+                    i = _space(s, i + 1, n)
+                    if i < n and s[i] == closer[depth - 1]:  # empty
+                        depth -= 1
+                        i += 1
+                        state = AFTER
+                    else:
+                        state = MEMBER if c == 123 else VALUE
+                    continue
+                start = i
+                if c == 34:  # "
+                    escaped = False
+                    i = _string(s, i, n, &escaped)
+                    kind = K_STRING
+                elif c == 110 and i + 4 <= n and memcmp(s + i, b"null", 4) == 0:
+                    i, kind = i + 4, K_NULL
+                elif c == 116 and i + 4 <= n and memcmp(s + i, b"true", 4) == 0:
+                    i, kind = i + 4, K_BOOL
+                elif c == 102 and i + 5 <= n and memcmp(s + i, b"false", 5) == 0:
+                    i, kind = i + 5, K_BOOL
+                else:
+                    i = _number(s, i, n, &kind)
+                if i < 0:
+                    return NOT_JSON
+                if depth == 0:
+                    b = kind
+                elif want == levels - 1:
+                    if kind == K_STRING:
+                        code, a, b = FOUND, start, i
+                    elif kind == K_NULL:
+                        code, a, b = NULL_TEXT, 0, 0
+                    else:
+                        code, a, b = NOT_STRING, kind, 0
+                elif want >= 0:
+                    code, a, b = MISSING, want + 1, kind
+                want = -1
+                state = AFTER
+            elif state == AFTER:
+                i = _space(s, i, n)
+                if depth == 0:
+                    if i != n:
+                        return NOT_JSON
+                    out_a[0] = a
+                    out_b[0] = b
+                    return code
+                if i >= n:
+                    return NOT_JSON
+                c = s[i]
+                i += 1
+                if c == 44:  # ,
+                    state = MEMBER if closer[depth - 1] == 125 else VALUE
+                elif c == closer[depth - 1]:
+                    depth -= 1
+                else:
+                    return NOT_JSON
+            else:  # MEMBER: a key and its colon, then the value
+                i = _space(s, i, n)
+                if i >= n or s[i] != 34:
+                    return NOT_JSON
+                key_start, escaped = i, False
+                i = _string(s, i, n, &escaped)
+                if i < 0:
+                    return NOT_JSON
+                if level[depth - 1] >= 0:
+                    want = _match(s, key_start, i, escaped, path, level[depth - 1])
+                i = _space(s, i, n)
+                if i >= n or s[i] != 58:
+                    return NOT_JSON
+                i += 1
+                state = VALUE
+    finally:
+        free(closer)
+        free(level)
+
+
+cdef Py_ssize_t _match(
+    const unsigned char* s, Py_ssize_t start, Py_ssize_t end, bint escaped, const Path* path,
+    Py_ssize_t level
+) except -2 nogil:
+    """`level` when the key token s[start:end] is path[level], else -1."""
+    cdef const Key* wanted = &path.keys[level]
+    if escaped:
+        with gil:
+            return level if _key(s, start, end) == (<tuple>path.path)[level] else -1
+    if end - start - 2 != wanted.size:
+        return -1
+    return level if memcmp(s + start + 1, wanted.data, wanted.size) == 0 else -1
+
+
+def may_hold_start(bytes line not None, Py_ssize_t start, Py_ssize_t end):
+    """False when the string token line[start:end] cannot hold a START (U+E200, raw or as a
+    \\uE200 escape in either case): nothing in it can change."""
+    if start < 0 or end > PyBytes_GET_SIZE(line) or start > end:
+        raise ValueError("span out of range")
+    return _may_hold_start(<const unsigned char*>PyBytes_AS_STRING(line), start, end)
+
+
+cdef bint _may_hold_start(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    cdef const unsigned char* p
+    cdef const unsigned char* stop
+    p = s + start
+    stop = s + end
+    while p < stop:
+        p = <const unsigned char*>memchr(p, 0xEE, stop - p)
+        if p == NULL:
+            break
+        if p + 2 < stop and p[1] == 0x88 and p[2] == 0x80:
+            return True
+        p += 1
+    p = s + start
+    while p < stop:
+        p = <const unsigned char*>memchr(p, 92, stop - p)
+        if p == NULL:
+            return False
+        if p + 5 < stop and p[1] == 117 and (p[2] == 101 or p[2] == 69) and p[3] == 50 \
+                and p[4] == 48 and p[5] == 48:
+            return True
+        p += 1
+    return False
+
+
+_encode_ascii = json.encoder.encode_basestring_ascii
+_encode_utf8 = json.encoder.encode_basestring
+
+
+cdef inline bint _blank(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
+    return _space(s, i, n) == n
+
+
+cdef struct Out:
+    char* data
+    Py_ssize_t size
+    Py_ssize_t capacity
+    bint fixed  # data is a bytes object's buffer: it can never be grown
+
+
+cdef inline Out _empty_out() noexcept nogil:
+    cdef Out out
+    out.data = NULL
+    out.size = out.capacity = 0
+    out.fixed = False
+    return out
+
+
+cdef int _reserve(Out* out, Py_ssize_t extra) except -1 nogil:
+    cdef Py_ssize_t wanted = out.size + extra
+    cdef char* grown
+    if wanted <= out.capacity:
+        return 0
+    if out.fixed:  # the writer's proof that it fits failed: an error, never a realloc
+        with gil:
+            raise SystemError("output past its fixed buffer")
+    wanted = max(wanted, 2 * out.capacity, 4096)
+    grown = <char*>realloc(out.data, wanted)
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    out.data = grown
+    out.capacity = wanted
+    return 0
+
+
+cdef inline int _put(Out* out, const char* data, Py_ssize_t size) except -1 nogil:
+    _reserve(out, size)
+    memcpy(out.data + out.size, data, size)
+    out.size += size
+    return 0
+
+
+cdef int _put_int(Out* out, object number) except -1:
+    cdef char digits[32]
+    cdef long long value
+    try:
+        value = number
+    except OverflowError:
+        text = str(number).encode("ascii")
+        return _put(out, text, len(text))
+    return _put(out, digits, snprintf(digits, 32, "%lld", value))
+
+
+cdef int _put_string(Out* out, str text) except -1:
+    """`text` as a JSON string, as json.dumps(ensure_ascii=False) writes it, in UTF-8."""
+    cdef Py_ssize_t size
+    # raises UnicodeEncodeError on a lone surrogate
+    cdef const unsigned char* utf8 = <const unsigned char*>PyUnicode_AsUTF8AndSize(text, &size)
+    return _put_json_string(out, utf8, size, False)
+
+
+cdef inline Py_ssize_t _hex_escape(unsigned int unit, char* out) noexcept nogil:
+    """\\u and the 4 lower-case hex digits of unit (< 0x10000) into out; 6 (by hand: snprintf
+    cost more than the rest of the escape)."""
+    cdef int k
+    out[0] = 92
+    out[1] = 117
+    for k in range(4):
+        out[5 - k] = b"0123456789abcdef"[(unit >> (4 * k)) & 15]
+    return 6
+
+
+cdef int _put_json_string(Out* out, const unsigned char* utf8, Py_ssize_t size,
+                          bint ascii) except -1 nogil:
+    """The text of the UTF-8 bytes utf8[:size] as a JSON string, as json.dumps writes it:
+    with ensure_ascii=False (`ascii` false) its UTF-8 bytes in runs between the bytes to
+    escape, the quote, the backslash and the controls; in ASCII, as
+    json.encoder.encode_basestring_ascii writes it, printable ASCII in runs and every other
+    character escaped too (\\u, in lower-case hex; a pair of them past U+FFFF).  Runs are
+    found 16 bytes a step."""
+    cdef Py_ssize_t i = 0, j
+    cdef Py_UCS4 ch
+    cdef unsigned int point
+    cdef char escape[16]
+    _reserve(out, size + 2)
+    _put(out, b'"', 1)
+    while True:
+        j = cmj_ascii_run(utf8, i, size) if ascii else cmj_plain_run(utf8, i, size)
+        _put(out, <const char*>utf8 + i, j - i)
+        if j >= size:
+            break
+        # without `ascii`, a byte below 0x80 stopped the run: one character of one byte
+        i = read_point(<const utf8_t*>utf8, j, size, &ch)
+        if ch == 34:
+            _put(out, b'\\"', 2)
+        elif ch == 92:
+            _put(out, b"\\\\", 2)
+        elif ch == 10:
+            _put(out, b"\\n", 2)
+        elif ch == 13:
+            _put(out, b"\\r", 2)
+        elif ch == 9:
+            _put(out, b"\\t", 2)
+        elif ch == 8:
+            _put(out, b"\\b", 2)
+        elif ch == 12:
+            _put(out, b"\\f", 2)
+        elif ch < 0x10000:
+            _put(out, escape, _hex_escape(ch, escape))
+        else:
+            point = <unsigned int>ch - 0x10000
+            _hex_escape(0xD800 + (point >> 10), escape)
+            _hex_escape(0xDC00 + (point & 0x3FF), escape + 6)
+            _put(out, escape, 12)
+    _put(out, b'"', 1)
+    return 0
+
+
+cdef unsigned char UNESCAPE[128]  # the byte that a two-byte escape \\X stands for
+UNESCAPE[34], UNESCAPE[92], UNESCAPE[47] = 34, 92, 47
+UNESCAPE[98], UNESCAPE[102], UNESCAPE[110], UNESCAPE[114], UNESCAPE[116] = 8, 12, 10, 13, 9
+
+
+cdef inline unsigned int _hex4(const unsigned char* s) noexcept nogil:
+    """The value of 4 hex digits (checked by the walk)."""
+    cdef unsigned int value = 0, c
+    cdef int k
+    for k in range(4):
+        c = s[k] | 0x20  # a letter in lower case; a digit stays a digit
+        value = (value << 4) | (c - 48 if c <= 57 else c - 87)
+    return value
+
+
+cdef inline Py_ssize_t _utf8_of(unsigned int point, char* out) noexcept nogil:
+    """The UTF-8 bytes of point (not a surrogate) into out; how many."""
+    if point < 0x80:
+        out[0] = <char>point
+        return 1
+    if point < 0x800:
+        out[0] = <char>(0xC0 | (point >> 6))
+        out[1] = <char>(0x80 | (point & 0x3F))
+        return 2
+    if point < 0x10000:
+        out[0] = <char>(0xE0 | (point >> 12))
+        out[1] = <char>(0x80 | ((point >> 6) & 0x3F))
+        out[2] = <char>(0x80 | (point & 0x3F))
+        return 3
+    out[0] = <char>(0xF0 | (point >> 18))
+    out[1] = <char>(0x80 | ((point >> 12) & 0x3F))
+    out[2] = <char>(0x80 | ((point >> 6) & 0x3F))
+    out[3] = <char>(0x80 | (point & 0x3F))
+    return 4
+
+
+cdef Py_ssize_t _decode(const unsigned char* s, Py_ssize_t i, Py_ssize_t stop,
+                        char* text) noexcept nogil:
+    """The text of a valid string token's inside s[i:stop], as json reads it, in UTF-8 into
+    `text` (room for stop - i bytes: no escape is shorter than the UTF-8 it stands for, so
+    at every step the room left is at least the input left, as `cmj_copy_run` needs): its
+    size, or -1 when it holds a lone surrogate, which UTF-8 cannot carry (the caller leaves
+    that token to json).  Two-byte escapes, \\u escapes and a surrogate pair as one
+    character.  The one decoder of the passes and of `_text`."""
+    cdef Py_ssize_t size = 0, j
+    cdef unsigned int point, low
+    while True:
+        j = cmj_copy_run(s, i, stop, text + size)
+        size += j - i
+        if j >= stop:
+            return size
+        if s[j + 1] != 117:
+            text[size] = UNESCAPE[s[j + 1]]  # a valid escape: s[j + 1] < 128
+            size += 1
+            i = j + 2
+        else:
+            point = _hex4(s + j + 2)
+            i = j + 6
+            if 0xD800 <= point <= 0xDFFF:
+                # A pair is one character, as json reads it; a lone half is refused.
+                if point >= 0xDC00 or stop - i < 6 or s[i] != 92 or s[i + 1] != 117:
+                    return -1
+                low = _hex4(s + i + 2)
+                if not 0xDC00 <= low <= 0xDFFF:
+                    return -1
+                point = 0x10000 + ((point - 0xD800) << 10) + (low - 0xDC00)
+                i += 6
+            size += _utf8_of(point, text + size)
+
+
+cdef object _text(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
+    """The str of the (valid) string token s[start:end]: its bytes, decoded here into UTF-8
+    (`_decode`); json's scanstring reads a token holding a lone surrogate."""
+    cdef const unsigned char* p = <const unsigned char*>memchr(s + start, 92, end - start)
+    cdef Py_ssize_t size
+    cdef char* buffer
+    if p == NULL:  # no escapes: its bytes are the text
+        return PyUnicode_DecodeUTF8(<const char*>s + start + 1, end - start - 2, NULL)
+    buffer = <char*>malloc(end - start)
+    if buffer == NULL:
+        raise MemoryError()
+    try:
+        size = _decode(s, start + 1, end - 1, buffer)
+        if size >= 0:
+            return PyUnicode_DecodeUTF8(buffer, size, NULL)
+    finally:
+        free(buffer)
+    return _scanstring(PyUnicode_DecodeUTF8(<const char*>s + start, end - start, NULL), 1,
+                       True)[0]
+
+
+cdef inline bint _ascii(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
+    return cmj_all_ascii(s + start, end - start)
+
+
+cdef class _PathKeys:
+    """A path as `_walk` reads it, and the objects its pointers point into."""
+    cdef tuple keys  # the UTF-8 bytes of each key
+    cdef tuple names  # the path itself
+    cdef Key* array
+    cdef Path path
+
+    def __dealloc__(self):
+        PyMem_RawFree(self.array)
+
+
+cdef _PathKeys _path_keys(tuple path):
+    cdef _PathKeys made = _PathKeys.__new__(_PathKeys)
+    cdef Py_ssize_t k
+    made.keys = tuple(_keys(path))
+    made.names = path
+    made.array = <Key*>PyMem_RawMalloc(len(path) * sizeof(Key))
+    if made.array == NULL:
+        raise MemoryError()
+    for k in range(len(path)):
+        made.array[k].data = PyBytes_AS_STRING(made.keys[k])
+        made.array[k].size = PyBytes_GET_SIZE(made.keys[k])
+    made.path.keys = made.array
+    made.path.levels = len(path)
+    made.path.path = <PyObject*>path
+    return made
+
+
+cdef list _keys(tuple path):
+    if not path:
+        raise ValueError("path must name at least one key")
+    keys = []
+    for key in path:
+        if type(key) is not str:
+            raise TypeError(f"path must be a tuple of str, not one holding {type(key).__name__}")
+        keys.append((<str>key).encode("utf-8", "surrogatepass"))
+    return keys
+
+
+def text_lines(bytes data not None, tuple path not None, bint skip_bad):
+    """Each line of `data` (split at b"\\n"), the text at `path`:
+
+    (rows, texts, blanks, bad): rows = the index of each good line, texts = its str (None for
+    null); blanks = how many lines are blank (only spaces); bad = [(index, code, a, b)] of the
+    lines `locate` refused (without skip_bad the scan stops at the first).
+    """
+    cdef _PathKeys keys = _path_keys(path)
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0, end, index = 0, blanks = 0
+    cdef const unsigned char* newline
+    cdef list rows = [], texts = [], bad = []
+    cdef tuple found
+    while i < n:
+        newline = <const unsigned char*>memchr(s + i, 10, n - i)
+        end = n if newline == NULL else newline - s
+        if _blank(s, i, end):
+            blanks += 1
+        else:
+            found = _locate(s + i, 0, end - i, &keys.path)
+            code = found[0]
+            if code == FOUND:
+                rows.append(index)
+                texts.append(_text(s + i, found[1], found[2]))
+            elif code == NULL_TEXT:
+                rows.append(index)
+                texts.append(None)
+            else:
+                bad.append((index, *found))
+                if not skip_bad:
+                    break
+        index += 1
+        i = end + 1
+    return rows, texts, blanks, bad
+
+
+def line_cuts(bytes data not None, Py_ssize_t size, Py_ssize_t most):
+    """The lines of data[:size] (split after each b"\\n"; a last line without one counts) in
+    the fewest pieces of at most `most` lines, as even in lines as can be:
+    [(start, end, lines)], consecutive, covering data[:size].  Two memchr passes, no Python
+    work per line."""
+    if size < 0 or size > PyBytes_GET_SIZE(data):
+        raise ValueError("size out of range")
+    if most < 1:
+        raise ValueError("most must be at least 1")
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef const unsigned char* p = s
+    cdef const unsigned char* stop = s + size
+    cdef Py_ssize_t lines = 0, pieces, piece, seen = 0, start = 0, wanted
+    cdef list cuts = []
+    with nogil:
+        while p < stop:
+            p = <const unsigned char*>memchr(p, 10, stop - p)
+            if p == NULL:
+                break
+            lines += 1
+            p += 1
+    if size and s[size - 1] != 10:
+        lines += 1
+    if lines == 0:
+        return cuts
+    pieces = (lines + most - 1) // most
+    p = s
+    for piece in range(pieces - 1):
+        wanted = lines * (piece + 1) // pieces  # lines before the end of this piece
+        while seen < wanted:  # each of them ends with a newline (the last piece is not here)
+            p = <const unsigned char*>memchr(p, 10, stop - p) + 1
+            seen += 1
+        cuts.append((start, p - s, wanted - (lines * piece // pieces)))
+        start = p - s
+    cuts.append((start, size, lines - lines * (pieces - 1) // pieces))
+    return cuts
+
+
+cdef bint _raw_ok(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                  const Rules* rules) noexcept nogil:
+    """True when the string token s[start:end] can be stripped as its raw bytes: no \\u
+    escape (which could spell a marker character), and no escape from a START that opens a
+    marker of `families` (START family DELIM) to the STOP after it: every marker of those
+    families then reads the same raw and decoded (escapes elsewhere are kept as they are)."""
+    cdef Py_ssize_t i = start + 1, stop = end - 1, size, f
+    cdef bint open_marker = False
+    # the next backslash and the next EE byte (the lead byte of START, STOP and DELIM), each
+    # found with memchr: most of a token is neither
+    cdef const unsigned char* slash = <const unsigned char*>memchr(s + i, 92, stop - i)
+    cdef const unsigned char* lead = <const unsigned char*>memchr(s + i, 0xEE, stop - i)
+    while slash != NULL or lead != NULL:
+        if lead == NULL or (slash != NULL and slash < lead):
+            if open_marker or slash[1] == 117:  # slash[1] is within the token: it ends '"'
+                return False
+            i = slash - s + 2
+            slash = <const unsigned char*>memchr(s + i, 92, stop - i) if i < stop else NULL
+            if lead != NULL and lead < s + i:
+                lead = <const unsigned char*>memchr(s + i, 0xEE, stop - i) if i < stop else NULL
+            continue
+        i = lead - s
+        if i + 2 < stop and s[i + 1] == 0x88:
+            if s[i + 2] == 0x80 and not open_marker:
+                for f in range(rules.n_families):
+                    size = rules.families[f].length
+                    if i + 6 + size <= stop and memcmp(s + i + 3, rules.families[f].chars,
+                                                       size) == 0 \
+                            and memcmp(s + i + 3 + size, b"\xee\x88\x82", 3) == 0:
+                        open_marker = True
+                        break
+            elif s[i + 2] == 0x81:
+                open_marker = False
+        i += 1
+        lead = <const unsigned char*>memchr(s + i, 0xEE, stop - i) if i < stop else NULL
+    return True
+
+
+def raw_ok(bytes token not None, tuple families not None):
+    """See `_raw_ok`: can the string token (quotes included) be stripped as raw bytes?"""
+    if PyBytes_GET_SIZE(token) < 2:
+        raise ValueError("not a string token")
+    cdef _Rules rules = _rules(families)
+    return _raw_ok(<const unsigned char*>PyBytes_AS_STRING(token), 0, PyBytes_GET_SIZE(token),
+                   &rules.rules)
+
+
+cdef class _Rules:
+    """The grammar's rules for UTF-8 `families`, and the bytes they point into."""
+    cdef tuple families
+    cdef Rules rules
+
+    def __cinit__(self):
+        self.rules.families = NULL
+
+    def __dealloc__(self):
+        PyMem_RawFree(self.rules.families)
+
+
+cdef _Rules _rules(object families):
+    """Rules for `families` (a tuple of bytes, type-checked here): the default markers, the
+    guide's id and locator rules."""
+    cdef _Rules made = _Rules.__new__(_Rules)
+    cdef Py_ssize_t f
+    if type(families) is not tuple:
+        raise TypeError(
+            f"families must be a tuple of bytes or None, not {type(families).__name__}")
+    for family in families:
+        if type(family) is not bytes:
+            raise TypeError(f"families must hold bytes, not {type(family).__name__}")
+    made.families = families
+    set_mark(&made.rules.start, ord(_grammar.CITATION_START))
+    set_mark(&made.rules.delim, ord(_grammar.CITATION_DELIMITER))
+    set_mark(&made.rules.stop, ord(_grammar.CITATION_STOP))
+    made.rules.max_length = PY_SSIZE_T_MAX
+    made.rules.any_family = False
+    made.rules.builtin_rules = True
+    made.rules.n_families = len(families)
+    made.rules.families = <Family*>PyMem_RawMalloc((len(families) + 1) * sizeof(Family))
+    if made.rules.families == NULL:
+        raise MemoryError()
+    for f in range(made.rules.n_families):
+        made.rules.families[f].chars = PyBytes_AS_STRING(families[f])
+        made.rules.families[f].kind = 1
+        made.rules.families[f].length = PyBytes_GET_SIZE(families[f])
+    return made
+
+
+def strip_lines(bytes data not None, tuple path not None, object many not None, bint skip_bad,
+                object families=None):
+    """`data` (lines split at b"\\n") with the string at `path` in each line replaced by what
+    `many(texts)` (a list of str -> a list of str) gives for it; every other byte kept.
+
+    Only the texts that can hold a START are handed to `many` (the others cannot change).
+    With `families` (a tuple of UTF-8 bytes: `many` strips those families' citations), a
+    token is stripped here with the shared C grammar: as raw UTF-8 when `raw_ok` accepts
+    it (its escapes stay as they were), else decoded into UTF-8 and, when a citation is cut
+    out, written back as map_lines writes a changed text (`_strip_token`); `many` then gets
+    only a text holding a lone surrogate, or a changed ASCII token holding DEL.
+    (out, rows, blanks, bad) as in `text_lines`, rows = how many good lines; blank lines are
+    copied; out leaves bad lines out, and without skip_bad stops before the first.  The pass
+    over the lines runs without the GIL; `many` is called after it.
+    """
+    cdef _Rules rules = None if families is None else _rules(families)
+    return _strip_lines(data, path, many, skip_bad, True, rules)
+
+
+def map_lines(bytes data not None, tuple path not None, object many not None, bint skip_bad):
+    """`strip_lines`, with every text handed to `many` (a text->text command that may change
+    text without a START)."""
+    return _strip_lines(data, path, many, skip_bad, False, None)
+
+
+def clean_lines(bytes data not None, tuple path not None, object many, object skip_bad):
+    """`map_lines(data, path, many, skip_bad)` for `many` = `citemark.display.clean_many` with
+    its default options, with most texts cleaned here, on their UTF-8 bytes, by the core of
+    `clean_c` (`clean_core.pxi`), in the pass without the GIL: a text without a marker
+    character is kept as it is, and a text with one is unescaped, cut and written back as
+    `map_lines` writes it.  `many` gets only the texts the pass leaves (see
+    `_clean_token`): a lone surrogate next to a marker, markers maybe in Markdown code,
+    titled families, entity bodies that are not plain."""
+    _check_many(many, skip_bad)
+    return _strip_lines(data, path, many, skip_bad, False, None, True)
+
+
+cdef _check_many(object many, object skip_bad):
+    if not callable(many):
+        raise TypeError(f"many must be callable, not {type(many).__name__}")
+    if type(skip_bad) is not bool:
+        raise TypeError(f"skip_bad must be bool, not {type(skip_bad).__name__}")
+
+
+cdef struct Hole:  # a token `many` reads, and where its result goes in the output
+    Py_ssize_t at
+    Py_ssize_t start  # -1: a null text (extract)
+    Py_ssize_t end
+    Py_ssize_t index  # of its line (extract)
+
+
+cdef struct BadLine:
+    Py_ssize_t index
+    Py_ssize_t code
+    Py_ssize_t a
+    Py_ssize_t b
+
+
+cdef inline int _put_bad(Out* bads, Py_ssize_t index, Py_ssize_t code, Py_ssize_t a,
+                         Py_ssize_t b) except -1 nogil:
+    cdef BadLine bad
+    bad.index = index
+    bad.code = code
+    bad.a = a
+    bad.b = b
+    return _put(bads, <const char*>&bad, sizeof(BadLine))
+
+
+cdef struct Cleaner:  # what a pass reuses from token to token
+    char* text  # a token's text, decoded (`_decode`)
+    char* result  # the text made of it (clean's, strip's)
+    Py_ssize_t capacity  # of each
+    Py_ssize_t size  # of the result
+    bint ascii  # the token was ASCII: the result is written with ASCII escapes
+    Tokens tokens  # clean's
+    Join join  # clean's
+
+
+cdef enum:
+    # What `_clean_token` (or `_strip_token`) did with a token.
+    KEPT = 0  # nothing to change: the token stays as it is
+    CLEANED = 1  # the new text is cleaner.result[:cleaner.size]
+    LEFT = 2  # for `many`: a lone surrogate, Markdown code, a titled family, an entity name
+
+
+cdef int _room(Cleaner* cleaner, Py_ssize_t size) except -1 nogil:
+    """Both buffers of cleaner at least size bytes long."""
+    cdef void* grown
+    if cleaner.capacity >= size:
+        return 0
+    size = max(size, 2 * cleaner.capacity)
+    grown = realloc(cleaner.text, size)
+    if grown != NULL:
+        cleaner.text = <char*>grown
+        grown = realloc(cleaner.result, size)
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    cleaner.result = <char*>grown
+    cleaner.capacity = size
+    return 0
+
+
+cdef inline void _init_cleaner(Cleaner* cleaner) noexcept nogil:
+    cleaner.text = cleaner.result = NULL
+    cleaner.capacity = 0
+    init_tokens(&cleaner.tokens)
+
+
+cdef inline void _free_cleaner(Cleaner* cleaner) noexcept nogil:
+    free(cleaner.text)
+    free(cleaner.result)
+    free_tokens(&cleaner.tokens)
+
+
+cdef Py_ssize_t _decode_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                              Cleaner* cleaner) except -2 nogil:
+    """The text of the string token s[start:end] into cleaner.text (`_decode`): its size, or
+    -1 for a lone surrogate."""
+    _room(cleaner, end - start)
+    return _decode(s, start + 1, end - 1, cleaner.text)
+
+
+cdef inline bint _ascii_del(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                            Cleaner* cleaner) noexcept nogil:
+    """Sets cleaner.ascii for the token s[start:end]: a changed text is written back as
+    map_lines writes it, with ASCII escapes when the token was ASCII, else as UTF-8.  True
+    when it was ASCII and holds DEL, whose ASCII escape (6 bytes for 1) could make the output
+    longer than the input: such a token is left to `many`."""
+    cleaner.ascii = _ascii(s, start + 1, end - 1)
+    return cleaner.ascii and memchr(s + start + 1, 127, end - start - 2) != NULL
+
+
+cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                      Cleaner* cleaner) except -1 nogil:
+    """clean (default options) of the string token s[start:end], on its UTF-8 bytes: KEPT,
+    CLEANED (cleaner.ascii: write it with ASCII escapes, as the token was ASCII) or LEFT.
+    A token without a marker character, raw or spelled by a \\u escape, is KEPT; one with a
+    marker is decoded into cleaner.text (`_decode`), cut, and CLEANED.  LEFT to `many`: a
+    lone surrogate (UTF-8 cannot hold it), an ASCII token holding DEL (`_ascii_del`), texts
+    whose markers may be in Markdown code (hint 3: the walls are found in Python) and what
+    `cut` leaves to Python."""
+    cdef Py_ssize_t i = start + 1, stop = end - 1, j, n = stop - i
+    cdef const unsigned char* slash = <const unsigned char*>memchr(s + i, 92, stop - i)
+    cdef const utf8_t* text = <const utf8_t*>s + i
+    cdef bint raw = find_special(text, 0, stop - i) >= 0  # a raw marker: not ASCII
+    cdef int found
+    if not raw:
+        # No marker character but in a \\u escape: clean gives the text back as it is.
+        while True:
+            if slash == NULL:
+                return KEPT
+            j = slash - s
+            if s[j + 1] == 117:  # \\u and 4 hex digits (the token is valid JSON)
+                if is_special(_hex4(s + j + 2)):
+                    break
+                j += 6
+            else:
+                j += 2
+            slash = <const unsigned char*>memchr(s + j, 92, stop - j) if j < stop else NULL
+        slash = <const unsigned char*>memchr(s + i, 92, stop - i)
+    _room(cleaner, stop - i)  # neither the decoded text nor the cut's output is longer
+    if slash != NULL:
+        n = _decode(s, i, stop, cleaner.text)
+        if n < 0:
+            return LEFT
+        text = cleaner.text
+    if raw:
+        cleaner.ascii = False  # a raw marker is not ASCII
+    elif _ascii_del(s, start, end, cleaner):
+        return LEFT
+    if hints_units(text, n) == 3:
+        return LEFT
+    start_join(&cleaner.join, cleaner.result, 1, True)
+    found = cut(text, n, NULL, 0, True, &cleaner.tokens, &cleaner.join)
+    if found == CUT_DONE:
+        cleaner.size = cleaner.join.out.length
+        return CLEANED
+    return KEPT if found == CUT_NONE else LEFT
+
+
+cdef int _strip_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                      const Rules* rules, Matches* matches, Cleaner* cleaner) except -1 nogil:
+    """strip of the string token s[start:end] when `_raw_ok` refuses it (a \\u escape, which
+    may spell a marker character, or an escape in a marker), on its decoded text
+    (`_decode`), with the shared grammar as the raw path strips: KEPT (no citation),
+    CLEANED (the citations cut out: cleaner.result[:cleaner.size], to be written as
+    `_ascii_del` says) or LEFT (a lone surrogate; DEL in an ASCII token)."""
+    cdef Py_ssize_t n = _decode_token(s, start, end, cleaner), k, at = 0, size = 0
+    cdef const Match* match
+    if n < 0:
+        return LEFT
+    matches.count = 0
+    if scan_units(<const utf8_t*>cleaner.text, n, rules, False, matches) < 0:
+        with gil:
+            raise MemoryError()
+    if matches.count == 0:
+        return KEPT
+    if _ascii_del(s, start, end, cleaner):
+        return LEFT
+    for k in range(matches.count):  # the text between the citations, in order
+        match = &matches.items[k]
+        memcpy(cleaner.result + size, cleaner.text + at, match.start - at)
+        size += match.start - at
+        at = match.end
+    memcpy(cleaner.result + size, cleaner.text + at, n - at)
+    cleaner.size = size + n - at
+    return CLEANED
+
+
+cdef int _put_result(Out* out, const Cleaner* cleaner) except -1 nogil:
+    """The new text of a token (cleaner.result[:cleaner.size]) as map_lines writes a changed
+    text: in ASCII when the token was, else UTF-8 JSON."""
+    return _put_json_string(out, <const unsigned char*>cleaner.result, cleaner.size,
+                            cleaner.ascii)
+
+
+cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, const Rules* rules,
+                     bint start_only, bint clean, Cleaner* cleaner, bint skip_bad, Out* out,
+                     Out* holes, Out* bads, Py_ssize_t* counts) except -1 nogil:
+    """The lines of s[:n] into out, but for the tokens left to `many` (holes) and the bad
+    lines (bads); counts[0] = good lines, counts[1] = blank ones.  With `clean`, each token
+    is cleaned here (`_clean_token`) unless it is LEFT to `many`; with `rules`, a token is
+    stripped here, raw (`_raw_ok`) or decoded (`_strip_token`), unless it is LEFT."""
+    cdef Py_ssize_t i = 0, end, index = 0, copied = 0, stop = n, start, token_end, k, a, b
+    cdef Py_ssize_t inner
+    cdef int code, what
+    cdef const unsigned char* newline
+    cdef Hole hole
+    cdef Matches matches
+    init_matches(&matches)
+    try:
+        while i < n:
+            newline = <const unsigned char*>memchr(s + i, 10, n - i)
+            end = n if newline == NULL else newline - s
+            if _blank(s, i, end):
+                counts[1] += 1
+            else:
+                code = _walk(s + i, end - i, path, &a, &b)
+                if code == FOUND:
+                    counts[0] += 1
+                    start = i + a
+                    token_end = i + b
+                    what = _clean_token(s, start, token_end, cleaner) if clean else LEFT
+                    if what == LEFT and rules != NULL \
+                            and (not start_only or _may_hold_start(s, start, token_end)):
+                        if _raw_ok(s, start, token_end, rules):
+                            inner = start + 1
+                            matches.count = 0
+                            if scan_units(<const utf8_t*>(s + inner), token_end - 1 - inner,
+                                          rules, False, &matches) < 0:
+                                with gil:
+                                    raise MemoryError()
+                            for k in range(matches.count):  # cut out, in order
+                                _put(out, <const char*>s + copied,
+                                     inner + matches.items[k].start - copied)
+                                copied = inner + matches.items[k].end
+                            what = KEPT
+                        else:
+                            what = _strip_token(s, start, token_end, rules, &matches, cleaner)
+                    if what == CLEANED:
+                        _put(out, <const char*>s + copied, start - copied)
+                        # Never longer than the token: the new text's characters are a
+                        # subsequence of the token's text, each written in as many bytes as
+                        # there, or fewer ("\\/" as "/", "\\u00e9" as two bytes, but for DEL
+                        # in ASCII, which `_ascii_del` leaves).
+                        _put_result(out, cleaner)
+                        copied = token_end
+                    elif what == LEFT and (not start_only or _may_hold_start(s, start, token_end)):
+                        _put(out, <const char*>s + copied, start - copied)
+                        hole.at = out.size
+                        hole.start = start
+                        hole.end = token_end
+                        _put(holes, <const char*>&hole, sizeof(Hole))
+                        copied = token_end
+                elif code == NULL_TEXT:
+                    counts[0] += 1
+                else:  # a bad line: out with its newline
+                    _put_bad(bads, index, code, a, b)
+                    _put(out, <const char*>s + copied, i - copied)
+                    copied = min(end + 1, n)
+                    if not skip_bad:
+                        stop = i
+                        break
+            index += 1
+            i = end + 1
+        if copied < stop:
+            _put(out, <const char*>s + copied, stop - copied)
+    finally:
+        free_matches(&matches)
+    return 0
+
+
+cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint start_only,
+                        _Rules rules, bint clean=False):
+    cdef _PathKeys keys = _path_keys(path)
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), k, copied = 0, mark, n_holes
+    cdef Py_ssize_t counts[2]
+    cdef const Rules* grammar = NULL if rules is None else &rules.rules
+    cdef Out out, holes, bads, whole
+    cdef const Hole* hole
+    cdef const BadLine* bad
+    cdef list texts = [], bad_lines = []
+    cdef Cleaner cleaner
+    # The output of the pass is never longer than the input (it copies input bytes, less the
+    # markers cut out and the tokens left to `many`, and writes cleaned or stripped tokens no
+    # longer than they were, see `_strip_pass`): it is written straight into a bytes object of
+    # the input's size, shrunk at the end, so a long line costs twice its size,
+    # not three times (no growth, no copy).
+    cdef PyObject* result = _new_bytes(NULL, n)
+    if result == NULL:
+        raise MemoryError()
+    out = holes = bads = whole = _empty_out()
+    out.data = PyBytes_AS_STRING(<object>result)
+    out.capacity = n
+    out.fixed = True
+    counts[0] = counts[1] = 0
+    _init_cleaner(&cleaner)
+    try:
+        with nogil:
+            _strip_pass(s, n, &keys.path, grammar, start_only, clean, &cleaner, skip_bad, &out,
+                        &holes, &bads, counts)
+        for k in range(bads.size // <Py_ssize_t>sizeof(BadLine)):
+            bad = &(<const BadLine*>bads.data)[k]
+            bad_lines.append((bad.index, bad.code, bad.a, bad.b))
+        n_holes = holes.size // <Py_ssize_t>sizeof(Hole)
+        if n_holes == 0:
+            _PyBytes_Resize(&result, out.size)  # on failure result is NULL, and freed
+            done = <object>result
+            return done, counts[0], counts[1], bad_lines
+        for k in range(n_holes):
+            hole = &(<const Hole*>holes.data)[k]
+            texts.append(_text(s, hole.start, hole.end))
+        cleaned = many(texts)
+        if len(cleaned) != len(texts):
+            raise ValueError("many() must give one text for each text")
+        _reserve(&whole, out.size + (out.size >> 3))
+        for k in range(n_holes):
+            hole = &(<const Hole*>holes.data)[k]
+            _put(&whole, out.data + copied, hole.at - copied)
+            copied = hole.at
+            text = texts[k]
+            new = cleaned[k]
+            if new is text or new == text:
+                _put(&whole, <const char*>s + hole.start, hole.end - hole.start)
+                continue
+            # UTF-8 JSON, or \\uXXXX escapes when the original was ASCII-only (or when the
+            # text holds a lone surrogate, which UTF-8 cannot carry)
+            if not _ascii(s, hole.start, hole.end):
+                mark = whole.size
+                try:
+                    _put_string(&whole, new)
+                    continue
+                except UnicodeEncodeError:
+                    whole.size = mark
+            token = (<str>_encode_ascii(new)).encode("ascii")
+            _put(&whole, PyBytes_AS_STRING(token), PyBytes_GET_SIZE(token))
+        _put(&whole, out.data + copied, out.size - copied)
+        return PyBytes_FromStringAndSize(whole.data, whole.size), counts[0], counts[1], bad_lines
+    finally:
+        Py_XDECREF(result)
+        _free_cleaner(&cleaner)
+        free(holes.data)
+        free(bads.data)
+        free(whole.data)
+
+
+# --- extract's JSON lines ------------------------------------------------------------------
+
+from cpython.dict cimport PyDict_Next, PyDict_Size
+from cpython.list cimport PyList_GET_ITEM, PyList_GET_SIZE
+
+_encode_json = json.JSONEncoder(ensure_ascii=False).encode
+_CITATION_KEYS = ("raw", "family", "source_ids", "locator", "start", "end")
+
+
+cdef bint _plain_citation(object citation) except -1:
+    """A Citation dict as the scanners make it: its keys in order, values of their types."""
+    cdef Py_ssize_t position = 0, index = 0
+    cdef PyObject* key
+    cdef PyObject* value
+    if type(citation) is not dict or PyDict_Size(citation) != 6:
+        return False
+    while PyDict_Next(citation, &position, &key, &value):
+        if <object>key != _CITATION_KEYS[index]:
+            return False
+        index += 1
+    ids = citation["source_ids"]
+    if type(citation["raw"]) is not str or type(citation["family"]) is not str \
+            or type(ids) is not list or type(citation["start"]) is not int \
+            or type(citation["end"]) is not int \
+            or not (citation["locator"] is None or type(citation["locator"]) is str):
+        return False
+    for one in ids:
+        if type(one) is not str:
+            return False
+    return True
+
+
+cdef int _put_json(Out* out, object value) except -1:
+    text = (<str>_encode_json(value)).encode("utf-8")
+    return _put(out, text, len(text))
+
+
+cdef int _put_citations(Out* out, object citations) except -1:
+    """A list of Citation dicts, as json.dumps writes it; anything else through json."""
+    cdef Py_ssize_t i, j
+    if type(citations) is not list:
+        return _put_json(out, citations)
+    _put(out, b"[", 1)
+    for i in range(PyList_GET_SIZE(citations)):
+        citation = <object>PyList_GET_ITEM(citations, i)
+        if i:
+            _put(out, b", ", 2)
+        if not _plain_citation(citation):
+            _put_json(out, citation)
+            continue
+        _put(out, b'{"raw": ', 8)
+        _put_string(out, citation["raw"])
+        _put(out, b', "family": ', 12)
+        _put_string(out, citation["family"])
+        _put(out, b', "source_ids": [', 17)
+        ids = citation["source_ids"]
+        for j in range(PyList_GET_SIZE(ids)):
+            if j:
+                _put(out, b", ", 2)
+            _put_string(out, <str>PyList_GET_ITEM(ids, j))
+        _put(out, b'], "locator": ', 14)
+        if citation["locator"] is None:
+            _put(out, b"null", 4)
+        else:
+            _put_string(out, citation["locator"])
+        _put(out, b', "start": ', 11)
+        _put_int(out, citation["start"])
+        _put(out, b', "end": ', 9)
+        _put_int(out, citation["end"])
+        _put(out, b"}", 1)
+    _put(out, b"]", 1)
+    return 0
+
+
+cdef int _put_line(Out* out, str file, object row, object citations) except -1:
+    """One {"file", "row", "citations"} JSON line, as `citation_lines` writes it."""
+    cdef Py_ssize_t line_start = out.size
+    try:
+        _put(out, b'{"file": ', 9)
+        _put_string(out, file)
+        _put(out, b', "row": ', 9)
+        _put_int(out, row)
+        _put(out, b', "citations": ', 15)
+        _put_citations(out, citations)
+        _put(out, b"}\n", 2)
+    except UnicodeEncodeError:
+        out.size = line_start
+        text = json.dumps({"file": file, "row": row, "citations": citations})
+        _put(out, (text + "\n").encode("ascii"), len(text) + 1)
+    return 0
+
+
+def citation_lines(str file not None, list rows not None, list citations not None):
+    """{"file", "row", "citations"} JSON lines, byte for byte as
+    json.dumps(..., ensure_ascii=False) writes them, UTF-8; a line whose text holds a lone
+    surrogate in ASCII JSON (json.dumps(..., ensure_ascii=True))."""
+    cdef Out out
+    cdef Py_ssize_t i
+    if len(rows) != len(citations):
+        raise ValueError("rows and citations must be as long")
+    for row in rows:
+        if type(row) is not int:
+            raise TypeError(f"rows must hold int, not {type(row).__name__}")
+    out = _empty_out()
+    try:
+        for i in range(len(rows)):
+            _put_line(&out, file, rows[i], citations[i])
+        return PyBytes_FromStringAndSize(out.data, out.size)
+    finally:
+        free(out.data)
+
+
+# --- extract straight from the raw tokens ---------------------------------------------------
+
+
+cdef inline Py_ssize_t _escapes(const unsigned char* s, Py_ssize_t i,
+                                Py_ssize_t end) noexcept nogil:
+    """How many escapes start in s[i:end] (i is not inside one)."""
+    cdef const unsigned char* p
+    cdef Py_ssize_t count = 0
+    while i < end:
+        p = <const unsigned char*>memchr(s + i, 92, end - i)
+        if p == NULL:
+            break
+        count += 1
+        i = p - s + 2
+    return count
+
+
+cdef int _put_bytes_string(Out* out, const unsigned char* s, Py_ssize_t a,
+                           Py_ssize_t b) except -1 nogil:
+    """s[a:b] as a JSON string: bytes of a marker in a raw token, which hold no quote, no
+    backslash and no control character (a JSON string has none unescaped, and `_raw_ok`
+    allows no escape in a marker), so json.dumps(..., ensure_ascii=False) writes them as
+    they are."""
+    _reserve(out, b - a + 2)
+    out.data[out.size] = 34
+    memcpy(out.data + out.size + 1, s + a, b - a)
+    out.data[out.size + 1 + b - a] = 34
+    out.size += b - a + 2
+    return 0
+
+
+cdef int _put_size(Out* out, Py_ssize_t number) except -1 nogil:
+    """`number` in decimal, as json.dumps writes an int (by hand: snprintf's format parsing
+    cost more than the rest of a citation)."""
+    cdef char digits[24]
+    cdef int at = 24
+    cdef size_t value = <size_t>number
+    if number < 0:
+        _put(out, b"-", 1)
+        value = <size_t>0 - value
+    while True:
+        at -= 1
+        digits[at] = <char>(48 + value % 10)
+        value //= 10
+        if value == 0:
+            break
+    return _put(out, digits + at, 24 - at)
+
+
+cdef inline int _put_part(Out* out, const unsigned char* data, Py_ssize_t a, Py_ssize_t b,
+                          bint decoded) except -1 nogil:
+    """data[a:b], a part of a marker, as a JSON string, as json.dumps(..., ensure_ascii=False)
+    writes it: decoded text may hold what JSON escapes (a quote, a backslash, a control
+    character), the bytes of a raw token's marker never do (`_put_bytes_string`)."""
+    if decoded and cmj_plain_run(data, a, b) < b:  # most parts have nothing to escape
+        return _put_json_string(out, data + a, b - a, False)
+    return _put_bytes_string(out, data, a, b)
+
+
+cdef int _put_token_citations(Out* out, const unsigned char* data, Py_ssize_t n,
+                              bint decoded, const Rules* rules, Matches* matches,
+                              const Key* names) except -1 nogil:
+    """The citations of a text as a JSON list, as `_put_citations` writes extract's dicts
+    for it: data[:n] is a raw string token's inside (one `_raw_ok` accepts: its markers read
+    the same raw and decoded) or, with `decoded`, the decoded text of a token (`_decode`).
+    Offsets in code points of the decoded text: in a raw token, which has no \\u escape,
+    each escape is two bytes for one code point."""
+    cdef Py_ssize_t k, cursor = 0, points = 0, start, i, stop, part_a, part_b, n_ids
+    cdef const Match* match
+    matches.count = 0
+    if scan_units(<const utf8_t*>data, n, rules, False, matches) < 0:
+        with gil:
+            raise MemoryError()
+    _put(out, b"[", 1)
+    for k in range(matches.count):
+        match = &matches.items[k]
+        if k:
+            _put(out, b", ", 2)
+        points += cm_count_points(data + cursor, match.start - cursor)
+        if not decoded:
+            points -= _escapes(data, cursor, match.start)
+        start = points
+        points += cm_count_points(data + match.start, match.end - match.start)
+        cursor = match.end
+        _put(out, b'{"raw": ', 8)
+        _put_part(out, data, match.start, match.end, decoded)
+        _put(out, b', "family": ', 12)
+        _put(out, names[match.family].data, names[match.family].size)
+        _put(out, b', "source_ids": [', 17)
+        # The first n_ids non-empty parts of the body (judge_body counted them), as
+        # `arrow_c.emit` takes them.
+        i = match.body
+        stop = match.end - rules.stop.utf8_size
+        n_ids = 0
+        while n_ids < match.n_ids and i <= stop:
+            i = next_part(<const utf8_t*>data, i, stop, &rules.delim, &part_a, &part_b) \
+                + rules.delim.utf8_size
+            if part_a < part_b:
+                if n_ids:
+                    _put(out, b", ", 2)
+                _put_part(out, data, part_a, part_b, decoded)
+                n_ids += 1
+        _put(out, b'], "locator": ', 14)
+        if match.locator < 0:
+            _put(out, b"null", 4)
+        else:
+            _put_part(out, data, match.locator, match.locator_end, decoded)
+        _put(out, b', "start": ', 11)
+        _put_size(out, start)
+        _put(out, b', "end": ', 9)
+        _put_size(out, points)
+        _put(out, b"}", 1)
+    _put(out, b"]", 1)
+    return 0
+
+
+def extract_lines(bytes data not None, tuple path not None, object many not None,
+                  bint skip_bad, str file not None, Py_ssize_t first_row, object families=None):
+    """extract's JSON lines for the rows of `data` (lines split at b"\\n"): for each good line
+    {"file": file, "row": first_row + its index, "citations": ...} as `citation_lines` writes
+    it, the citations of its text as `many(texts)` (a list of str -> a list of citation
+    lists) gives them; null for a null text.
+
+    Only the texts that `many` must read are handed to it: a text that cannot hold a START
+    has none, and with `families` (a tuple of UTF-8 bytes: `many` extracts those families)
+    a token is scanned here with the shared C grammar, with no Python object made for it or
+    its citations: as raw UTF-8 when `raw_ok` accepts it, else decoded into UTF-8 (but for
+    a lone surrogate, which `many` reads).  (out, rows, blanks, bad) as in `strip_lines`.
+    The pass over the lines runs without the GIL; `many` is called after it.
+    """
+    cdef _PathKeys keys = _path_keys(path)
+    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), k, copied = 0, n_holes, f
+    cdef Py_ssize_t counts[2]
+    cdef _Rules rules = None
+    cdef const Rules* grammar = NULL
+    cdef Out out, holes, bads, whole
+    cdef const Hole* hole
+    cdef const BadLine* bad
+    cdef list texts = [], bad_lines = [], names = []
+    cdef Key* name_keys = NULL
+    cdef bytes head = None
+    cdef const char* head_data = NULL
+    cdef Py_ssize_t head_size = 0
+    if families is not None:
+        rules = _rules(families)
+        grammar = &rules.rules
+        try:
+            for family in families:
+                names.append(_encode_json((<bytes>family).decode("utf-8")).encode("utf-8"))
+        except UnicodeError:  # not UTF-8: `many` reads every text
+            grammar = NULL
+    try:
+        head = b'{"file": ' + (<str>_encode_json(file)).encode("utf-8") + b', "row": '
+        head_data = PyBytes_AS_STRING(head)
+        head_size = PyBytes_GET_SIZE(head)
+    except UnicodeEncodeError:  # a lone surrogate: every line is written by `_put_line`
+        pass
+    cdef Cleaner cleaner
+    out = holes = bads = whole = _empty_out()
+    counts[0] = counts[1] = 0
+    _init_cleaner(&cleaner)
+    try:
+        if grammar != NULL:
+            name_keys = <Key*>PyMem_RawMalloc((len(names) + 1) * sizeof(Key))
+            if name_keys == NULL:
+                raise MemoryError()
+            for f in range(len(names)):
+                name_keys[f].data = PyBytes_AS_STRING(names[f])
+                name_keys[f].size = PyBytes_GET_SIZE(names[f])
+        with nogil:
+            _extract_pass(s, n, &keys.path, grammar, name_keys, head_data, head_size,
+                          first_row, skip_bad, &cleaner, &out, &holes, &bads, counts)
+        for k in range(bads.size // <Py_ssize_t>sizeof(BadLine)):
+            bad = &(<const BadLine*>bads.data)[k]
+            bad_lines.append((bad.index, bad.code, bad.a, bad.b))
+        n_holes = holes.size // <Py_ssize_t>sizeof(Hole)
+        if n_holes == 0:
+            return PyBytes_FromStringAndSize(out.data, out.size), counts[0], counts[1], bad_lines
+        for k in range(n_holes):
+            hole = &(<const Hole*>holes.data)[k]
+            if hole.start >= 0 and _may_hold_start(s, hole.start, hole.end):
+                texts.append(_text(s, hole.start, hole.end))
+        cited = many(texts) if texts else []
+        if len(cited) != len(texts):
+            raise ValueError("many() must give one list for each text")
+        f = 0
+        for k in range(n_holes):
+            hole = &(<const Hole*>holes.data)[k]
+            _put(&whole, out.data + copied, hole.at - copied)
+            copied = hole.at
+            if hole.start < 0:  # a null text
+                found = None
+            elif _may_hold_start(s, hole.start, hole.end):
+                found = cited[f]
+                f += 1
+            else:
+                found = []
+            _put_line(&whole, file, first_row + hole.index, found)
+        _put(&whole, out.data + copied, out.size - copied)
+        return PyBytes_FromStringAndSize(whole.data, whole.size), counts[0], counts[1], bad_lines
+    finally:
+        free(out.data)
+        free(holes.data)
+        free(bads.data)
+        free(whole.data)
+        PyMem_RawFree(name_keys)
+        _free_cleaner(&cleaner)
+
+
+cdef int _extract_pass(const unsigned char* s, Py_ssize_t n, const Path* path,
+                       const Rules* rules, const Key* names, const char* head,
+                       Py_ssize_t head_size, Py_ssize_t first_row, bint skip_bad,
+                       Cleaner* cleaner, Out* out, Out* holes, Out* bads,
+                       Py_ssize_t* counts) except -1 nogil:
+    """extract's lines of s[:n] into out, but for the rows left to `many` and `_put_line`
+    (holes: a token holding a lone surrogate, every token without `rules`, every row when
+    there is no `head`) and the bad lines (bads); counts[0] = good lines, counts[1] = blank
+    ones.  A token is scanned raw when `_raw_ok` accepts it, else decoded into
+    cleaner.text."""
+    cdef Py_ssize_t i = 0, end, index = 0, start, token_end, a, b, size = 0
+    cdef int code, what
+    cdef const unsigned char* newline
+    cdef Hole hole
+    cdef Matches matches
+    init_matches(&matches)
+    try:
+        while i < n:
+            newline = <const unsigned char*>memchr(s + i, 10, n - i)
+            end = n if newline == NULL else newline - s
+            if _blank(s, i, end):
+                counts[1] += 1
+            else:
+                code = _walk(s + i, end - i, path, &a, &b)
+                if code == FOUND or code == NULL_TEXT:
+                    counts[0] += 1
+                    what = 0  # null text
+                    start = token_end = -1
+                    if code == FOUND:
+                        start = i + a
+                        token_end = i + b
+                        if not _may_hold_start(s, start, token_end):
+                            what = 1  # no citation
+                        elif rules == NULL or head == NULL:
+                            what = 3  # read by `many`
+                        elif _raw_ok(s, start, token_end, rules):
+                            what = 2  # scanned here, raw
+                        else:
+                            size = _decode_token(s, start, token_end, cleaner)
+                            # decoded and scanned here; a lone surrogate is read by `many`
+                            what = 4 if size >= 0 else 3
+                    if what == 3 or head == NULL:
+                        hole.at = out.size
+                        hole.start = start
+                        hole.end = token_end
+                        hole.index = index
+                        _put(holes, <const char*>&hole, sizeof(Hole))
+                    else:
+                        _put(out, head, head_size)
+                        _put_size(out, first_row + index)
+                        _put(out, b', "citations": ', 15)
+                        if what == 0:
+                            _put(out, b"null", 4)
+                        elif what == 1:
+                            _put(out, b"[]", 2)
+                        elif what == 2:
+                            _put_token_citations(out, s + start + 1, token_end - start - 2,
+                                                 False, rules, &matches, names)
+                        else:
+                            _put_token_citations(out, <const unsigned char*>cleaner.text, size,
+                                                 True, rules, &matches, names)
+                        _put(out, b"}\n", 2)
+                else:
+                    _put_bad(bads, index, code, a, b)
+                    if not skip_bad:
+                        break
+            index += 1
+            i = end + 1
+    finally:
+        free_matches(&matches)
+    return 0

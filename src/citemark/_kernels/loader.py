@@ -1,0 +1,122 @@
+"""The one loader of every compiled/pure kernel pair: the scanner (`scan`), the Arrow kernel
+(`arrow`), clean's scan (`clean`), the JSONL walker (`jsonl`) and the Markdown code scan
+(`commonmark`), each `<pair>_c` or `<pair>_py` in this package.  This is the only module that
+knows there are two implementations.
+
+CITEMARK_IMPLEMENTATION=python forces the pure modules; =cython demands the compiled ones (an
+ImportError that says how to build them when they are missing); unset picks the compiled ones
+when the scanner loads.  Non-CPython interpreters get the pure modules.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from importlib import import_module
+from types import ModuleType
+from typing import TYPE_CHECKING, Literal, cast
+
+if TYPE_CHECKING:
+    # Type checkers see the twin: this proves that `scan_py` satisfies `Scanner` (the compiled
+    # module is checked against the same names at run time, in tests/test_select.py).
+    from .._core.protocols import Scanner
+    from . import scan_py
+
+    _twin: Scanner = scan_py
+
+Implementation = Literal["cython", "python"]
+
+# implementation -> module suffix of each pair
+_SUFFIX: dict[Implementation, str] = {"cython": "_c", "python": "_py"}
+
+
+def _requested() -> Implementation | None:
+    choice = os.environ.get("CITEMARK_IMPLEMENTATION", "").strip().lower()
+    if choice not in ("", "cython", "python"):
+        raise ImportError(
+            f"CITEMARK_IMPLEMENTATION must be 'cython' or 'python' (or unset), not {choice!r}"
+        )
+    if not choice and sys.implementation.name != "cpython":
+        return "python"
+    return choice or None  # type: ignore[return-value]
+
+
+# What `simd.h` accepts in CITEMARK_SIMD (a cap on the kernel's vector path); it would
+# ignore anything else without a word, so the value is checked here, once.
+SIMD_CAPS = ("portable", "sse2", "neon", "avx2")
+
+
+def _check_simd() -> None:
+    cap = os.environ.get("CITEMARK_SIMD")
+    if cap is not None and cap not in SIMD_CAPS:
+        raise ImportError(
+            f"CITEMARK_SIMD must be one of {', '.join(SIMD_CAPS)} (or unset), not {cap!r}"
+        )
+
+
+Pair = Literal["scan", "arrow", "clean", "jsonl", "commonmark"]
+PAIRS: tuple[Pair, ...] = ("scan", "arrow", "clean", "jsonl", "commonmark")
+_LOADED: dict[tuple[str, Implementation], ModuleType] = {}
+
+
+def _import(pair: str, implementation: Implementation) -> ModuleType:
+    """`citemark._kernels.<pair>_c` or `..._py`, imported once; a missing compiled module says
+    what to do."""
+    found = _LOADED.get((pair, implementation))
+    if found is not None:
+        return found
+    if pair not in PAIRS:
+        raise ValueError(f"pair must be one of {', '.join(PAIRS)}, not {pair!r}")
+    if implementation not in _SUFFIX:
+        raise ValueError(
+            f"implementation must be 'cython', 'python' or None, not {implementation!r}"
+        )
+    name = f"{__package__}.{pair}{_SUFFIX[implementation]}"
+    try:
+        found = _LOADED[pair, implementation] = import_module(name)
+    except ImportError as error:
+        if implementation != "cython" or error.name not in (name, None):
+            raise
+        raise ImportError(
+            f"{name} (the compiled kernel) is not built in this install: reinstall citemark "
+            "with a C compiler (`pip install --force-reinstall --no-binary citemark citemark` "
+            "or `pip install .` from a checkout), or set CITEMARK_IMPLEMENTATION=python",
+            name=name,
+        ) from error
+    return found
+
+
+def _choose() -> Implementation:
+    _check_simd()
+    requested = _requested()
+    if requested is not None:
+        _import("scan", requested)
+        return requested
+    try:
+        _import("scan", "cython")
+    except ImportError:
+        return "python"
+    return "cython"
+
+
+IMPLEMENTATION: Implementation = _choose()
+"""The implementation every default object uses: "cython" or "python"."""
+
+
+def load(pair: Pair, implementation: Implementation | None = None) -> ModuleType:
+    """The kernel `pair` of `implementation` (None: the active one).  The twin `<pair>_py` is
+    what type checkers see: callers import it under TYPE_CHECKING for its signatures."""
+    return _import(pair, IMPLEMENTATION if implementation is None else implementation)
+
+
+def compiled(kernel: ModuleType) -> bool:
+    """Whether `kernel` (a module `load` gave) is the compiled one of its pair."""
+    return kernel.__name__.endswith(_SUFFIX["cython"])
+
+
+scanner: Scanner = cast("Scanner", load("scan"))
+
+
+def scanner_for(implementation: Implementation | None) -> Scanner:
+    """The scanner of `implementation` (None: the active one)."""
+    return cast("Scanner", load("scan", implementation))

@@ -1,0 +1,748 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, initializedcheck=False
+# cython: cdivision=True, freethreading_compatible=True, auto_pickle=False, autotestdict=False
+"""The compiled kernel: one pass over CPython's own string storage (PEP 393), no copy.
+
+The scan itself is the one C grammar in `grammar_c.pxi` (shared with `arrow_c`); it
+touches no Python object, so it runs without the GIL on large texts.  Results are built
+afterwards from an array of matches.  Each entry point reads the text's kind once and calls
+the fused function for that storage width.
+
+Kernel name -> twin name in `scan_py.py` (read the two side by side):
+
+    Grammar                      Grammar
+    scan_units (grammar_c.pxi)  scan
+    head_end, any_head_end       heads_at
+    judge_body                   judge_body (the guide's rules)
+    judge_with_patterns          judge_body (custom patterns)
+    extract / citation           extract
+    strip / cut_units            strip / cut_spans
+    spans                        spans
+    Offsets / convert            Offsets / Offsets.convert
+    records / new_record         records
+    cut                          cut
+
+Kernel-only fast paths, each with what it earns (CPU time, min of 15, kernel with and
+without it; 1,000 varied answers from benches/corpus.py and one 1 MB text of 20,000
+citations):
+
+    cut (plain dicts)    strip_citations over the answers: 1.77x faster (6.0 vs 10.6 ms)
+    new_record untrack   finditer of the dense text: 1.3-1.5x faster (6.1-7.3 vs 8.5-9.6 ms)
+    Shared, dict copies  extract of the dense text 1.13x faster (13.8 vs 15.6 ms), of the
+                         answers 1.1x (8.2 vs 8.7-9.5 ms), of a 4 MB answer-like text of
+                         100,000 citations 1.4x (52 vs 73 ms): 400 bytes of fresh memory a
+                         citation instead of 650, a page fault each 10 citations not 6
+    NOGIL_MIN_LENGTH     the GIL is released only for texts long enough to pay for it
+    Grammar.header_line  rules on their own cache line, for threads without the GIL
+
+Not kernel-only: both implementations build each dict as a copy of one split-table dict,
+`_core.dropin.CITATION_TEMPLATE`, whose copies share its key table (`Shared, dict copies` above
+copied a dict that owned one).  On a 4 MB text of 100,000 citations (the one_line and
+answer shapes of benches/bench_bounds.py; CPU time, min of 9, old and new kernel in one
+process): 264 bytes of fresh memory a citation instead of 400, 5,500 minor page faults a
+call instead of 9,100, extract 1.13-1.17x faster (45 and 44 ms vs 51 ms).
+
+Dropped, for earning 5% or less (same measurement): the six-slot cache of a body's parts,
+ids and locators built from a known-ASCII span, raw built by one memcpy from 2-byte text.
+
+Bounds: every read of `data` is at an index proven < n by the code next to it (the
+comments say how); lengths and offsets are Py_ssize_t, so their sums cannot overflow.
+"""
+
+from cpython.dict cimport PyDict_Copy, PyDict_GetItemRef
+from cpython.exc cimport PyErr_Clear, PyErr_Occurred
+from cpython.list cimport PyList_New, PyList_SET_ITEM
+from cpython.long cimport PyLong_CheckExact
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_DECREF, Py_INCREF, Py_XDECREF
+from cpython.tuple cimport PyTuple_New, PyTuple_SET_ITEM
+from cpython.unicode cimport PyUnicode_New, PyUnicode_Substring
+from libc.stdint cimport uint32_t, uint64_t
+from libc.string cimport memcmp, memset
+
+from citemark._core.dropin import CITATION_TEMPLATE as _CITATION_TEMPLATE
+from citemark._core.grammar import check_rules
+
+include "grammar_c.pxi"
+
+cdef extern from "Python.h":
+    int PyUnicode_KIND(object text)
+    void* PyUnicode_DATA(object text)
+    # Declared without an exception check: read_offset looks at the error itself.
+    Py_ssize_t as_ssize_t "PyLong_AsSsize_t"(object number)
+    PyObject* type_alloc "PyType_GenericAlloc"(PyTypeObject* cls, Py_ssize_t items) except NULL
+    void gc_untrack "PyObject_GC_UnTrack"(object op)
+
+cdef extern from "simd.h" nogil:
+    uint32_t cm_or_ucs1(const Py_UCS1* data, Py_ssize_t a, Py_ssize_t b)
+    uint32_t cm_or_ucs2(const Py_UCS2* data, Py_ssize_t a, Py_ssize_t b)
+    uint32_t cm_or_ucs4(const Py_UCS4* data, Py_ssize_t a, Py_ssize_t b)
+
+# The vector path chosen for this CPU ("avx2", "sse2", "neon" or "portable").
+SIMD = SIMD_PATH.decode()
+
+# The storage widths of a str (the UTF-8 member of unit_t is `arrow_c`'s).
+ctypedef fused text_t:
+    Py_UCS1
+    Py_UCS2
+    Py_UCS4
+
+cdef enum:
+    # Below this many code units the GIL is not worth releasing.
+    NOGIL_MIN_LENGTH = 1 << 15
+    # Offsets reported in code points, UTF-16 code units or UTF-8 bytes.
+    UNITS_CODE_POINTS = 0
+    UNITS_UTF16 = 1
+    UNITS_UTF8 = 2
+    # Slots of a call's shared strings (a power of two; see Shared).
+    SHARED_BITS = 6
+    SHARED_SLOTS = 1 << SHARED_BITS
+    # A span's hash reads this many bytes at most at each end.
+    HASHED_BYTES = 32
+
+
+# --- the grammar -------------------------------------------------------------------------
+
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX >= 0x030E0000
+    #define cm_defer_refcount(o) PyUnstable_Object_EnableDeferredRefcount(o)
+    #else
+    #define cm_defer_refcount(o) 0
+    #endif
+    """
+    # 3.14t: the interpreter then leaves the object's count alone when it loads it.
+    int cm_defer_refcount(object o)
+
+
+cdef class Grammar:
+    """What a marker looks like, as C structs for the scan.  Built once per Parser."""
+    # Without the GIL, every call that pushes the shared Grammar writes its reference count
+    # in the object's first cache line; the scan reads `rules` all the time, so `rules` must
+    # live on a line of its own or each thread's reads miss on the other's writes.
+    cdef char header_line[64]
+    cdef Rules rules
+    cdef readonly tuple families
+    cdef readonly object source_id  # a compiled pattern, or None for the guide's rule
+    cdef readonly object locator  # likewise
+
+    def __cinit__(self, tuple families not None, str start not None, str delimiter not None,
+                  str stop not None, bint any_family=False, object max_marker_length=None,
+                  object source_id=None, object locator=None):
+        cdef Py_ssize_t f
+        cdef str family
+        # The same checks, in the same order, as the twin's Grammar.
+        for item in families:  # a str-typed loop would let None through to PyUnicode_DATA
+            if not isinstance(item, str):
+                raise TypeError(f"families must hold str items, not {type(item).__name__}")
+        set_mark(&self.rules.start, marker("start", start))
+        set_mark(&self.rules.delim, marker("delimiter", delimiter))
+        set_mark(&self.rules.stop, marker("stop", stop))
+        check_rules(max_marker_length, source_id, locator)
+        self.families = families
+        self.source_id = source_id
+        self.locator = locator
+        cm_defer_refcount(self)
+        self.rules.any_family = any_family
+        # No text is longer than PY_SSIZE_T_MAX: a larger bound is no bound.
+        if max_marker_length is None or max_marker_length >= PY_SSIZE_T_MAX:
+            self.rules.max_length = PY_SSIZE_T_MAX
+        else:
+            self.rules.max_length = max_marker_length
+        self.rules.builtin_rules = source_id is None and locator is None
+        self.rules.n_families = len(families)
+        self.rules.families = <Family*>PyMem_RawMalloc(
+            (self.rules.n_families + 1) * sizeof(Family)
+        )
+        if self.rules.families == NULL:
+            raise MemoryError()
+        for f in range(self.rules.n_families):
+            family = families[f]  # a TypeError unless str: the pointer below needs one
+            self.rules.families[f].chars = PyUnicode_DATA(family)
+            self.rules.families[f].kind = PyUnicode_KIND(family)
+            self.rules.families[f].length = len(family)
+
+    def __dealloc__(self):
+        PyMem_RawFree(self.rules.families)
+
+    cdef bint cannot_match(self, str text):
+        # Every unit of a 1-byte-kind text is < 0x100: a START above that is not there.
+        return PyUnicode_KIND(text) == 1 and self.rules.start.point > 0xFF
+
+
+cdef uint32_t marker(str name, str value) except? 0:
+    if len(value) != 1:
+        raise ValueError(f"{name} must be exactly one character, not {value!r}")
+    return ord(value)
+
+
+cdef int scan(str text, const text_t* data, Grammar grammar, bint keep_invalid,
+              Matches* matches) except -1:
+    """Fill matches (initialised by the caller, who frees them) with the matches of text."""
+    cdef Py_ssize_t n = len(text)
+    cdef int status
+    if n < NOGIL_MIN_LENGTH:
+        status = scan_units(data, n, &grammar.rules, keep_invalid, matches)
+    else:
+        with nogil:
+            status = scan_units(data, n, &grammar.rules, keep_invalid, matches)
+    if status < 0:
+        raise MemoryError()
+    if not grammar.rules.builtin_rules:
+        judge_with_patterns(text, data, grammar, matches, keep_invalid)
+    return 0
+
+
+cdef list parts_of(str text, const text_t* data, Match* match, const Mark* delim):
+    """The non-empty stripped parts of the body, as str; the last one's span is recorded
+    as the locator's."""
+    cdef list parts = []
+    cdef Py_ssize_t i = match.body, stop = match.end - 1, a, b, part_end
+    while True:
+        part_end = next_part(data, i, stop, delim, &a, &b)
+        if a < b:
+            parts.append(PyUnicode_Substring(text, a, b))
+            match.locator = a
+            match.locator_end = b
+        if part_end >= stop:
+            return parts
+        i = part_end + 1
+
+
+cdef bint all_ids(object source_id, list parts) except -1:
+    # A function of its own: Cython cannot put a generator inside a fused function.
+    return all(source_id.fullmatch(part) is not None for part in parts)
+
+
+cdef int judge_with_patterns(str text, const text_t* data, Grammar grammar, Matches* matches,
+                             bint keep_invalid) except -1:
+    """Judge UNJUDGED matches with the grammar's own patterns (fullmatch), as the twin
+    does; drop the invalid ones unless keep_invalid."""
+    cdef Py_ssize_t i, kept = 0
+    cdef Match* match
+    cdef list parts
+    for i in range(matches.count):
+        match = &matches.items[i]
+        parts = parts_of(text, data, match, &grammar.rules.delim)
+        match.n_ids = INVALID
+        if parts:
+            if grammar.locator.fullmatch(parts[len(parts) - 1]) is not None:
+                parts.pop()
+            else:
+                match.locator = -1
+            if parts and all_ids(grammar.source_id, parts):
+                match.n_ids = len(parts)
+        if match.n_ids != INVALID or keep_invalid:
+            matches.items[kept] = match[0]
+            kept += 1
+    matches.count = kept
+    return 0
+
+
+# --- building results (GIL) --------------------------------------------------------------
+
+cdef extern from *:
+    """
+    #define CM_HASH_MULTIPLIER 0x9E3779B97F4A7C15ULL
+    """
+    const uint64_t CM_HASH_MULTIPLIER
+
+
+cdef struct Shared:
+    # The strings one call has built, by a hash of their span (owned references; NULL: an
+    # empty slot).  A long text's result is fresh memory, which the system hands over a
+    # page at a time (a page fault each, about half the cost of a dense text's citation):
+    # an id, a marker or a locator that recurs is one more reference to the str built the
+    # first time, not one more copy.  One call's only: nothing kept, nothing shared between
+    # threads.
+    PyObject* strings[SHARED_SLOTS]
+    Py_ssize_t starts[SHARED_SLOTS]  # where the slot's str is in the text
+    Py_ssize_t lengths[SHARED_SLOTS]
+
+
+cdef inline void init_shared(Shared* shared) noexcept nogil:
+    memset(shared.strings, 0, sizeof(shared.strings))
+
+
+cdef void free_shared(Shared* shared) noexcept:
+    cdef Py_ssize_t i
+    for i in range(SHARED_SLOTS):
+        Py_XDECREF(shared.strings[i])
+
+
+cdef inline uint64_t mix(uint64_t h, const char* bytes) noexcept nogil:
+    cdef uint64_t word
+    memcpy(&word, bytes, 8)
+    return (h ^ word) * CM_HASH_MULTIPLIER
+
+
+cdef Py_ssize_t shared_slot(const char* bytes, Py_ssize_t size) noexcept nogil:
+    """The slot of bytes[:size]: a hash of its size and of HASHED_BYTES at most at each end,
+    so that a long span costs no more than a short one (memcmp has the last word)."""
+    cdef uint64_t h = <uint64_t>size * CM_HASH_MULTIPLIER, word = 0
+    cdef Py_ssize_t i = 0
+    if size < 8:
+        memcpy(&word, bytes, size)
+        h = (h ^ word) * CM_HASH_MULTIPLIER
+    else:
+        while i <= size - 8 and i < HASHED_BYTES:
+            h = mix(h, bytes + i)
+            i += 8
+        i = size - 8
+        while i >= 0 and i > size - 8 - HASHED_BYTES:
+            h = mix(h, bytes + i)
+            i -= 8
+    # The top bits: the product's low bits only depend on the words' low bits.
+    return <Py_ssize_t>(h >> (64 - SHARED_BITS))
+
+
+cdef object shared_substring(str text, const text_t* data, Shared* shared, Py_ssize_t a,
+                             Py_ssize_t b):
+    """text[a:b]; the very str built earlier in the call for an equal span when its slot
+    still holds it."""
+    cdef Py_ssize_t size = (b - a) * <Py_ssize_t>sizeof(text_t)
+    cdef Py_ssize_t slot = shared_slot(<const char*>(data + a), size)
+    cdef PyObject* found = shared.strings[slot]
+    if (found != NULL and shared.lengths[slot] == b - a
+            and memcmp(data + shared.starts[slot], data + a, size) == 0):
+        return <object>found
+    made = PyUnicode_Substring(text, a, b)
+    Py_INCREF(made)  # the slot's reference
+    Py_XDECREF(found)
+    shared.strings[slot] = <PyObject*>made
+    shared.starts[slot] = a
+    shared.lengths[slot] = b - a
+    return made
+
+
+cdef object source_ids(str text, const text_t* data, Grammar grammar, const Match* match,
+                       bint as_tuple, Shared* shared):
+    """The source ids of a valid match, as a list (the drop-in dict) or a tuple (a record)."""
+    cdef Py_ssize_t i = match.body, stop = match.end - 1, a = 0, b = 0, k = 0
+    ids = PyTuple_New(match.n_ids) if as_tuple else PyList_New(match.n_ids)
+    while k < match.n_ids:
+        # The judge counted the ids, so this ends before stop.
+        i = next_part(data, i, stop, &grammar.rules.delim, &a, &b) + 1
+        if a == b:
+            continue
+        part = shared_substring(text, data, shared, a, b)
+        Py_INCREF(part)  # the SET_ITEMs steal a reference
+        if as_tuple:
+            PyTuple_SET_ITEM(ids, k, part)
+        else:
+            PyList_SET_ITEM(ids, k, part)
+        k += 1
+    return ids
+
+
+cdef inline object locator_of(str text, const text_t* data, const Match* match,
+                              Shared* shared):
+    if match.locator < 0:
+        return None
+    return shared_substring(text, data, shared, match.locator, match.locator_end)
+
+
+cdef inline object family_of(str text, const text_t* data, Grammar grammar, const Match* match,
+                             Shared* shared):
+    if match.family < 0:
+        return shared_substring(text, data, shared, match.start + 1, match.body - 1)
+    return grammar.families[match.family]
+
+
+# What every drop-in dict is a copy of: a split-table dict on CPython, whose copies share
+# its key table and own only their values (see `_core.dropin._citation_template`).
+cdef dict TEMPLATE = _CITATION_TEMPLATE
+
+
+cdef dict citation(str text, const text_t* data, Grammar grammar, const Match* match,
+                   Shared* shared, dict previous):
+    """The drop-in dict of a match: a copy of the previous one's (of TEMPLATE for the first),
+    its values replaced in place, so the keys stay the template's, in its order.  Copying
+    the call's own previous dict, not the shared template, keeps threads without the GIL
+    off each other's objects."""
+    cdef dict result = PyDict_Copy(TEMPLATE if previous is None else previous)
+    result["raw"] = shared_substring(text, data, shared, match.start, match.end)
+    result["family"] = family_of(text, data, grammar, match, shared)
+    result["source_ids"] = source_ids(text, data, grammar, match, False, shared)
+    result["locator"] = locator_of(text, data, match, shared)
+    result["start"] = match.start
+    result["end"] = match.end
+    return result
+
+
+cdef list extract_units(str text, const text_t* data, Grammar grammar):
+    cdef Matches matches
+    cdef Shared shared
+    cdef Py_ssize_t i
+    cdef dict made = None
+    init_matches(&matches)
+    init_shared(&shared)
+    try:
+        scan(text, data, grammar, False, &matches)
+        # Presized: its array is allocated once, not regrown by appends.
+        result = PyList_New(matches.count)
+        for i in range(matches.count):
+            made = citation(text, data, grammar, &matches.items[i], &shared, made)
+            Py_INCREF(made)  # PyList_SET_ITEM steals a reference
+            PyList_SET_ITEM(result, i, made)
+        return result
+    finally:
+        free_shared(&shared)
+        free_matches(&matches)
+
+
+def extract(str text not None, Grammar grammar not None):
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef int kind = PyUnicode_KIND(text)
+    if grammar.cannot_match(text):
+        return []
+    if kind == 1:
+        return extract_units(text, <const Py_UCS1*>data, grammar)
+    if kind == 2:
+        return extract_units(text, <const Py_UCS2*>data, grammar)
+    return extract_units(text, <const Py_UCS4*>data, grammar)
+
+
+cdef str strip_units(str text, const text_t* data, Grammar grammar):
+    cdef Matches matches
+    init_matches(&matches)
+    try:
+        scan(text, data, grammar, False, &matches)
+        return cut_units(text, data, &matches)
+    finally:
+        free_matches(&matches)
+
+
+def strip(str text not None, Grammar grammar not None):
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef int kind = PyUnicode_KIND(text)
+    if grammar.cannot_match(text):
+        return text
+    if kind == 1:
+        return strip_units(text, <const Py_UCS1*>data, grammar)
+    if kind == 2:
+        return strip_units(text, <const Py_UCS2*>data, grammar)
+    return strip_units(text, <const Py_UCS4*>data, grammar)
+
+
+cdef list spans_units(str text, const text_t* data, Grammar grammar):
+    cdef Matches matches
+    cdef Py_ssize_t i
+    cdef Match* match
+    init_matches(&matches)
+    try:
+        scan(text, data, grammar, True, &matches)
+        result = PyList_New(matches.count)  # presized, as in extract_units
+        for i in range(matches.count):
+            match = &matches.items[i]
+            span = (match.start, match.end, match.n_ids != INVALID)
+            # Ints and a bool: no cycle; CPython's collector would untrack it on its next pass.
+            gc_untrack(span)
+            Py_INCREF(span)  # PyList_SET_ITEM steals a reference
+            PyList_SET_ITEM(result, i, span)
+        return result
+    finally:
+        free_matches(&matches)
+
+
+def spans(str text not None, Grammar grammar not None):
+    """Every consumed match, valid or not: a list of (start, end, is_citation)."""
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef int kind = PyUnicode_KIND(text)
+    if grammar.cannot_match(text):
+        return []
+    if kind == 1:
+        return spans_units(text, <const Py_UCS1*>data, grammar)
+    if kind == 2:
+        return spans_units(text, <const Py_UCS2*>data, grammar)
+    return spans_units(text, <const Py_UCS4*>data, grammar)
+
+
+# --- offsets in other units --------------------------------------------------------------
+
+cdef struct Offsets:
+    # Walks a text left to right, turning code point indexes into `units`; each call
+    # resumes where the last one ended, so converting all matches is one pass.
+    int units
+    Py_ssize_t at
+    Py_ssize_t extra
+
+
+cdef Py_ssize_t convert(const text_t* data, Offsets* offsets, Py_ssize_t index) noexcept nogil:
+    """index (>= the previous one) in the walker's units."""
+    cdef Py_ssize_t a
+    cdef Py_UCS4 ch
+    if offsets.units == UNITS_CODE_POINTS:
+        return index
+    if offsets.units == UNITS_UTF16:
+        if text_t is Py_UCS4:  # only 4-byte text holds code points above U+FFFF
+            for a in range(offsets.at, index):
+                offsets.extra += data[a] >= 0x10000
+    else:
+        for a in range(offsets.at, index):
+            ch = data[a]
+            offsets.extra += (ch >= 0x80) + (ch >= 0x800) + (ch >= 0x10000)
+    offsets.at = index
+    return index + offsets.extra
+
+
+cdef inline void fill(object record, Py_ssize_t i, object value):
+    Py_INCREF(value)  # PyTuple_SET_ITEM steals a reference
+    PyTuple_SET_ITEM(record, i, value)
+
+
+cdef object new_record(object cls, bint untrack, object family, tuple source_ids,
+                       object locator, Py_ssize_t start, Py_ssize_t end,
+                       Py_ssize_t clean_start):
+    """cls(family, ids, locator, start, end, clean_start) for a tuple subclass cls, filled
+    in place; every field is built before the record exists, so it is never seen half full.
+
+    A tuple of str cannot be part of a reference cycle, and CPython's collector untracks
+    such tuples itself on its next pass; doing it now spares that pass, which is a quarter
+    of the cost of a dense text.  The record too, when its class has no __dict__ (all its
+    fields are then immutable and atomic)."""
+    gc_untrack(source_ids)
+    cdef object start_ = start, end_ = end, clean_start_ = clean_start
+    record = <object>type_alloc(<PyTypeObject*>cls, 6)
+    Py_DECREF(record)  # type_alloc's reference now belongs to `record`
+    fill(record, 0, family)
+    fill(record, 1, source_ids)
+    fill(record, 2, locator)
+    fill(record, 3, start_)
+    fill(record, 4, end_)
+    fill(record, 5, clean_start_)
+    if untrack:
+        gc_untrack(record)
+    return record
+
+
+cdef list records_units(str text, const text_t* data, Grammar grammar, object cls, int units,
+                        list spans=None):
+    # The citations as records; with `spans` (a list), every consumed match appended to it
+    # too, as `spans_units` makes them (one scan for both: validate needs both).
+    cdef Matches matches
+    cdef Shared shared
+    cdef Offsets offsets
+    cdef Py_ssize_t i, start, end, removed = 0, valid = 0
+    cdef Match* match
+    # Records of a class without __dict__ hold immutable, atomic fields only.
+    cdef bint untrack = (<PyTypeObject*>cls).tp_dictoffset == 0
+    offsets.units = units
+    offsets.at = 0
+    offsets.extra = 0
+    init_matches(&matches)
+    init_shared(&shared)
+    try:
+        scan(text, data, grammar, spans is not None, &matches)
+        for i in range(matches.count):
+            valid += matches.items[i].n_ids != INVALID
+        result = PyList_New(valid)  # presized, as in extract_units
+        valid = 0
+        for i in range(matches.count):
+            match = &matches.items[i]
+            if spans is not None:
+                span = (match.start, match.end, match.n_ids != INVALID)
+                gc_untrack(span)  # ints and a bool, as in spans_units
+                spans.append(span)
+            if match.n_ids == INVALID:
+                continue
+            start = convert(data, &offsets, match.start)
+            end = convert(data, &offsets, match.end)
+            record = new_record(
+                cls, untrack, family_of(text, data, grammar, match, &shared),
+                source_ids(text, data, grammar, match, True, &shared),
+                locator_of(text, data, match, &shared), start, end, start - removed,
+            )
+            Py_INCREF(record)  # PyList_SET_ITEM steals a reference
+            PyList_SET_ITEM(result, valid, record)
+            valid += 1
+            removed += end - start
+        return result
+    finally:
+        free_shared(&shared)
+        free_matches(&matches)
+
+
+cdef int check_record_args(object cls, object units) except -1:
+    if not (isinstance(cls, type) and issubclass(cls, tuple)):
+        raise TypeError("cls must be a tuple subclass")
+    if not isinstance(units, int):
+        raise TypeError(f"units must be an int, not {type(units).__name__}")
+    if units not in (UNITS_CODE_POINTS, UNITS_UTF16, UNITS_UTF8):
+        raise ValueError(f"units must be 0 (code points), 1 (UTF-16) or 2 (UTF-8), not {units}")
+    return 0
+
+
+def spans_records(str text not None, Grammar grammar not None, object cls, object units):
+    """`(spans(text, grammar), records(text, grammar, cls, units))` from one scan."""
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef int kind = PyUnicode_KIND(text)
+    check_record_args(cls, units)
+    cdef list spans = []
+    if grammar.cannot_match(text):
+        return spans, []
+    if kind == 1:
+        return spans, records_units(text, <const Py_UCS1*>data, grammar, cls, <int>units, spans)
+    if kind == 2:
+        return spans, records_units(text, <const Py_UCS2*>data, grammar, cls, <int>units, spans)
+    return spans, records_units(text, <const Py_UCS4*>data, grammar, cls, <int>units, spans)
+
+
+def records(str text not None, Grammar grammar not None, object cls, object units):
+    """The citations of text as cls records (a tuple subclass of six fields), with
+    offsets in `units`; clean_start is where the citation sits in the stripped text."""
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef int kind = PyUnicode_KIND(text)
+    check_record_args(cls, units)
+    if grammar.cannot_match(text):
+        return []
+    if kind == 1:
+        return records_units(text, <const Py_UCS1*>data, grammar, cls, <int>units)
+    if kind == 2:
+        return records_units(text, <const Py_UCS2*>data, grammar, cls, <int>units)
+    return records_units(text, <const Py_UCS4*>data, grammar, cls, <int>units)
+
+
+# --- cutting spans out -------------------------------------------------------------------
+
+cdef inline uint32_t or_units(const text_t* data, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    if text_t is Py_UCS1:
+        return cm_or_ucs1(data, a, b)
+    elif text_t is Py_UCS2:
+        return cm_or_ucs2(data, a, b)
+    else:
+        return cm_or_ucs4(data, a, b)
+
+
+cdef inline void copy_units(const text_t* source, void* target, int target_kind,
+                            Py_ssize_t count) noexcept nogil:
+    """Copy count units, narrowing to target_kind (the caller checked they fit)."""
+    cdef Py_ssize_t i
+    cdef Py_UCS1* to1
+    cdef Py_UCS2* to2
+    if sizeof(text_t) == target_kind:
+        memcpy(target, source, count * sizeof(text_t))
+    elif target_kind == 1:
+        to1 = <Py_UCS1*>target
+        for i in range(count):
+            to1[i] = <Py_UCS1>source[i]
+    else:
+        to2 = <Py_UCS2*>target
+        for i in range(count):
+            to2[i] = <Py_UCS2>source[i]
+
+
+cdef Py_UCS4 kept_maxchar(const text_t* data, Py_ssize_t n,
+                          const Matches* matches) noexcept nogil:
+    """The maxchar class of what the cut keeps: a result of a narrower kind than the text
+    must be stored narrower, or it would not equal the same text built by slicing."""
+    cdef uint32_t bits = 0, widest
+    cdef Py_ssize_t i, kept_from = 0
+    widest = 0x80 if text_t is Py_UCS1 else (0x100 if text_t is Py_UCS2 else 0x10000)
+    for i in range(matches.count + 1):
+        if bits >= widest:
+            break
+        if i < matches.count:
+            bits |= or_units(data, kept_from, matches.items[i].start)
+            kept_from = matches.items[i].end
+        else:
+            bits |= or_units(data, kept_from, n)
+    if bits >= 0x10000:
+        return 0x10FFFF
+    if bits >= 0x100:
+        return 0xFFFF
+    if bits >= 0x80:
+        return 0xFF
+    return 0x7F
+
+
+cdef void copy_kept(const text_t* data, Py_ssize_t n, const Matches* matches, void* target,
+                    int target_kind) noexcept nogil:
+    cdef Py_ssize_t i, kept_from = 0, written = 0, start
+    for i in range(matches.count + 1):
+        start = matches.items[i].start if i < matches.count else n
+        copy_units(data + kept_from, <char*>target + written * target_kind, target_kind,
+                   start - kept_from)
+        written += start - kept_from
+        if i < matches.count:
+            kept_from = matches.items[i].end
+
+
+cdef str cut_units(str text, const text_t* data, const Matches* matches):
+    """text without the spans of matches: in order, disjoint, 0 <= start <= end <= n."""
+    cdef Py_ssize_t i, n = len(text), removed = 0
+    cdef void* target
+    cdef int target_kind
+    cdef Py_UCS4 maxchar
+    cdef bint release = n >= NOGIL_MIN_LENGTH
+    for i in range(matches.count):
+        removed += matches.items[i].end - matches.items[i].start
+    if removed == 0:
+        return text
+    if release:
+        with nogil:
+            maxchar = kept_maxchar(data, n, matches)
+    else:
+        maxchar = kept_maxchar(data, n, matches)
+    result = PyUnicode_New(n - removed, maxchar)
+    target = PyUnicode_DATA(result)
+    target_kind = PyUnicode_KIND(result)
+    if release:
+        with nogil:
+            copy_kept(data, n, matches, target, target_kind)
+    else:
+        copy_kept(data, n, matches, target, target_kind)
+    return result
+
+
+cdef bint read_offset(dict citation, str key, Py_ssize_t* value) except -1:
+    """citation[key] when it is an exact int that fits; False for anything else."""
+    cdef PyObject* found
+    cdef bint fits
+    if PyDict_GetItemRef(citation, key, &found) == 0:
+        return False
+    offset = <object>found
+    Py_DECREF(offset)  # `offset` holds its own reference now
+    if not PyLong_CheckExact(offset):
+        return False
+    value[0] = as_ssize_t(offset)
+    fits = not (value[0] == -1 and PyErr_Occurred())
+    if not fits:
+        PyErr_Clear()  # too large for any text: the general path decides
+    return fits
+
+
+def cut(object text, object citations):
+    """text without the spans of citations when they are plain (a list or tuple of exact
+    dicts with exact int offsets, in order, disjoint, in range); None otherwise, for the
+    general path."""
+    cdef Matches matches
+    cdef Match match
+    cdef Py_ssize_t n, kept_from = 0
+    cdef const void* data
+    cdef int kind
+    if type(text) is not str or (type(citations) is not list and type(citations) is not tuple):
+        return None  # an iterator would be used up here: the general path reads it once
+    n = len(<str>text)
+    data = PyUnicode_DATA(text)
+    kind = PyUnicode_KIND(text)
+    init_matches(&matches)
+    try:
+        for item in citations:
+            if type(item) is not dict:
+                return None
+            if not read_offset(<dict>item, "start", &match.start):
+                return None
+            if not read_offset(<dict>item, "end", &match.end):
+                return None
+            if not (kept_from <= match.start <= match.end <= n):
+                return None
+            if push(&matches, &match) < 0:
+                raise MemoryError()
+            kept_from = match.end
+        if kind == 1:
+            return cut_units(<str>text, <const Py_UCS1*>data, &matches)
+        if kind == 2:
+            return cut_units(<str>text, <const Py_UCS2*>data, &matches)
+        return cut_units(<str>text, <const Py_UCS4*>data, &matches)
+    finally:
+        free_matches(&matches)

@@ -1,0 +1,1 @@
+"""Where Markdown holds code, paragraphs, emphasis and blocks."""

@@ -1,0 +1,527 @@
+"""Clean text for display: what a person should see of a model answer.
+
+`citemark.clean(text)` is `clean` below; this module also holds the batch form
+(`clean_many`), the places of what was removed (`clean_with_marks`) and the stream
+(`CleanStream`).
+
+The drop-in `strip_citations` does exactly what the guide's helper does; on real answers that
+leaves residue.  `clean` removes every marker shape found in real output, keeps every word of
+prose, and never touches Markdown code:
+
+- markers of any family (`cite`, `filecite`, `navlist`, `image_group`, `i`, `video`, ...) and
+  family-less groups `\\ue200\\ue202turn0search0\\ue202turn0news0\\ue201` are removed;
+  `entity` markers show their display name (the second element of their JSON array), so
+  "It works with <entity>, which" keeps its word, and so do `url`/`link_title` markers,
+  which show their title; `widgets` renders any family instead.
+- U+E203/U+E204 (around the prose a citation supports) and the U+E206 anchor go, the prose
+  stays; bare anchors `\\ue202turn0search0` go with their ids; broken markers (a START never
+  closed, or abandoned by a new START) lose their head and ids, and any other stray
+  U+E200-U+E206 character goes alone.
+- Markdown code (fenced, indented, inline; inside block quotes and list items) stays literal.
+- A marker that is a link's destination, `[text](<marker>)`, leaves `text`.
+- `lenient=True` also removes the forms that lost their private-use characters
+  (`citeturn0search0`, `iturn0image0turn0image1`, `fileciteturn1file0L8-L13`), the
+  characters written as six-character escapes (`\\ue200`), replaced by U+FFFD, and ChatGPT's
+  copy form `:contentReference[oaicite:3]{index=3}`.  Each needs an id (`turn0search0`)
+  glued to a family name, so "cite", "recite", "turn0" or "citeturnip" are never touched.
+
+Spacing rule: a removal never doubles a space or leaves one before punctuation.  Where a run
+of removed markers ends, the blanks just before it are dropped when what follows is a line
+end, the end of the text, a blank, or closing punctuation (`.,;:!?)]}%` and their CJK
+forms); at the start of a line, the indentation stays and the blanks after the run are
+dropped instead.  So "sentence. <marker>" is "sentence." and "a <marker> b" is "a b".
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterable, Mapping
+from types import ModuleType
+from typing import NamedTuple
+
+from ._core.grammar import FAMILY_CHAR, LINE_BREAK_RE, LINE_LOCATOR_RE, MARKER_RANGE, check_text
+from ._core.shapes import (
+    BARE,
+    BROKEN,
+    DELIM,
+    ENTITY,
+    MARKER,
+    START,
+    STOP,
+    STRAY,
+    TITLED_FAMILIES,
+)
+from ._kernels.loader import Implementation, load
+from ._markdown.code import CodeScanner, code_walls, maybe_code
+from .offsets import OFFSET_UNITS, OffsetMap, OffsetUnit
+
+__all__ = [
+    "CITATION_FAMILIES",
+    "CleanStream",
+    "Cleaned",
+    "Mark",
+    "Marker",
+    "clean",
+    "clean_many",
+    "clean_with_marks",
+    "entity_name",
+]
+
+# Families whose markers are citations (chips for front ends); other families are widgets.
+CITATION_FAMILIES = frozenset({"cite", "filecite", "", "oaicite"})
+
+Widgets = Mapping[str, Callable[["Marker"], str]]
+
+
+class Marker(NamedTuple):
+    """A removed marker, as a `widgets` renderer receives it.
+
+    kind: "citation" (a family of CITATION_FAMILIES), "widget" (any other family),
+    "entity", "broken" (never closed) or "anchor" (bare `\\ue202turn0search0`)."""
+
+    kind: str
+    family: str
+    source_ids: tuple[str, ...]
+    locator: str | None
+    body: str
+
+
+class Mark(NamedTuple):
+    """A marker and where it sits in the clean text: `start` to `end` is what replaced it
+    (start == end when it was removed), in the unit asked for."""
+
+    kind: str
+    family: str
+    source_ids: tuple[str, ...]
+    locator: str | None
+    body: str
+    start: int
+    end: int
+
+
+class Cleaned(NamedTuple):
+    text: str
+    marks: list[Mark]
+
+
+def _kernel(implementation: Implementation | None) -> ModuleType:
+    """The clean kernel of `implementation` (None: the active one)."""
+    return load("clean", implementation)
+
+
+def _check(lenient: object, skip_code: object, widgets: object) -> None:
+    if type(lenient) is not bool:
+        raise TypeError(f"lenient must be bool, not {type(lenient).__name__}")
+    if type(skip_code) is not bool:
+        raise TypeError(f"skip_code must be bool, not {type(skip_code).__name__}")
+    if widgets is not None:
+        if not isinstance(widgets, Mapping):
+            raise TypeError(f"widgets must be a mapping, not {type(widgets).__name__}")
+        for family, render in widgets.items():
+            if not isinstance(family, str) or not callable(render):
+                raise TypeError("widgets must map family names (str) to callables")
+
+
+def clean(
+    text: str,
+    *,
+    lenient: bool = False,
+    skip_code: bool = True,
+    widgets: Widgets | None = None,
+    implementation: Implementation | None = None,
+) -> str:
+    """`text` as a person should see it (see the module's documentation).
+
+    `widgets` maps a family name to a function of its `Marker` that returns the text to
+    show instead (entity markers show their name, and `url`/`link_title` markers their
+    title, unless their family is mapped too).
+    """
+    if lenient is False and skip_code is True and widgets is None:
+        # The default options (checked by identity: no call) in one kernel call, as in
+        # clean_many: the per-call work here cost a fifth of the time on a log of answers.
+        kernel = _kernel(implementation)
+        done: str | None = kernel.clean_texts([text], code_walls, entity_name, True)[0]
+        if done is not None:
+            return done
+    _check(lenient, skip_code, widgets)
+    kernel = _kernel(implementation)
+    if not lenient and not widgets:
+        done = kernel.clean_texts([text], code_walls if skip_code else None, entity_name, True)[0]
+        if done is not None:
+            return done
+    plain = check_text(text)
+    if lenient:
+        walls = code_walls(plain) if skip_code and maybe_code(plain) else []
+        plain, walls = _degraded(plain, walls)
+    else:
+        hints = kernel.hints(plain)
+        if not hints:
+            return text
+        walls = code_walls(plain) if skip_code and hints == 3 else []
+    if not widgets:
+        # None: a marker whose title shows, which only the general path renders.
+        fast: str | None = kernel.clean(plain, walls, entity_name, True)
+        if fast is not None:
+            return text if fast is text else fast
+    return _clean(kernel, plain, walls, widgets)[0]
+
+
+def clean_many(
+    texts: Iterable[str],
+    *,
+    lenient: bool = False,
+    skip_code: bool = True,
+    widgets: Widgets | None = None,
+    implementation: Implementation | None = None,
+) -> list[str]:
+    """`[clean(text, ...) for text in texts]`, faster: without lenient or widgets, the whole
+    batch goes through the kernel in one call (for the JSONL and Parquet paths, where the
+    per-text work of `clean` itself cost as much as the cleaning, measured on a log of
+    answers).  Any text the kernel leaves to the front is cleaned by `clean`."""
+    _check(lenient, skip_code, widgets)
+    batch = texts if type(texts) is list else list(texts)
+    if lenient or widgets:
+        done: list[str | None] = [None] * len(batch)
+    else:
+        kernel = _kernel(implementation)
+        done = kernel.clean_texts(batch, code_walls if skip_code else None, entity_name, True)
+    return [
+        clean(
+            text,
+            lenient=lenient,
+            skip_code=skip_code,
+            widgets=widgets,
+            implementation=implementation,
+        )
+        if result is None
+        else result
+        for text, result in zip(batch, done, strict=True)
+    ]
+
+
+def clean_with_marks(
+    text: str,
+    *,
+    lenient: bool = False,
+    skip_code: bool = True,
+    widgets: Widgets | None = None,
+    offsets: OffsetUnit = "codepoints",
+    implementation: Implementation | None = None,
+) -> Cleaned:
+    """`clean(text)` and the markers it removed or replaced, in order, with their places in
+    the clean text in `offsets` units ("codepoints", "utf16" or "utf8"), so that a front
+    end can put a chip where each citation was."""
+    _check(lenient, skip_code, widgets)
+    if offsets not in OFFSET_UNITS:
+        raise ValueError(f"offsets must be one of {', '.join(OFFSET_UNITS)}, not {offsets!r}")
+    kernel = _kernel(implementation)
+    plain = check_text(text)
+    walls = code_walls(plain) if skip_code and maybe_code(plain) else []
+    if lenient:
+        plain, walls = _degraded(plain, walls)
+    result, marks = _clean(kernel, plain, walls, widgets)
+    if offsets != "codepoints" and marks:
+        units = OffsetMap(result)
+        marks = [
+            mark._replace(
+                start=units.convert(mark.start, target=offsets),
+                end=units.convert(mark.end, target=offsets),
+            )
+            for mark in marks
+        ]
+    return Cleaned(result, marks)
+
+
+def _clean(
+    kernel: ModuleType, plain: str, walls: list[tuple[int, int]], widgets: Widgets | None
+) -> tuple[str, list[Mark]]:
+    tokens = kernel.scan(plain, walls)
+    markers: list[Marker | None] = []
+    replacements: list[str] = []
+    for token in tokens:
+        marker = _marker(plain, token)
+        markers.append(marker)
+        replacements.append("" if marker is None else _replacement(marker, widgets))
+    result, positions = kernel.join(plain, tokens, replacements)
+    marks = [
+        Mark(*marker, position, position + len(replacement))
+        for marker, replacement, position in zip(markers, replacements, positions, strict=True)
+        if marker is not None
+    ]
+    return result, marks
+
+
+_KINDS = {MARKER: "citation", ENTITY: "entity", BROKEN: "broken", BARE: "anchor"}
+
+
+def _marker(text: str, token: tuple[int, ...]) -> Marker | None:
+    kind, _, _, family_start, family_end, body_start, body_end = token
+    if kind == STRAY:
+        return None
+    family = text[family_start:family_end]
+    body = text[body_start:body_end]
+    label = _KINDS[kind]
+    if kind == ENTITY:
+        return Marker(label, family, (), None, body)
+    if kind == MARKER and family not in CITATION_FAMILIES:
+        label = "widget"
+    parts = [part for part in (piece.strip() for piece in body.split(DELIM)) if part]
+    locator = parts.pop() if len(parts) > 1 and LINE_LOCATOR_RE.match(parts[-1]) else None
+    return Marker(label, family, tuple(parts), locator, body)
+
+
+def _replacement(marker: Marker, widgets: Widgets | None) -> str:
+    render = None
+    if widgets and marker.kind in ("citation", "widget", "entity"):
+        render = widgets.get(marker.family)
+    if render is None:
+        if marker.kind == "entity":
+            return entity_name(marker.body)
+        if marker.family in TITLED_FAMILIES and marker.source_ids:
+            return marker.source_ids[0]
+        return ""
+    shown = render(marker)
+    if not isinstance(shown, str):
+        raise TypeError(f"a widgets renderer must return str, not {type(shown).__name__}")
+    return str.__str__(shown)
+
+
+_MARKER_CHARS = re.compile(f"[{MARKER_RANGE}\r\n]")
+
+
+def entity_name(body: str) -> str:
+    """What a reader sees of an entity marker's body: the display name, the second element
+    of `["kind","Name","description"]` (the first when it is alone); a plain-text body as
+    it is; DELIM-separated `kind<DELIM>Name` parts like the array.  Nothing else shows."""
+    text = body.strip()
+    name: object = None
+    if text[:1] in ("[", '"', "{"):
+        try:
+            value = json.loads(text)
+        except ValueError:
+            value = None
+        if isinstance(value, list) and value:
+            name = value[1] if len(value) > 1 else value[0]
+        elif isinstance(value, dict):
+            name = value.get("name")
+        elif isinstance(value, str):
+            name = value
+    else:
+        parts = [part.strip() for part in text.split(DELIM) if part.strip()]
+        name = parts[1] if len(parts) > 1 else parts[0] if parts else None
+    return _MARKER_CHARS.sub(" ", name).strip() if isinstance(name, str) else ""
+
+
+# --- lenient: the forms that lost their private-use characters ------------------------------
+
+_ID = "turn[0-9]+[A-Za-z]+[0-9]+"
+_LOCATOR = "L[0-9]+(?:-L[0-9]+)?"
+_ESCAPE = re.compile(r"\\[uU][eE]20([0-6])")
+_DEGRADED = re.compile(
+    # An id glued to a family name: the family alone, or an id alone, is prose.
+    f"(?P<family>filecite|cite|(?<![A-Za-z0-9])i)(?P<ids>(?:{_ID})+)(?P<locator>{_LOCATOR})?"
+    r'|entity(?P<entity>\[(?:"(?:[^"\\\n]|\\.)*"[ ]*,?[ ]*){1,8}\])'
+    r"|:?contentReference\[oaicite:(?P<index>[0-9]+)\](?:\{index=[0-9]+\})?"
+)
+_ONE_ID = re.compile(_ID)
+_REPLACED = re.compile(
+    f"\ufffd(?P<family>{FAMILY_CHAR}*)\ufffd"
+    f"(?P<body>(?:{_ID}|{_LOCATOR})(?:\ufffd(?:{_ID}|{_LOCATOR}))*"
+    r'|\[(?:"(?:[^"\\\n\ufffd]|\\.)*"[ ]*,?[ ]*){1,8}\])'
+    "\ufffd"
+)
+_LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
+
+
+def _rebuild(match: re.Match[str]) -> str:
+    if match["entity"] is not None:
+        return f"{START}entity{DELIM}{match['entity']}{STOP}"
+    if match["index"] is not None:
+        return f"{START}oaicite{DELIM}{match['index']}{STOP}"
+    parts = _ONE_ID.findall(match["ids"])
+    if match["locator"]:
+        parts.append(match["locator"])
+    return f"{START}{match['family']}{DELIM}{DELIM.join(parts)}{STOP}"
+
+
+def _unreplace(line: str) -> str:
+    """A line where U+FFFD stands for the marker characters: its markers rebuilt, and its
+    other U+FFFD taken for the U+E203/U+E204/U+E206 that went with them."""
+    rebuilt, count = _REPLACED.subn(
+        lambda m: f"{START}{m['family']}{DELIM}{m['body'].replace(chr(0xFFFD), DELIM)}{STOP}",
+        line,
+    )
+    return rebuilt.replace("\ufffd", "\ue206") if count else line
+
+
+# Every match of _DEGRADED holds one of these: an id glued to its family ("cite",
+# "filecite" or "i", then "turn"), or one of the other two forms' literal heads.  Prose
+# without them skips the regex, which makes an attempt at nearly every character (50 ns a
+# character on real answers, against a few substring searches at C speed).
+_DEGRADED_SIGNS = ("citeturn", "iturn", "entity[", "contentReference[oaicite:")
+
+
+def _degrade_prose(prose: str) -> str:
+    prose = _ESCAPE.sub(lambda m: chr(0xE200 + int(m[1])), prose)
+    if "\ufffd" in prose:
+        prose = "".join(_unreplace(line) for line in _LINES.findall(prose))
+    if not any(sign in prose for sign in _DEGRADED_SIGNS):
+        return prose
+    return _DEGRADED.sub(_rebuild, prose)
+
+
+def _degraded(text: str, walls: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """text with the degraded forms outside walls rewritten as the markers they were, and
+    the walls where they now are."""
+    pieces: list[str] = []
+    moved: list[tuple[int, int]] = []
+    at = length = 0
+    for start, end in walls:
+        prose = _degrade_prose(text[at:start])
+        pieces += (prose, text[start:end])
+        length += len(prose)
+        moved.append((length, length + end - start))
+        length += end - start
+        at = end
+    pieces.append(_degrade_prose(text[at:]))
+    return "".join(pieces), moved
+
+
+# --- streams ---------------------------------------------------------------------------------
+
+DEFAULT_MAX_HOLD = 1 << 16
+
+
+class CleanStream:
+    """`clean` over an answer that arrives in chunks: the concatenated output of `feed` and
+    `close` is exactly `clean(whole)` for every chunking.
+
+    Markers never span a line break and the spacing rule never looks across one, so text is
+    released line by line as soon as its Markdown is decided: a line is held while it is
+    incomplete, and a paragraph from its first backtick on (a later backtick in the same
+    paragraph may close an inline code span there).  Work is linear: a chunk without a line
+    break costs its length; each line goes once through the Markdown scanner and once
+    through the kernel.  `work` counts the characters handled, for the linearity tests.
+
+    `max_hold` bounds that paragraph hold: past it, the backticks seen so far are paired
+    among themselves and the lines go out (a code span that a later backtick would have
+    closed is then not seen: the one case where the output can differ from `clean(whole)`).
+    None holds as long as needed.  A single line is always held whole.
+    """
+
+    def __init__(
+        self,
+        *,
+        lenient: bool = False,
+        skip_code: bool = True,
+        widgets: Widgets | None = None,
+        max_hold: int | None = DEFAULT_MAX_HOLD,
+        implementation: Implementation | None = None,
+    ) -> None:
+        _check(lenient, skip_code, widgets)
+        if max_hold is not None and (type(max_hold) is not int or max_hold < 1):
+            raise TypeError(f"max_hold must be a positive int or None, not {max_hold!r}")
+        self._max_hold = max_hold
+        self._held_length = 0  # len("".join(self._lines))
+        self._kernel = _kernel(implementation)
+        self._lenient = lenient
+        self._skip_code = skip_code
+        self._widgets = widgets
+        self._lines: list[str] = []  # complete lines not released, in order
+        self._released = 0  # stream offset where self._lines start
+        self._pending: list[str] = []  # the chunks of the incomplete line
+        self._complete = 0  # stream offset where the incomplete line starts
+        self._scanner = CodeScanner()
+        self._closed = False
+        self.work = 0
+
+    @property
+    def held(self) -> str:
+        """The raw text not released yet."""
+        return "".join(self._lines) + "".join(self._pending)
+
+    def feed(self, chunk: str) -> str:
+        if not isinstance(chunk, str):
+            raise TypeError(f"chunk must be str, not {type(chunk).__name__}")
+        if self._closed:
+            raise ValueError("feed() after close()")
+        chunk = str.__str__(chunk)
+        self.work += len(chunk)
+        self._pending.append(chunk)
+        if "\n" not in chunk and "\r" not in chunk:
+            return ""
+        data = "".join(self._pending)
+        self.work += len(data)
+        # Complete lines end at the last line break, unless it is a "\r" a "\n" may follow.
+        last = len(data) - 1 if data.endswith("\r") else len(data)
+        complete = max(data.rfind("\n", 0, last), data.rfind("\r", 0, last)) + 1
+        self._pending = [data[complete:]] if complete < len(data) else []
+        self._scan(data[:complete], final=False)
+        return self._release(final=False)
+
+    def close(self) -> str:
+        """Release everything held: the end of the stream decides it all."""
+        if self._closed:
+            return ""
+        self._closed = True
+        data = "".join(self._pending)
+        self.work += len(data)
+        self._pending = []
+        self._scan(data, final=True)
+        return self._release(final=True)
+
+    def _scan(self, lines: str, final: bool) -> None:
+        """Feed complete lines (and, when final, a last incomplete one) to the scanner."""
+        if not lines and not final:
+            return
+        scanner = self._scanner
+        scanner.text = lines
+        scanner.base = self._complete
+        start = 0
+        for line_end in LINE_BREAK_RE.finditer(lines):
+            scanner.line(start, line_end.start())
+            start = line_end.end()
+        if start < len(lines):
+            scanner.line(start, len(lines))
+        if final:
+            scanner.finish()
+        scanner.text = ""  # released with the lines; positions are kept as offsets
+        self._complete += len(lines)
+        if lines:
+            self._lines.append(lines)
+            self._held_length += len(lines)
+
+    def _release(self, final: bool) -> str:
+        scanner = self._scanner
+        cut = self._complete
+        if not final and scanner.in_paragraph and scanner.ticked_from is not None:
+            if self._max_hold is not None and self._held_length > self._max_hold:
+                scanner.settle()  # the bound: pair the backticks seen so far
+            else:
+                cut = scanner.ticked_from
+        if cut <= self._released:
+            return ""
+        held = "".join(self._lines)
+        piece, rest = held[: cut - self._released], held[cut - self._released :]
+        self.work += len(held)
+        self._lines = [rest] if rest else []
+        self._held_length = len(rest)
+        base = self._released
+        self._released = cut
+        # Every wall found so far ends before the cut: walls are found in order, and a
+        # paragraph still waiting for its backticks ends before any later one is found.
+        walls = [(a - base, b - base) for a, b in scanner.walls] if self._skip_code else []
+        scanner.walls = []
+        return self._clean_piece(piece, walls)
+
+    def _clean_piece(self, piece: str, walls: list[tuple[int, int]]) -> str:
+        if self._lenient:
+            piece, walls = _degraded(piece, walls)
+        elif not self._kernel.has_markers(piece):
+            return piece
+        if not self._widgets:
+            fast: str | None = self._kernel.clean(piece, walls, entity_name, True)
+            if fast is not None:
+                return fast
+        return _clean(self._kernel, piece, walls, self._widgets)[0]
