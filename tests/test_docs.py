@@ -36,10 +36,10 @@ import shutil
 import subprocess
 import sys
 import textwrap
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -241,7 +241,10 @@ def run_page(request_file: str, result_file: str) -> None:
         lines = difflib.unified_diff(
             shown.splitlines(keepends=True), printed.splitlines(keepends=True), "shown", "printed"
         )
-        return "".join(line if line.endswith("\n") else f"{line}\n(no line break)\n" for line in lines)
+        # A last line without its line break is named, as diff does.
+        return "".join(
+            line if line.endswith("\n") else f"{line}\n\\ no line break\n" for line in lines
+        )
 
     import citemark
 
@@ -257,7 +260,7 @@ def run_page(request_file: str, result_file: str) -> None:
             results[name] = {"status": "skip", "message": f"needs {', '.join(missing)}"}
             continue
         try:
-            if citemark.IMPLEMENTATION != chosen:
+            if chosen != citemark.IMPLEMENTATION:
                 problem: str | None = f"citemark.IMPLEMENTATION is {citemark.IMPLEMENTATION}"
             elif block["lang"] == "python":
                 problem = python(block, name)
@@ -291,7 +294,7 @@ def make_inputs(where: Path) -> None:
 
 
 class Pages:
-    """Every page's run on one implementation, started together, waited for on demand."""
+    """The run of every page on each implementation, started together, waited for on demand."""
 
     def __init__(self, base: Path, without: list[str]) -> None:
         self.base = base
@@ -307,11 +310,16 @@ class Pages:
         self.pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2)
         self.runs: dict[str, Future[dict[str, dict[str, str]]]] = {}
 
-    def start(self, implementation: str) -> None:
-        for page in dict.fromkeys(block.page for block in RUNNABLE):
-            key = f"{implementation}:{page}"
-            if key not in self.runs:
-                self.runs[key] = self.pool.submit(self.run, implementation, page)
+    def start(self, *implementations: str) -> None:
+        # The longest pages first, so that the short ones fill the gaps at the end.
+        pages = sorted(
+            {block.page for block in RUNNABLE}, key=lambda page: -(ROOT / page).stat().st_size
+        )
+        for page in pages:
+            for implementation in implementations:
+                key = f"{implementation}:{page}"
+                if key not in self.runs:
+                    self.runs[key] = self.pool.submit(self.run, implementation, page)
 
     def result(self, implementation: str, block: Block) -> dict[str, str]:
         self.start(implementation)
@@ -349,13 +357,19 @@ class Pages:
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Any:
+def pages(
+    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
+) -> Iterator[Pages]:
     made = Pages(tmp_path_factory.mktemp("docs"), request.config.getoption("--without"))
     # Every page of every implementation selected starts now, so the runs overlap.
+    chosen: dict[str, None] = {}  # in order, once each
     for item in request.session.items:
         callspec = getattr(item, "callspec", None)
-        if item.module is request.module and callspec and "implementation" in callspec.params:
-            made.start(callspec.params["implementation"])
+        if item.path == request.path and callspec is not None:
+            implementation = callspec.params.get("implementation")
+            if implementation is not None:
+                chosen[implementation] = None
+    made.start(*chosen)
     yield made
     made.pool.shutdown(wait=True)
 
