@@ -424,3 +424,13 @@ def test_local_links_resolve() -> None:
                 if anchor not in {slug(heading) for heading in headings}:
                     broken.append(f"{path.relative_to(ROOT)}: {target} (no such heading)")
     assert broken == []
+
+
+def test_internals_names_every_public_module() -> None:
+    """The layer map names each public module and each layer."""
+    text = (ROOT / "docs" / "internals.md").read_text(encoding="utf-8")
+    package = ROOT / "src" / "citemark"
+    public = [path.name for path in package.glob("*.py") if not path.name.startswith("_")]
+    layers = [path.name for path in package.iterdir() if (path / "__init__.py").exists()]
+    missing = [name for name in public + layers if not re.search(rf"\b{name}\b", text)]
+    assert missing == []
