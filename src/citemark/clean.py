@@ -668,6 +668,12 @@ class CleanStream:
     among themselves and the lines go out (a code span that a later backtick would have
     closed is then not seen: the one case where the output can differ from `clean(whole)`).
     None holds as long as needed.  A single line is always held whole.
+
+    With `mapped=True` the stream also records, in `marks` and `cuts`, every marker it
+    removed and every cut it made (see `clean_mapped`), in positions of the whole stream:
+    cut starts and ends count the text fed since the start, clean positions the text
+    released since the start (code points).  A server places offsets computed on the raw
+    text with `clean_position(stream.cuts, index)` once `index <= stream.released`.
     """
 
     def __init__(
@@ -677,11 +683,14 @@ class CleanStream:
         skip_code: bool = True,
         widgets: Widgets | None = None,
         max_hold: int | None = DEFAULT_MAX_HOLD,
+        mapped: bool = False,
         implementation: Implementation | None = None,
     ) -> None:
         _check(lenient, skip_code, widgets)
         if max_hold is not None and (type(max_hold) is not int or max_hold < 1):
             raise TypeError(f"max_hold must be a positive int or None, not {max_hold!r}")
+        if type(mapped) is not bool:
+            raise TypeError(f"mapped must be bool, not {type(mapped).__name__}")
         self._max_hold = max_hold
         self._held_length = 0  # len("".join(self._lines))
         self._kernel = _kernel(implementation)
@@ -694,9 +703,10 @@ class CleanStream:
         self._complete = 0  # stream offset where the incomplete line starts
         self._scanner = CodeScanner()
         self._closed = False
+        self._mapped = mapped
         self._clean_length = 0  # the length of everything released
-        # While feed_mapped or close_mapped runs: the marks and cuts of what it releases.
-        self._mapped: tuple[list[Mark], list[Cut]] | None = None
+        self.marks: list[Mark] = []
+        self.cuts: list[Cut] = []
         self.work = 0
 
     @property
@@ -708,26 +718,6 @@ class CleanStream:
     def released(self) -> int:
         """How much of the stream's text (code points) is released: its clean text is final."""
         return self._released
-
-    def feed_mapped(self, chunk: str) -> Mapped:
-        """`feed(chunk)`, with the marks and the cuts of the text it releases, in positions of
-        the whole stream: cut starts and ends count the text fed since the start, mark and
-        clean positions the text released since the start (code points)."""
-        return self._with_marks(self.feed, chunk)
-
-    def close_mapped(self) -> Mapped:
-        """`close()`, with the marks and cuts of what it releases (see `feed_mapped`)."""
-        return self._with_marks(lambda _: self.close(), "")
-
-    def _with_marks(self, step: Callable[[str], str], chunk: str) -> Mapped:
-        marks: list[Mark] = []
-        cuts: list[Cut] = []
-        self._mapped = marks, cuts
-        try:
-            text = step(chunk)
-        finally:
-            self._mapped = None
-        return Mapped(text, marks, cuts)
 
     def feed(self, chunk: str) -> str:
         if not isinstance(chunk, str):
@@ -801,22 +791,15 @@ class CleanStream:
         # paragraph still waiting for its backticks ends before any later one is found.
         walls = [(a - base, b - base) for a, b in scanner.walls] if self._skip_code else []
         scanner.walls = []
-        if self._mapped is None:
-            result = self._clean_piece(piece, walls)
-        else:
-            result = self._clean_mapped_piece(piece, walls, base)
-        self._clean_length += len(result)
-        return result
-
-    def _clean_mapped_piece(self, piece: str, walls: list[tuple[int, int]], base: int) -> str:
-        assert self._mapped is not None
+        if not self._mapped:
+            return self._clean_piece(piece, walls)
         mapped = _clean_mapped(self._kernel, piece, walls, self._lenient, self._widgets)
         shift = self._clean_length
-        marks, cuts = self._mapped
-        marks += [
+        self._clean_length += len(mapped.text)
+        self.marks += [
             mark._replace(start=mark.start + shift, end=mark.end + shift) for mark in mapped.marks
         ]
-        cuts += [Cut(a + base, b + base, c + shift, d + shift) for a, b, c, d in mapped.cuts]
+        self.cuts += [Cut(a + base, b + base, c + shift, d + shift) for a, b, c, d in mapped.cuts]
         return mapped.text
 
     def _clean_piece(self, piece: str, walls: list[tuple[int, int]]) -> str:
