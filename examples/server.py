@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -51,7 +52,14 @@ def create_app(
     `options` go to citemark.openai (lenient, skip_code, widgets, max_hold)."""
     sdk = client or AsyncOpenAI(base_url=upstream, api_key=api_key, max_retries=0)
     settings = options or {}
-    app = FastAPI(title="citemark proxy")
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if client is None:
+            await sdk.close()  # its connections to the upstream
+
+    app = FastAPI(title="citemark proxy", lifespan=lifespan)
 
     @app.post("/v1/responses")
     async def responses(request: Request) -> Response:

@@ -8,6 +8,8 @@ import asyncio
 import copy
 import itertools
 import json
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -677,3 +679,13 @@ def test_every_split_and_placement_gives_the_same_stream(
     for place in expected:
         if "end_index" in place:
             assert 0 <= place["start_index"] <= place["end_index"] <= len(text)
+
+
+def test_importing_the_module_imports_no_sdk() -> None:
+    code = (
+        "import sys, citemark.openai as m; "
+        "list(m.clean_responses([{'type': 'response.output_text.delta', 'output_index': 0, "
+        "'content_index': 0, 'delta': 'a\\n'}])); "
+        "assert 'openai' not in sys.modules, 'openai imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
