@@ -93,29 +93,73 @@ _CHAT_TEXT_FIELDS = frozenset({"content", "annotations"})
 # --- SDK objects and dicts alike --------------------------------------------------------------
 
 
+# What kind of object a class makes, asked of the class once (an isinstance check against
+# the Mapping ABC, or pydantic's attribute lookup of a missing field, on every field read
+# cost more than the rest of a delta's handling).
+_DICT, _MODEL, _OTHER = 0, 1, 2
+_SHAPES: dict[type, int] = {dict: _DICT}
+_MISSING = object()
+
+
+def _shape(obj: Any) -> int:
+    cls = type(obj)
+    shape = _SHAPES.get(cls)
+    if shape is None:
+        if isinstance(obj, Mapping):
+            shape = _DICT
+        elif hasattr(cls, "model_copy") and hasattr(cls, "model_fields"):
+            shape = _MODEL
+        else:
+            shape = _OTHER
+        _SHAPES[cls] = shape
+    return shape
+
+
+def _is_mapping(obj: Any) -> bool:
+    return _shape(obj) == _DICT
+
+
 def _get(obj: Any, name: str) -> Any:
-    if isinstance(obj, Mapping):
+    """A field of a dict or a model (declared or extra), None when it has none."""
+    if type(obj) is dict:
         return obj.get(name)
+    shape = _shape(obj)
+    if shape == _DICT:
+        return obj.get(name)
+    if shape == _MODEL:
+        value = obj.__dict__.get(name, _MISSING)
+        if value is not _MISSING:
+            return value
+        extra = obj.__pydantic_extra__
+        return None if extra is None else extra.get(name)
     return getattr(obj, name, None)
 
 
+def _view(obj: Any) -> Mapping[str, Any]:
+    """What to read obj's declared fields from in a hurry: a dict itself, a model's
+    `__dict__` (its extra fields are read with `_get`)."""
+    if type(obj) is dict or _shape(obj) == _DICT:
+        return obj  # type: ignore[no-any-return]
+    return getattr(obj, "__dict__", None) or {}
+
+
 def _has(obj: Any, name: str) -> bool:
-    if isinstance(obj, Mapping):
+    if _is_mapping(obj):
         return name in obj
-    return getattr(obj, name, None) is not None
+    return _get(obj, name) is not None
 
 
 def _with(obj: T, changes: dict[str, Any]) -> T:
     """obj with `changes`, the same kind: a dict, or a copy of the model (extra fields kept)."""
-    if isinstance(obj, Mapping):
-        return {**obj, **changes}  # type: ignore[return-value]
+    if _is_mapping(obj):
+        return {**obj, **changes}  # type: ignore[dict-item,return-value]
     return obj.model_copy(update=changes)  # type: ignore[attr-defined,no-any-return]
 
 
 def _without(obj: T, name: str) -> T:
     """obj without the field `name` (an extra field of a model)."""
-    if isinstance(obj, Mapping):
-        return {key: value for key, value in obj.items() if key != name}  # type: ignore[return-value]
+    if _is_mapping(obj):
+        return {key: value for key, value in obj.items() if key != name}  # type: ignore[attr-defined,return-value]
     copied = obj.model_copy()  # type: ignore[attr-defined]
     extra = copied.__pydantic_extra__
     if extra is not None:
@@ -123,18 +167,24 @@ def _without(obj: T, name: str) -> T:
     return copied  # type: ignore[no-any-return]
 
 
-def _fields(obj: Any) -> Iterable[tuple[str, Any]]:
-    """The fields obj was given: a dict's items, a model's set fields and extras."""
-    if isinstance(obj, Mapping):
-        return obj.items()
-    names = set(getattr(obj, "model_fields_set", ())) | set(
-        getattr(obj, "__pydantic_extra__", None) or ()
-    )
-    return ((name, getattr(obj, name, None)) for name in names)
+def _carries_more(obj: Any, text_fields: frozenset[str]) -> bool:
+    """Whether obj holds a field other than `text_fields` that is not None."""
+    shape = _shape(obj)
+    if shape == _DICT:
+        return any(value is not None for name, value in obj.items() if name not in text_fields)
+    if shape != _MODEL:
+        return True
+    names = obj.__pydantic_fields_set__
+    extra = obj.__pydantic_extra__ or {}
+    if names <= text_fields and extra.keys() <= text_fields:
+        return False  # the common chunk: its text and nothing else
+    return any(_get(obj, name) is not None for name in (names | extra.keys()) - text_fields)
 
 
-def _index(event: Any, name: str) -> int:
-    value = _get(event, name)
+def _index(event: Any, name: str, value: Any = _MISSING) -> int:
+    """event's `name` (or `value`, read already), which must be an int."""
+    if value is _MISSING:
+        value = _get(event, name)
     if type(value) is not int:
         raise ValueError(
             f"a {_get(event, 'type')} event needs {name} as an int, not {type(value).__name__}"
@@ -143,8 +193,11 @@ def _index(event: Any, name: str) -> int:
 
 
 def _kind(obj: Any) -> str | None:
-    kind = _get(obj, "type") if isinstance(obj, Mapping) or hasattr(obj, "model_copy") else None
-    return kind if isinstance(kind, str) else None
+    """The `type` of an event or part: a dict's, or a model's (anything else has none)."""
+    if _shape(obj) == _OTHER:
+        return None
+    kind = _get(obj, "type")
+    return kind if type(kind) is str else None
 
 
 # --- annotations ------------------------------------------------------------------------------
@@ -419,13 +472,18 @@ class ResponsesCleaner(_Cleaner):
     # Events.
 
     def _delta(self, event: Any) -> list[Any]:
-        part = self._text_part(event)
+        fields = _view(event)
+        output_index, content_index = fields.get("output_index"), fields.get("content_index")
+        if type(output_index) is int and type(content_index) is int:
+            part = self._parts.get((output_index, content_index)) or self._text_part(event)
+        else:
+            part = self._text_part(event)  # names what is wrong
         if part.closed:
             raise ValueError(
                 f"a response.output_text.delta for output_index {part.key[0]}, content_index "
                 f"{part.key[1]} came after its part was done"
             )
-        delta = _get(event, "delta")
+        delta = fields.get("delta")
         if not isinstance(delta, str):
             raise ValueError(
                 f"a response.output_text.delta needs delta as a str, not {type(delta).__name__}"
@@ -583,7 +641,7 @@ def _made_delta(trigger: Any, part: _Part) -> Any:
         "logprobs": [],
         "sequence_number": _get(trigger, "sequence_number"),
     }
-    if trigger is None or isinstance(trigger, Mapping):
+    if trigger is None or _is_mapping(trigger):
         return fields
     responses = importlib.import_module("openai.types.responses")
     return responses.ResponseTextDeltaEvent.model_construct(**fields)
@@ -613,11 +671,7 @@ class ChatCleaner(_Cleaner):
 
     def feed(self, chunk: T) -> list[T]:
         self._check_open()
-        choices = (
-            _get(chunk, "choices")
-            if isinstance(chunk, Mapping) or hasattr(chunk, "model_copy")
-            else None
-        )
+        choices = None if _shape(chunk) == _OTHER else _get(chunk, "choices")
         if not isinstance(choices, list) or not choices:
             return [chunk]
         cleaned = []
@@ -628,6 +682,11 @@ class ChatCleaner(_Cleaner):
             dropped += drop
         if dropped == len(choices) and _get(chunk, "usage") is None:
             return []
+        if dropped:
+            cleaned = [
+                _emptied(old) if new is None else new
+                for new, old in zip(cleaned, choices, strict=True)
+            ]
         if all(new is old for new, old in zip(cleaned, choices, strict=True)):
             return [chunk]
         return [_with(chunk, {"choices": cleaned})]
@@ -657,12 +716,13 @@ class ChatCleaner(_Cleaner):
 
     def _choice(self, chunk: Any, choice: Any) -> tuple[Any, bool]:
         """choice made clean, and whether it carries nothing any more."""
-        index = _index(choice, "index")
-        part = self._open((index, 0))
-        delta = _get(choice, "delta")
-        content = _get(delta, "content")
+        fields = _view(choice)
+        index = _index(choice, "index", fields.get("index"))
+        part = self._parts.get((index, 0)) or self._open((index, 0))
+        delta = fields.get("delta")
+        content = _view(delta).get("content")
         annotations = _get(delta, "annotations")
-        finish = _get(choice, "finish_reason")
+        finish = fields.get("finish_reason")
         if content is not None and not isinstance(content, str):
             raise ValueError(
                 f"a chat delta needs content as a str or None, not {type(content).__name__}"
@@ -677,9 +737,17 @@ class ChatCleaner(_Cleaner):
             part.held.extend(annotations)
         if finish is not None:
             released += part.close()
-        ready = [_moved(one, part.place) for one in part.ready(lambda one: one)]
+        ready = [_moved(one, part.place) for one in part.ready(_itself)] if part.held else []
         if released == (content or "") and not ready and not annotations:
             return choice, False
+        if (
+            content
+            and not released
+            and not ready
+            and finish is None
+            and not _carries_more(delta, _CHAT_TEXT_FIELDS)
+        ):
+            return None, True  # it carries nothing now: see _emptied
         changes: dict[str, Any] = {}
         if content is not None or released:
             changes["content"] = released
@@ -691,16 +759,20 @@ class ChatCleaner(_Cleaner):
         choice_changes: dict[str, Any] = {"delta": new_delta}
         if released != (content or "") and _get(choice, "logprobs") is not None:
             choice_changes["logprobs"] = None
-        drop = (
-            bool(content)
-            and not released
-            and not ready
-            and finish is None
-            and not any(
-                value is not None for name, value in _fields(delta) if name not in _CHAT_TEXT_FIELDS
-            )
-        )
-        return _with(choice, choice_changes), drop
+        return _with(choice, choice_changes), False
+
+
+def _itself(annotation: Any) -> Any:
+    return annotation
+
+
+def _emptied(choice: Any) -> Any:
+    """A choice whose text released nothing, in a chunk that goes out for another choice."""
+    delta = _without(_with(_get(choice, "delta"), {"content": ""}), "annotations")
+    changes: dict[str, Any] = {"delta": delta}
+    if _get(choice, "logprobs") is not None:
+        changes["logprobs"] = None
+    return _with(choice, changes)
 
 
 # --- whole results ----------------------------------------------------------------------------

@@ -69,11 +69,18 @@ class Stream:
         self.add("response.created", response=self.response)
         self.add("response.in_progress", response=self.response)
 
-    def tool(self, kind: str, item_id: str, steps: list[str], done: dict[str, object]) -> None:
+    def tool(
+        self,
+        kind: str,
+        item_id: str,
+        steps: list[str],
+        added: dict[str, object],
+        done: dict[str, object],
+    ) -> None:
         index = len(self.output)
         self.add(
             "response.output_item.added",
-            item={"id": item_id, "type": kind, "status": "in_progress"},
+            item={"id": item_id, "type": kind, "status": "in_progress", **added},
             output_index=index,
         )
         for step in steps:
@@ -205,6 +212,7 @@ def web_search() -> None:
             "response.web_search_call.searching",
             "response.web_search_call.completed",
         ],
+        {"action": {"type": "search"}},
         {"action": {"type": "search", "query": "good news today"}},
     )
     link = "https://www.axios.com/newsletters/axios-am?utm_source=openai"
@@ -236,6 +244,7 @@ def file_search() -> None:
             "response.file_search_call.searching",
             "response.file_search_call.completed",
         ],
+        {"queries": [], "results": None},
         {"queries": ["What is Travis's favorite food?"], "results": None},
     )
     marker = cite("turn0file0", "L1-L2", family="filecite")
