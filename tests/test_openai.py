@@ -689,3 +689,47 @@ def test_importing_the_module_imports_no_sdk() -> None:
         "assert 'openai' not in sys.modules, 'openai imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_a_finish_without_a_delta_carries_the_held_text() -> None:
+    chunks: list[Event] = [
+        {"choices": [{"index": 0, "delta": {"content": "held " + MARKER}, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": None, "finish_reason": "stop"}]},
+    ]
+    out = list(clean_chat(chunks))
+    assert len(out) == 1
+    assert out[0]["choices"][0]["delta"] == {"content": "held"}
+    assert out[0]["choices"][0]["finish_reason"] == "stop"
+
+
+def test_chat_annotations_before_their_text_wait_for_it() -> None:
+    raw = "Pizza comes from Naples " + MARKER + ".\nMore text"
+    start = raw.index("Naples")
+    note = {"type": "url_citation", "url_citation": {"start_index": start, "end_index": start + 6}}
+    chunks: list[Event] = [
+        {
+            "choices": [
+                {"index": 0, "delta": {"content": "", "annotations": [note]}, "finish_reason": None}
+            ]
+        },
+        *[
+            {
+                "choices": [
+                    {"index": 0, "delta": {"content": raw[at : at + 4]}, "finish_reason": None}
+                ]
+            }
+            for at in range(0, len(raw), 4)
+        ],
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    out = list(clean_chat(chunks))
+    text = ""
+    for chunk in out:
+        delta = chunk["choices"][0]["delta"]
+        text += delta.get("content") or ""
+        for annotation in delta.get("annotations", []):
+            where = annotation["url_citation"]
+            assert where["end_index"] <= len(text)  # sent with or after its text
+            assert text[where["start_index"] : where["end_index"]] == "Naples"
+    assert text == clean(raw)
+    assert "annotations" not in out[0]["choices"][0]["delta"]

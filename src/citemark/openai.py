@@ -731,7 +731,11 @@ class ChatCleaner(_Cleaner):
             if content:
                 raise ValueError(f"a chat delta for choice {index} came after its finish_reason")
             return choice, False
-        part.template = (chunk, choice)
+        if delta is None and part.template is not None:
+            # A finish without a delta: an empty one of the kind the part's last chunk had.
+            delta = _blank(_get(part.template[1], "delta"))
+        if delta is not None:
+            part.template = (chunk, choice)
         released = part.feed(content) if content else ""
         if isinstance(annotations, list):
             part.held.extend(annotations)
@@ -751,6 +755,8 @@ class ChatCleaner(_Cleaner):
         changes: dict[str, Any] = {}
         if content is not None or released:
             changes["content"] = released
+        if delta is None:
+            delta = {}  # no delta in this chunk or before it: a dict carries what was released
         new_delta = _with(delta, changes) if changes else delta
         if ready:
             new_delta = _with(new_delta, {"annotations": ready})
@@ -760,6 +766,13 @@ class ChatCleaner(_Cleaner):
         if released != (content or "") and _get(choice, "logprobs") is not None:
             choice_changes["logprobs"] = None
         return _with(choice, choice_changes), False
+
+
+def _blank(obj: Any) -> Any:
+    """An object of obj's kind with no field set: an empty dict, or an unset model."""
+    if obj is None or _is_mapping(obj):
+        return {}
+    return type(obj).model_construct()
 
 
 def _itself(annotation: Any) -> Any:
