@@ -144,18 +144,26 @@ def replay_app(
     delay: float = 0.0,
     stamp: bool = False,
     repeat: int = 1,
+    default: dict[str, str] | None = None,
 ) -> FastAPI:
     """An OpenAI-compatible upstream that answers with the streams in `directory` (one
     `NAME.jsonl` a stream, named by the request's `model`).  `delay` seconds between events;
     `stamp` adds `x_sent_ns` (time.monotonic_ns) to each event, for latency measurements;
-    `repeat` sends each text delta that many times over (longer answers, same shape)."""
+    `repeat` sends each text delta that many times over (longer answers, same shape);
+    `default` names the stream for any other model, by API ("responses", "chat")."""
     app = FastAPI(title="citemark replay upstream")
     cache: dict[str, list[dict[str, Any]]] = {}
+    fallback = default or {}
 
-    def load(name: str) -> list[dict[str, Any]] | None:
+    def load(name: str, api: str = "") -> list[dict[str, Any]] | None:
+        known = "/" not in name and "\\" not in name and (directory / f"{name}.jsonl").is_file()
+        if not known:
+            if api not in fallback:
+                return None
+            name = fallback[api]
         if name not in cache:
             path = directory / f"{name}.jsonl"
-            if "/" in name or not path.is_file():
+            if not path.is_file():
                 return None
             lines = path.read_text(encoding="utf-8").splitlines()
             cache[name] = [json.loads(line) for line in lines if line.strip()]
@@ -179,7 +187,7 @@ def replay_app(
     @app.post("/v1/responses")
     async def responses(request: Request) -> Response:
         body = await request.json()
-        events = load(str(body.get("model")))
+        events = load(str(body.get("model")), "responses")
         if events is None or "choices" in events[0]:
             return missing(body.get("model"))
         if body.get("stream"):
@@ -192,7 +200,7 @@ def replay_app(
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Response:
         body = await request.json()
-        chunks = load(str(body.get("model")))
+        chunks = load(str(body.get("model")), "chat")
         if chunks is None or "choices" not in chunks[0]:
             return missing(body.get("model"))
         if body.get("stream"):

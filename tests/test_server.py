@@ -8,7 +8,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import importlib.util
+import io
 import json
+import re
 import socket
 import threading
 import time
@@ -270,3 +272,37 @@ def test_concurrent_streams(proxy: str) -> None:
             return await asyncio.wait_for(asyncio.gather(*(one(sdk) for _ in range(16))), WAIT)
 
     assert asyncio.run(many()) == [expected] * 16
+
+
+def test_the_examples_of_the_docs_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """docs/openai.md's Python blocks, in order, in one namespace: the SDK talks to a replay
+    upstream (any model answers with a recorded stream) and to the proxy in front of it; a
+    block followed by a text block prints exactly that."""
+    page = (ROOT / "docs" / "openai.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```(\w+)\n(.*?)```", page, re.S)
+    default = {"responses": "web_search", "chat": "chat"}
+    with (
+        serving(server.replay_app(DATA, default=default)) as upstream,
+        serving(server.create_app(upstream + "/v1")) as proxy,
+    ):
+        monkeypatch.setenv("OPENAI_BASE_URL", upstream + "/v1")
+        monkeypatch.setenv("OPENAI_API_KEY", "test")
+        namespace: dict[str, Any] = {}
+        ran = 0
+        try:
+            for number, (language, code) in enumerate(blocks):
+                if language != "python":
+                    continue
+                code = code.replace("http://127.0.0.1:8000/v1", proxy + "/v1")
+                printed = io.StringIO()
+                with contextlib.redirect_stdout(printed):
+                    exec(compile(code, f"docs/openai.md, block {number}", "exec"), namespace)
+                ran += 1
+                following = blocks[number + 1] if number + 1 < len(blocks) else None
+                if following is not None and following[0] == "text":
+                    assert printed.getvalue() == following[1]
+        finally:
+            for value in namespace.values():
+                if isinstance(value, openai.OpenAI):
+                    value.close()
+    assert ran >= 4
