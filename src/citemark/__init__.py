@@ -29,6 +29,7 @@ Module map (start reading at `_grammar`, then `_scan_py`, then `parser`):
     _clean_rules.py  the shapes `clean` knows: families, widgets, entities, degraded forms
     _clean_py.py   clean's scan and cut, pure Python
     _clean_c.pyx   clean's scan and cut, compiled: the same functions
+    openai.py      the OpenAI SDK's streams and results with the text clean, annotations moved
     _commonmark.py where CommonMark puts code (containers, fences, indented, inline)
     _commonmark_py.py  its whole-text scan, backtick runs and pairing, and validate's scans
                        (strays, gaps, line spans), pure Python
