@@ -13,6 +13,8 @@ how many and which, in its header and in its summary (the multidict/propcache pa
 `--without MODULE` (repeatable) declares an optional dependency absent on purpose, as on a
 free-threaded interpreter that has no pyarrow wheel: the test files that import it are left
 out of collection and listed with that reason.  Without the option a missing pyarrow fails.
+A free-threaded interpreter implies `--without` for the modules of the `server` extra
+(`FREE_THREADED_WITHOUT`), which its `test-ft` extra does not install.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sysconfig
 import warnings
 from pathlib import Path
 
@@ -74,6 +77,11 @@ COMPILED_ONLY: dict[str, frozenset[str] | None] = {
 # (test_arrow's `arrow` says "compiled").
 COMPILED_PARAMS = frozenset({"cython", "compiled"})
 
+# The `server` extra (the openai SDK, FastAPI, uvicorn) is not in `test-ft`: pydantic-core may
+# publish no free-threaded wheel.  There the files importing them are left out, and listed.
+FREE_THREADED_WITHOUT = ("openai", "fastapi", "uvicorn")
+FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+
 _left_out: list[str] = []  # "<what> (<why>)" lines for the header and the summary
 _deselected: list[str] = []
 
@@ -114,12 +122,21 @@ def _imports(path: Path, module: str) -> bool:
     return re.search(rf"^\s*(import|from)\s+{re.escape(module)}\b", source, re.M) is not None
 
 
+def _absent(config: pytest.Config) -> dict[str, str]:
+    """The optional modules absent on purpose, each with the reason given for it."""
+    absent = {module: f"--without {module}" for module in config.getoption("--without")}
+    if FREE_THREADED:
+        for module in FREE_THREADED_WITHOUT:
+            absent.setdefault(module, "not in test-ft, on a free-threaded interpreter")
+    return absent
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
         return None
-    for module in config.getoption("--without"):
+    for module, why in _absent(config).items():
         if _imports(collection_path, module):
-            _left_out.append(f"{collection_path.name} (imports {module}: --without {module})")
+            _left_out.append(f"{collection_path.name} (imports {module}: {why})")
             return True
     if pure(config) and COMPILED_ONLY.get(collection_path.name, ()) is None:
         _left_out.append(f"{collection_path.name} (imports the compiled kernel)")
@@ -156,8 +173,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = []
     if pure(config):
         lines.append("citemark: --no-c-extensions: the compiled kernel's cases are deselected")
-    for module in config.getoption("--without"):
-        lines.append(f"citemark: --without {module}: the files importing it are left out")
+    for module, why in _absent(config).items():
+        lines.append(f"citemark: {why}: the files importing {module} are left out")
     return lines
 
 

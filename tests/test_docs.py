@@ -185,16 +185,23 @@ def run_page(request_file: str, result_file: str) -> None:
     namespace: dict[str, object] = {"__name__": "__main__"}
 
     def shell(command: str) -> tuple[int, str]:
-        done = subprocess.run(
+        # Its own process group: a command that outlives its time (a server) goes with all
+        # it started, not only the shell.
+        with subprocess.Popen(
             ["bash", "-c", command],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,
-            timeout=300,
-            check=False,
-        )
-        return done.returncode, done.stdout
+            start_new_session=True,
+        ) as process:
+            try:
+                output, _ = process.communicate(timeout=300)
+            except subprocess.TimeoutExpired:
+                os.killpg(process.pid, 9)
+                output, _ = process.communicate()
+                return -9, output + "\n(timed out after 300 s)"
+        return process.returncode, output
 
     def console(source: str) -> str | None:
         commands: list[list[str]] = []  # [command, output lines...]
