@@ -58,7 +58,8 @@ cdef extern from "simd.h" nogil:
     Py_ssize_t cm_find_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
     Py_ssize_t cm_find_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
 
-
+# The header's vector path is chosen per module (its state is static): choose it here too.
+cm_init()
 
 # The storage widths of a str.
 ctypedef fused text_t:
@@ -406,15 +407,17 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
     # -1: None; -2: the caller's value, kept until an empty line resets it.
     cdef Py_ssize_t ticked = -1 if ticked_from is None else -2
     at = plain_lines(PyUnicode_KIND(text), PyUnicode_DATA(text), size, at, offset,
-                     new_pairing(pending, list_walls(walls), False), &paragraph, &ticked)
+                     new_pairing(pending, list_walls(walls), False), &paragraph, &ticked, NULL)
     return at, paragraph, None if ticked == -1 else ticked_from if ticked == -2 else ticked
 
 
 cdef Py_ssize_t plain_lines(int kind, const void* data, Py_ssize_t size, Py_ssize_t at,
                             Py_ssize_t offset, _Pairing pairing,
-                            bint* in_paragraph, Py_ssize_t* ticked_from) except -1:
+                            bint* in_paragraph, Py_ssize_t* ticked_from,
+                            Breaks* breaks) except -1:
     # plain's lines from at (<= size; offset + size fits in an index), ticked_from -1 for
-    # None (any other negative value: one set before): the start of the first line left.
+    # None (any other negative value: one set before): the start of the first line left;
+    # breaks: see next_break.
     cdef bint paragraph = in_paragraph[0]
     cdef Py_ssize_t end, following
     cdef Py_UCS4 unit
@@ -424,7 +427,7 @@ cdef Py_ssize_t plain_lines(int kind, const void* data, Py_ssize_t size, Py_ssiz
         unit = read_unit(kind, data, at)
         if unit < 128 and block_start[unit]:  # (an empty line starts with its line break)
             break
-        end = next_break(kind, data, at, size)
+        end = next_break(kind, data, at, size, breaks)
         ticked = next_of(kind, data, BACKTICK, at, end) < end
         following = end
         if end < size:
@@ -576,19 +579,37 @@ cdef Py_ssize_t next_of(int kind, const void* data, Py_UCS4 unit, Py_ssize_t at,
     return last if found < 0 else found
 
 
-cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at,
-                           Py_ssize_t size) noexcept nogil:
-    # The first line break (CR or LF) at or after at, else size (at <= size).
-    if kind == 1:
-        return break_in(<const Py_UCS1*>data, at, size)
-    if kind == 2:
-        return break_in(<const Py_UCS2*>data, at, size)
-    return break_in(<const Py_UCS4*>data, at, size)
+cdef struct Breaks:
+    # The first LF and the first CR at or after an earlier place of one text (-1: not
+    # looked for yet), kept between the calls of next_break on it.
+    Py_ssize_t lf
+    Py_ssize_t cr
+
+
+cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at, Py_ssize_t size,
+                           Breaks* breaks) noexcept nogil:
+    # The first line break (CR or LF) at or after at, else size (at <= size).  With breaks
+    # (the whole scan), each of LF and CR is found by simd.h's search and looked for again
+    # only once passed: each part of the text is searched once for each, and a text without
+    # a CR costs one search for it.  Without (NULL: `plain`, called once per piece of a
+    # stream), a unit at a time, reading only the line.
+    if breaks == NULL:
+        if kind == 1:
+            return break_in(<const Py_UCS1*>data, at, size)
+        if kind == 2:
+            return break_in(<const Py_UCS2*>data, at, size)
+        return break_in(<const Py_UCS4*>data, at, size)
+    if breaks.lf < at:
+        breaks.lf = next_of(kind, data, LF, at, size)
+    if breaks.cr < at:
+        breaks.cr = next_of(kind, data, CR, at, size)
+    return breaks.lf if breaks.lf < breaks.cr else breaks.cr
 
 
 cdef inline Py_ssize_t break_in(const text_t* data, Py_ssize_t at,
                                 Py_ssize_t size) noexcept nogil:
-    # next_break for one width: a unit above CR, the usual one, costs one comparison.
+    # next_break for one width, a unit at a time: a unit above CR (the usual one) costs one
+    # comparison.
     cdef Py_UCS4 unit
     while at < size:
         unit = data[at]
@@ -1013,14 +1034,16 @@ cdef class _Walker:
 
     cdef int scan(self) except -1:
         cdef Py_ssize_t start = 0, end, following, ticked
+        cdef Breaks breaks
+        breaks.lf = breaks.cr = -1
         while start < self.size:
             if not (self.containers or self.fence_length or self.indented):
                 ticked = -1
                 start = plain_lines(self.kind, self.data, self.size, start, 0, self.pairing,
-                                    &self.in_paragraph, &ticked)
+                                    &self.in_paragraph, &ticked, &breaks)
                 if start == self.size:
                     break
-            end = next_break(self.kind, self.data, start, self.size)
+            end = next_break(self.kind, self.data, start, self.size, &breaks)
             self.line(start, end)
             if end == self.size:
                 break
