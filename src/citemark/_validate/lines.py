@@ -45,7 +45,7 @@ def cited_lines(
     consumed markers holds no letter (`str.isalpha`; where the citations may stand alone),
     those where that text is all of `filler` (ASCII characters), and the others, with the
     place of the first character there that is not of `filler` added."""
-    if any(char >= "\x80" for char in filler):
+    if not filler.isascii():
         raise ValueError("filler must hold ASCII characters only")
     # Checked by C loops (map, any): a Python step per citation costs as much as the rest.
     if starts and (starts[-1] >= len(text) or any(map(gt, starts, starts[1:]))):
@@ -259,7 +259,7 @@ def fence_cited(
 def filler_end(text: str, start: int, end: int, filler: str) -> int:
     """The first place in text[start:end] of a character that is not of `filler` (ASCII
     characters), else end."""
-    if any(char >= "\x80" for char in filler):
+    if not filler.isascii():
         raise ValueError("filler must hold ASCII characters only")
     if not 0 <= start <= end <= len(text):
         raise ValueError("start and end must be places in text, start first")
