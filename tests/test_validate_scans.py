@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from citemark import Parser
 from citemark._core.spans import inside
-from citemark._kernels.commonmark_py import _ORDER
+from citemark._validate.diagnostic import _ORDER
 from citemark.validate import Diagnostic, validate
 
 S, D, E = "\ue200", "\ue202", "\ue201"
@@ -152,11 +152,11 @@ def test_lines_passed_over_as_the_full_check_reads_them(parser: Parser, text: st
 @settings(max_examples=300, deadline=None)
 @given(text=TEXTS)
 def test_walls_sorted_are_disjoint(parser: Parser, text: str) -> None:
-    # validate's walls come from the kernel in order, not sorted: they must be the sorted
+    # validate's walls come from `stray_findings` in order, not sorted: they must be the sorted
     # consumed markers and foreign spans (of `strays` over each gap), none overlapping
     # another (they may touch).
     import citemark.validate as module
-    from citemark._markdown.code import held_gaps, strays
+    from citemark._validate.strays import held_gaps, strays
 
     check = module._Check(text, parser, None, None)
     starts, ends = check.markers()
