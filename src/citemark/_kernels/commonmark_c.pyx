@@ -2246,10 +2246,13 @@ cdef class _Walker:
     cdef Py_ssize_t size
     cdef _Walls walls
     cdef _Pairing pairing  # the open paragraph's runs, paired as they come
-    # containers and waiting grow and shrink together (append, truncate): the same length,
-    # so an index below len(containers) (boundscheck is off) is inside both.
     cdef list containers  # of int: -1 a block quote, else a list item's content column
-    cdef list waiting  # of bool, parallel to containers: started with a blank line
+    cdef list quotes  # of int: the depths of the block quotes among containers, ascending
+    # The depth of the one list item that started with a blank line and waits for its first
+    # line, or -1 (why one at most: the twin's `waiting`).
+    cdef Py_ssize_t waiting
+    # The line's thematic-break scan (see `thematic`): from, stop, third-last lead.
+    cdef Py_ssize_t rule_from, rule_stop, rule_third
     cdef Py_UCS4 fence_char
     cdef Py_ssize_t fence_length  # 0: no fence open
     cdef bint indented
@@ -2263,7 +2266,8 @@ cdef class _Walker:
         self.walls = _Walls()
         self.pairing = new_pairing(None, self.walls, True)
         self.containers = []
-        self.waiting = []
+        self.quotes = []
+        self.waiting = -1
         self.fence_length = 0
 
     # Every read below is at an index below an `end` that is at most size (a line's end),
@@ -2373,21 +2377,26 @@ cdef class _Walker:
         return 1 <= stop - first <= 6 and (stop == end or blank(self.at(stop)))
 
     cdef bint thematic(self, Py_ssize_t first, Py_ssize_t end) noexcept:
+        # The twin's _thematic: the scan of the lead and blanks remembered for the line (the
+        # nested list items of one line ask at every marker), with the last three leads.
         cdef Py_UCS4 unit, lead
-        cdef Py_ssize_t count = 0, pos = first
+        cdef Py_ssize_t pos = first, last = -1, second = -1, third = -1
         if first >= end:
             return False
         lead = self.at(first)
         if lead != STAR and lead != DASH and lead != UNDERSCORE:
             return False
-        while pos < end:
-            unit = self.at(pos)
-            if unit == lead:
-                count += 1
-            elif not blank(unit):
-                return False
-            pos += 1
-        return count >= 3
+        if not self.rule_from <= first < self.rule_stop:
+            while pos < end:
+                unit = self.at(pos)
+                if unit == lead:
+                    third, second, last = second, last, pos
+                elif not blank(unit):
+                    break
+                pos += 1
+            self.rule_from, self.rule_stop = first, pos
+            self.rule_third = third if pos == end else -1
+        return self.rule_stop == end and first <= self.rule_third
 
     cdef bint setext(self, Py_ssize_t first, Py_ssize_t end) noexcept:
         cdef Py_UCS4 lead
@@ -2424,9 +2433,27 @@ cdef class _Walker:
         return stop
 
     cdef int truncate(self, Py_ssize_t depth) except -1:
+        cdef Py_ssize_t count = len(self.quotes)
         del self.containers[depth:]
-        del self.waiting[depth:]
+        while count and <Py_ssize_t>self.quotes[count - 1] >= depth:
+            count -= 1
+        del self.quotes[count:]
+        if self.waiting >= depth:
+            self.waiting = -1
         return 0
+
+    cdef Py_ssize_t blank_reach(self, Py_ssize_t at) except -1:
+        # The twin's _blank_reach: the first block quote at or after `at` (a binary search
+        # of quotes), or the waiting item before it, or the depth.
+        cdef Py_ssize_t low = 0, high = len(self.quotes), middle, reach
+        while low < high:
+            middle = (low + high) // 2
+            if <Py_ssize_t>self.quotes[middle] < at:
+                low = middle + 1
+            else:
+                high = middle
+        reach = <Py_ssize_t>self.quotes[low] if low < len(self.quotes) else len(self.containers)
+        return self.waiting if at <= self.waiting < reach else reach
 
     cdef int end_paragraph(self) except -1:
         if self.in_paragraph:
@@ -2445,7 +2472,7 @@ cdef class _Walker:
         return 0
 
     cdef int line(self, Py_ssize_t start, Py_ssize_t end) except -1:
-        cdef Py_ssize_t columns, first, first_col, matched, index
+        cdef Py_ssize_t columns, first, first_col, matched
         cdef Py_UCS4 unit
         if not self.containers:
             if self.fence_length:
@@ -2465,25 +2492,23 @@ cdef class _Walker:
                     self.add(start, end)
                     return 0
         elif start == end and not self.fence_length and not self.indented:
-            matched = 0
-            for index in range(len(self.containers)):
-                if <Py_ssize_t>self.containers[index] < 0 or self.waiting[index]:
-                    break
-                matched += 1
+            matched = self.blank_reach(0)
             self.end_paragraph()
             self.truncate(matched)
             return 0
         return self.walk(start, end)
 
     cdef int walk(self, Py_ssize_t start, Py_ssize_t end) except -1:
-        cdef Py_ssize_t pos = start, col = 0, extra = 0, matched = 0, depth, index
+        cdef Py_ssize_t pos = start, col = 0, extra = 0, matched = 0, reach
+        cdef Py_ssize_t depth = len(self.containers)
         cdef Py_ssize_t columns, first, first_col, container, after, after_col
         cdef Py_ssize_t spaces, content, content_col, width, opener
         cdef bint started, interrupts, is_block
         cdef int ordered
         cdef Py_UCS4 fence_unit
-        for index in range(len(self.containers)):
-            container = self.containers[index]
+        self.rule_from = self.rule_stop = 0  # nothing of this line scanned yet
+        while matched < depth:
+            container = self.containers[matched]
             self.indent(pos, end, col, extra, &columns, &first, &first_col)
             if container < 0:
                 if columns <= 3 and first < end and self.at(first) == GREATER:
@@ -2492,22 +2517,20 @@ cdef class _Walker:
                     continue
                 break
             if first == end:
-                if self.waiting[matched]:  # matched == index here: each turn adds one
-                    break
-                pos, col, extra = end, first_col, 0
-                matched += 1
-                continue
+                reach = self.blank_reach(matched)
+                if reach > matched:
+                    pos, col, extra = end, first_col, 0
+                    matched = reach
+                break
             if columns >= container:
                 self.advance(&pos, &col, &extra, container)
                 matched += 1
                 continue
             break
-        depth = len(self.containers)
-        if True in self.waiting:
+        if 0 <= self.waiting < matched:
             self.indent(pos, end, col, extra, &columns, &first, &first_col)
             if first < end:
-                for index in range(matched):
-                    self.waiting[index] = False
+                self.waiting = -1
         if self.fence_length:
             if matched == depth:
                 self.indent(pos, end, col, extra, &columns, &first, &first_col)
@@ -2551,15 +2574,16 @@ cdef class _Walker:
                     pos, col, extra = content, content_col, 0
                 self.open_container(matched, started)
                 started = True
+                if content == end:
+                    self.waiting = len(self.containers)
                 self.containers.append(container)
-                self.waiting.append(content == end)
                 matched = len(self.containers)
                 self.indent(pos, end, col, extra, &columns, &first, &first_col)
                 continue
             self.open_container(matched, started)
             started = True
+            self.quotes.append(len(self.containers))
             self.containers.append(-1)
-            self.waiting.append(False)
             matched = len(self.containers)
             self.indent(pos, end, col, extra, &columns, &first, &first_col)
         if first == end:

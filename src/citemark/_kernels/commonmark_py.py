@@ -833,7 +833,9 @@ _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")
 _BULLET = re.compile(r"([-+*]|([0-9]{1,9})[.)])(?=[ \t]|$)")
 _HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
-_THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
+# A thematic break: 3 or more of one of these characters, and blanks, to the line's end.
+_RULE_LEADS = "*-_"
+_RULE_RUNS = {lead: re.compile(f"[{re.escape(lead)} \t]*").match for lead in _RULE_LEADS}
 _SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
 _BLANK = " \t"
 # The first characters of fences, ATX headings, thematic breaks and setext underlines.
@@ -863,7 +865,14 @@ class CodeScanner:
         self.containers: list[int] = []  # -1: block quote; else a list item's content column
         self.fence: tuple[str, int] | None = None  # (character, length)
         self.indented = False
-        self.waiting: set[int] = set()  # depths of list items that started with a blank line
+        # The depth of the list item that started with a blank line and waits for its first
+        # line, or -1.  At most one waits: an item waits only when it is the last thing on
+        # its line, and a line that opens containers first ends those past the ones it
+        # continues and gives the ones it continues a line.
+        self.waiting = -1
+        self.quotes: list[int] = []  # the depths of the block quotes among containers
+        # The line's thematic-break scan (see `_thematic`): from, stop, third-last lead.
+        self._rule = (0, 0, -1)
         self.in_paragraph = False
         # The paragraph's backtick runs so far: start, end, escaped of each, flat.
         self.runs = array(RUNS_TYPECODE)
@@ -915,11 +924,7 @@ class CodeScanner:
             # An empty line in containers (a loose list's): it continues the list items up
             # to the first block quote or item still waiting for its first line, and ends the
             # paragraph and the containers after them, as the full walk finds.
-            matched = 0
-            for container in self.containers:
-                if container < 0 or matched in self.waiting:
-                    break
-                matched += 1
+            matched = self._blank_reach(0)
             self._end_paragraph()
             self._truncate(matched)
             return
@@ -931,7 +936,10 @@ class CodeScanner:
         # col: the column of text[pos]; extra: columns left of a tab a container half used
         pos, col, extra = start, 0, 0
         matched = 0
-        for container in self.containers:
+        depth = len(self.containers)
+        self._rule = (0, 0, -1)  # nothing of this line scanned yet
+        while matched < depth:
+            container = self.containers[matched]
             columns, first, first_col = _indent(text, pos, end, col, extra)
             if container < 0:
                 if columns <= 3 and first < end and text[first] == ">":
@@ -940,19 +948,21 @@ class CodeScanner:
                     continue
                 break
             if first == end:
-                if matched in self.waiting:
-                    break  # a list item may start with one blank line, not two
-                pos, col, extra = end, first_col, 0
-                matched += 1
-                continue
+                # A blank rest continues the list items up to the next block quote or the
+                # item waiting (a list item may start with one blank line, not two): found
+                # at once, as a look at each would cost the depth at every blank line.
+                reach = self._blank_reach(matched)
+                if reach > matched:
+                    pos, col, extra = end, first_col, 0
+                    matched = reach
+                break
             if columns >= container:
                 pos, col, extra = _advance(text, pos, col, extra, container)
                 matched += 1
                 continue
             break
-        depth = len(self.containers)
-        if self.waiting and _indent(text, pos, end, col, extra)[1] < end:
-            self.waiting = {d for d in self.waiting if d >= matched}
+        if 0 <= self.waiting < matched and _indent(text, pos, end, col, extra)[1] < end:
+            self.waiting = -1
         if self.fence is not None:
             if matched == depth:
                 columns, first, _ = _indent(text, pos, end, col, extra)
@@ -981,7 +991,7 @@ class CodeScanner:
                 pos, col, extra = _after_marker(text, first + 1, end, first_col + 1)
             else:
                 item = _BULLET.match(text, first, end)
-                if item is None or _THEMATIC.match(text, first, end):
+                if item is None or self._thematic(first, end):
                     break
                 after = item.end()
                 after_col = first_col + after - first
@@ -999,13 +1009,14 @@ class CodeScanner:
                 self._open(matched, started)
                 started = True
                 if content == end:
-                    self.waiting.add(len(self.containers))
+                    self.waiting = len(self.containers)
                 self.containers.append(container)
                 matched = len(self.containers)
                 columns, first, first_col = _indent(text, pos, end, col, extra)
                 continue
             self._open(matched, started)
             started = True
+            self.quotes.append(len(self.containers))
             self.containers.append(-1)
             matched = len(self.containers)
             columns, first, first_col = _indent(text, pos, end, col, extra)
@@ -1022,7 +1033,7 @@ class CodeScanner:
                 and (
                     _fence_opener(text, first, end) is not None
                     or _HEADING.match(text, first, end) is not None
-                    or _THEMATIC.match(text, first, end) is not None
+                    or self._thematic(first, end)
                 )
             ):
                 self._add(start, first, end)  # a lazy continuation line
@@ -1046,7 +1057,7 @@ class CodeScanner:
                 self._end_paragraph()
                 self.scan_pair(self.scan_runs(text, first, end, self.base), self.walls)
                 return
-            if _THEMATIC.match(text, first, end) or (
+            if self._thematic(first, end) or (
                 self.in_paragraph and _SETEXT.match(text, first, end)
             ):
                 self._end_paragraph()
@@ -1069,8 +1080,44 @@ class CodeScanner:
 
     def _truncate(self, depth: int) -> None:
         del self.containers[depth:]
-        if self.waiting:
-            self.waiting = {d for d in self.waiting if d < depth}
+        if self.quotes and self.quotes[-1] >= depth:
+            del self.quotes[bisect_left(self.quotes, depth) :]
+        if self.waiting >= depth:
+            self.waiting = -1
+
+    def _blank_reach(self, at: int) -> int:
+        """How many containers a blank line continues when it continues those before `at`
+        and `at` is a list item or the end: up to the next block quote or waiting item."""
+        quotes = self.quotes
+        index = bisect_left(quotes, at)
+        reach = quotes[index] if index < len(quotes) else len(self.containers)
+        return self.waiting if at <= self.waiting < reach else reach
+
+    def _thematic(self, first: int, end: int) -> bool:
+        """Whether text[first:end], a part of the line `_walk` reads, is a thematic break.
+
+        The nested list items of one line (`- - - x`) ask at every marker: the scan of the
+        lead character and blanks is remembered (from, where it stops, the third-last lead
+        in it), so a question inside a part already scanned is answered without a look and
+        the line is read once for each lead character at most."""
+        if first >= end:
+            return False
+        text = self.text
+        lead = text[first]
+        if lead not in _RULE_LEADS:
+            return False
+        start, stop, third = self._rule
+        if not start <= first < stop:  # (inside, every lead is text[first]: one scan's)
+            stop = _RULE_RUNS[lead](text, first, end).end()  # type: ignore[union-attr]
+            third = -1
+            if stop == end:
+                third = end
+                for _ in range(3):
+                    third = text.rfind(lead, first, third)
+                    if third < 0:
+                        break
+            self._rule = first, stop, third
+        return stop == end and first <= third
 
     def _add(self, line_start: int, first: int, end: int) -> None:
         """A paragraph line: its backtick runs wait for the paragraph's end."""
