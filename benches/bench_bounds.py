@@ -109,15 +109,18 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "quotes": lambda size: _one_line("> ", size),
     "mixed_containers": lambda size: _one_line("- > 1. * > + 2) ", size),
     "items_then_blank_lines": lambda size: _one_line("- ", size // 2) + "\n" * (size - size // 2),
-    "items_then_blank_rests": lambda size: _one_line("- ", size // 2)
-    + _repeat("\n  \t", size - size // 2),
-    "items_then_lazy_lines": lambda size: _one_line("- ", size // 2)
-    + _repeat("\ny", size - size // 2),
-    "quotes_then_lazy_lines": lambda size: _one_line("> ", size // 2)
-    + _repeat("\ny", size - size // 2),
-    "items_then_fence": lambda size: _one_line("- ", size // 2)[:-1]
-    + "```"
-    + _repeat("\n" + _marker(), size - size // 2),
+    "items_then_blank_rests": lambda size: (
+        _one_line("- ", size // 2) + _repeat("\n  \t", size - size // 2)
+    ),
+    "items_then_lazy_lines": lambda size: (
+        _one_line("- ", size // 2) + _repeat("\ny", size - size // 2)
+    ),
+    "quotes_then_lazy_lines": lambda size: (
+        _one_line("> ", size // 2) + _repeat("\ny", size - size // 2)
+    ),
+    "items_then_fence": lambda size: (
+        _one_line("- ", size // 2)[:-1] + "```" + _repeat("\n" + _marker(), size - size // 2)
+    ),
 }
 
 
