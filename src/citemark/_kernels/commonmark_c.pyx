@@ -2236,16 +2236,22 @@ cdef inline bint blank(Py_UCS4 unit) noexcept nogil:
 
 
 cdef class _Walker:
-    """`_markdown.code.CodeScanner` over one whole text (base 0), line by line in C: the same
-    state (containers, waiting list items, fence, indented code, paragraph and its runs) and
-    the same branches, in the same order; each method is named after the Python one."""
+    """`_markdown.code.CodeScanner` line by line in C: the same state (containers, the
+    waiting list item, fence, indented code, paragraph and its runs) and the same branches,
+    in the same order; each method is named after the Python one.  Over one whole text
+    (`code_walls`, base 0) or over the pieces of a stream (`StreamScanner`)."""
 
-    cdef str text
+    cdef str text  # the text being scanned (its lines' positions plus base are recorded)
     cdef int kind
     cdef const void* data
     cdef Py_ssize_t size
+    cdef Py_ssize_t base
     cdef _Walls walls
-    cdef _Pairing pairing  # the open paragraph's runs, paired as they come
+    # The open paragraph's runs: paired as they come over a whole text, collected over a
+    # stream (a paragraph there may span pieces, and the online pairing reads lines again).
+    cdef _Pairing pairing
+    cdef bint streaming
+    cdef Py_ssize_t ticked  # streaming: where the paragraph's first line with a run starts
     cdef list containers  # of int: -1 a block quote, else a list item's content column
     cdef list quotes  # of int: the depths of the block quotes among containers, ascending
     # The depth of the one list item that started with a blank line and waits for its first
@@ -2256,19 +2262,26 @@ cdef class _Walker:
     cdef Py_UCS4 fence_char
     cdef Py_ssize_t fence_length  # 0: no fence open
     cdef bint indented
-    cdef bint in_paragraph
+    cdef readonly bint in_paragraph
 
-    def __cinit__(self, str text not None):
-        self.text = text
-        self.kind = PyUnicode_KIND(text)
-        self.data = PyUnicode_DATA(text)
-        self.size = len(text)
+    def __cinit__(self):
         self.walls = _Walls()
         self.pairing = new_pairing(None, self.walls, True)
+        self.ticked = -1
         self.containers = []
         self.quotes = []
         self.waiting = -1
         self.fence_length = 0
+
+    cdef int use(self, str text, Py_ssize_t base) except -1:
+        # The text whose lines come next (base + len(text) fits in an index: checked by the
+        # callers).
+        self.text = text
+        self.kind = PyUnicode_KIND(text)
+        self.data = PyUnicode_DATA(text)
+        self.size = len(text)
+        self.base = base
+        return 0
 
     # Every read below is at an index below an `end` that is at most size (a line's end),
     # or tested against size first: inside the string.
@@ -2458,12 +2471,24 @@ cdef class _Walker:
     cdef int end_paragraph(self) except -1:
         if self.in_paragraph:
             self.in_paragraph = False  # (as it is now, should the pairing fail)
+            self.ticked = -1
             self.pairing.close()
         return 0
 
-    cdef int add(self, Py_ssize_t first, Py_ssize_t end) except -1:
-        self.pairing.take(self.kind, self.data, first, end, 0)
+    cdef int add(self, Py_ssize_t start, Py_ssize_t first, Py_ssize_t end) except -1:
+        # A paragraph line (text[start:end], its content from first).
+        if self.streaming and self.ticked < 0 and \
+                next_of(self.kind, self.data, BACKTICK, first, end) < end:
+            self.ticked = self.base + start
+        self.pairing.take(self.kind, self.data, first, end, self.base)
         return 0
+
+    cdef int add_wall(self, Py_ssize_t start, Py_ssize_t end) except -1:
+        self.walls.add(self.base + start, self.base + end)
+        return 0
+
+    cdef bint at_neutral(self) noexcept:
+        return not (self.containers or self.fence_length or self.indented or self.in_paragraph)
 
     cdef int open_container(self, Py_ssize_t matched, bint started) except -1:
         if not started:
@@ -2480,7 +2505,7 @@ cdef class _Walker:
                 if columns <= 3 and self.closes(first, end):
                     self.fence_length = 0
                 elif start < end:
-                    self.walls.add(start, end)
+                    self.add_wall(start, end)
                 return 0
             if not self.indented:
                 if start == end:
@@ -2489,7 +2514,7 @@ cdef class _Walker:
                 unit = self.at(start)
                 if unit >= 128 or not block_start[unit]:
                     self.in_paragraph = True
-                    self.add(start, end)
+                    self.add(start, start, end)
                     return 0
         elif start == end and not self.fence_length and not self.indented:
             matched = self.blank_reach(0)
@@ -2537,14 +2562,14 @@ cdef class _Walker:
                 if columns <= 3 and self.closes(first, end):
                     self.fence_length = 0
                 elif pos < end:
-                    self.walls.add(pos, end)
+                    self.add_wall(pos, end)
                 return 0
             self.fence_length = 0
         self.indent(pos, end, col, extra, &columns, &first, &first_col)
         if self.indented:
             if matched == depth and (first == end or columns >= 4):
                 if first < end:
-                    self.walls.add(pos, end)
+                    self.add_wall(pos, end)
                 return 0
             self.indented = False
         if first == end:
@@ -2597,16 +2622,16 @@ cdef class _Walker:
                     or self.thematic(first, end)
                 )
                 if not is_block:
-                    self.add(first, end)
+                    self.add(start, first, end)
                     return 0
             self.end_paragraph()
             self.truncate(matched)
         if columns >= 4:
             if self.in_paragraph:
-                self.add(first, end)
+                self.add(start, first, end)
             else:
                 self.indented = True
-                self.walls.add(pos, end)
+                self.add_wall(pos, end)
             return 0
         opener = self.fence_opener(first, end, &fence_unit)
         if opener > 0:
@@ -2616,17 +2641,17 @@ cdef class _Walker:
             return 0
         if self.heading(first, end):
             self.end_paragraph()
-            self.pairing.take(self.kind, self.data, first, end, 0)  # (no paragraph open)
+            self.pairing.take(self.kind, self.data, first, end, self.base)  # (none open)
             self.pairing.close()
             return 0
         if self.thematic(first, end) or (self.in_paragraph and self.setext(first, end)):
             self.end_paragraph()
             return 0
         self.in_paragraph = True
-        self.add(first, end)
+        self.add(start, first, end)
         return 0
 
-    cdef int scan(self) except -1:
+    cdef int scan_whole(self) except -1:
         cdef Py_ssize_t start = 0, end, following, ticked
         while start < self.size:
             if not (self.containers or self.fence_length or self.indented):
@@ -2648,15 +2673,70 @@ cdef class _Walker:
 
 
 def code_walls(str text not None):
-    cdef _Walker walker = _Walker(text)
-    walker.scan()
+    cdef _Walker walker = _Walker()
+    walker.use(text, 0)
+    walker.scan_whole()
     return walker.walls.as_list()
 
 
 def code_spans(str text not None):
-    cdef _Walker walker = _Walker(text)
-    walker.scan()
+    cdef _Walker walker = _Walker()
+    walker.use(text, 0)
+    walker.scan_whole()
     return walker.walls.as_arrays()
+
+
+@cython.final
+cdef class StreamScanner(_Walker):
+    """The twin's `StreamScanner`: the code scan of a text that comes in pieces, each
+    piece's lines read in C."""
+
+    def __cinit__(self):
+        self.streaming = True
+        self.pairing = new_pairing(array.clone(RUNS_TEMPLATE, 0, False), self.walls, False)
+
+    def scan(self, str text not None, base=0, cuts=None):
+        cdef Py_ssize_t offset = as_index(base, "base")
+        cdef Py_ssize_t size = len(text), start = 0, end, following
+        if cuts is not None and type(cuts) is not list:
+            raise TypeError(f"cuts must be None or a list, not {type(cuts).__name__}")
+        if offset > PY_SSIZE_T_MAX - size:
+            raise ValueError("base + len(text) must fit in an index")
+        self.use(text, offset)
+        try:
+            while start < size:
+                end = next_break(self.kind, self.data, start, size)
+                if cuts is not None and start and start < end and self.at_neutral():
+                    cuts.append(offset + start)
+                self.line(start, end)
+                if end == size:
+                    break
+                following = end + 1
+                if self.at(end) == CR and following < size and self.at(following) == LF:
+                    following += 1
+                start = following
+        finally:
+            self.use("", offset)  # the text is not kept: its walls and runs are positions
+
+    def finish(self):
+        self.end_paragraph()
+
+    def settle(self):
+        self.pairing.close()
+        self.ticked = -1
+
+    def take_walls(self):
+        cdef list walls = self.walls.as_list()
+        self.walls.count = 0
+        return walls
+
+    @property
+    def ticked_from(self):
+        return None if self.ticked < 0 else self.ticked
+
+    @property
+    def neutral(self):
+        return self.at_neutral()
 
 
 def line_spans(str text not None):

@@ -55,7 +55,7 @@ __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "
 __all__ += ["code_walls", "held_gaps", "line_spans"]
 __all__ += ["REFUSED", "STRAY_DELIMITER", "STRAY_STOP", "UNTERMINATED", "next_outside", "strays"]
 __all__ += ["BLANKS", "cited_lines", "located_rows", "order", "punctuated", "stray_findings"]
-__all__ += ["Diagnostic", "Severity", "code_spans", "covered"]
+__all__ += ["Diagnostic", "Severity", "StreamScanner", "code_spans", "covered"]
 
 RUNS_TYPECODE = "q"
 """The typecode of the runs arrays (the kernel checks its arguments against it)."""
@@ -1134,6 +1134,47 @@ class CodeScanner:
             self.in_paragraph = False
             self.runs = array(RUNS_TYPECODE)
             self.ticked_from = None
+
+
+class StreamScanner(CodeScanner):
+    """The code scan of a text that comes in pieces (`citemark.display.CleanStream`,
+    `StreamParser`'s cuts): `scan` reads every line of a piece; the walls so far are taken
+    with `take_walls`, `finish` ends the text.  The kernel reads a piece's lines in C."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+
+    def scan(self, text: str, base: int = 0, cuts: list[int] | None = None) -> None:
+        """Process every line of text (the last one too, ended or not), its positions plus
+        `base`.  `cuts`, when a list, gets base plus the start of each non-empty line but the
+        first before which the scanner is `neutral`: cut there, each part reads as it does in
+        the whole text."""
+        if type(text) is not str:
+            raise TypeError(f"text must be a str, not {type(text).__name__}")
+        offset = _place(base, "base")
+        if offset < 0:
+            raise ValueError("base must be a non-negative index")
+        if cuts is not None and type(cuts) is not list:
+            raise TypeError(f"cuts must be None or a list, not {type(cuts).__name__}")
+        self.text, self.base = text, offset
+        start = 0
+        try:
+            for line_end in LINE_BREAK_RE.finditer(text):
+                if cuts is not None and 0 < start < line_end.start() and self.neutral:
+                    cuts.append(offset + start)
+                self.line(start, line_end.start())
+                start = line_end.end()
+            if start < len(text):
+                if cuts is not None and start and self.neutral:
+                    cuts.append(offset + start)
+                self.line(start, len(text))
+        finally:
+            self.text = ""  # the text is not kept: its walls and runs are positions
+
+    def take_walls(self) -> list[tuple[int, int]]:
+        """The walls found since the last call, in order."""
+        walls, self.walls = self.walls, []
+        return walls
 
 
 def scanned_walls(text: str) -> list[tuple[int, int]]:
