@@ -78,8 +78,10 @@ def _repeat(unit: str, size: int) -> str:
 
 
 def _one_line(unit: str, size: int) -> str:
-    """unit repeated on one line of `size` characters that ends in a letter."""
-    return _repeat(unit, size - 1) + "x"
+    """unit repeated on one line of `size` characters that ends in prose with a citation and
+    inline code holding a marker (so that every API scans for code)."""
+    tail = "x " + _marker() + " `" + _marker() + "`"
+    return _repeat(unit, size - len(tail)) + tail
 
 
 SHAPES: dict[str, Callable[[int], str]] = {
@@ -119,7 +121,7 @@ SHAPES: dict[str, Callable[[int], str]] = {
         _one_line("> ", size // 2) + _repeat("\ny", size - size // 2)
     ),
     "items_then_fence": lambda size: (
-        _one_line("- ", size // 2)[:-1] + "```" + _repeat("\n" + _marker(), size - size // 2)
+        _repeat("- ", size // 2) + "```" + _repeat("\n" + _marker(), size - size // 2 - 3)
     ),
 }
 
