@@ -42,7 +42,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import NamedTuple
 
-from ._core.grammar import FAMILY_CHAR, LINE_BREAK_RE, LINE_LOCATOR_RE, MARKER_RANGE, check_text
+from ._core.grammar import FAMILY_CHAR, LINE_LOCATOR_RE, MARKER_RANGE, check_text
 from ._core.shapes import (
     BARE,
     BROKEN,
@@ -55,7 +55,7 @@ from ._core.shapes import (
     TITLED_FAMILIES,
 )
 from ._kernels.loader import Implementation, load
-from ._markdown.code import CodeScanner, code_walls, maybe_code
+from ._markdown.code import code_walls, maybe_code, stream_scanner
 from .offsets import OFFSET_UNITS, OffsetMap, OffsetUnit
 
 __all__ = [
@@ -698,7 +698,7 @@ class CleanStream:
         self._released = 0  # stream offset where self._lines start
         self._pending: list[str] = []  # the chunks of the incomplete line
         self._complete = 0  # stream offset where the incomplete line starts
-        self._scanner = CodeScanner()
+        self._scanner = stream_scanner(implementation)
         self._closed = False
         self._mapped = mapped
         self._clean_length = 0  # the length of everything released
@@ -751,17 +751,9 @@ class CleanStream:
         if not lines and not final:
             return
         scanner = self._scanner
-        scanner.text = lines
-        scanner.base = self._complete
-        start = 0
-        for line_end in LINE_BREAK_RE.finditer(lines):
-            scanner.line(start, line_end.start())
-            start = line_end.end()
-        if start < len(lines):
-            scanner.line(start, len(lines))
+        scanner.scan(lines, self._complete)
         if final:
             scanner.finish()
-        scanner.text = ""  # released with the lines; positions are kept as offsets
         self._complete += len(lines)
         if lines:
             self._lines.append(lines)
@@ -786,8 +778,8 @@ class CleanStream:
         self._released = cut
         # Every wall found so far ends before the cut: walls are found in order, and a
         # paragraph still waiting for its backticks ends before any later one is found.
-        walls = [(a - base, b - base) for a, b in scanner.walls] if self._skip_code else []
-        scanner.walls = []
+        found = scanner.take_walls()
+        walls = [(a - base, b - base) for a, b in found] if self._skip_code else []
         if not self._mapped:
             return self._clean_piece(piece, walls)
         mapped = _clean_mapped(self._kernel, piece, walls, self._lenient, self._widgets)
