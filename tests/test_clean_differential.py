@@ -26,7 +26,12 @@ from citemark.display import clean, clean_with_marks, entity_name
 S, E, D = "\ue200", "\ue201", "\ue202"
 MAX_MARKER = 4096
 BLANKS = " \t\u00a0\u200b\u202f"
-CLOSING = ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
+CLOSING = (
+    ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
+    "\u3011\uff3d"
+)
+PAIRS = {")": "(", "]": "[", "\uff09": "\uff08", "\u3011": "\u3010", "\uff3d": "\uff3b"}
+SEPARATORS = ",;\uff0c\uff1b\u3001"
 ID_CHAIN = re.compile(r"turn\d+[A-Za-z]+\d+(?:\ue202(?:turn\d+[A-Za-z]+\d+|L\d+(?:-L\d+)?))*", re.A)
 
 
@@ -85,10 +90,32 @@ def oracle_clean(text: str, walls: list[tuple[int, int]]) -> str:
         pos = end
         if index + 1 < len(tokens) and tokens[index + 1][1] == end:
             continue
-        following = text[end] if end < len(text) else "\n"
-        if following == ")" and out.endswith("](") and _unwrap(out) is not None:
-            out = _unwrap(out)  # type: ignore[assignment]
-            pos = end + 1
+        unwrapped = False
+        while True:  # what the removals emptied: brackets, separators
+            following = text[pos] if pos < len(text) else "\n"
+            if following == ")" and out.endswith("](") and _unwrap(out) is not None:
+                out = _unwrap(out)  # type: ignore[assignment]
+                pos += 1
+                unwrapped = True
+                break
+            kept = out.rstrip(BLANKS)
+            last = kept[-1] if kept else "\n"
+            if following in SEPARATORS and (last in PAIRS.values() or last in SEPARATORS + "\n\r"):
+                pos += 1
+                while last in PAIRS.values() and pos < len(text) and text[pos] in BLANKS:
+                    pos += 1
+                continue
+            if PAIRS.get(following) == last and not (
+                following == "]" and text[pos + 1 : pos + 2] == "("
+            ):
+                out = kept[:-1]
+                pos += 1
+                continue
+            if last in SEPARATORS and following in CLOSING + "\n\r":
+                out = kept[:-1]
+                continue
+            break
+        if unwrapped:
             continue
         kept = out.rstrip(BLANKS)
         line_start = kept == "" or kept[-1] in "\n\r"
@@ -149,6 +176,12 @@ ATOMS = [
     "[",
     "]",
     "](",
+    ";",
+    "\uff08",
+    "\uff09",
+    "\u3010",
+    "\u3011",
+    "\u3001",
     "\n",
     "\r\n",
     "a",

@@ -30,6 +30,11 @@ of removed markers ends, the blanks just before it are dropped when what follows
 end, the end of the text, a blank, or closing punctuation (`.,;:!?)]}%` and their CJK
 forms); at the start of a line, the indentation stays and the blanks after the run are
 dropped instead.  So "sentence. <marker>" is "sentence." and "a <marker> b" is "a b".
+What the removals leave empty goes first: a bracket holding only blanks ("(<marker>)",
+"[<marker>]", their full-width forms; not the "[]" of a link), and a separator (`,;` and
+their CJK forms) with nothing on one side, so "The article (<m>, <m>) says" is "The article
+says" and "Paris, <m>, then" is "Paris, then".  Brackets and separators of the prose that
+no removal touches stay.
 """
 
 from __future__ import annotations

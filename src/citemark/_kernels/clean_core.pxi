@@ -178,6 +178,7 @@ cdef struct CharSet:
     unsigned long long ascii[2]
 
 cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET, ENTITY_NAME
+cdef CharSet OPENER_SET, CLOSER_SET, SEPARATOR_SET  # OPENER_SET.chars[k] pairs CLOSER_SET's
 cdef CharSet TITLED_NAMES[MAX_TITLED]
 cdef Py_ssize_t TITLED_COUNT = len(clean_rules.TITLED_FAMILIES)
 
@@ -198,6 +199,11 @@ cdef void fill(CharSet* target, str chars) except *:
 fill(&BLANK_SET, clean_rules.BLANKS)
 fill(&CLOSING_SET, clean_rules.CLOSING)
 fill(&LINE_BREAK_SET, clean_rules.LINE_BREAKS)
+fill(&OPENER_SET, clean_rules.OPENERS)
+fill(&CLOSER_SET, clean_rules.CLOSERS)
+fill(&SEPARATOR_SET, clean_rules.SEPARATORS)
+if len(clean_rules.OPENERS) != len(clean_rules.CLOSERS):
+    raise ValueError("OPENERS and CLOSERS of _core.shapes must pair up")
 fill(&ENTITY_NAME, clean_rules.ENTITY_FAMILY)
 if TITLED_COUNT > MAX_TITLED:
     raise ValueError("TITLED_FAMILIES of _core.shapes outgrew the kernel's table")
@@ -700,6 +706,10 @@ cdef struct Output:
     Py_ssize_t length
     Py_ssize_t trail  # trailing blanks, in units
     Py_UCS4 before  # the character before them ("\n" at the start: a line start)
+    # What one spacing decision did to the end (see settle): the shortest the output was,
+    # and the index of the "[" that unwrap_link took out (-1: none).
+    Py_ssize_t low
+    Py_ssize_t moved
 
 
 cdef inline Py_ssize_t out_before(const Output* out, Py_ssize_t floor, Py_ssize_t i,
@@ -753,6 +763,34 @@ cdef inline void emit_text(
 cdef inline void drop_trail(Output* out) noexcept nogil:
     out.length -= out.trail
     out.trail = 0
+    if out.length < out.low:
+        out.low = out.length
+
+
+cdef void drop_last(Output* out) noexcept nogil:
+    """Take out the last character (never a blank: the trail goes first), then find the
+    blanks now trailing and the character before them, at most LINK_TEXT_MAX back (see the
+    twin)."""
+    cdef Py_ssize_t i, j, seen = 0
+    cdef Py_UCS4 ch
+    out.length = out_before(out, 0, out.length, &ch)
+    if out.length < out.low:
+        out.low = out.length
+    i = out.length
+    while i > 0 and seen < LINK_TEXT_MAX:
+        j = out_before(out, 0, i, &ch)
+        if not in_set(&BLANK_SET, ch):
+            out.trail = out.length - i
+            out.before = ch
+            return
+        i = j
+        seen += 1
+    out.trail = out.length - i
+    if i == 0:
+        out.before = c'\n'
+        return
+    out_before(out, 0, i, &ch)
+    out.before = c'\n' if in_set(&LINE_BREAK_SET, ch) else c' '
 
 
 cdef bint unwrap_link(Output* out) noexcept nogil:
@@ -793,22 +831,63 @@ cdef bint unwrap_link(Output* out) noexcept nogil:
         return False
     memmove(<char*>out.data + opened * out.kind, <char*>out.data + link_start * out.kind,
             (out.length - 2 - link_start) * out.kind)
+    out.moved = opened
     out.length -= 3
     out.trail = 0
     note_end(out, opened)
     return True
 
 
+cdef inline bint paired(Py_UCS4 opener, Py_UCS4 closer) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(CLOSER_SET.count):
+        if CLOSER_SET.chars[k] == closer:
+            return OPENER_SET.chars[k] == opener
+    return False
+
+
 cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* out) noexcept nogil:
     """The spacing rule where a run of removals ended at `end`; returns where the text
     resumes (see the twin)."""
-    cdef Py_UCS4 following = c'\n', ch
-    cdef Py_ssize_t after
+    cdef Py_UCS4 following, ch, last
+    cdef Py_ssize_t after, next_end
     cdef bint at_line_start
-    if end < n:
-        read_point(data, end, n, &following)
-    if following == c')' and unwrap_link(out):
-        return end + 1
+    out.low = out.length
+    out.moved = -1
+    while True:
+        following = c'\n'
+        next_end = end
+        if end < n:
+            next_end = read_point(data, end, n, &following)
+        if following == c')' and unwrap_link(out):
+            return end + 1
+        last = out.before
+        if in_set(&SEPARATOR_SET, following) and (
+            in_set(&OPENER_SET, last) or in_set(&SEPARATOR_SET, last)
+            or in_set(&LINE_BREAK_SET, last)
+        ):
+            end = next_end  # a separator with nothing before it
+            if in_set(&OPENER_SET, last):
+                while end < n:
+                    after = read_point(data, end, n, &ch)
+                    if not in_set(&BLANK_SET, ch):
+                        break
+                    end = after
+            continue
+        if in_set(&CLOSER_SET, following) and paired(last, following) and not (
+            following == c']' and next_end < n and at(data, next_end) == c'('
+        ):
+            drop_trail(out)  # a bracket left empty (a link's "[]" stays)
+            drop_last(out)
+            end = next_end
+            continue
+        if in_set(&SEPARATOR_SET, last) and (
+            in_set(&CLOSING_SET, following) or in_set(&LINE_BREAK_SET, following)
+        ):
+            drop_trail(out)  # a separator with nothing after it
+            drop_last(out)
+            continue
+        break
     at_line_start = in_set(&LINE_BREAK_SET, out.before)
     if in_set(&LINE_BREAK_SET, following):
         drop_trail(out)
@@ -826,6 +905,51 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
     return end
 
 
+cdef struct Places:
+    # Where each token landed (see the twin's Places): at[k] for token k, and the stack of
+    # groups of tokens sharing a place (the first token of each), places increasing.
+    Py_ssize_t* at
+    Py_ssize_t* groups
+    Py_ssize_t count  # groups on the stack
+
+
+cdef inline void put_place(Places* places, Py_ssize_t index, Py_ssize_t place) noexcept nogil:
+    places.at[index] = place
+    if places.count == 0 or places.at[places.groups[places.count - 1]] != place:
+        places.groups[places.count] = index
+        places.count += 1
+
+
+cdef void settle(Places* places, const Output* out) noexcept nogil:
+    """After a spacing decision: places past out.low come back to it, then those after the
+    "[" that unwrap_link took out (out.moved) move back by one (see the twin)."""
+    cdef Py_ssize_t top = places.count, k, group, place
+    while top > 0 and places.at[places.groups[top - 1]] > out.low:
+        top -= 1
+    # groups[top:count] move, in order; rewritten in place (a merge only shrinks the stack)
+    k = top
+    while k < places.count:
+        group = places.groups[k]
+        place = out.low
+        if out.moved >= 0 and place > out.moved:
+            place = min(place - 1, out.length)
+        places.at[group] = place
+        if top == 0 or places.at[places.groups[top - 1]] != place:
+            places.groups[top] = group
+            top += 1
+        k += 1
+    places.count = top
+
+
+cdef void fill_places(Places* places, Py_ssize_t tokens) noexcept nogil:
+    """Every token's place from its group's."""
+    cdef Py_ssize_t k, index, last
+    for k in range(places.count):
+        last = places.groups[k + 1] if k + 1 < places.count else tokens
+        for index in range(places.groups[k] + 1, last):
+            places.at[index] = places.at[places.groups[k]]
+
+
 cdef struct Join:
     Output out
     Py_ssize_t pos  # where the text resumes
@@ -840,36 +964,37 @@ cdef inline void start_join(Join* state, void* data, int kind, bint utf8) noexce
     state.out.length = 0
     state.out.trail = 0
     state.out.before = c'\n'
+    state.out.low = 0
+    state.out.moved = -1
     state.pos = 0
     state.run_first = 0
 
 
 cdef void join_one(Join* state, const unit_t* data, Py_ssize_t n, const Token* token,
                    bint run_goes_on, int shown_kind, const void* shown,
-                   Py_ssize_t shown_length, Py_ssize_t* positions,
+                   Py_ssize_t shown_length, Places* places,
                    Py_ssize_t index) noexcept nogil:
     """Cut one token (the twin's loop body in `join`), shown[:shown_length] its replacement;
-    run_goes_on: the next token is a removal that starts where this one ends.  positions
-    (NULL: not wanted) gets each token's place in the output, by token index."""
+    run_goes_on: the next token is a removal that starts where this one ends.  places
+    (NULL: not wanted) gets each token's place in the output (see Places)."""
     cdef Py_ssize_t run_index
     if token.start > state.pos:
         emit_text(&state.out, sizeof(unit_t), data, state.pos, token.start)
         state.run_first = index
     state.pos = token.end
     if shown_length:
-        if positions != NULL:
-            positions[index] = state.out.length
+        if places != NULL:
+            put_place(places, index, state.out.length)
         emit_text(&state.out, shown_kind, shown, 0, shown_length)
         state.run_first = index + 1
         return
-    if positions != NULL:
-        positions[index] = state.out.length
     if run_goes_on:
         return  # the spacing is decided at the run's end
     state.pos = space(data, n, token.end, &state.out)
-    if positions != NULL:
+    if places != NULL:
+        settle(places, &state.out)
         for run_index in range(state.run_first, index + 1):
-            positions[run_index] = state.out.length
+            put_place(places, run_index, state.out.length)
     state.run_first = index + 1
 
 

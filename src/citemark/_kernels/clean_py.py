@@ -28,6 +28,7 @@ from .._core.shapes import (
     BARE,
     BLANKS,
     BROKEN,
+    CLOSERS,
     CLOSING,
     DELIM,
     ENTITY,
@@ -36,6 +37,8 @@ from .._core.shapes import (
     LINK_TEXT_MAX,
     MARKER,
     MAX_MARKER,
+    OPENERS,
+    SEPARATORS,
     START,
     STOP,
     STRAY,
@@ -156,6 +159,10 @@ class Output:
         self.length = 0
         self.trail = 0  # trailing blanks
         self.before = "\n"  # the character before them ("\n" at the start: a line start)
+        # What one spacing decision did to the end (see Places.settle): the shortest the
+        # output was, and the index of the "[" that unwrap_link took out (-1: none).
+        self.low = 0
+        self.moved = -1
 
     def emit(self, piece: str) -> None:
         if not piece:
@@ -180,6 +187,27 @@ class Output:
             else:
                 count -= len(last)
         self.trail = 0
+        self.low = min(self.low, self.length)
+
+    def drop_last(self) -> None:
+        """Take out the last character (never a blank: the trail goes first), then find the
+        blanks now trailing and the character before them.  The look back stops after
+        LINK_TEXT_MAX blanks (so that it stays linear): the character before them is then
+        taken for a line start when it is a line break or the start, else for a blank."""
+        tail = self.tail(LINK_TEXT_MAX + 2)[:-1]
+        if tail:
+            self.pieces.append(tail)
+            self.length += len(tail)
+        self.low = min(self.low, self.length)
+        window = tail[-LINK_TEXT_MAX:]
+        kept = window.rstrip(BLANKS)
+        self.trail = len(window) - len(kept)
+        if kept:
+            self.before = kept[-1]
+        elif len(window) == len(tail) or tail[-len(window) - 1] in LINE_BREAKS:
+            self.before = "\n"
+        else:
+            self.before = " "
 
     def tail(self, wanted: int) -> str:
         """The last `wanted` characters (fewer at the start), taken out of the pieces."""
@@ -223,8 +251,49 @@ def unwrap_link(out: Output) -> bool:
         out.pieces.append(tail)
         out.length += len(tail)
         return False
+    out.moved = out.length + opened
     out.emit(tail[:opened] + link_text)
     return True
+
+
+class Places:
+    """Where each token landed in the output.  Tokens that share a place are kept as one
+    group (a stack of groups, places increasing), so that when the spacing rule takes
+    characters off the end, each group moves once: the work stays linear however many
+    removals pile up at one place."""
+
+    def __init__(self, count: int) -> None:
+        self.at = [0] * count
+        self.groups: list[int] = []  # the first token of each group
+
+    def put(self, index: int, place: int) -> None:
+        self.at[index] = place
+        if not self.groups or self.at[self.groups[-1]] != place:
+            self.groups.append(index)
+
+    def settle(self, out: Output) -> None:
+        """After a spacing decision: places past out.low come back to it, then, when
+        unwrap_link took out the "[" at out.moved, those after it move back by one (and
+        those after the link text to the end)."""
+        groups, at = self.groups, self.at
+        moved: list[int] = []
+        while groups and at[groups[-1]] > out.low:
+            moved.append(groups.pop())
+        for group in reversed(moved):
+            place = out.low
+            if out.moved >= 0 and place > out.moved:
+                place = min(place - 1, out.length)
+            at[group] = place
+            if not groups or at[groups[-1]] != place:
+                groups.append(group)
+
+    def places(self) -> list[int]:
+        groups, at = self.groups, self.at
+        for k, first in enumerate(groups):
+            last = groups[k + 1] if k + 1 < len(groups) else len(at)
+            for index in range(first + 1, last):
+                at[index] = at[first]
+        return at
 
 
 def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tuple[str, list[int]]:
@@ -239,7 +308,7 @@ def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tupl
         raise TypeError("replacements must be None or a list as long as tokens")
     n = len(text)
     out = Output()
-    positions: list[int] = []
+    places = Places(len(tokens))
     pos = 0
     run_first = 0  # the first token of the current run of adjacent removals
     for index, token in enumerate(tokens):
@@ -258,11 +327,10 @@ def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tupl
             run_first = index
         pos = end
         if replacement:
-            positions.append(out.length)
+            places.put(index, out.length)
             out.emit(replacement)
             run_first = index + 1
             continue
-        positions.append(out.length)
         following = tokens[index + 1] if index + 1 < len(tokens) else None
         if (
             following is not None
@@ -271,23 +339,59 @@ def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tupl
         ):
             continue  # the run goes on: the spacing is decided at its end
         pos = space(text, end, out)
+        places.settle(out)
         for run_index in range(run_first, index + 1):
-            positions[run_index] = out.length
+            places.put(run_index, out.length)
         run_first = index + 1
     out.emit(text[pos:])
+    positions = places.places()
     if not positions and pos == 0:
         return text, positions
     return "".join(out.pieces), positions
 
 
+def _pair(opener: str, closer: str) -> bool:
+    index = CLOSERS.find(closer)
+    return index >= 0 and OPENERS[index] == opener
+
+
 def space(text: str, end: int, out: Output) -> int:
     """The spacing rule where a run of removals ended at `end`; returns where the text
-    resumes.  The blanks before the run are dropped when what follows is a line end, blanks
-    or closing punctuation, unless they indent the line; at a line start, the blanks after
-    the run are skipped instead."""
-    following = text[end] if end < len(text) else "\n"
-    if following == ")" and unwrap_link(out):
-        return end + 1
+    resumes.  First what the removals emptied goes (a bracket holding only blanks, a
+    separator with nothing on one side); then the blanks before the run are dropped when
+    what follows is a line end, blanks or closing punctuation, unless they indent the line;
+    at a line start, the blanks after the run are skipped instead (after an opener too,
+    once a separator went)."""
+    n = len(text)
+    out.low = out.length
+    out.moved = -1
+    while True:
+        following = text[end] if end < n else "\n"
+        if following == ")" and unwrap_link(out):
+            return end + 1
+        last = out.before
+        if following in SEPARATORS and (
+            last in OPENERS or last in SEPARATORS or last in LINE_BREAKS
+        ):
+            end += 1  # a separator with nothing before it
+            if last in OPENERS:
+                while end < n and text[end] in BLANKS:
+                    end += 1
+            continue
+        if (
+            following in CLOSERS
+            and _pair(last, following)
+            and not (following == "]" and text[end + 1 : end + 2] == "(")
+        ):
+            out.drop_trail()  # a bracket left empty (a link's "[]" stays)
+            out.drop_last()
+            end += 1
+            continue
+        if last in SEPARATORS and (following in CLOSING or following in LINE_BREAKS):
+            out.drop_trail()  # a separator with nothing after it
+            out.drop_last()
+            continue
+        break
     at_line_start = out.before in LINE_BREAKS
     if following in LINE_BREAKS:
         out.drop_trail()
@@ -295,7 +399,7 @@ def space(text: str, end: int, out: Output) -> int:
         if out.trail and not at_line_start:
             out.drop_trail()
         elif at_line_start:
-            while end < len(text) and text[end] in BLANKS:
+            while end < n and text[end] in BLANKS:
                 end += 1
     elif following in CLOSING and not at_line_start:
         out.drop_trail()

@@ -1,0 +1,114 @@
+"""`citemark.clean` on the shapes an outside check of real answers found it getting wrong:
+marks out of the clean text, brackets and separators left empty, link destinations in
+`render`, titles, unfinished markers, private-use characters, degraded forms; on both
+implementations (the `implementation` fixture)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from citemark.display import clean, clean_with_marks
+from citemark.offsets import OFFSET_UNITS
+
+S, E, D = "\ue200", "\ue201", "\ue202"
+SUP, END, ANCHOR = "\ue203", "\ue204", "\ue206"
+
+
+def cite(*ids: str, family: str = "cite") -> str:
+    return S + family + "".join(D + i for i in ids) + E
+
+
+M = cite("turn0search0")
+
+
+def _clean(text: str, implementation: str, **options: Any) -> str:
+    return clean(text, implementation=implementation, **options)  # type: ignore[arg-type]
+
+
+# --- marks lie inside the clean text, in order, in every unit -------------------------------
+
+
+def _length(text: str, unit: str) -> int:
+    if unit == "utf16":
+        return len(text.encode("utf-16-le")) // 2
+    if unit == "utf8":
+        return len(text.encode("utf-8"))
+    return len(text)
+
+
+@pytest.mark.parametrize("unit", OFFSET_UNITS)
+@pytest.mark.parametrize("text", [f" {M} {M}", f"  {M}  {M}\n", f"\t{M} ({M})", f"x ({M}, {M})"])
+def test_marks_inside_the_clean_text(text: str, unit: str, implementation: str) -> None:
+    done = clean_with_marks(text, offsets=unit, implementation=implementation)  # type: ignore[arg-type]
+    assert done.text == _clean(text, implementation)
+    places = [(mark.start, mark.end) for mark in done.marks]
+    assert places == sorted(places)
+    assert all(0 <= start <= end <= _length(done.text, unit) for start, end in places)
+
+
+MARK_ATOMS = [
+    M,
+    cite("turn1news2"),
+    " ",
+    "  ",
+    "\t",
+    "\n",
+    "(",
+    ")",
+    ",",
+    "a",
+    "\U0001f600",
+    "[",
+    "](",
+    "\u3001",
+    "\uff08",
+    "\uff09",
+    S,
+    D,
+]
+
+
+@given(
+    st.lists(st.sampled_from(MARK_ATOMS), max_size=30).map("".join),
+    st.sampled_from(OFFSET_UNITS),
+)
+def test_marks_property(text: str, unit: str) -> None:
+    for implementation in ("cython", "python"):
+        done = clean_with_marks(text, offsets=unit, implementation=implementation)  # type: ignore[arg-type]
+        starts = [mark.start for mark in done.marks]
+        assert starts == sorted(starts)
+        assert all(0 <= mark.start <= mark.end <= _length(done.text, unit) for mark in done.marks)
+
+
+# --- brackets and separators that held only markers go --------------------------------------
+
+BRACKETS = {
+    "one": (f"The article ({M}) says", "The article says"),
+    "two": (f"The article ({M}, {M}) says", "The article says"),
+    "three-semicolons": (f"Facts ({M}; {M}; {M}).", "Facts."),
+    "square": (f"Facts [{M}] here", "Facts here"),
+    "nested": (f"Facts (({M})) here", "Facts here"),
+    "full-width": (
+        f"\u4eac\u90fd\u306f\u53e4\u3044\uff08{M}\u3001{M}\uff09\u3002",
+        "\u4eac\u90fd\u306f\u53e4\u3044\u3002",
+    ),
+    "lenticular": (f"\u4eac\u90fd\u3010{M}\u3011\u3002", "\u4eac\u90fd\u3002"),
+    "words-stay": (f"Facts (see {M}) here", "Facts (see) here"),
+    "separator-after-word": (f"Paris, {M}, then Rome", "Paris, then Rome"),
+    "separator-before-closer": (f"(a, {M}) b", "(a) b"),
+    "separator-at-line-end": (f"red, {M}\nblue", "red\nblue"),
+    "separator-at-line-start": (f"{M}, {M} ok", "ok"),
+    "separator-after-opener": (f"({M}, a)", "(a)"),
+    "link-text-stays": (f"[{M}](https://x.example)", "[](https://x.example)"),
+    "prose-brackets-stay": ("f() and (,) stay", "f() and (,) stay"),
+    "line-break-inside": (f"(\n{M})", "(\n)"),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), list(BRACKETS.values()), ids=list(BRACKETS))
+def test_emptied_brackets_and_separators_go(text: str, expected: str, implementation: str) -> None:
+    assert _clean(text, implementation) == expected
