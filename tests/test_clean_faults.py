@@ -112,3 +112,52 @@ BRACKETS = {
 @pytest.mark.parametrize(("text", "expected"), list(BRACKETS.values()), ids=list(BRACKETS))
 def test_emptied_brackets_and_separators_go(text: str, expected: str, implementation: str) -> None:
     assert _clean(text, implementation) == expected
+
+
+# --- render: a marker that is a link's destination gives the link the source's URL ---------
+
+SOURCES = {
+    "turn0search0": {"url": "https://a.example/guide", "title": "Guide"},
+    "turn0search1": "https://b.example/(b)",
+    "turn0search2": {"url": "javascript:alert(1)"},
+}
+
+
+@pytest.fixture
+def active(implementation: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """`implementation` made the active one, for the APIs that take no implementation."""
+    from citemark._kernels import loader
+
+    monkeypatch.setattr(loader, "IMPLEMENTATION", implementation)
+    return implementation
+
+
+@pytest.mark.parametrize("style", ["markdown", "plain", "html", "footnotes"])
+def test_render_link_destination(style: str, active: str) -> None:
+    from citemark import Parser
+    from citemark.render import numbering, render
+
+    text = f"See [the guide]({M}). Also {cite('turn0search1')}."
+    body = render(text, SOURCES, style=style)  # type: ignore[arg-type]
+    assert body.startswith("See [the guide](https://a.example/guide). Also ")
+    assert render(text, SOURCES, style=style, parser=Parser(implementation=active)) == body  # type: ignore[arg-type]
+    # The destination has no number: the link shows where it goes.
+    assert numbering(text, sources=SOURCES) == {"turn0search1": 1}
+    assert numbering(text, Parser(implementation=active), sources=SOURCES) == {"turn0search1": 1}
+    # A URL with parentheses is escaped as Markdown needs; a source without a URL we link
+    # to, or an unknown id, leaves the link text, as clean does.
+    assert render(f"[b]({cite('turn0search1')})", SOURCES) == "[b](https://b.example/\\(b\\))"
+    assert render(f"See [x]({cite('turn0search2')}).", SOURCES) == "See x."
+    assert render(f"See [x]({cite('turn9search9')}).", SOURCES) == "See x."
+    with pytest.raises(KeyError, match="turn9search9"):
+        render(f"See [x]({cite('turn9search9')}).", SOURCES, unknown="raise")
+
+
+# --- url/link_title titles show no marker character -----------------------------------------
+
+
+@pytest.mark.parametrize("family", ["url", "link_title"])
+def test_titles_hold_no_private_use_character(family: str, implementation: str) -> None:
+    text = f"x {S}{family}{D}{SUP}The{ANCHOR} Docs{END}\uf8ff{D}turn0search0{E} y"
+    assert _clean(text, implementation) == "x The Docs y"
+    assert _clean(text, implementation, lenient=True) == "x The Docs y"

@@ -45,13 +45,14 @@ from collections.abc import Callable, Iterable, Mapping
 from types import ModuleType
 from typing import NamedTuple
 
-from ._core.grammar import FAMILY_CHAR, LINE_BREAK_RE, LINE_LOCATOR_RE, MARKER_RANGE, check_text
+from ._core.grammar import FAMILY_CHAR, LINE_BREAK_RE, LINE_LOCATOR_RE, check_text
 from ._core.shapes import (
     BARE,
     BROKEN,
     DELIM,
     ENTITY,
     MARKER,
+    PRIVATE_RANGE,
     START,
     STOP,
     STRAY,
@@ -238,8 +239,17 @@ def clean_with_marks(
     return Cleaned(result, marks)
 
 
+# What a marker that is a link's destination, `[text](<marker>)`, becomes: a str (the URL),
+# or None to treat it as any other marker (see _clean; `render` gives it the source's URL).
+Destination = Callable[["Marker"], "str | None"]
+
+
 def _clean(
-    kernel: ModuleType, plain: str, walls: list[tuple[int, int]], widgets: Widgets | None
+    kernel: ModuleType,
+    plain: str,
+    walls: list[tuple[int, int]],
+    widgets: Widgets | None,
+    destination: Destination | None = None,
 ) -> tuple[str, list[Mark]]:
     tokens = kernel.scan(plain, walls)
     markers: list[Marker | None] = []
@@ -247,14 +257,37 @@ def _clean(
     for token in tokens:
         marker = _marker(plain, token)
         markers.append(marker)
-        replacements.append("" if marker is None else _replacement(marker, widgets))
+        shown = None
+        if destination is not None and marker is not None and _is_destination(plain, token):
+            shown = destination(marker)
+        if shown is None:
+            shown = "" if marker is None else _replacement(marker, widgets)
+        replacements.append(shown)
     result, positions = kernel.join(plain, tokens, replacements)
     marks = [
-        Mark(*marker, position, position + len(replacement))
+        Mark(*marker, position, min(position + len(replacement), len(result)))
         for marker, replacement, position in zip(markers, replacements, positions, strict=True)
         if marker is not None
     ]
     return result, marks
+
+
+def _is_destination(text: str, token: tuple[int, ...]) -> bool:
+    """Whether the token stands alone between the `](` and `)` of a Markdown link."""
+    start, end = token[1], token[2]
+    return text.startswith("](", start - 2) and start >= 2 and text.startswith(")", end)
+
+
+def _clean_for_render(
+    text: str, *, lenient: bool, widgets: Widgets, destination: Destination
+) -> str:
+    """`clean(text, lenient=..., widgets=...)`, link destinations given by `destination`."""
+    _check(lenient, True, widgets)
+    plain = check_text(text)
+    walls = code_walls(plain) if maybe_code(plain) else []
+    if lenient:
+        plain, walls = _degraded(plain, walls)
+    return _clean(_kernel(None), plain, walls, widgets, destination)[0]
 
 
 _KINDS = {MARKER: "citation", ENTITY: "entity", BROKEN: "broken", BARE: "anchor"}
@@ -284,7 +317,7 @@ def _replacement(marker: Marker, widgets: Widgets | None) -> str:
         if marker.kind == "entity":
             return entity_name(marker.body)
         if marker.family in TITLED_FAMILIES and marker.source_ids:
-            return marker.source_ids[0]
+            return _visible(marker.source_ids[0])
         return ""
     shown = render(marker)
     if not isinstance(shown, str):
@@ -292,7 +325,14 @@ def _replacement(marker: Marker, widgets: Widgets | None) -> str:
     return str.__str__(shown)
 
 
-_MARKER_CHARS = re.compile(f"[{MARKER_RANGE}\r\n]")
+_PRIVATE_CHARS = re.compile(f"[{PRIVATE_RANGE}]")
+_LINE_BREAK_CHARS = re.compile("[\r\n]")
+
+
+def _visible(name: str) -> str:
+    """A name or title as a reader sees it in a sentence: private-use characters (marker
+    characters among them) removed, line breaks as spaces, no outer white space."""
+    return _LINE_BREAK_CHARS.sub(" ", _PRIVATE_CHARS.sub("", name)).strip()
 
 
 def entity_name(body: str) -> str:
@@ -315,7 +355,7 @@ def entity_name(body: str) -> str:
     else:
         parts = [part.strip() for part in text.split(DELIM) if part.strip()]
         name = parts[1] if len(parts) > 1 else parts[0] if parts else None
-    return _MARKER_CHARS.sub(" ", name).strip() if isinstance(name, str) else ""
+    return _visible(name) if isinstance(name, str) else ""
 
 
 # --- lenient: the forms that lost their private-use characters ------------------------------

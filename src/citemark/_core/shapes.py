@@ -14,6 +14,13 @@ STOP = CITATION_STOP
 # the prose a citation supports), U+E205, U+E206 (a grouped-sources anchor).
 FIRST_MARKER = 0xE200
 LAST_MARKER = 0xE206
+# The private-use characters that clean removes wherever they are outside Markdown code: the
+# Basic Multilingual Plane's Private Use Area, which holds the markers' characters and the
+# icon glyphs some exports leave in answers (U+E316, U+F8FF).  They show as boxes or as
+# nothing, and no prose needs them.
+FIRST_PRIVATE = 0xE000
+LAST_PRIVATE = 0xF8FF
+PRIVATE_RANGE = f"{chr(FIRST_PRIVATE)}-{chr(LAST_PRIVATE)}"  # the body of a regex class
 
 # A marker longer than this (START to STOP, code points) is not one: its STOP is too far to be
 # trusted, and the stream never holds more than this for one marker.
