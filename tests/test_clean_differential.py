@@ -52,6 +52,13 @@ def oracle_tokens(text: str, a: int, b: int) -> list[tuple[int, int, int]]:
                 found.append((1, i, j + 1))
                 i = j + 1
                 continue
+            glued = (
+                i > 0 and text[i - 1].isascii() and (text[i - 1].isalnum() or text[i - 1] == "_")
+            )
+            if j > i + 1 and (j == b or text[j] in "\n\r") and not glued:  # a family cut short
+                found.append((3, i, j))
+                i = j
+                continue
             if j < b and text[j] == D:
                 k = j + 1
                 while k < b and text[k] not in (S, E, "\n", "\r"):
@@ -63,6 +70,14 @@ def oracle_tokens(text: str, a: int, b: int) -> list[tuple[int, int, int]]:
                 bound = min(k, i + MAX_MARKER)
                 ids = ID_CHAIN.match(text[j + 1 : bound])
                 end = j + 1 + (ids.end() if ids else 0)
+                body = text[j + 1 : k]
+                if (k == b or text[k] in "\n\r") and k - i < MAX_MARKER:
+                    # The line or the text ends inside the marker: all of it goes when the
+                    # body is what it could be so far.
+                    if text[i + 1 : j] == "entity" and body.startswith("["):
+                        end = k if body.find("]") in (-1, len(body) - 1) else end
+                    elif re.fullmatch(r"[A-Za-z0-9_\ue202-]*", body):
+                        end = k
                 found.append((3, i, end))
                 i = end
                 continue

@@ -161,3 +161,57 @@ def test_titles_hold_no_private_use_character(family: str, implementation: str) 
     text = f"x {S}{family}{D}{SUP}The{ANCHOR} Docs{END}\uf8ff{D}turn0search0{E} y"
     assert _clean(text, implementation) == "x The Docs y"
     assert _clean(text, implementation, lenient=True) == "x The Docs y"
+
+
+# --- a text or stream that ends inside a marker ---------------------------------------------
+
+CUT = (
+    "Kyoto is old. "
+    + cite("turn17search3", "turn2news1")
+    + " It has "
+    + S
+    + 'entity\ue202["city","Kyoto"]'
+    + E
+    + " temples "
+    + cite("turn1file2", "L1-L12", family="filecite")
+    + " and more."
+)
+
+
+def test_a_text_cut_inside_a_marker(implementation: str) -> None:
+    """Every prefix of an answer (a cut stream, a truncated log): the unfinished marker goes,
+    the prose before it stays, nothing of the marker shows, and the stream agrees."""
+    from citemark.display import CleanStream
+
+    whole = _clean(CUT, implementation)
+    assert whole == "Kyoto is old. It has Kyoto temples and more."
+    for k in range(len(CUT) + 1):
+        prefix = CUT[:k]
+        done = _clean(prefix, implementation)
+        stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+        assert stream.feed(prefix) + stream.close() == done, k
+        assert not any("\ue000" <= char <= "\uf8ff" for char in done), k
+        for residue in ("turn", "L1", '"'):
+            assert residue not in done, (k, done)
+        assert whole.startswith(done.rstrip()) or done.startswith("Kyoto is old. It has Kyo"), (
+            k,
+            done,
+        )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("done \ue200cite\ue202turn17sea", "done"),
+        ("done \ue200cite\ue202turn17search3\ue202L1-", "done"),
+        ("done \ue200cite\ue202turn17sea\nnext", "done\nnext"),
+        ("done \ue200ci", "done"),
+        ('in \ue200entity\ue202["city","Par', "in"),
+        # what is not a body cut short keeps its prose, as before
+        ("a \ue200cite\ue202turn0search0 for details", "a for details"),
+        ("a\ue200b", "ab"),
+        ("a \ue200cite\ue202turn0search0.", "a."),
+    ],
+)
+def test_unfinished_marker(text: str, expected: str, implementation: str) -> None:
+    assert _clean(text, implementation) == expected

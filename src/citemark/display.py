@@ -17,6 +17,11 @@ prose, and never touches Markdown code:
   stays; bare anchors `\\ue202turn0search0` go with their ids; broken markers (a START never
   closed, or abandoned by a new START) lose their head and ids, and any other stray
   U+E200-U+E206 character goes alone.
+- A marker that the line or the text ends inside (a cut stream, a truncated log) goes whole
+  when what follows its START is what a marker could be so far (a family name not glued to
+  a word before it; ids, locators and delimiters; an entity's JSON array up to its `]`):
+  "done \\ue200cite\\ue202turn17sea" is "done", the prose before it stays, and
+  `CleanStream.close()` gives the same.
 - Markdown code (fenced, indented, inline; inside block quotes and list items) stays literal.
 - A marker that is a link's destination, `[text](<marker>)`, leaves `text`.
 - `lenient=True` also removes the forms that lost their private-use characters

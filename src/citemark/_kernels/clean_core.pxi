@@ -538,12 +538,37 @@ cdef inline bint same_name(
     return True
 
 
+cdef inline bint ends_line(const unit_t* data, Py_ssize_t i, Py_ssize_t b) noexcept nogil:
+    """Whether the segment data[:b] or a line ends at i."""
+    return i >= b or is_line_break(at(data, i))
+
+
+cdef bint cut_short(const unit_t* data, Py_ssize_t i, Py_ssize_t end, bint entity) noexcept nogil:
+    """Whether data[i:end], the body of a marker that the line or the text ended inside, is
+    what a body could be so far: ids, locators and delimiters (`turn17sea`), or for an
+    entity the start of its JSON array (`["city","Par`: a `]` only at the end)."""
+    cdef Py_ssize_t w = mark_width(data), closed
+    cdef Py_UCS4 ch
+    if entity and i < end and at(data, i) == c'[':
+        closed = find_unit(data, i, end, c']')
+        return closed < 0 or closed == end - 1
+    while i < end:
+        if marker_at(data, i, end) == DELIM:
+            i += w
+            continue
+        ch = at(data, i)
+        if not (is_letter(ch) or is_digit(ch) or ch == c'_' or ch == c'-'):
+            return False
+        i += 1
+    return True
+
+
 cdef Py_ssize_t scan_segment(
     const unit_t* data, Py_ssize_t i, Py_ssize_t b, Tokens* tokens, Py_ssize_t most
 ) except -2 nogil:
     """Tokens of data[i:b] until there are `most`: returns where to resume, or -1 at the end
     of the segment (the scan keeps no other state, so it can stop between any two tokens)."""
-    cdef Py_ssize_t family_end, body, limit, body_end, end, kind, w = mark_width(data)
+    cdef Py_ssize_t family_end, body, limit, body_end, end, rest, kind, w = mark_width(data)
     cdef Py_UCS4 ch
     cdef unsigned int unit
     cdef bint clamped
@@ -562,6 +587,15 @@ cdef Py_ssize_t scan_segment(
                 push_token(tokens, MARKER, i, family_end + w, i + w, family_end, family_end,
                            family_end)
                 i = family_end + w
+                continue
+            if family_end > i + w and ends_line(data, family_end, b) and not (
+                i > 0 and is_word(at(data, i - 1))
+            ):
+                # A family name cut short by the end of the line or text: all of it goes
+                # (glued to a word, "a<START>b", it is a stray START in prose).
+                push_token(tokens, BROKEN, i, family_end, i + w, family_end, family_end,
+                           family_end)
+                i = family_end
                 continue
             if marker_at(data, family_end, b) == DELIM:
                 body = family_end + w
@@ -603,10 +637,16 @@ cdef Py_ssize_t scan_segment(
                     push_token(tokens, kind, i, body_end + w, i + w, family_end, body, body_end)
                     i = body_end + w
                     continue
-                # Never closed, or abandoned by a new START: the head and its ids go.
+                # Never closed, or abandoned by a new START: the head and its ids go; all of
+                # it when the line or the text ends inside what its body could be.
                 end = id_chain(data, body, body_end)
-                push_token(tokens, BROKEN, i, end, i + w, family_end, body, end)
-                i = end
+                rest = end
+                if not clamped and ends_line(data, body_end, b) and cut_short(
+                    data, body, body_end, same_name(data, i + w, family_end, &ENTITY_NAME)
+                ):
+                    rest = body_end
+                push_token(tokens, BROKEN, i, rest, i + w, family_end, body, end)
+                i = rest
                 continue
         elif ch == DELIM:
             end = id_chain(data, i + w, b)

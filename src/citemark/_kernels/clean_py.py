@@ -110,6 +110,23 @@ def id_chain(text: str, i: int, limit: int) -> int:
     return i if chain is None else chain.end()
 
 
+def ends_line(text: str, i: int, b: int) -> bool:
+    """Whether the segment text[:b] or a line ends at i."""
+    return i >= b or text[i] in LINE_BREAKS
+
+
+_CUT_SHORT = re.compile(f"[A-Za-z0-9_{DELIM}-]*")
+
+
+def cut_short(text: str, i: int, end: int, entity: bool) -> bool:
+    """Whether text[i:end], the body of a marker that the line or the text ended inside, is
+    what a body could be so far: ids, locators and delimiters (`turn17sea`), or for an
+    entity the start of its JSON array (`["city","Par`: a `]` only at the end)."""
+    if entity and text.startswith("[", i, end):
+        return text.find("]", i, end) in (-1, end - 1)
+    return _CUT_SHORT.match(text, i, end).end() == end  # type: ignore[union-attr]
+
+
 def scan_segment(text: str, i: int, b: int, tokens: list[Token]) -> None:
     while True:
         special = _SPECIAL.search(text, i, b)
@@ -125,6 +142,16 @@ def scan_segment(text: str, i: int, b: int, tokens: list[Token]) -> None:
                 )
                 i = family_end + 1
                 continue
+            if (
+                family_end > i + 1
+                and ends_line(text, family_end, b)
+                and not (i > 0 and _WORD.match(text, i - 1, i).end() == i)  # type: ignore[union-attr]
+            ):
+                # A family name cut short by the end of the line or text: all of it goes
+                # (glued to a word, "a<START>b", it is a stray START in prose).
+                tokens.append((BROKEN, i, family_end, i + 1, family_end, family_end, family_end))
+                i = family_end
+                continue
             if family_end < b and text[family_end] == DELIM:
                 body = family_end + 1
                 limit = min(b, i + MAX_MARKER)
@@ -135,10 +162,18 @@ def scan_segment(text: str, i: int, b: int, tokens: list[Token]) -> None:
                     tokens.append((kind, i, body_end + 1, i + 1, family_end, body, body_end))
                     i = body_end + 1
                     continue
-                # Never closed, or abandoned by a new START: the head and its ids go.
+                # Never closed, or abandoned by a new START: the head and its ids go; all of
+                # it when the line or the text ends inside what its body could be.
                 end = id_chain(text, body, body_end)
-                tokens.append((BROKEN, i, end, i + 1, family_end, body, end))
-                i = end
+                rest = end
+                if (
+                    body_end - i < MAX_MARKER
+                    and ends_line(text, body_end, b)
+                    and cut_short(text, body, body_end, text[i + 1 : family_end] == ENTITY_FAMILY)
+                ):
+                    rest = body_end
+                tokens.append((BROKEN, i, rest, i + 1, family_end, body, end))
+                i = rest
                 continue
         elif char == DELIM:
             end = id_chain(text, i + 1, b)
