@@ -41,7 +41,7 @@ def oracle_tokens(text: str, a: int, b: int) -> list[tuple[int, int, int]]:
     i = a
     while i < b:
         char = text[i]
-        if not "\ue200" <= char <= "\ue206":
+        if not "\ue000" <= char <= "\uf8ff":  # what clean removes: the Private Use Area
             i += 1
             continue
         if char == S:
@@ -171,6 +171,10 @@ ATOMS = [
     "\ue204",
     "\ue205",
     "\ue206",
+    "\ue316",
+    "\uf8ff",
+    "\ue000",
+    "\uff0c",
     "cite",
     "entity",
     "filecite",

@@ -215,3 +215,43 @@ def test_a_text_cut_inside_a_marker(implementation: str) -> None:
 )
 def test_unfinished_marker(text: str, expected: str, implementation: str) -> None:
     assert _clean(text, implementation) == expected
+
+
+# --- private-use characters that are not markers go too -------------------------------------
+
+PRIVATE = {
+    "apple-logo": ("Made on a Mac \uf8ff today.", "Made on a Mac today."),
+    "icon": ("\ue316 Weather: sunny", "Weather: sunny"),
+    "first-and-last": ("a\ue000b\uf8ffc", "abc"),
+    "next-to-a-marker": (f"Fact \ue316{M}.", "Fact."),
+    "in-code-stays": ("`\uf8ff` and \uf8ff", "`\uf8ff` and"),
+    "in-an-entity-name": (f'in {S}entity{D}["city","Kyoto\ue316"]{E} now', "in Kyoto now"),
+    "neighbours-stay": ("\ud7ff\uf900\uff0c\ufeff\U000f0000", "\ud7ff\uf900\uff0c\ufeff\U000f0000"),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), list(PRIVATE.values()), ids=list(PRIVATE))
+def test_private_use_characters_go(text: str, expected: str, implementation: str) -> None:
+    from citemark.display import CleanStream, clean_many
+
+    assert _clean(text, implementation) == expected
+    assert clean_many([text], implementation=implementation) == [expected]  # type: ignore[arg-type]
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    assert "".join(stream.feed(char) for char in text) + stream.close() == expected
+
+
+@pytest.mark.parametrize(("text", "expected"), list(PRIVATE.values()), ids=list(PRIVATE))
+def test_private_use_characters_go_in_jsonl(text: str, expected: str, implementation: str) -> None:
+    """`citemark clean --field` on JSONL gives clean()'s text, raw or escaped."""
+    import importlib
+    import json
+
+    from citemark.display import clean_many
+
+    kernel = importlib.import_module(
+        "citemark._kernels.jsonl_" + {"cython": "c", "python": "py"}[implementation]
+    )
+    for ensure_ascii in (False, True):
+        data = json.dumps({"text": text}, ensure_ascii=ensure_ascii).encode() + b"\n"
+        out = kernel.clean_lines(data, ("text",), clean_many, False)[0]
+        assert json.loads(out)["text"] == expected

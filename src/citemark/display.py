@@ -16,7 +16,9 @@ prose, and never touches Markdown code:
 - U+E203/U+E204 (around the prose a citation supports) and the U+E206 anchor go, the prose
   stays; bare anchors `\\ue202turn0search0` go with their ids; broken markers (a START never
   closed, or abandoned by a new START) lose their head and ids, and any other stray
-  U+E200-U+E206 character goes alone.
+  U+E200-U+E206 character goes alone, and so does every other character of the Basic
+  Multilingual Plane's Private Use Area (U+E000-U+F8FF, `_core.shapes.PRIVATE_RANGE`: icon
+  glyphs such as U+E316 or U+F8FF that exports leave; they show as boxes).
 - A marker that the line or the text ends inside (a cut stream, a truncated log) goes whole
   when what follows its START is what a marker could be so far (a family name not glued to
   a word before it; ids, locators and delimiters; an entity's JSON array up to its `]`):

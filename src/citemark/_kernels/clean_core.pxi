@@ -49,6 +49,7 @@ cdef extern from *:
         for (; i < n; i++) if ((UNIT)(d[i] - first) <= span) return i;                  \
         return -1;                                                                       \
     }
+    CC_PORTABLE(cc_range_portable_ucs1, Py_UCS1)
     CC_PORTABLE(cc_range_portable_ucs2, Py_UCS2)
     CC_PORTABLE(cc_range_portable_ucs4, Py_UCS4)
 
@@ -66,6 +67,28 @@ cdef extern from *:
         return _mm_cmpgt_epi32(_mm_xor_si128(x, _mm_set1_epi32((int)0x80000000u)), limit);
     }
     #endif
+
+    /* The same over bytes (the lead bytes of UTF-8 sequences), with the saturating test of
+       cc_in_range16 on 8-bit lanes. */
+    static inline Py_ssize_t cc_find_range_ucs1(const Py_UCS1 *d, Py_ssize_t i, Py_ssize_t n,
+                                                Py_UCS1 first, Py_UCS1 span) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i lo = _mm_set1_epi8((char)first), width = _mm_set1_epi8((char)span);
+            const __m128i zero = _mm_setzero_si128();
+            for (; i + 32 <= n; i += 32) {
+                __m128i a = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(d + i)), lo);
+                __m128i b = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(d + i + 16)), lo);
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(
+                    _mm_cmpeq_epi8(_mm_subs_epu8(a, width), zero));
+                mask |= (unsigned int)_mm_movemask_epi8(
+                    _mm_cmpeq_epi8(_mm_subs_epu8(b, width), zero)) << 16;
+                if (mask) return i + cm_ctz(mask);
+            }
+        }
+    #endif
+        return cc_range_portable_ucs1(d, i, n, first, span);
+    }
 
     static inline Py_ssize_t cc_find_range_ucs2(const Py_UCS2 *d, Py_ssize_t i, Py_ssize_t n,
                                                 Py_UCS2 first, Py_UCS2 span) {
@@ -104,6 +127,9 @@ cdef extern from *:
         return cc_range_portable_ucs4(d, i, n, first, span);
     }
     """
+    Py_ssize_t cc_find_range_ucs1(
+        const Py_UCS1* d, Py_ssize_t i, Py_ssize_t n, Py_UCS1 first, Py_UCS1 span
+    ) nogil
     Py_ssize_t cc_find_range_ucs2(
         const Py_UCS2* d, Py_ssize_t i, Py_ssize_t n, Py_UCS2 first, Py_UCS2 span
     ) nogil
@@ -142,6 +168,13 @@ cdef Py_UCS4 DELIM = ord(clean_rules.DELIM)
 cdef Py_UCS4 FIRST = clean_rules.FIRST_MARKER
 cdef Py_UCS4 LAST = clean_rules.LAST_MARKER
 cdef Py_UCS4 SPAN = clean_rules.LAST_MARKER - clean_rules.FIRST_MARKER
+# Every character clean removes outside code: the Private Use Area, markers included.
+cdef Py_UCS4 FIRST_PRIVATE = clean_rules.FIRST_PRIVATE
+cdef Py_UCS4 LAST_PRIVATE = clean_rules.LAST_PRIVATE
+cdef Py_UCS4 PRIVATE_SPAN = clean_rules.LAST_PRIVATE - clean_rules.FIRST_PRIVATE
+if not clean_rules.FIRST_PRIVATE <= clean_rules.FIRST_MARKER <= clean_rules.LAST_MARKER \
+        <= clean_rules.LAST_PRIVATE:
+    raise ValueError("the markers of _core.shapes must lie in its private-use range")
 cdef Py_ssize_t MAX_MARKER = clean_rules.MAX_MARKER
 cdef Py_ssize_t LINK_TEXT_MAX = clean_rules.LINK_TEXT_MAX
 # A marker's body ends at START, STOP, "\n" or "\r" (scan_segment): no unit from BODY_LOW
@@ -158,6 +191,13 @@ if len(_first_bytes) != 3 or chr(clean_rules.LAST_MARKER).encode("utf-8")[:2] !=
 cdef unsigned char MARK_LEAD = _first_bytes[0]
 cdef unsigned char MARK_SECOND = _first_bytes[1]
 cdef unsigned char MARK_THIRD = _first_bytes[2]
+# ... and every private-use character is three bytes, of one of a few lead bytes.
+_private_first = chr(clean_rules.FIRST_PRIVATE).encode("utf-8")
+_private_last = chr(clean_rules.LAST_PRIVATE).encode("utf-8")
+if len(_private_first) != 3 or len(_private_last) != 3:
+    raise ValueError("the UTF-8 scan of the clean core expects private-use characters of 3 bytes")
+cdef unsigned char PRIVATE_LEAD = _private_first[0]
+cdef unsigned char PRIVATE_LEAD_SPAN = _private_last[0] - _private_first[0]
 cdef Py_ssize_t STRAY = clean_rules.STRAY
 cdef Py_ssize_t MARKER = clean_rules.MARKER
 cdef Py_ssize_t ENTITY = clean_rules.ENTITY
@@ -238,6 +278,10 @@ cdef inline bint is_special(Py_UCS4 ch) noexcept nogil:
     return ch >= FIRST and ch <= LAST
 
 
+cdef inline bint is_private(Py_UCS4 ch) noexcept nogil:
+    return ch >= FIRST_PRIVATE and ch <= LAST_PRIVATE
+
+
 # --- the encoding helpers (beyond `at` and `read_point` of the grammar) ------------------------
 
 cdef inline Py_ssize_t mark_width(const unit_t* data) noexcept nogil:
@@ -263,6 +307,26 @@ cdef inline Py_UCS4 marker_at(const unit_t* data, Py_ssize_t i, Py_ssize_t b) no
             return 0
         ch = data[i]
         return ch if is_special(ch) else 0
+
+
+cdef inline Py_UCS4 private_at(const unit_t* data, Py_ssize_t i, Py_ssize_t b) noexcept nogil:
+    """The private-use character (a marker character or not) that starts at i and ends by
+    b, else 0."""
+    cdef const unsigned char* s
+    cdef Py_UCS4 ch
+    if unit_t is utf8_t:
+        s = <const unsigned char*>data + i
+        if b - i < 3 or <unsigned int>(s[0] - PRIVATE_LEAD) > PRIVATE_LEAD_SPAN:
+            return 0
+        if (s[1] & 0xC0) != 0x80 or (s[2] & 0xC0) != 0x80:
+            return 0
+        ch = ((s[0] & 0x0F) << 12) | ((s[1] & 0x3F) << 6) | (s[2] & 0x3F)
+        return ch if is_private(ch) else 0
+    else:
+        if i >= b:
+            return 0
+        ch = data[i]
+        return ch if is_private(ch) else 0
 
 
 cdef inline Py_ssize_t point_before(const unit_t* data, Py_ssize_t floor, Py_ssize_t i,
@@ -375,24 +439,23 @@ cdef inline Py_ssize_t find_unit(
 
 
 cdef inline Py_ssize_t find_special(const unit_t* data, Py_ssize_t i, Py_ssize_t b) noexcept nogil:
-    """The first index >= i where a marker character starts and ends by b, else -1."""
-    cdef const unsigned char* s
-    cdef const unsigned char* hit
+    """The first index >= i where a private-use character (what clean removes: a marker
+    character or not) starts and ends by b, else -1."""
     if unit_t is Py_UCS1:
-        return -1  # no marker character fits in one byte
+        return -1  # no private-use character fits in one byte
     elif unit_t is Py_UCS2:
-        return cc_find_range_ucs2(data, i, b, <Py_UCS2>FIRST, <Py_UCS2>SPAN)
+        return cc_find_range_ucs2(data, i, b, <Py_UCS2>FIRST_PRIVATE, <Py_UCS2>PRIVATE_SPAN)
     elif unit_t is Py_UCS4:
-        return cc_find_range_ucs4(data, i, b, FIRST, SPAN)
+        return cc_find_range_ucs4(data, i, b, FIRST_PRIVATE, PRIVATE_SPAN)
     else:
-        s = <const unsigned char*>data
         while b - i >= 3:
-            # memchr looks at s[i .. b - 3]: a lead found there has its sequence before b.
-            hit = <const unsigned char*>memchr(s + i, MARK_LEAD, b - i - 2)
-            if hit == NULL:
+            # A lead byte found in data[i .. b - 3] has its sequence before b; the lead bytes
+            # also start other characters (U+FF0C), which are passed over.
+            i = cc_find_range_ucs1(<const Py_UCS1*>data, i, b - 2, PRIVATE_LEAD,
+                                   PRIVATE_LEAD_SPAN)
+            if i < 0:
                 return -1
-            i = hit - s
-            if marker_at(data, i, b):
+            if private_at(data, i, b):
                 return i
             i += 1
         return -1
@@ -705,9 +768,9 @@ cdef bint plain_name(const unit_t* data, Token* token) noexcept nogil:
             if ch == c'\\' or ch < 0x20:
                 return False
             if unit_t is utf8_t:
-                if marker_at(data, i, last):
+                if private_at(data, i, last):
                     return False
-            elif is_special(ch):
+            elif is_private(ch):
                 return False
             i += 1
         if i == last:

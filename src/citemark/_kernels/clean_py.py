@@ -11,8 +11,9 @@ Same functions, names and branch order as the kernel; the rules are in `_core.sh
   array of plain strings (`plain_name`).
 - `clean_texts(texts, walls_of, entity, plain_names)`: `clean` over a batch, each text's
   walls asked of `walls_of` only when it may hold Markdown code.
-- `has_markers(text)`: whether text holds any marker character; `hints(text)` also says
-  whether it may hold Markdown code.
+- `has_markers(text)`: whether text holds any private-use character (what clean removes:
+  the markers' characters and any other of `_core.shapes.PRIVATE_RANGE`); `hints(text)`
+  also says whether it may hold Markdown code.
 
 Linear: every START's body search ends at the next START, so bodies never overlap.
 """
@@ -23,7 +24,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .._core.grammar import FAMILY_CHAR, MARKER_RANGE
+from .._core.grammar import FAMILY_CHAR
 from .._core.shapes import (
     BARE,
     BLANKS,
@@ -38,6 +39,7 @@ from .._core.shapes import (
     MARKER,
     MAX_MARKER,
     OPENERS,
+    PRIVATE_RANGE,
     SEPARATORS,
     START,
     STOP,
@@ -48,7 +50,8 @@ from .._markdown.code import markers_may_be_in_code
 
 Token = tuple[int, int, int, int, int, int, int]
 
-_SPECIAL = re.compile(f"[{MARKER_RANGE}]")
+# What clean removes outside code: every private-use character, the markers' among them.
+_SPECIAL = re.compile(f"[{PRIVATE_RANGE}]")
 _BODY_END = re.compile(f"[{START}{STOP}{LINE_BREAKS}]")
 _WORD = re.compile(FAMILY_CHAR + "*")
 _ID = "turn[0-9]+[A-Za-z]+[0-9]+"
@@ -56,7 +59,7 @@ _ID_CHAIN = re.compile(f"{_ID}(?:{DELIM}(?:{_ID}|L[0-9]+(?:-L[0-9]+)?))*")
 # An entity body in its common shape: a JSON array of strings without escape, control or
 # marker characters; the first two strings are captured.
 _JSON_BLANKS = "[ \t\n\r]*"
-_PLAIN = f'"[^"\\\\\x00-\x1f{MARKER_RANGE}]*"'
+_PLAIN = f'"[^"\\\\\x00-\x1f{PRIVATE_RANGE}]*"'
 _ITEM = f"{_JSON_BLANKS}({_PLAIN}){_JSON_BLANKS}"
 _PLAIN_ARRAY = re.compile(rf"\[{_ITEM}(?:,{_ITEM}(?:,{_JSON_BLANKS}{_PLAIN}{_JSON_BLANKS})*)?\]")
 
