@@ -255,3 +255,59 @@ def test_private_use_characters_go_in_jsonl(text: str, expected: str, implementa
         data = json.dumps({"text": text}, ensure_ascii=ensure_ascii).encode() + b"\n"
         out = kernel.clean_lines(data, ("text",), clean_many, False)[0]
         assert json.loads(out)["text"] == expected
+
+
+# --- lenient: degraded forms with blanks where the marker characters were, entities -------
+
+F = "\ufffd"
+DEGRADED = {
+    "spaced-cite": ("See cite turn0search5 here.", "See here."),
+    "spaced-start-and-stop": ("See  cite turn0search5 .", "See."),
+    "spaced-two-ids": ("See  cite turn0search5 turn0search6  now", "See now"),
+    "spaced-filecite-locator": ("Done  filecite turn1file2 L1-L12 \nnext", "Done\nnext"),
+    "spaced-no-break-space": ("See\u00a0cite\u00a0turn0search5\u00a0.", "See."),
+    "spaced-images": ("i turn0image0 turn0image1 Kyoto", "Kyoto"),
+    "spaced-in-a-table": ("| a  cite turn0search5  | b |", "| a | b |"),
+    "prose-cite-turn0": ("I cite turn0 of the paper", "I cite turn0 of the paper"),
+    "prose-recite": (
+        "they recite turn0search5 and recite turn",
+        "they recite turn0search5 and recite turn",
+    ),
+    "prose-cite-word": ("cite turn0search5x stays", "cite turn0search5x stays"),
+    "replaced-in-table": (
+        f"| a {F}cite{F}turn0search0{F} | b |\n|---|---|\n"
+        f"| c {F}cite{F}turn0search1{F}{F}turn0search2{F} | d |",
+        "| a | b |\n|---|---|\n| c | d |",
+    ),
+    "replaced-twice": (
+        f"| Kyoto {F}{F}cite{F}turn0search0{F}{F}turn0search1{F} | b |",
+        "| Kyoto | b |",
+    ),
+    "replaced-filecite": (f"| a {F}filecite{F}turn1file2{F}L1-L12{F} | b |", "| a | b |"),
+    "entity-spaces": ('in entity["city", "Paris", "capital"] now', "in Paris now"),
+    "entity-number": ('in entity["city","Paris",3] now', "in Paris now"),
+    "entity-two": ('in entity["city","Paris"] now', "in Paris now"),
+    "entity-escaped-quotes": (
+        'by entity["person","Jane \\"JJ\\" Doe"] now',
+        'by Jane "JJ" Doe now',
+    ),
+    "entity-scalars": ('in entity["a", "B", null, true, -1.5e3] now', "in B now"),
+    "entity-replaced": (f'in {F}entity{F}["city", "Paris", 1]{F} now', "in Paris now"),
+    "entity-second-not-a-string": ('in entity["city", 3] now', 'in entity["city", 3] now'),
+    "entity-carriage-return": (
+        'in entity["city","Pa\rris"] now',
+        'in entity["city","Pa\rris"] now',
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), list(DEGRADED.values()), ids=list(DEGRADED))
+def test_lenient_degraded_forms(text: str, expected: str, implementation: str) -> None:
+    from citemark.display import CleanStream
+
+    assert _clean(text, implementation, lenient=True) == expected
+    assert _clean(text, implementation) == text  # without lenient nothing is touched
+    for size in (1, 3, len(text) or 1):
+        stream = CleanStream(lenient=True, implementation=implementation)  # type: ignore[arg-type]
+        chunks = [text[k : k + size] for k in range(0, len(text), size)]
+        assert "".join(stream.feed(chunk) for chunk in chunks) + stream.close() == expected

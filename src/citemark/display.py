@@ -28,9 +28,13 @@ prose, and never touches Markdown code:
 - A marker that is a link's destination, `[text](<marker>)`, leaves `text`.
 - `lenient=True` also removes the forms that lost their private-use characters
   (`citeturn0search0`, `iturn0image0turn0image1`, `fileciteturn1file0L8-L13`), the
-  characters written as six-character escapes (`\\ue200`), replaced by U+FFFD, and ChatGPT's
-  copy form `:contentReference[oaicite:3]{index=3}`.  Each needs an id (`turn0search0`)
-  glued to a family name, so "cite", "recite", "turn0" or "citeturnip" are never touched.
+  the same with one blank where each marker character was (`cite turn0search5`,
+  `filecite turn1file2 L1-L12`), the characters written as six-character escapes
+  (`\\ue200`), replaced by U+FFFD (one or more for each), and ChatGPT's copy form
+  `:contentReference[oaicite:3]{index=3}`.  Each needs an id (`turn0search0`) after a family
+  name that starts a word, so "cite", "recite turn0search5", "I cite turn0" or "citeturnip"
+  are never touched.  A degraded `entity[...]` shows its name when its body is a JSON array
+  on one line whose second element is a string (`entity["city", "Paris", 3]` is "Paris").
 
 Spacing rule: a removal never doubles a space or leaves one before punctuation.  Where a run
 of removed markers ends, the blanks just before it are dropped when what follows is a line
@@ -55,7 +59,9 @@ from typing import NamedTuple
 from ._core.grammar import FAMILY_CHAR, LINE_BREAK_RE, LINE_LOCATOR_RE, check_text
 from ._core.shapes import (
     BARE,
+    BLANKS,
     BROKEN,
+    CLOSING,
     DELIM,
     ENTITY,
     MARKER,
@@ -370,19 +376,41 @@ def entity_name(body: str) -> str:
 _ID = "turn[0-9]+[A-Za-z]+[0-9]+"
 _LOCATOR = "L[0-9]+(?:-L[0-9]+)?"
 _ESCAPE = re.compile(r"\\[uU][eE]20([0-6])")
+_BLANK = f"[{BLANKS}]"
+
+
+def _json_array(excluded: str) -> str:
+    """An entity body that lost its marker characters: a JSON array on one line, a string
+    first, then a string (the display name), then any JSON values but arrays and objects;
+    `excluded` the characters its strings never hold."""
+    string = f'"(?:[^"\\\\\r\n{excluded}]|\\\\[^\r\n{excluded}])*"'
+    scalar = f"(?:{string}|-?[0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null)"
+    item = "[ \t]*{}[ \t]*"
+    rest = f"(?:,{item.format(string)}(?:,{item.format(scalar)}){{0,6}})?"
+    return f"\\[{item.format(string)}{rest}\\]"
+
+
 _DEGRADED = re.compile(
-    # An id glued to a family name: the family alone, or an id alone, is prose.
+    # An id glued to a family name, or after it with one blank where the marker characters
+    # were: the family alone, or an id alone, is prose.
     f"(?P<family>filecite|cite|(?<![A-Za-z0-9])i)(?P<ids>(?:{_ID})+)(?P<locator>{_LOCATOR})?"
-    r'|entity(?P<entity>\[(?:"(?:[^"\\\n]|\\.)*"[ ]*,?[ ]*){1,8}\])'
+    # (the blanks that stood for START and STOP go too where the prose has its own)
+    f"|(?:(?<={_BLANK}){_BLANK})?(?<![A-Za-z0-9])(?P<spaced>filecite|cite|i){_BLANK}"
+    f"(?P<spaced_ids>{_ID}(?:{_BLANK}{_ID})*)(?:{_BLANK}(?P<spaced_locator>{_LOCATOR}))?"
+    f"(?![A-Za-z0-9])(?:{_BLANK}(?=[{re.escape(BLANKS + CLOSING)}\r\n]|\\Z))?"
+    f"|entity(?P<entity>{_json_array('')})"
     r"|:?contentReference\[oaicite:(?P<index>[0-9]+)\](?:\{index=[0-9]+\})?"
 )
 _ONE_ID = re.compile(_ID)
+# U+FFFD where the marker characters were: one or more for each (a decoder replaces each
+# broken piece of a character's UTF-8 bytes).
 _REPLACED = re.compile(
-    f"\ufffd(?P<family>{FAMILY_CHAR}*)\ufffd"
-    f"(?P<body>(?:{_ID}|{_LOCATOR})(?:\ufffd(?:{_ID}|{_LOCATOR}))*"
-    r'|\[(?:"(?:[^"\\\n\ufffd]|\\.)*"[ ]*,?[ ]*){1,8}\])'
+    f"\ufffd+(?P<family>{FAMILY_CHAR}*)\ufffd+"
+    f"(?P<body>(?:{_ID}|{_LOCATOR})(?:\ufffd+(?:{_ID}|{_LOCATOR}))*"
+    f"|{_json_array(chr(0xFFFD))})"
     "\ufffd"
 )
+_REPLACEMENTS = re.compile("\ufffd+")
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
 
 
@@ -391,27 +419,41 @@ def _rebuild(match: re.Match[str]) -> str:
         return f"{START}entity{DELIM}{match['entity']}{STOP}"
     if match["index"] is not None:
         return f"{START}oaicite{DELIM}{match['index']}{STOP}"
-    parts = _ONE_ID.findall(match["ids"])
-    if match["locator"]:
-        parts.append(match["locator"])
-    return f"{START}{match['family']}{DELIM}{DELIM.join(parts)}{STOP}"
+    if match["spaced"] is not None:
+        family, parts, locator = (
+            match["spaced"],
+            _ONE_ID.findall(match["spaced_ids"]),
+            "spaced_locator",
+        )
+    else:
+        family, parts, locator = match["family"], _ONE_ID.findall(match["ids"]), "locator"
+    if match[locator]:
+        parts.append(match[locator])
+    return f"{START}{family}{DELIM}{DELIM.join(parts)}{STOP}"
 
 
 def _unreplace(line: str) -> str:
     """A line where U+FFFD stands for the marker characters: its markers rebuilt, and its
     other U+FFFD taken for the U+E203/U+E204/U+E206 that went with them."""
     rebuilt, count = _REPLACED.subn(
-        lambda m: f"{START}{m['family']}{DELIM}{m['body'].replace(chr(0xFFFD), DELIM)}{STOP}",
+        lambda m: f"{START}{m['family']}{DELIM}{_REPLACEMENTS.sub(DELIM, m['body'])}{STOP}",
         line,
     )
     return rebuilt.replace("\ufffd", "\ue206") if count else line
 
 
 # Every match of _DEGRADED holds one of these: an id glued to its family ("cite",
-# "filecite" or "i", then "turn"), or one of the other two forms' literal heads.  Prose
+# "filecite" or "i", then "turn") or after it and a blank, or one of the other two forms'
+# literal heads.  Prose
 # without them skips the regex, which makes an attempt at nearly every character (50 ns a
 # character on real answers, against a few substring searches at C speed).
-_DEGRADED_SIGNS = ("citeturn", "iturn", "entity[", "contentReference[oaicite:")
+_DEGRADED_SIGNS = (
+    "citeturn",
+    "iturn",
+    "entity[",
+    "contentReference[oaicite:",
+    *(f"{family}{blank}turn" for family in ("cite", "i") for blank in BLANKS),
+)
 
 
 def _degrade_prose(prose: str) -> str:
