@@ -311,3 +311,35 @@ def test_lenient_degraded_forms(text: str, expected: str, implementation: str) -
         stream = CleanStream(lenient=True, implementation=implementation)  # type: ignore[arg-type]
         chunks = [text[k : k + size] for k in range(0, len(text), size)]
         assert "".join(stream.feed(chunk) for chunk in chunks) + stream.close() == expected
+
+
+# --- cumulative snapshots --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("lenient", [False, True])
+def test_snapshots_give_what_deltas_give(lenient: bool, implementation: str) -> None:
+    from citemark.display import CleanStream
+
+    text = CUT + "\n`" + M + "` and (" + M + ") end\n" + "done \ue200cite\ue202turn17sea"
+    for size in (1, 2, 7, 50):
+        stream = CleanStream(lenient=lenient, implementation=implementation)  # type: ignore[arg-type]
+        shown = [stream.feed_snapshot(text[:end]) for end in range(0, len(text) + size, size)]
+        assert "".join(shown) + stream.close() == _clean(text, implementation, lenient=lenient)
+
+
+def test_snapshots_must_extend_the_previous_one(implementation: str) -> None:
+    from citemark.display import CleanStream
+
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    stream.feed_snapshot("Kyoto is ")
+    stream.feed_snapshot("Kyoto is ")  # the same again: nothing new
+    with pytest.raises(ValueError, match="previous snapshot"):
+        stream.feed_snapshot("Kyoto was old")
+    with pytest.raises(ValueError, match="feed_snapshot"):
+        stream.feed("old")
+    with pytest.raises(TypeError, match="text must be str"):
+        stream.feed_snapshot(b"Kyoto")  # type: ignore[arg-type]
+    deltas = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    deltas.feed("Kyoto")
+    with pytest.raises(ValueError, match="deltas"):
+        deltas.feed_snapshot("Kyoto is")

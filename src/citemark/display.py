@@ -528,6 +528,9 @@ class CleanStream:
         self._complete = 0  # stream offset where the incomplete line starts
         self._scanner = CodeScanner()
         self._closed = False
+        # The last snapshot (feed_snapshot), None while no snapshot was fed; "" after a
+        # feed(), which then rules out snapshots.
+        self._snapshot: str | None = None
         self.work = 0
 
     @property
@@ -536,8 +539,37 @@ class CleanStream:
         return "".join(self._lines) + "".join(self._pending)
 
     def feed(self, chunk: str) -> str:
+        """Take the next piece of the answer; returns the clean text released so far."""
         if not isinstance(chunk, str):
             raise TypeError(f"chunk must be str, not {type(chunk).__name__}")
+        if self._snapshot:
+            raise ValueError("feed() after feed_snapshot(): give every piece as snapshots")
+        self._snapshot = ""
+        return self._feed(chunk)
+
+    def feed_snapshot(self, text: str) -> str:
+        """Take the whole answer so far, for producers that send cumulative snapshots
+        instead of pieces: what it adds to the previous snapshot is fed.  A snapshot that
+        does not start with the previous one is a ValueError, and so is mixing snapshots
+        with `feed`.  Comparing the two costs the snapshot's length, which is the size of
+        the input: linear."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        previous = self._snapshot
+        if previous == "":
+            raise ValueError("feed_snapshot() after feed(): give every piece as deltas")
+        previous = previous or ""
+        if not text.startswith(previous):
+            raise ValueError(
+                "text must start with the previous snapshot (feed_snapshot takes the whole "
+                "text so far; a producer that rewrote earlier text needs a new stream)"
+            )
+        text = str.__str__(text)
+        added = text[len(previous) :]
+        self._snapshot = text if text else None
+        return self._feed(added)
+
+    def _feed(self, chunk: str) -> str:
         if self._closed:
             raise ValueError("feed() after close()")
         chunk = str.__str__(chunk)
