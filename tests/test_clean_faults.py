@@ -343,3 +343,17 @@ def test_snapshots_must_extend_the_previous_one(implementation: str) -> None:
     deltas.feed("Kyoto")
     with pytest.raises(ValueError, match="deltas"):
         deltas.feed_snapshot("Kyoto is")
+
+
+# --- Parser.sub(sanitize=True) leaves no marker of another family ------------------------------
+
+
+def test_sanitize_removes_whole_markers_of_other_families(parser: Any) -> None:
+    text = (
+        'Kyoto \ue200image_group\ue202{"query":["Kyoto temples"]}\ue201 is old '
+        f"{M}. \ue200navlist\ue202News\ue202turn0news1\ue201 `\ue200i\ue202x\ue201`"
+    )
+    shown = parser.sub(text, lambda citation: "[1]", sanitize=True)
+    assert shown == "Kyoto  is old [1].  ``"
+    assert "image_group" not in shown
+    assert parser.sub(text, lambda citation: "[1]") == text.replace(M, "[1]")
