@@ -357,3 +357,23 @@ def test_sanitize_removes_whole_markers_of_other_families(parser: Any) -> None:
     assert shown == "Kyoto  is old [1].  ``"
     assert "image_group" not in shown
     assert parser.sub(text, lambda citation: "[1]") == text.replace(M, "[1]")
+
+
+# --- bad input gets a TypeError/ValueError naming the argument -------------------------------
+
+
+@pytest.mark.parametrize("texts", ["abc", b"abc"])
+def test_clean_many_refuses_a_str(texts: Any, implementation: str) -> None:
+    from citemark.display import clean_many
+
+    with pytest.raises(TypeError, match="texts must be an iterable of str"):
+        clean_many(texts, implementation=implementation)  # type: ignore[arg-type]
+    assert clean_many(["abc"], implementation=implementation) == ["abc"]  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("option", ["source_id", "locator"])
+def test_parser_refuses_a_broken_pattern(option: str, implementation: str) -> None:
+    from citemark import Parser
+
+    with pytest.raises(ValueError, match=f"{option} must be a valid regular expression"):
+        Parser(implementation=implementation, **{option: "("})  # type: ignore[arg-type]

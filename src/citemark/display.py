@@ -199,6 +199,9 @@ def clean_many(
     per-text work of `clean` itself cost as much as the cleaning, measured on a log of
     answers).  Any text the kernel leaves to the front is cleaned by `clean`."""
     _check(lenient, skip_code, widgets)
+    if isinstance(texts, (str, bytes)):
+        # A str is an iterable of one-character texts: almost always a missing [text].
+        raise TypeError(f"texts must be an iterable of str, not a {type(texts).__name__}")
     batch = texts if type(texts) is list else list(texts)
     if lenient or widgets:
         done: list[str | None] = [None] * len(batch)

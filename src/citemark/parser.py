@@ -73,7 +73,10 @@ def _marker(name: str, value: object) -> str:
 def _pattern(name: str, value: str | re.Pattern[str], builtin: set[str]) -> re.Pattern[str] | None:
     """A compiled pattern, or None for the guide's own rule (the kernel checks it in C)."""
     if isinstance(value, str):
-        pattern = re.compile(value)
+        try:
+            pattern = re.compile(value)
+        except re.error as error:
+            raise ValueError(f"{name} must be a valid regular expression: {error}") from None
     elif isinstance(value, re.Pattern) and isinstance(value.pattern, str):
         pattern = value
     else:
