@@ -179,7 +179,7 @@ def test_odd_but_valid_json_is_untouched_outside_the_field(tmp_path: Path) -> No
 
 BAD_LINES = [
     ("not json", "invalid JSON"),
-    ('{"response": {"output_text": 3}}', "is not a string: it is a int"),
+    ('{"response": {"output_text": 3}}', "is not a string: it is an integer"),
     ('{"response": {}}', "no field 'response.output_text'"),
     ('{"response": "flat"}', "no field"),
     ("[1, 2]", "no field"),

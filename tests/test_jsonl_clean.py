@@ -63,6 +63,11 @@ ATOMS = [
     "\ue204",
     "\ue205",
     "\ue206",
+    "\ue316",  # private-use characters that are not markers, and their UTF-8 lead bytes'
+    "\uf8ff",  # neighbours that are not private use
+    "\uefff",
+    "\uff0c",
+    "\ufeff",
     "cite",
     "entity",
     "url",

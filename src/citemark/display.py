@@ -16,20 +16,36 @@ prose, and never touches Markdown code:
 - U+E203/U+E204 (around the prose a citation supports) and the U+E206 anchor go, the prose
   stays; bare anchors `\\ue202turn0search0` go with their ids; broken markers (a START never
   closed, or abandoned by a new START) lose their head and ids, and any other stray
-  U+E200-U+E206 character goes alone.
+  U+E200-U+E206 character goes alone, and so does every other character of the Basic
+  Multilingual Plane's Private Use Area (U+E000-U+F8FF, `_core.shapes.PRIVATE_RANGE`: icon
+  glyphs such as U+E316 or U+F8FF that exports leave; they show as boxes).
+- A marker that the line or the text ends inside (a cut stream, a truncated log) goes whole
+  when what follows its START is what a marker could be so far (a family name not glued to
+  a word before it; ids, locators and delimiters; an entity's JSON array up to its `]`):
+  "done \\ue200cite\\ue202turn17sea" is "done", the prose before it stays, and
+  `CleanStream.close()` gives the same.
 - Markdown code (fenced, indented, inline; inside block quotes and list items) stays literal.
 - A marker that is a link's destination, `[text](<marker>)`, leaves `text`.
 - `lenient=True` also removes the forms that lost their private-use characters
   (`citeturn0search0`, `iturn0image0turn0image1`, `fileciteturn1file0L8-L13`), the
-  characters written as six-character escapes (`\\ue200`), replaced by U+FFFD, and ChatGPT's
-  copy form `:contentReference[oaicite:3]{index=3}`.  Each needs an id (`turn0search0`)
-  glued to a family name, so "cite", "recite", "turn0" or "citeturnip" are never touched.
+  the same with one blank where each marker character was (`cite turn0search5`,
+  `filecite turn1file2 L1-L12`), the characters written as six-character escapes
+  (`\\ue200`), replaced by U+FFFD (one or more for each), and ChatGPT's copy form
+  `:contentReference[oaicite:3]{index=3}`.  Each needs an id (`turn0search0`) after a family
+  name that starts a word, so "cite", "recite turn0search5", "I cite turn0" or "citeturnip"
+  are never touched.  A degraded `entity[...]` shows its name when its body is a JSON array
+  on one line whose second element is a string (`entity["city", "Paris", 3]` is "Paris").
 
 Spacing rule: a removal never doubles a space or leaves one before punctuation.  Where a run
 of removed markers ends, the blanks just before it are dropped when what follows is a line
 end, the end of the text, a blank, or closing punctuation (`.,;:!?)]}%` and their CJK
 forms); at the start of a line, the indentation stays and the blanks after the run are
 dropped instead.  So "sentence. <marker>" is "sentence." and "a <marker> b" is "a b".
+What the removals leave empty goes first: a bracket holding only blanks ("(<marker>)",
+"[<marker>]", their full-width forms; not the "[]" of a link), and a separator (`,;` and
+their CJK forms) with nothing on one side, so "The article (<m>, <m>) says" is "The article
+says" and "Paris, <m>, then" is "Paris, then".  Brackets and separators of the prose that
+no removal touches stay.
 """
 
 from __future__ import annotations
@@ -42,13 +58,16 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import NamedTuple
 
-from ._core.grammar import FAMILY_CHAR, LINE_LOCATOR_RE, MARKER_RANGE, check_text
+from ._core.grammar import FAMILY_CHAR, LINE_LOCATOR_RE, check_text
 from ._core.shapes import (
     BARE,
+    BLANKS,
     BROKEN,
+    CLOSING,
     DELIM,
     ENTITY,
     MARKER,
+    PRIVATE_RANGE,
     START,
     STOP,
     STRAY,
@@ -205,6 +224,9 @@ def clean_many(
     per-text work of `clean` itself cost as much as the cleaning, measured on a log of
     answers).  Any text the kernel leaves to the front is cleaned by `clean`."""
     _check(lenient, skip_code, widgets)
+    if isinstance(texts, (str, bytes)):
+        # A str is an iterable of one-character texts: almost always a missing [text].
+        raise TypeError(f"texts must be an iterable of str, not a {type(texts).__name__}")
     batch = texts if type(texts) is list else list(texts)
     if lenient or widgets:
         done: list[str | None] = [None] * len(batch)
@@ -275,15 +297,28 @@ def clean_mapped(
     return _clean_mapped(_kernel(implementation), plain, walls, lenient, widgets)
 
 
+# What a marker that is a link's destination, `[text](<marker>)`, becomes: a str (the URL),
+# or None to treat it as any other marker (see _clean; `render` gives it the source's URL).
+Destination = Callable[["Marker"], "str | None"]
+
+
 def _clean(
-    kernel: ModuleType, plain: str, walls: list[tuple[int, int]], widgets: Widgets | None
+    kernel: ModuleType,
+    plain: str,
+    walls: list[tuple[int, int]],
+    widgets: Widgets | None,
+    destination: Destination | None = None,
 ) -> tuple[str, list[Mark]]:
-    result, marks, _, _ = _joined(kernel, plain, kernel.scan(plain, walls), widgets)
+    result, marks, _, _ = _joined(kernel, plain, kernel.scan(plain, walls), widgets, destination)
     return result, marks
 
 
 def _joined(
-    kernel: ModuleType, plain: str, tokens: list[tuple[int, ...]], widgets: Widgets | None
+    kernel: ModuleType,
+    plain: str,
+    tokens: list[tuple[int, ...]],
+    widgets: Widgets | None,
+    destination: Destination | None = None,
 ) -> tuple[str, list[Mark], list[int], list[str]]:
     """The clean text, the marks, and where each token went and what replaced it."""
     markers: list[Marker | None] = []
@@ -291,10 +326,15 @@ def _joined(
     for token in tokens:
         marker = _marker(plain, token)
         markers.append(marker)
-        replacements.append("" if marker is None else _replacement(marker, widgets))
+        shown = None
+        if destination is not None and marker is not None and _is_destination(plain, token):
+            shown = destination(marker)
+        if shown is None:
+            shown = "" if marker is None else _replacement(marker, widgets)
+        replacements.append(shown)
     result, positions = kernel.join(plain, tokens, replacements)
     marks = [
-        Mark(*marker, position, position + len(replacement))
+        Mark(*marker, position, min(position + len(replacement), len(result)))
         for marker, replacement, position in zip(markers, replacements, positions, strict=True)
         if marker is not None
     ]
@@ -326,6 +366,24 @@ def _clean_mapped(
     return Mapped(result, marks, _aligned(text, spans, result))
 
 
+def _is_destination(text: str, token: tuple[int, ...]) -> bool:
+    """Whether the token stands alone between the `](` and `)` of a Markdown link."""
+    start, end = token[1], token[2]
+    return text.startswith("](", start - 2) and start >= 2 and text.startswith(")", end)
+
+
+def _clean_for_render(
+    text: str, *, lenient: bool, widgets: Widgets, destination: Destination
+) -> str:
+    """`clean(text, lenient=..., widgets=...)`, link destinations given by `destination`."""
+    _check(lenient, True, widgets)
+    plain = check_text(text)
+    walls = code_walls(plain) if maybe_code(plain) else []
+    if lenient:
+        plain, walls = _degraded(plain, walls)
+    return _clean(_kernel(None), plain, walls, widgets, destination)[0]
+
+
 _KINDS = {MARKER: "citation", ENTITY: "entity", BROKEN: "broken", BARE: "anchor"}
 
 
@@ -353,7 +411,7 @@ def _replacement(marker: Marker, widgets: Widgets | None) -> str:
         if marker.kind == "entity":
             return entity_name(marker.body)
         if marker.family in TITLED_FAMILIES and marker.source_ids:
-            return marker.source_ids[0]
+            return _visible(marker.source_ids[0])
         return ""
     shown = render(marker)
     if not isinstance(shown, str):
@@ -361,7 +419,14 @@ def _replacement(marker: Marker, widgets: Widgets | None) -> str:
     return str.__str__(shown)
 
 
-_MARKER_CHARS = re.compile(f"[{MARKER_RANGE}\r\n]")
+_PRIVATE_CHARS = re.compile(f"[{PRIVATE_RANGE}]")
+_LINE_BREAK_CHARS = re.compile("[\r\n]")
+
+
+def _visible(name: str) -> str:
+    """A name or title as a reader sees it in a sentence: private-use characters (marker
+    characters among them) removed, line breaks as spaces, no outer white space."""
+    return _LINE_BREAK_CHARS.sub(" ", _PRIVATE_CHARS.sub("", name)).strip()
 
 
 def entity_name(body: str) -> str:
@@ -384,7 +449,7 @@ def entity_name(body: str) -> str:
     else:
         parts = [part.strip() for part in text.split(DELIM) if part.strip()]
         name = parts[1] if len(parts) > 1 else parts[0] if parts else None
-    return _MARKER_CHARS.sub(" ", name).strip() if isinstance(name, str) else ""
+    return _visible(name) if isinstance(name, str) else ""
 
 
 # --- lenient: the forms that lost their private-use characters ------------------------------
@@ -392,19 +457,41 @@ def entity_name(body: str) -> str:
 _ID = "turn[0-9]+[A-Za-z]+[0-9]+"
 _LOCATOR = "L[0-9]+(?:-L[0-9]+)?"
 _ESCAPE = re.compile(r"\\[uU][eE]20([0-6])")
+_BLANK = f"[{BLANKS}]"
+
+
+def _json_array(excluded: str) -> str:
+    """An entity body that lost its marker characters: a JSON array on one line, a string
+    first, then a string (the display name), then any JSON values but arrays and objects;
+    `excluded` the characters its strings never hold."""
+    string = f'"(?:[^"\\\\\r\n{excluded}]|\\\\[^\r\n{excluded}])*"'
+    scalar = f"(?:{string}|-?[0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null)"
+    item = "[ \t]*{}[ \t]*"
+    rest = f"(?:,{item.format(string)}(?:,{item.format(scalar)}){{0,6}})?"
+    return f"\\[{item.format(string)}{rest}\\]"
+
+
 _DEGRADED = re.compile(
-    # An id glued to a family name: the family alone, or an id alone, is prose.
+    # An id glued to a family name, or after it with one blank where the marker characters
+    # were: the family alone, or an id alone, is prose.
     f"(?P<family>filecite|cite|(?<![A-Za-z0-9])i)(?P<ids>(?:{_ID})+)(?P<locator>{_LOCATOR})?"
-    r'|entity(?P<entity>\[(?:"(?:[^"\\\n]|\\.)*"[ ]*,?[ ]*){1,8}\])'
+    # (the blanks that stood for START and STOP go too where the prose has its own)
+    f"|(?:(?<={_BLANK}){_BLANK})?(?<![A-Za-z0-9])(?P<spaced>filecite|cite|i){_BLANK}"
+    f"(?P<spaced_ids>{_ID}(?:{_BLANK}{_ID})*)(?:{_BLANK}(?P<spaced_locator>{_LOCATOR}))?"
+    f"(?![A-Za-z0-9])(?:{_BLANK}(?=[{re.escape(BLANKS + CLOSING)}\r\n]|\\Z))?"
+    f"|entity(?P<entity>{_json_array('')})"
     r"|:?contentReference\[oaicite:(?P<index>[0-9]+)\](?:\{index=[0-9]+\})?"
 )
 _ONE_ID = re.compile(_ID)
+# U+FFFD where the marker characters were: one or more for each (a decoder replaces each
+# broken piece of a character's UTF-8 bytes).
 _REPLACED = re.compile(
-    f"\ufffd(?P<family>{FAMILY_CHAR}*)\ufffd"
-    f"(?P<body>(?:{_ID}|{_LOCATOR})(?:\ufffd(?:{_ID}|{_LOCATOR}))*"
-    r'|\[(?:"(?:[^"\\\n\ufffd]|\\.)*"[ ]*,?[ ]*){1,8}\])'
+    f"\ufffd+(?P<family>{FAMILY_CHAR}*)\ufffd+"
+    f"(?P<body>(?:{_ID}|{_LOCATOR})(?:\ufffd+(?:{_ID}|{_LOCATOR}))*"
+    f"|{_json_array(chr(0xFFFD))})"
     "\ufffd"
 )
+_REPLACEMENTS = re.compile("\ufffd+")
 _LINES = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)?")
 
 
@@ -413,10 +500,17 @@ def _rebuild(match: re.Match[str]) -> str:
         return f"{START}entity{DELIM}{match['entity']}{STOP}"
     if match["index"] is not None:
         return f"{START}oaicite{DELIM}{match['index']}{STOP}"
-    parts = _ONE_ID.findall(match["ids"])
-    if match["locator"]:
-        parts.append(match["locator"])
-    return f"{START}{match['family']}{DELIM}{DELIM.join(parts)}{STOP}"
+    if match["spaced"] is not None:
+        family, parts, locator = (
+            match["spaced"],
+            _ONE_ID.findall(match["spaced_ids"]),
+            "spaced_locator",
+        )
+    else:
+        family, parts, locator = match["family"], _ONE_ID.findall(match["ids"]), "locator"
+    if match[locator]:
+        parts.append(match[locator])
+    return f"{START}{family}{DELIM}{DELIM.join(parts)}{STOP}"
 
 
 def _unreplace(line: str, cuts: list[Cut] | None = None) -> str:
@@ -427,7 +521,7 @@ def _unreplace(line: str, cuts: list[Cut] | None = None) -> str:
 
 
 def _rebuild_replaced(match: re.Match[str]) -> str:
-    body = match["body"].replace("\ufffd", DELIM)
+    body = _REPLACEMENTS.sub(DELIM, match["body"])
     return f"{START}{match['family']}{DELIM}{body}{STOP}"
 
 
@@ -459,10 +553,17 @@ def _sub(
 
 
 # Every match of _DEGRADED holds one of these: an id glued to its family ("cite",
-# "filecite" or "i", then "turn"), or one of the other two forms' literal heads.  Prose
+# "filecite" or "i", then "turn") or after it and a blank, or one of the other two forms'
+# literal heads.  Prose
 # without them skips the regex, which makes an attempt at nearly every character (50 ns a
 # character on real answers, against a few substring searches at C speed).
-_DEGRADED_SIGNS = ("citeturn", "iturn", "entity[", "contentReference[oaicite:")
+_DEGRADED_SIGNS = (
+    "citeturn",
+    "iturn",
+    "entity[",
+    "contentReference[oaicite:",
+    *(f"{family}{blank}turn" for family in ("cite", "i") for blank in BLANKS),
+)
 
 
 def _degrade_prose(prose: str, cuts: list[Cut] | None = None) -> str:
@@ -704,6 +805,9 @@ class CleanStream:
         self._clean_length = 0  # the length of everything released
         self.marks: list[Mark] = []
         self.cuts: list[Cut] = []
+        # The last snapshot (feed_snapshot), None while no snapshot was fed; "" after a
+        # feed(), which then rules out snapshots.
+        self._snapshot: str | None = None
         self.work = 0
 
     @property
@@ -717,8 +821,37 @@ class CleanStream:
         return self._released
 
     def feed(self, chunk: str) -> str:
+        """Take the next piece of the answer; returns the clean text released so far."""
         if not isinstance(chunk, str):
             raise TypeError(f"chunk must be str, not {type(chunk).__name__}")
+        if self._snapshot:
+            raise ValueError("feed() after feed_snapshot(): give every piece as snapshots")
+        self._snapshot = ""
+        return self._feed(chunk)
+
+    def feed_snapshot(self, text: str) -> str:
+        """Take the whole answer so far, for producers that send cumulative snapshots
+        instead of pieces: what it adds to the previous snapshot is fed.  A snapshot that
+        does not start with the previous one is a ValueError, and so is mixing snapshots
+        with `feed`.  Comparing the two costs the snapshot's length, which is the size of
+        the input: linear."""
+        if not isinstance(text, str):
+            raise TypeError(f"text must be str, not {type(text).__name__}")
+        previous = self._snapshot
+        if previous == "":
+            raise ValueError("feed_snapshot() after feed(): give every piece as deltas")
+        previous = previous or ""
+        if not text.startswith(previous):
+            raise ValueError(
+                "text must start with the previous snapshot (feed_snapshot takes the whole "
+                "text so far; a producer that rewrote earlier text needs a new stream)"
+            )
+        text = str.__str__(text)
+        added = text[len(previous) :]
+        self._snapshot = text if text else None
+        return self._feed(added)
+
+    def _feed(self, chunk: str) -> str:
         if self._closed:
             raise ValueError("feed() after close()")
         chunk = str.__str__(chunk)

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .._core.grammar import MARKER_RANGE
+from .._core.shapes import PRIVATE_RANGE
 from .._kernels import commonmark_py as _twin
 from .._kernels.loader import Implementation, load
 
@@ -89,7 +89,8 @@ def maybe_code(text: str) -> bool:
     return "`" in text or "~" in text or "\t" in text or "    " in text
 
 
-_MARKER_CHAR = re.compile(f"[{MARKER_RANGE}]")
+# Every character clean removes outside code (the markers' and any other private-use one).
+_MARKER_CHAR = re.compile(f"[{PRIVATE_RANGE}]")
 _LINE_BREAKS = re.compile(r"[\r\n]")
 # What may stand before an indented code line's code: blanks and container syntax.
 _ZONE = " \t>-+*.)0123456789"
