@@ -1,8 +1,10 @@
-"""Faults found by a fault-injection run, each a regression test: the `citemark` command in a
-subprocess, as a user runs it, never loses a row and never hangs."""
+"""The `citemark` command when things go wrong (Ctrl-C, a closed pipe, a full disk, deep or
+huge lines, bad Parquet), in a subprocess as a user runs it: it never loses a row and never
+hangs."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -12,8 +14,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 S, D, E = "\ue200", "\ue202", "\ue201"
@@ -253,9 +253,12 @@ def test_one_huge_line_peaks_at_most_three_times_its_size(tmp_path: Path, comman
 
 
 def bad_utf8_parquet(path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     good = [f"row {i} {MARK}".encode() for i in range(6)]
     good[3] = b"not \xff utf-8"
-    offsets = pa.array([0, *__import__("itertools").accumulate(len(g) for g in good)], pa.int32())
+    offsets = pa.array([0, *itertools.accumulate(len(g) for g in good)], pa.int32())
     array = pa.Array.from_buffers(
         pa.binary(), len(good), [None, offsets.buffers()[1], pa.py_buffer(b"".join(good))]
     )
@@ -275,6 +278,7 @@ def bad_utf8_parquet(path: Path) -> None:
     )
 
 
+@pytest.mark.needs("pyarrow")
 @pytest.mark.parametrize("command", [("stats", "--json"), ("strip", "--format", "jsonl")])
 def test_invalid_utf8_in_parquet_is_a_named_bad_row(tmp_path: Path, command) -> None:
     path = tmp_path / "bad.parquet"
@@ -295,7 +299,11 @@ def test_invalid_utf8_in_parquet_is_a_named_bad_row(tmp_path: Path, command) -> 
         assert (stats["rows"], stats["skipped_rows"]) == (5, 1)
 
 
+@pytest.mark.needs("pyarrow")
 def test_parquet_needs_a_column_and_leaves_no_file_behind(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = tmp_path / "log.parquet"
     pq.write_table(pa.table({"text": ["a"]}), path)
     result = citemark("strip", str(path))
@@ -309,8 +317,12 @@ def test_parquet_needs_a_column_and_leaves_no_file_behind(tmp_path: Path) -> Non
     assert not out.exists()
 
 
+@pytest.mark.needs("pyarrow")
 def test_parquet_is_never_written_to_a_terminal(tmp_path: Path) -> None:
     import pty
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
     path = tmp_path / "log.parquet"
     pq.write_table(pa.table({"text": ["a"]}), path)
