@@ -1130,6 +1130,8 @@ cdef class StreamScanner(_Walker):
     def scan(self, str text not None, base=0, cuts=None):
         cdef Py_ssize_t offset = as_index(base, "base")
         cdef Py_ssize_t size = len(text), start = 0, end, following
+        cdef Breaks breaks
+        breaks.lf = breaks.cr = -1
         if cuts is not None and type(cuts) is not list:
             raise TypeError(f"cuts must be None or a list, not {type(cuts).__name__}")
         if offset > PY_SSIZE_T_MAX - size:
@@ -1137,7 +1139,7 @@ cdef class StreamScanner(_Walker):
         self.use(text, offset)
         try:
             while start < size:
-                end = next_break(self.kind, self.data, start, size)
+                end = next_break(self.kind, self.data, start, size, &breaks)
                 if cuts is not None and start and start < end and self.at_neutral():
                     cuts.append(offset + start)
                 self.line(start, end)
