@@ -9,15 +9,15 @@ recursion, so any depth is either read or refused, never a RecursionError.  The 
 path follows `json.loads` on duplicate keys: the last one wins, at every level.  A string's
 plain run is skipped 16 bytes a step, after one vector UTF-8 check of the whole line.
 
-The chunk functions (`strip_lines`, `map_lines`, `extract_lines`, `clean_lines`) make one
-pass over the lines without the GIL (so the command runs -j N in threads): the output is
-written in C, a token is stripped or extracted with the shared C grammar (`grammar_c.pxi`,
-as `arrow_c` does on Arrow rows) on its raw bytes (`raw_ok`) or else on its text decoded into
-UTF-8 (`_decode`, so a log written with json.dumps's default, every non-ASCII character
-escaped, takes the same path), a token is cleaned on its UTF-8 bytes with the clean core of
-`clean_c` (`clean_core.pxi`), and only the rare token that UTF-8 cannot carry (a lone
-surrogate) or that must be read in Python is left to the callable `many`, called once after
-the pass.
+The chunk functions (`text_lines`, `strip_lines`, `map_lines`, `clean_lines`,
+`extract_lines`) are one pass over the lines without the GIL (`_pass`, so the command runs
+-j N in threads) that does with each value what its job says: the output is written in C, a
+token is stripped or extracted with the shared C grammar (`grammar_c.pxi`, as `arrow_c` does
+on Arrow rows) on its raw bytes (`raw_ok`) or else on its text decoded into UTF-8 (`_decode`,
+so a log written with json.dumps's default, every non-ASCII character escaped, takes the
+same path), a token is cleaned on its UTF-8 bytes with the clean core of `clean_c`
+(`clean_core.pxi`), and only the rare token that UTF-8 cannot carry (a lone surrogate) or
+that must be read in Python is left to the callable `many`, called once after the pass.
 
 Twin: `jsonl_py` (same functions, same results); `_cli.jsonl` turns codes into messages.
 """
@@ -80,6 +80,7 @@ cdef extern from "Python.h":
 cdef extern from "simd.h" nogil:
     bint cm_utf8_valid(const unsigned char* data, Py_ssize_t n)
     Py_ssize_t cm_count_points(const unsigned char* data, Py_ssize_t n)
+    uint32_t cm_or_ucs1(const Py_UCS1* data, Py_ssize_t a, Py_ssize_t b)  # < 0x80: all ASCII
 
 # The plain run of a string (every byte but a quote, a backslash and a control character):
 # 16 bytes a step with SSE2, then 8 with portable word tricks (the whole run where there is no
@@ -121,8 +122,7 @@ cdef extern from *:
 
 
 # The run of bytes that json's ASCII encoder writes as they are (printable ASCII but the quote
-# and the backslash: 0x20..0x7E), 16 a step with SSE2; and whether bytes are all ASCII, 8 a
-# step.  Nothing at or past n is read.
+# and the backslash: 0x20..0x7E), 16 a step with SSE2.  Nothing at or past n is read.
 cdef extern from *:
     """
     static inline Py_ssize_t cmj_ascii_run(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
@@ -143,20 +143,8 @@ cdef extern from *:
         while (i < n && s[i] >= 0x20 && s[i] <= 0x7E && s[i] != 34 && s[i] != 92) i++;
         return i;
     }
-    static inline int cmj_all_ascii(const unsigned char *s, Py_ssize_t n) {
-        Py_ssize_t i = 0;
-        uint64_t any = 0;
-        for (; n - i >= 8; i += 8) {
-            uint64_t w;
-            memcpy(&w, s + i, 8);
-            any |= w;
-        }
-        for (; i < n; i++) any |= s[i];
-        return (any & 0x8080808080808080ULL) == 0;
-    }
     """
     Py_ssize_t cmj_ascii_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) nogil
-    bint cmj_all_ascii(const unsigned char* s, Py_ssize_t n) nogil
 
 
 # The run of a string token's inside up to its next backslash, copied as it is found (the
@@ -841,15 +829,12 @@ def strip_lines(bytes data not None, tuple path not None, object many not None, 
     """`data` (lines split at b"\\n") with the string at `path` in each line replaced by what
     `many(texts)` (a list of str -> a list of str) gives for it; every other byte kept.
 
-    Only the texts that can hold a START are handed to `many` (the others cannot change).
-    With `families` (a tuple of UTF-8 bytes: `many` strips those families' citations), a
-    token is stripped here with the shared C grammar: as raw UTF-8 when `raw_ok` accepts
-    it (its escapes stay as they were), else decoded into UTF-8 and, when a citation is cut
-    out, written back as map_lines writes a changed text (`_strip_token`); `many` then gets
-    only a text holding a lone surrogate, or a changed ASCII token holding DEL.
-    (out, rows, blanks, bad) as in `text_lines`, rows = how many good lines; blank lines are
-    copied; out leaves bad lines out, and without skip_bad stops before the first.  The pass
-    over the lines runs without the GIL; `many` is called after it.
+    Only the texts that can hold a START can change.  With `families` (a tuple of UTF-8
+    bytes: `many` strips those families' citations) a token is stripped in the pass without
+    the GIL (`_strip_value`), and `many`, called once after it, gets only a text holding a
+    lone surrogate or a changed ASCII token holding DEL.  (out, rows, blanks, bad) as in
+    `text_lines`, rows = how many good lines; blank lines are copied; out leaves bad lines
+    out, and without skip_bad stops before the first.
     """
     return _lines(data, path, many, skip_bad, STRIP, None if families is None else _rules(families))
 
@@ -862,12 +847,8 @@ def map_lines(bytes data not None, tuple path not None, object many not None, bi
 
 def clean_lines(bytes data not None, tuple path not None, object many, object skip_bad):
     """`map_lines(data, path, many, skip_bad)` for `many` = `citemark.display.clean_many` with
-    its default options, with most texts cleaned here, on their UTF-8 bytes, by the core of
-    `clean_c` (`clean_core.pxi`), in the pass without the GIL: a text without a marker
-    character is kept as it is, and a text with one is unescaped, cut and written back as
-    `map_lines` writes it.  `many` gets only the texts the pass leaves (see
-    `_clean_token`): a lone surrogate next to a marker, markers maybe in Markdown code,
-    titled families, entity bodies that are not plain."""
+    its default options, with most texts cleaned in the pass without the GIL, on their UTF-8
+    bytes, by the core of `clean_c` (`_clean_token`); `many` gets only the texts it leaves."""
     if not callable(many):
         raise TypeError(f"many must be callable, not {type(many).__name__}")
     if type(skip_bad) is not bool:
@@ -879,15 +860,14 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
                   bint skip_bad, str file not None, Py_ssize_t first_row, object families=None):
     """extract's JSON lines for the rows of `data` (lines split at b"\\n"): for each good line
     {"file": file, "row": first_row + its index, "citations": ...} as `citation_lines` writes
-    it, the citations of its text as `many(texts)` (a list of str -> a list of citation
-    lists) gives them; null for a null text.
+    it, with the citations `many(texts)` (a list of str -> a list of citation lists) gives
+    for its text; null for a null text.
 
-    Only the texts that `many` must read are handed to it: a text that cannot hold a START
-    has none, and with `families` (a tuple of UTF-8 bytes: `many` extracts those families)
-    a token is scanned here with the shared C grammar, with no Python object made for it or
-    its citations: as raw UTF-8 when `raw_ok` accepts it, else decoded into UTF-8 (but for
-    a lone surrogate, which `many` reads).  (out, rows, blanks, bad) as in `strip_lines`.
-    The pass over the lines runs without the GIL; `many` is called after it.
+    A text that cannot hold a START has none.  With `families` (a tuple of UTF-8 bytes:
+    `many` extracts those families) a token is scanned in the pass without the GIL, with no
+    Python object made for it or its citations (`_extract_value`), and `many`, called once
+    after it, gets only a text holding a lone surrogate.  (out, rows, blanks, bad) as in
+    `strip_lines`.
     """
     return _lines(data, path, many, skip_bad, EXTRACT,
                   None if families is None else _rules(families), file, first_row)
@@ -909,7 +889,7 @@ cdef struct BadLine:
 
 cdef struct Cleaner:  # what a pass reuses from token to token
     char* text  # a token's text, decoded (`_decode`)
-    char* result  # the text made of it (clean's, strip's)
+    char* result  # the text made of it (clean's, strip's), in the block of `text`
     Py_ssize_t capacity  # of each
     Py_ssize_t size  # of the result
     bint ascii  # the token was ASCII: the result is written with ASCII escapes
@@ -918,36 +898,26 @@ cdef struct Cleaner:  # what a pass reuses from token to token
 
 
 cdef enum:
-    # What `_clean_token` (or `_strip_token`) did with a token.
+    # What `_clean_token` (or `_strip_text`) did with a token.
     KEPT = 0  # nothing to change: the token stays as it is
     CLEANED = 1  # the new text is cleaner.result[:cleaner.size]
     LEFT = 2  # for `many`: a lone surrogate, Markdown code, a titled family, an entity name
 
 
 cdef int _room(Cleaner* cleaner, Py_ssize_t size) except -1 nogil:
-    """Both buffers of cleaner at least size bytes long."""
-    cdef void* grown
+    """Both buffers of cleaner at least size bytes long (one block: the text, the result)."""
+    cdef char* grown
     if cleaner.capacity >= size:
         return 0
     size = max(size, 2 * cleaner.capacity)
-    grown = realloc(cleaner.text, size)
-    if grown != NULL:
-        cleaner.text = <char*>grown
-        grown = realloc(cleaner.result, size)
+    grown = <char*>realloc(cleaner.text, 2 * size)
     if grown == NULL:
         with gil:
             raise MemoryError()
-    cleaner.result = <char*>grown
+    cleaner.text = grown
+    cleaner.result = grown + size
     cleaner.capacity = size
     return 0
-
-
-cdef Py_ssize_t _decode_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
-                              Cleaner* cleaner) except -2 nogil:
-    """The text of the string token s[start:end] into cleaner.text (`_decode`): its size, or
-    -1 for a lone surrogate."""
-    _room(cleaner, end - start)
-    return _decode(s, start + 1, end - 1, cleaner.text)
 
 
 cdef inline bint _ascii_del(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
@@ -956,7 +926,7 @@ cdef inline bint _ascii_del(const unsigned char* s, Py_ssize_t start, Py_ssize_t
     map_lines writes it, with ASCII escapes when the token was ASCII, else as UTF-8.  True
     when it was ASCII and holds DEL, whose ASCII escape (6 bytes for 1) could make the output
     longer than the input: such a token is left to `many`."""
-    cleaner.ascii = cmj_all_ascii(s + start + 1, end - start - 2)
+    cleaner.ascii = cm_or_ucs1(s, start + 1, end - 1) < 0x80
     return cleaner.ascii and memchr(s + start + 1, 127, end - start - 2) != NULL
 
 
@@ -1124,18 +1094,36 @@ cdef Py_ssize_t _cut(const unsigned char* data, Py_ssize_t kept, Py_ssize_t at, 
     return kept
 
 
-cdef int _strip_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
-                      Pass* p) except -1 nogil:
-    """strip of the string token s[start:end] when `_raw_ok` refuses it (a \\u escape, which
-    may spell a marker character, or an escape in a marker), on its decoded text
-    (`_decode`), with the shared grammar as the raw path strips: KEPT (no citation),
-    CLEANED (the citations cut out: cleaner.result[:cleaner.size], to be written as
-    `_ascii_del` says) or LEFT (a lone surrogate; DEL in an ASCII token)."""
+cdef enum:
+    # What `_reading` says of a token, when it does not give the size of its decoded text.
+    RAW = -1  # scanned as its bytes
+    TO_MANY = -2  # left to `many`
+
+
+cdef Py_ssize_t _reading(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                         Pass* p) except -3 nogil:
+    """How the string token s[start:end], which may hold a START, is scanned here for the
+    families of p.rules: RAW, as its bytes, when `_raw_ok` accepts it, else as its text
+    decoded into cleaner.text, whose size is returned; TO_MANY when there are no rules or
+    the text holds a lone surrogate (UTF-8 cannot carry it)."""
+    cdef Py_ssize_t size
+    if p.rules == NULL:
+        return TO_MANY
+    if _raw_ok(s, start, end, p.rules):
+        return RAW
+    _room(&p.cleaner, end - start)
+    size = _decode(s, start + 1, end - 1, p.cleaner.text)
+    return TO_MANY if size < 0 else size
+
+
+cdef int _strip_text(const unsigned char* s, Py_ssize_t start, Py_ssize_t end, Py_ssize_t n,
+                     Pass* p) except -1 nogil:
+    """strip of the string token s[start:end] on its text, decoded into cleaner.text[:n]:
+    KEPT (no citation), CLEANED (the citations cut out: cleaner.result[:cleaner.size], to be
+    written as `_ascii_del` says) or LEFT (DEL in an ASCII token)."""
     cdef Cleaner* cleaner = &p.cleaner
-    cdef Py_ssize_t n = _decode_token(s, start, end, cleaner), kept
+    cdef Py_ssize_t kept
     cdef Out result = _empty_out()
-    if n < 0:
-        return LEFT
     result.data = cleaner.result  # as long as the text: the cut never outgrows it
     result.capacity = cleaner.capacity
     result.fixed = True
@@ -1154,15 +1142,18 @@ cdef int _strip_value(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
     """The string token s[start:end] into p.out as p.job says (strip, map or clean): kept as
     it is, cut here, or left to `many`."""
     cdef int what = LEFT
+    cdef Py_ssize_t size
     if p.job == CLEAN:
         what = _clean_token(s, start, end, &p.cleaner)
-    elif p.job == STRIP and not _may_hold_start(s, start, end):
-        return 0
-    elif p.rules != NULL:
-        if _raw_ok(s, start, end, p.rules):  # cut out of the input bytes as they are
+    elif p.job == STRIP:
+        if not _may_hold_start(s, start, end):
+            return 0
+        size = _reading(s, start, end, p)
+        if size == RAW:  # cut out of the input bytes as they are
             p.copied = _cut(s, p.copied, start + 1, end - 1, p, &p.out)
             return 0
-        what = _strip_token(s, start, end, p)
+        if size >= 0:
+            what = _strip_text(s, start, end, size, p)
     if what == KEPT:
         return 0
     _put(&p.out, <const char*>s + p.copied, start - p.copied)
@@ -1179,16 +1170,12 @@ cdef int _strip_value(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
 cdef int _extract_value(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
                         Py_ssize_t index, Pass* p) except -1 nogil:
     """extract's line for the good line `index`, whose string token is s[start:end] (start
-    -1: null), into p.out: its citations scanned raw when `_raw_ok` accepts the token, else
-    decoded into cleaner.text; or a hole (a lone surrogate; no rules; no head)."""
-    cdef Py_ssize_t size = -1
+    -1: null), into p.out, its citations scanned as `_reading` says; or a hole for `many`
+    and `_put_line` (no head: every line is)."""
     cdef bint holds = start >= 0 and _may_hold_start(s, start, end)
-    if p.head == NULL or (holds and p.rules == NULL):
+    cdef Py_ssize_t size = _reading(s, start, end, p) if holds and p.head != NULL else RAW
+    if p.head == NULL or size == TO_MANY:
         return _put_hole(p, start, end, index)
-    if holds and not _raw_ok(s, start, end, p.rules):
-        size = _decode_token(s, start, end, &p.cleaner)
-        if size < 0:
-            return _put_hole(p, start, end, index)
     _put(&p.out, p.head, p.head_size)
     _put_size(&p.out, p.first_row + index)
     _put(&p.out, b', "citations": ', 15)
@@ -1196,7 +1183,7 @@ cdef int _extract_value(const unsigned char* s, Py_ssize_t start, Py_ssize_t end
         _put(&p.out, b"null", 4)
     elif not holds:
         _put(&p.out, b"[]", 2)
-    elif size < 0:
+    elif size == RAW:
         _put_token_citations(s + start + 1, end - start - 2, False, p)
     else:
         _put_token_citations(<const unsigned char*>p.cleaner.text, size, True, p)
@@ -1214,7 +1201,8 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
     cdef Out whole = _empty_out()
     cdef const Hole* hole
     cdef const BadLine* bad
-    cdef list texts = [], bad_lines = [], names = [], rows = []
+    cdef list texts = [], bad_lines = [], rows = []
+    cdef _PathKeys names = None
     cdef bytes head = None
     cdef PyObject* result = NULL
     p.job = job
@@ -1232,10 +1220,11 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
     init_matches(&p.matches)
     try:
         if job == EXTRACT:
-            if rules is not None:
-                try:
-                    for family in rules.families:
-                        names.append(_encode_json((<bytes>family).decode("utf-8")).encode())
+            if rules is not None and rules.families:
+                try:  # each name's JSON string, in a Key array as a path's keys are
+                    names = _path_keys(tuple([_encode_json((<bytes>family).decode("utf-8"))
+                                              for family in rules.families]))
+                    p.names = names.path.keys
                 except UnicodeError:  # not UTF-8: `many` reads every text
                     p.rules = NULL
             try:
@@ -1244,13 +1233,6 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
                 p.head_size = PyBytes_GET_SIZE(head)
             except UnicodeEncodeError:  # a lone surrogate: every line is written by `_put_line`
                 pass
-            if p.rules != NULL:
-                p.names = <Key*>PyMem_RawMalloc((len(names) + 1) * sizeof(Key))
-                if p.names == NULL:
-                    raise MemoryError()
-                for f in range(len(names)):
-                    (<Key*>p.names)[f].data = PyBytes_AS_STRING(names[f])
-                    (<Key*>p.names)[f].size = PyBytes_GET_SIZE(names[f])
         elif job <= CLEAN:
             # The output of strip, map and clean is never longer than the input (input bytes,
             # less the citations cut out and the tokens left to `many`, and tokens rewritten
@@ -1312,7 +1294,7 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
                 continue
             # UTF-8 JSON, or \\uXXXX escapes when the original was ASCII-only (or when the
             # text holds a lone surrogate, which UTF-8 cannot carry)
-            if not cmj_all_ascii(s + hole.start, hole.end - hole.start):
+            if cm_or_ucs1(s, hole.start, hole.end) >= 0x80:
                 mark = whole.size
                 try:
                     _put_string(&whole, new)
@@ -1330,9 +1312,7 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
         free(p.holes.data)
         free(p.bads.data)
         free(whole.data)
-        PyMem_RawFree(<void*>p.names)
         free(p.cleaner.text)
-        free(p.cleaner.result)
         free_tokens(&p.cleaner.tokens)
         free_matches(&p.matches)
 
