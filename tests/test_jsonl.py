@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import random
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -450,6 +451,35 @@ def test_extract_lines_are_extract_many_as_json_lines(
             out, rows, _, _ = kernel.extract_lines(data, PATH, many, True, file, 7, raw)
             assert out == expected
             assert rows == out.count(b"\n")
+
+
+@pytest.mark.parametrize("ascii_only", [False, True])
+@pytest.mark.parametrize("families", [CITE, (b"cite", b"x\xee\x88\x81")])
+def test_a_text_longer_than_the_scan_window_is_read_whole(kernel, ascii_only, families) -> None:
+    """The compiled kernel scans a long text for citations a window at a time (a whole text
+    when a family holds a STOP): strip and extract as one scan of the whole text gives them,
+    with markers, unclosed STARTs and other families at every distance from a window's end."""
+    rng = random.Random(7)
+    parts: list[str] = []
+    while sum(map(len, parts)) < 300_000:
+        roll = rng.random()
+        if roll < 0.6:
+            parts.append(f"{S}cite{D}turn{rng.randint(0, 9)}search{rng.randint(0, 99)}{E}")
+        elif roll < 0.7:
+            parts.append(f"{S}cite{D}turn0search1")  # never closed
+        elif roll < 0.8:
+            parts.append(f"{S}navlist{D}x{D}turn0news1{E}")
+        else:
+            parts.append("\u00e9" * rng.randint(0, 2000) + "x" * rng.randint(0, 3000))
+    text = "".join(parts)
+    names = [family.decode() for family in families]
+    line = json.dumps({"response": {"text": text}}, ensure_ascii=ascii_only).encode() + b"\n"
+    many = lambda texts: strip_many(texts, families=names)  # noqa: E731
+    out, _, _, _ = kernel.strip_lines(line, PATH, many, False, families)
+    assert json.loads(out)["response"]["text"] == many([text])[0]
+    found = lambda texts: extract_many(texts, families=names)  # noqa: E731
+    out, _, _, _ = kernel.extract_lines(line, PATH, found, False, "f", 0, families)
+    assert json.loads(out)["citations"] == found([text])[0]
 
 
 def test_extract_lines_stop_at_a_bad_line(kernel) -> None:

@@ -53,6 +53,9 @@ DEF VALUE = 0
 DEF AFTER = 1
 DEF MEMBER = 2
 DEF IN_LIST = -2  # `_walk`'s mark of an open list
+# The text scanned for citations at a time (`_scan`): a long text's matches are never all held
+# at once.
+DEF SCAN_WINDOW = 65536
 
 CODES = (FOUND, NULL_TEXT, NOT_STRING, MISSING, NOT_JSON)
 KINDS = (K_OBJECT, K_LIST, K_STRING, K_NULL, K_INT, K_FLOAT, K_BOOL)
@@ -553,20 +556,10 @@ cdef int _put_json_string(Out* out, const unsigned char* utf8, Py_ssize_t size,
             break
         # without `ascii`, a byte below 0x80 stopped the run: one character of one byte
         i = read_point(<const utf8_t*>utf8, j, size, &ch)
-        if ch == 34:
-            _put(out, b'\\"', 2)
-        elif ch == 92:
-            _put(out, b"\\\\", 2)
-        elif ch == 10:
-            _put(out, b"\\n", 2)
-        elif ch == 13:
-            _put(out, b"\\r", 2)
-        elif ch == 9:
-            _put(out, b"\\t", 2)
-        elif ch == 8:
-            _put(out, b"\\b", 2)
-        elif ch == 12:
-            _put(out, b"\\f", 2)
+        if ch < 128 and SHORT[ch]:
+            escape[0] = 92
+            escape[1] = SHORT[ch]
+            _put(out, escape, 2)
         elif ch < 0x10000:
             _put(out, escape, _hex_escape(ch, escape))
         else:
@@ -579,8 +572,11 @@ cdef int _put_json_string(Out* out, const unsigned char* utf8, Py_ssize_t size,
 
 
 cdef unsigned char UNESCAPE[128]  # the byte that a two-byte escape \\X stands for
-UNESCAPE[34], UNESCAPE[92], UNESCAPE[47] = 34, 92, 47
-UNESCAPE[98], UNESCAPE[102], UNESCAPE[110], UNESCAPE[114], UNESCAPE[116] = 8, 12, 10, 13, 9
+cdef unsigned char SHORT[128]  # the X of the two-byte escape json.dumps writes for a byte, or 0
+for _i, _c in zip(b'"\\/bfnrt', b'"\\/\b\f\n\r\t'):
+    UNESCAPE[_i] = _c
+    if _i != 47:  # json.dumps writes "/" as it is
+        SHORT[_c] = _i
 
 
 cdef inline unsigned int _hex4(const unsigned char* s) noexcept nogil:
@@ -796,7 +792,7 @@ cdef _Rules _rules(object families):
             raise TypeError(f"families must hold bytes, not {type(family).__name__}")
     made.families = families
     stop = _grammar.CITATION_STOP.encode()
-    made.window = PY_SSIZE_T_MAX if any(stop in family for family in families) else WINDOW
+    made.window = PY_SSIZE_T_MAX if any(stop in family for family in families) else SCAN_WINDOW
     set_mark(&made.rules.start, ord(_grammar.CITATION_START))
     set_mark(&made.rules.delim, ord(_grammar.CITATION_DELIMITER))
     set_mark(&made.rules.stop, ord(_grammar.CITATION_STOP))
@@ -981,11 +977,6 @@ cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
 
 # --- the pass over the lines ----------------------------------------------------------------
 
-# The text scanned for citations at a time (`_scan`): a long text's matches are never all held
-# at once.
-DEF WINDOW = 65536
-
-
 cdef enum:
     # What a pass does with the value at the path of each good line.
     STRIP = 0  # strip_lines: cut the families' citations out; a text without a START is kept
@@ -998,7 +989,7 @@ cdef enum:
 cdef struct Pass:  # one pass over the lines of a block: what it does, and what it reuses
     int job  # STRIP, MAP, CLEAN or EXTRACT
     const Rules* rules  # the families scanned here (NULL: `many` reads every text it must)
-    Py_ssize_t window  # WINDOW, or PY_SSIZE_T_MAX when a family holds a STOP (`_scan`)
+    Py_ssize_t window  # SCAN_WINDOW, or PY_SSIZE_T_MAX when a family holds a STOP (`_scan`)
     bint skip_bad
     const Key* names  # extract: each family's name as a JSON string
     const char* head  # extract: b'{"file": ..., "row": ' (NULL: `_put_line` writes every row)
@@ -1207,7 +1198,7 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
     cdef PyObject* result = NULL
     p.job = job
     p.rules = NULL if rules is None else &rules.rules
-    p.window = WINDOW if rules is None else rules.window
+    p.window = SCAN_WINDOW if rules is None else rules.window
     p.skip_bad = skip_bad
     p.names = NULL
     p.head = NULL
