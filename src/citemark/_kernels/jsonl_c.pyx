@@ -589,6 +589,28 @@ cdef inline unsigned int _hex4(const unsigned char* s) noexcept nogil:
     return value
 
 
+cdef inline Py_ssize_t _utf8_of(unsigned int point, char* out) noexcept nogil:
+    """The UTF-8 bytes of point (not a surrogate) into out; how many (the grammar's
+    `set_mark` writes a Mark, and costs the decoder's loop a call)."""
+    if point < 0x80:
+        out[0] = <char>point
+        return 1
+    if point < 0x800:
+        out[0] = <char>(0xC0 | (point >> 6))
+        out[1] = <char>(0x80 | (point & 0x3F))
+        return 2
+    if point < 0x10000:
+        out[0] = <char>(0xE0 | (point >> 12))
+        out[1] = <char>(0x80 | ((point >> 6) & 0x3F))
+        out[2] = <char>(0x80 | (point & 0x3F))
+        return 3
+    out[0] = <char>(0xF0 | (point >> 18))
+    out[1] = <char>(0x80 | ((point >> 12) & 0x3F))
+    out[2] = <char>(0x80 | ((point >> 6) & 0x3F))
+    out[3] = <char>(0x80 | (point & 0x3F))
+    return 4
+
+
 cdef Py_ssize_t _decode(const unsigned char* s, Py_ssize_t i, Py_ssize_t stop,
                         char* text) noexcept nogil:
     """The text of a valid string token's inside s[i:stop], as json reads it, in UTF-8 into
@@ -599,7 +621,6 @@ cdef Py_ssize_t _decode(const unsigned char* s, Py_ssize_t i, Py_ssize_t stop,
     character.  The one decoder of the passes and of `_text`."""
     cdef Py_ssize_t size = 0, j
     cdef unsigned int point, low
-    cdef Mark utf8  # the grammar's UTF-8 encoder
     while True:
         j = cmj_copy_run(s, i, stop, text + size)
         size += j - i
@@ -621,10 +642,7 @@ cdef Py_ssize_t _decode(const unsigned char* s, Py_ssize_t i, Py_ssize_t stop,
                     return -1
                 point = 0x10000 + ((point - 0xD800) << 10) + (low - 0xDC00)
                 i += 6
-            set_mark(&utf8, point)
-            # 4 bytes stored whole: the escape just read was at least 6
-            memcpy(text + size, utf8.utf8, 4)
-            size += utf8.utf8_size
+            size += _utf8_of(point, text + size)
 
 
 cdef object _text(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
