@@ -2,22 +2,20 @@
 # cython: freethreading_compatible=True, auto_pickle=False, autotestdict=False
 """The compiled JSONL kernel: validate a line and find the value at a dotted path, on bytes.
 
-One pass over the line's bytes, no Python object built for what is not at the path: the
+One walk over the line's bytes, no Python object built for what is not at the path: the
 line is checked against RFC 8259 as `json.loads` reads it (NaN, Infinity and -Infinity
 accepted, lone surrogate escapes accepted, strict UTF-8), with a heap stack instead of
 recursion, so any depth is either read or refused, never a RecursionError.  The value at the
-path follows `json.loads` on duplicate keys: the last one wins, at every level.  A string's
-plain run is skipped 16 bytes a step, after one vector UTF-8 check of the whole line.
+path follows `json.loads` on duplicate keys: the last one wins, at every level.
 
 The chunk functions (`text_lines`, `strip_lines`, `map_lines`, `clean_lines`,
 `extract_lines`) are one pass over the lines without the GIL (`_pass`, so the command runs
--j N in threads) that does with each value what its job says: the output is written in C, a
-token is stripped or extracted with the shared C grammar (`grammar_c.pxi`, as `arrow_c` does
-on Arrow rows) on its raw bytes (`raw_ok`) or else on its text decoded into UTF-8 (`_decode`,
-so a log written with json.dumps's default, every non-ASCII character escaped, takes the
-same path), a token is cleaned on its UTF-8 bytes with the clean core of `clean_c`
-(`clean_core.pxi`), and only the rare token that UTF-8 cannot carry (a lone surrogate) or
-that must be read in Python is left to the callable `many`, called once after the pass.
+-j N in threads) that does with each value what its job says, in C: strip and extract with
+the shared grammar (`grammar_c.pxi`, as `arrow_c` does on Arrow rows), on a token's raw bytes
+or on its text decoded into UTF-8 (so a log written with json.dumps's default, every
+non-ASCII character escaped, takes the same path), clean with the clean core of `clean_c`
+(`clean_core.pxi`).  Only the rare token that UTF-8 cannot carry (a lone surrogate) or that
+must be read in Python is left to the callable `many`, called once after the pass.
 
 Twin: `jsonl_py` (same functions, same results); `_cli.jsonl` turns codes into messages.
 """
@@ -25,7 +23,7 @@ Twin: `jsonl_py` (same functions, same results); `_cli.jsonl` turns codes into m
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdlib cimport free, malloc, realloc
-from libc.string cimport memchr, memcmp, memcpy
+from libc.string cimport memchr, memcmp, memcpy, memset
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from cpython.object cimport PyObject
 
@@ -85,69 +83,49 @@ cdef extern from "simd.h" nogil:
     Py_ssize_t cm_count_points(const unsigned char* data, Py_ssize_t n)
     uint32_t cm_or_ucs1(const Py_UCS1* data, Py_ssize_t a, Py_ssize_t b)  # < 0x80: all ASCII
 
-# The plain run of a string (every byte but a quote, a backslash and a control character):
-# 16 bytes a step with SSE2, then 8 with portable word tricks (the whole run where there is no
-# SSE2; the tail of it here, so the tests run that loop too), then byte by byte.  Bytes
-# >= 0x80 are plain here: the line's UTF-8 is checked once, whole, before the walk (`_walk`).
-# Nothing at or past n is read.
+# The run from i of a string's bytes that JSON writes as they are: every byte but a quote, a
+# backslash and a control character, and with `ascii` (as json's ASCII encoder) none past 0x7E.
+# 16 bytes a step with SSE2, then for a plain run 8 with portable word tricks (the whole run
+# where there is no SSE2; the tail of it here, so the tests run that loop too), then byte by
+# byte.  Bytes >= 0x80 are plain: the line's UTF-8 is checked once, whole, before the walk
+# (`_walk`).  Nothing at or past n is read; `ascii` is a constant at every call, so that each
+# compiles to its own loop.
 cdef extern from *:
     """
     #if defined(__SSE2__) && (defined(__GNUC__) || defined(__clang__))
     #include <emmintrin.h>
     #define CMJ_SSE2 1
     #endif
-    static inline Py_ssize_t cmj_plain_run(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
+    static inline Py_ssize_t cmj_run(const unsigned char *s, Py_ssize_t i, Py_ssize_t n,
+                                     const int ascii) {
     #if defined(CMJ_SSE2)
         const __m128i quote = _mm_set1_epi8(34), slash = _mm_set1_epi8(92);
-        const __m128i control = _mm_set1_epi8(0x1F);
+        const __m128i control = _mm_set1_epi8(0x1F), high = _mm_set1_epi8(0x7E);
         for (; n - i >= 16; i += 16) {
             __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
             __m128i hit = _mm_or_si128(
                 _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, slash)),
                 _mm_cmpeq_epi8(_mm_min_epu8(x, control), x));
             int mask = _mm_movemask_epi8(hit);
+            if (ascii)  /* past 0x7E: where min(x, 0x7E) is not x */
+                mask |= ~_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_min_epu8(x, high), x)) & 0xFFFF;
             if (mask) return i + __builtin_ctz((unsigned int)mask);
         }
     #endif
         const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
-        for (; n - i >= 8; i += 8) {
+        for (; !ascii && n - i >= 8; i += 8) {
             uint64_t w, q, b;
             memcpy(&w, s + i, 8);
             q = w ^ (ones * 34);
             b = w ^ (ones * 92);
             if ((((q - ones) & ~q) | ((b - ones) & ~b) | ((w - ones * 0x20) & ~w)) & highs) break;
         }
-        while (i < n && s[i] != 34 && s[i] != 92 && s[i] >= 0x20) i++;
+        while (i < n && s[i] != 34 && s[i] != 92 && s[i] >= 0x20 && (!ascii || s[i] <= 0x7E))
+            i++;
         return i;
     }
     """
-    Py_ssize_t cmj_plain_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) nogil
-
-
-# The run of bytes that json's ASCII encoder writes as they are (printable ASCII but the quote
-# and the backslash: 0x20..0x7E), 16 a step with SSE2.  Nothing at or past n is read.
-cdef extern from *:
-    """
-    static inline Py_ssize_t cmj_ascii_run(const unsigned char *s, Py_ssize_t i, Py_ssize_t n) {
-    #if defined(CMJ_SSE2)
-        const __m128i quote = _mm_set1_epi8(34), slash = _mm_set1_epi8(92);
-        const __m128i low = _mm_set1_epi8(0x20), high = _mm_set1_epi8(0x7E);
-        for (; n - i >= 16; i += 16) {
-            __m128i x = _mm_loadu_si128((const __m128i *)(s + i));
-            __m128i in = _mm_and_si128(_mm_cmpeq_epi8(_mm_max_epu8(x, low), x),
-                                       _mm_cmpeq_epi8(_mm_min_epu8(x, high), x));
-            __m128i hit = _mm_or_si128(
-                _mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, slash)),
-                _mm_cmpeq_epi8(in, _mm_setzero_si128()));
-            int mask = _mm_movemask_epi8(hit);
-            if (mask) return i + __builtin_ctz((unsigned int)mask);
-        }
-    #endif
-        while (i < n && s[i] >= 0x20 && s[i] <= 0x7E && s[i] != 34 && s[i] != 92) i++;
-        return i;
-    }
-    """
-    Py_ssize_t cmj_ascii_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) nogil
+    Py_ssize_t cmj_run(const unsigned char* s, Py_ssize_t i, Py_ssize_t n, const int ascii) nogil
 
 
 # The run of a string token's inside up to its next backslash, copied as it is found (the
@@ -193,7 +171,7 @@ cdef inline Py_ssize_t _string(
     cdef unsigned char c
     i += 1
     while True:
-        i = cmj_plain_run(s, i, n)
+        i = cmj_run(s, i, n, 0)
         if i >= n:
             return -1
         if s[i] == 34:
@@ -550,7 +528,7 @@ cdef int _put_json_string(Out* out, const unsigned char* utf8, Py_ssize_t size,
     _reserve(out, size + 2)
     _put(out, b'"', 1)
     while True:
-        j = cmj_ascii_run(utf8, i, size) if ascii else cmj_plain_run(utf8, i, size)
+        j = cmj_run(utf8, i, size, 1) if ascii else cmj_run(utf8, i, size, 0)
         _put(out, <const char*>utf8 + i, j - i)
         if j >= size:
             break
@@ -790,9 +768,6 @@ cdef class _Rules:
     cdef Rules rules
     cdef Py_ssize_t window  # `Pass.window`
 
-    def __cinit__(self):
-        self.rules.families = NULL
-
     def __dealloc__(self):
         PyMem_RawFree(self.rules.families)
 
@@ -951,7 +926,7 @@ cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
     A token without a marker character, raw or spelled by a \\u escape, is KEPT; one with a
     marker is decoded into cleaner.text (`_decode`), cut, and CLEANED.  LEFT to `many`: a
     lone surrogate (UTF-8 cannot hold it), an ASCII token holding DEL (`_ascii_del`), texts
-    whose markers may be in Markdown code (hint 3: the walls are found in Python) and what
+    whose markers may be in Markdown code (hint 3: the code spans are found in Python) and what
     `cut` leaves to Python."""
     cdef Py_ssize_t i = start + 1, stop = end - 1, j, n = stop - i
     cdef const unsigned char* slash = <const unsigned char*>memchr(s + i, 92, stop - i)
@@ -1214,17 +1189,10 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
     cdef _PathKeys names = None
     cdef bytes head = None
     cdef PyObject* result = NULL
-    p.job = job
+    memset(&p, 0, sizeof(Pass))  # counts at 0, buffers empty, pointers NULL
+    p.job, p.skip_bad, p.first_row = job, skip_bad, first_row
     p.rules = NULL if rules is None else &rules.rules
     p.window = SCAN_WINDOW if rules is None else rules.window
-    p.skip_bad = skip_bad
-    p.names = NULL
-    p.head = NULL
-    p.head_size = p.good = p.blanks = p.copied = 0
-    p.first_row = first_row
-    p.out = p.holes = p.bads = _empty_out()
-    p.cleaner.text = p.cleaner.result = NULL
-    p.cleaner.capacity = 0
     init_tokens(&p.cleaner.tokens)
     init_matches(&p.matches)
     try:
@@ -1479,7 +1447,7 @@ cdef inline int _put_part(Out* out, const unsigned char* data, Py_ssize_t a, Py_
     writes it: decoded text may hold what JSON escapes (a quote, a backslash, a control
     character); the bytes of a marker in a raw token never do (a JSON string has none
     unescaped, and `_raw_ok` allows no escape in a marker), so they are written as they are."""
-    if decoded and cmj_plain_run(data, a, b) < b:  # most parts have nothing to escape
+    if decoded and cmj_run(data, a, b, 0) < b:  # most parts have nothing to escape
         return _put_json_string(out, data + a, b - a, False)
     _reserve(out, b - a + 2)
     out.data[out.size] = 34
