@@ -241,12 +241,10 @@ cdef inline Py_ssize_t _number(
 
 
 def locate(bytes line not None, tuple path not None):
-    """(code, a, b) for the value at `path` (a tuple of str keys) in the JSON line `line`.
-
+    """(code, a, b) for the value at `path` (a tuple of str keys) in the JSON line `line`:
     FOUND: a, b = the quoted string token's byte span; NULL_TEXT; NOT_STRING: a = its kind;
-    MISSING: a = how many keys matched, b = the kind of what stood there; INVALID (also for
-    a line that is not UTF-8).
-    """
+    MISSING: a = how many keys matched, b = the kind of what stood there; NOT_JSON (also for
+    a line that is not UTF-8)."""
     cdef _PathKeys keys = _path_keys(path)
     cdef Py_ssize_t a, b
     cdef int code = _walk(<const unsigned char*>PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line),
@@ -269,9 +267,9 @@ cdef int _walk(
     const unsigned char* s, Py_ssize_t n, const Path* path, Py_ssize_t* out_a,
     Py_ssize_t* out_b
 ) except -1 nogil:
-    """`locate` on the bytes s[0:n], without the GIL (but for an escaped key on the path):
-    the code, with a and b in out_a, out_b.  A loop over three states, with the open
-    containers on a heap stack (so depth costs memory, never recursion)."""
+    """`locate` on the bytes s[0:n], without the GIL (but for an escaped key on the path): the
+    code, a and b in out_a, out_b.  A loop over three states, the open containers on a heap
+    stack (so depth costs memory, never recursion)."""
     cdef Py_ssize_t i = 0, depth = 0, capacity = 64, start, key_start
     cdef Py_ssize_t levels = path.levels
     cdef Py_ssize_t want = -1  # the value about to be read is at path[want] (-1: off the path)
@@ -451,14 +449,6 @@ cdef struct Out:
     bint fixed  # data is a bytes object's buffer: it can never be grown
 
 
-cdef inline Out _empty_out() noexcept nogil:
-    cdef Out out
-    out.data = NULL
-    out.size = out.capacity = 0
-    out.fixed = False
-    return out
-
-
 cdef int _reserve(Out* out, Py_ssize_t extra) except -1 nogil:
     cdef Py_ssize_t wanted = out.size + extra
     cdef char* grown
@@ -515,12 +505,10 @@ cdef inline Py_ssize_t _hex_escape(unsigned int unit, char* out) noexcept nogil:
 
 cdef int _put_json_string(Out* out, const unsigned char* utf8, Py_ssize_t size,
                           bint ascii) except -1 nogil:
-    """The text of the UTF-8 bytes utf8[:size] as a JSON string, as json.dumps writes it:
-    with ensure_ascii=False (`ascii` false) its UTF-8 bytes in runs between the bytes to
-    escape, the quote, the backslash and the controls; in ASCII, as
-    json.encoder.encode_basestring_ascii writes it, printable ASCII in runs and every other
-    character escaped too (\\u, in lower-case hex; a pair of them past U+FFFF).  Runs are
-    found 16 bytes a step."""
+    """The text of the UTF-8 bytes utf8[:size] as a JSON string, as json.dumps writes it with
+    ensure_ascii=False (`ascii` false: runs of UTF-8 between the bytes JSON escapes), or in
+    ASCII as json.encoder.encode_basestring_ascii writes it (every other character escaped,
+    \\u in lower-case hex, a pair of them past U+FFFF)."""
     cdef Py_ssize_t i = 0, j
     cdef Py_UCS4 ch
     cdef unsigned int point
@@ -594,9 +582,8 @@ cdef Py_ssize_t _decode(const unsigned char* s, Py_ssize_t i, Py_ssize_t stop,
     """The text of a valid string token's inside s[i:stop], as json reads it, in UTF-8 into
     `text` (room for stop - i bytes: no escape is shorter than the UTF-8 it stands for, so
     at every step the room left is at least the input left, as `cmj_copy_run` needs): its
-    size, or -1 when it holds a lone surrogate, which UTF-8 cannot carry (the caller leaves
-    that token to json).  Two-byte escapes, \\u escapes and a surrogate pair as one
-    character.  The one decoder of the passes and of `_text`."""
+    size, or -1 when it holds a lone surrogate, which UTF-8 cannot carry.  A surrogate pair
+    is one character.  The one decoder of the passes and of `_text`."""
     cdef Py_ssize_t size = 0, j
     cdef unsigned int point, low
     while True:
@@ -773,16 +760,19 @@ cdef class _Rules:
 
 
 cdef _Rules _rules(object families):
-    """Rules for `families` (a tuple of bytes, type-checked here): the default markers, the
-    guide's id and locator rules."""
-    cdef _Rules made = _Rules.__new__(_Rules)
+    """Rules for `families` (a tuple of bytes, type-checked here; None: none): the default
+    markers, the guide's id and locator rules."""
+    cdef _Rules made
     cdef Py_ssize_t f
+    if families is None:
+        return None
     if type(families) is not tuple:
         raise TypeError(
             f"families must be a tuple of bytes or None, not {type(families).__name__}")
     for family in families:
         if type(family) is not bytes:
             raise TypeError(f"families must hold bytes, not {type(family).__name__}")
+    made = _Rules.__new__(_Rules)
     made.families = families
     stop = _grammar.CITATION_STOP.encode()
     made.window = PY_SSIZE_T_MAX if any(stop in family for family in families) else SCAN_WINDOW
@@ -804,12 +794,10 @@ cdef _Rules _rules(object families):
 
 
 def text_lines(bytes data not None, tuple path not None, bint skip_bad):
-    """Each line of `data` (split at b"\\n"), the text at `path`:
-
-    (rows, texts, blanks, bad): rows = the index of each good line, texts = its str (None for
-    null); blanks = how many lines are blank (only spaces); bad = [(index, code, a, b)] of the
-    lines `locate` refused (without skip_bad the scan stops at the first).
-    """
+    """The text at `path` of each line of `data` (split at b"\\n"): (rows, texts, blanks,
+    bad), rows = the index of each good line, texts = its str (None for null); blanks = how
+    many lines are blank (only spaces); bad = [(index, code, a, b)] of the lines `locate`
+    refused (without skip_bad the scan stops at the first)."""
     return _lines(data, path, None, skip_bad, TEXT, None)
 
 
@@ -825,7 +813,7 @@ def strip_lines(bytes data not None, tuple path not None, object many not None, 
     `text_lines`, rows = how many good lines; blank lines are copied; out leaves bad lines
     out, and without skip_bad stops before the first.
     """
-    return _lines(data, path, many, skip_bad, STRIP, None if families is None else _rules(families))
+    return _lines(data, path, many, skip_bad, STRIP, _rules(families))
 
 
 def map_lines(bytes data not None, tuple path not None, object many not None, bint skip_bad):
@@ -853,13 +841,11 @@ def extract_lines(bytes data not None, tuple path not None, object many not None
     for its text; null for a null text.
 
     A text that cannot hold a START has none.  With `families` (a tuple of UTF-8 bytes:
-    `many` extracts those families) a token is scanned in the pass without the GIL, with no
-    Python object made for it or its citations (`_extract_value`), and `many`, called once
-    after it, gets only a text holding a lone surrogate.  (out, rows, blanks, bad) as in
-    `strip_lines`.
-    """
-    return _lines(data, path, many, skip_bad, EXTRACT,
-                  None if families is None else _rules(families), file, first_row)
+    `many` extracts those families) a token is scanned in the pass without the GIL, no
+    Python object made for it or its citations (`_extract_value`); `many`, called once after
+    it, gets only a text holding a lone surrogate.  (out, rows, blanks, bad) as in
+    `strip_lines`."""
+    return _lines(data, path, many, skip_bad, EXTRACT, _rules(families), file, first_row)
 
 
 cdef struct Hole:  # a token `many` reads, and where its result goes in the output
@@ -911,10 +897,9 @@ cdef int _room(Cleaner* cleaner, Py_ssize_t size) except -1 nogil:
 
 cdef inline bint _ascii_del(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
                             Cleaner* cleaner) noexcept nogil:
-    """Sets cleaner.ascii for the token s[start:end]: a changed text is written back as
-    map_lines writes it, with ASCII escapes when the token was ASCII, else as UTF-8.  True
-    when it was ASCII and holds DEL, whose ASCII escape (6 bytes for 1) could make the output
-    longer than the input: such a token is left to `many`."""
+    """Sets cleaner.ascii for the token s[start:end] (a changed text is written back in ASCII
+    when the token was ASCII); True when it was and holds DEL, whose escape (6 bytes for 1)
+    could make the output longer than the input: such a token is left to `many`."""
     cleaner.ascii = cm_or_ucs1(s, start + 1, end - 1) < 0x80
     return cleaner.ascii and memchr(s + start + 1, 127, end - start - 2) != NULL
 
@@ -1040,10 +1025,7 @@ cdef int _pass(const unsigned char* s, Py_ssize_t n, const Path* path, Pass* p) 
 cdef inline int _put_hole(Pass* p, Py_ssize_t start, Py_ssize_t end,
                           Py_ssize_t index) except -1 nogil:
     cdef Hole hole
-    hole.at = p.out.size
-    hole.start = start
-    hole.end = end
-    hole.index = index
+    hole.at, hole.start, hole.end, hole.index = p.out.size, start, end, index
     return _put(&p.holes, <const char*>&hole, sizeof(Hole))
 
 
@@ -1107,10 +1089,8 @@ cdef int _strip_text(const unsigned char* s, Py_ssize_t start, Py_ssize_t end, P
     written as `_ascii_del` says) or LEFT (DEL in an ASCII token)."""
     cdef Cleaner* cleaner = &p.cleaner
     cdef Py_ssize_t kept
-    cdef Out result = _empty_out()
-    result.data = cleaner.result  # as long as the text: the cut never outgrows it
-    result.capacity = cleaner.capacity
-    result.fixed = True
+    # as long as the text: the cut never outgrows it
+    cdef Out result = Out(cleaner.result, 0, cleaner.capacity, True)
     kept = _cut(<const unsigned char*>cleaner.text, 0, 0, n, p, &result)
     if kept == 0:
         return KEPT
@@ -1182,14 +1162,14 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
     cdef Py_ssize_t n = PyBytes_GET_SIZE(data), k, f = 0, copied = 0, mark, n_holes
     cdef Pass p
-    cdef Out whole = _empty_out()
+    cdef Out whole = Out(NULL, 0, 0, False)
     cdef const Hole* hole
     cdef const BadLine* bad
     cdef list texts = [], bad_lines = [], rows = []
     cdef _PathKeys names = None
     cdef bytes head = None
     cdef PyObject* result = NULL
-    memset(&p, 0, sizeof(Pass))  # counts at 0, buffers empty, pointers NULL
+    memset(&p, 0, sizeof(Pass))  # counts at 0, outputs empty, pointers NULL
     p.job, p.skip_bad, p.first_row = job, skip_bad, first_row
     p.rules = NULL if rules is None else &rules.rules
     p.window = SCAN_WINDOW if rules is None else rules.window
@@ -1218,9 +1198,7 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
             result = _new_bytes(NULL, n)
             if result == NULL:
                 raise MemoryError()
-            p.out.data = PyBytes_AS_STRING(<object>result)
-            p.out.capacity = n
-            p.out.fixed = True
+            p.out = Out(PyBytes_AS_STRING(<object>result), 0, n, True)
         with nogil:
             _pass(s, n, &keys.path, &p)
         for k in range(p.bads.size // <Py_ssize_t>sizeof(BadLine)):
@@ -1397,7 +1375,7 @@ def citation_lines(str file not None, list rows not None, list citations not Non
     for row in rows:
         if type(row) is not int:
             raise TypeError(f"rows must hold int, not {type(row).__name__}")
-    out = _empty_out()
+    out = Out(NULL, 0, 0, False)
     try:
         for i in range(len(rows)):
             _put_line(&out, file, rows[i], citations[i])
@@ -1459,11 +1437,10 @@ cdef inline int _put_part(Out* out, const unsigned char* data, Py_ssize_t a, Py_
 
 cdef int _put_token_citations(const unsigned char* data, Py_ssize_t n, bint decoded,
                               Pass* p) except -1 nogil:
-    """The citations of a text into p.out as a JSON list, as `_put_citations` writes
-    extract's dicts for it: data[:n] is a raw string token's inside (one `_raw_ok` accepts:
-    its markers read the same raw and decoded) or, with `decoded`, the decoded text of a
-    token (`_decode`).  Offsets in code points of the decoded text: in a raw token, which has
-    no \\u escape, each escape is two bytes for one code point."""
+    """The citations of a text into p.out, as `_put_citations` writes extract's dicts: data[:n]
+    is a raw token's inside (its markers read the same raw and decoded) or, with `decoded`,
+    a token's decoded text.  Offsets in code points of the decoded text: in a raw token,
+    which has no \\u escape, each escape is two bytes for one code point."""
     cdef Py_ssize_t at = 0, end, k, cursor = 0, points = 0, start, i, stop, a, b, n_ids
     cdef const unsigned char* d  # the window: match offsets are from here
     cdef const Match* match
