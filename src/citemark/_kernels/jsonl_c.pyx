@@ -952,7 +952,6 @@ cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
     return KEPT if found == CUT_NONE else LEFT
 
 
-
 # --- the pass over the lines ----------------------------------------------------------------
 
 cdef enum:
