@@ -263,10 +263,38 @@ class Oracle:
 
         code = self.in_code(text)
 
+        def other_marker_end(i: int, end: int) -> int | None:
+            """The end of a whole marker of the guide's characters at i (any family, one
+            line, a body of 4096 characters at most), none of it in code."""
+            j = i + 1
+            while j < end and j not in code and text[j] in WORD:
+                j += 1
+            if j < end and j not in code and text[j] == "\ue202":
+                k = j + 1
+                while k < end and k not in code and text[k] not in "\ue200\ue201\n\r":
+                    k += 1
+                if k - j - 1 > 4096:
+                    return None
+                j = k
+            if j < end and j not in code and text[j] == "\ue201":
+                return j + 1
+            return None
+
         def keep(start: int, end: int) -> str:
             if not sanitize:
                 return text[start:end]
-            return "".join(text[i] for i in range(start, end) if i in code or text[i] not in STRAY)
+            kept = []
+            i = start
+            while i < end:
+                if text[i] == "\ue200" and i not in code:
+                    after = other_marker_end(i, end)
+                    if after is not None:
+                        i = after
+                        continue
+                if i in code or text[i] not in STRAY:
+                    kept.append(text[i])
+                i += 1
+            return "".join(kept)
 
         records = iter(self.finditer(text, "codepoints"))
         out = []

@@ -26,7 +26,12 @@ from citemark.display import clean, clean_with_marks, entity_name
 S, E, D = "\ue200", "\ue201", "\ue202"
 MAX_MARKER = 4096
 BLANKS = " \t\u00a0\u200b\u202f"
-CLOSING = ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
+CLOSING = (
+    ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
+    "\u3011\uff3d"
+)
+PAIRS = {")": "(", "]": "[", "\uff09": "\uff08", "\u3011": "\u3010", "\uff3d": "\uff3b"}
+SEPARATORS = ",;\uff0c\uff1b\u3001"
 ID_CHAIN = re.compile(r"turn\d+[A-Za-z]+\d+(?:\ue202(?:turn\d+[A-Za-z]+\d+|L\d+(?:-L\d+)?))*", re.A)
 
 
@@ -36,7 +41,7 @@ def oracle_tokens(text: str, a: int, b: int) -> list[tuple[int, int, int]]:
     i = a
     while i < b:
         char = text[i]
-        if not "\ue200" <= char <= "\ue206":
+        if not "\ue000" <= char <= "\uf8ff":  # what clean removes: the Private Use Area
             i += 1
             continue
         if char == S:
@@ -46,6 +51,13 @@ def oracle_tokens(text: str, a: int, b: int) -> list[tuple[int, int, int]]:
             if j < b and text[j] == E:
                 found.append((1, i, j + 1))
                 i = j + 1
+                continue
+            glued = (
+                i > 0 and text[i - 1].isascii() and (text[i - 1].isalnum() or text[i - 1] == "_")
+            )
+            if j > i + 1 and (j == b or text[j] in "\n\r") and not glued:  # a family cut short
+                found.append((3, i, j))
+                i = j
                 continue
             if j < b and text[j] == D:
                 k = j + 1
@@ -58,6 +70,14 @@ def oracle_tokens(text: str, a: int, b: int) -> list[tuple[int, int, int]]:
                 bound = min(k, i + MAX_MARKER)
                 ids = ID_CHAIN.match(text[j + 1 : bound])
                 end = j + 1 + (ids.end() if ids else 0)
+                body = text[j + 1 : k]
+                if (k == b or text[k] in "\n\r") and k - i < MAX_MARKER:
+                    # The line or the text ends inside the marker: all of it goes when the
+                    # body is what it could be so far.
+                    if text[i + 1 : j] == "entity" and body.startswith("["):
+                        end = k if body.find("]") in (-1, len(body) - 1) else end
+                    elif re.fullmatch(r"[A-Za-z0-9_\ue202-]*", body):
+                        end = k
                 found.append((3, i, end))
                 i = end
                 continue
@@ -85,10 +105,32 @@ def oracle_clean(text: str, walls: list[tuple[int, int]]) -> str:
         pos = end
         if index + 1 < len(tokens) and tokens[index + 1][1] == end:
             continue
-        following = text[end] if end < len(text) else "\n"
-        if following == ")" and out.endswith("](") and _unwrap(out) is not None:
-            out = _unwrap(out)  # type: ignore[assignment]
-            pos = end + 1
+        unwrapped = False
+        while True:  # what the removals emptied: brackets, separators
+            following = text[pos] if pos < len(text) else "\n"
+            if following == ")" and out.endswith("](") and _unwrap(out) is not None:
+                out = _unwrap(out)  # type: ignore[assignment]
+                pos += 1
+                unwrapped = True
+                break
+            kept = out.rstrip(BLANKS)
+            last = kept[-1] if kept else "\n"
+            if following in SEPARATORS and (last in PAIRS.values() or last in SEPARATORS + "\n\r"):
+                pos += 1
+                while last in PAIRS.values() and pos < len(text) and text[pos] in BLANKS:
+                    pos += 1
+                continue
+            if PAIRS.get(following) == last and not (
+                following == "]" and text[pos + 1 : pos + 2] == "("
+            ):
+                out = kept[:-1]
+                pos += 1
+                continue
+            if last in SEPARATORS and following in CLOSING + "\n\r":
+                out = kept[:-1]
+                continue
+            break
+        if unwrapped:
             continue
         kept = out.rstrip(BLANKS)
         line_start = kept == "" or kept[-1] in "\n\r"
@@ -129,6 +171,10 @@ ATOMS = [
     "\ue204",
     "\ue205",
     "\ue206",
+    "\ue316",
+    "\uf8ff",
+    "\ue000",
+    "\uff0c",
     "cite",
     "entity",
     "filecite",
@@ -149,6 +195,12 @@ ATOMS = [
     "[",
     "]",
     "](",
+    ";",
+    "\uff08",
+    "\uff09",
+    "\u3010",
+    "\u3011",
+    "\u3001",
     "\n",
     "\r\n",
     "a",
@@ -258,6 +310,7 @@ def test_skipping_the_markdown_scan_is_sound(text: str) -> None:
     assert _clean_c.hints(text) == _clean_py.hints(text)
 
 
+@pytest.mark.slow  # texts of a thousand tokens through the slow oracle-side twin
 @given(st.lists(st.sampled_from(ATOMS), min_size=600, max_size=1500).map("".join), with_walls())
 def test_long_texts_cross_the_kernels_windows(text: str, extra: tuple[str, list[Any]]) -> None:
     """The kernel's one-call clean cuts hundreds of tokens a window at a time."""
@@ -360,6 +413,7 @@ print(checked)
 """
 
 
+@pytest.mark.slow  # an interpreter per vector path
 @pytest.mark.parametrize("level", ["portable", "sse2", "avx2"])
 def test_every_vector_path_finds_every_marker(level: str) -> None:
     """The kernel's range search has an SSE2 path and a plain loop, chosen by the level
@@ -392,6 +446,10 @@ DEGRADED_ATOMS = [
     "\\ue200",
     "\ufffd",
     " ",
+    "\u00a0",
+    "\u200b",
+    ".",
+    '["a", "B", 3]',
     "x",
 ]
 

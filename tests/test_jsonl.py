@@ -71,7 +71,8 @@ def check(kernel: ModuleType, line: bytes, path: tuple[str, ...] = PATH) -> None
     elif code == _jsonl.MISSING:
         assert a == detail
     elif code == _jsonl.NOT_STRING:
-        assert _jsonl._KIND_NOUN[a].split()[-1] in ("object", "list", detail)
+        nouns = {"int": "integer", "float": "number", "bool": "boolean"}
+        assert _jsonl._KIND_NOUN[a].split()[-1] in ("object", "list", nouns.get(detail))
 
 
 @pytest.mark.c_extension
@@ -203,8 +204,10 @@ def test_escaped_keys_and_messages(kernel) -> None:
     assert code == _jsonl.FOUND
     assert json.loads(line[a:b]) == "\u00e9 \u00e9"
     cases = {
-        b'{"response": {"text": 5}}': "field 'response.text' is not a string: it is a int",
+        b'{"response": {"text": 5}}': "field 'response.text' is not a string: it is an integer",
         b'{"response": {"text": [1]}}': "field 'response.text' is not a string: it is a list",
+        b'{"response": {"text": 1.5}}': "field 'response.text' is not a string: it is a number",
+        b'{"response": {"text": true}}': "field 'response.text' is not a string: it is a boolean",
         b'{"response": {}}': "no field 'response.text' (response is an object without it)",
         b'{"response": "s"}': "no field 'response.text' (response is a string)",
         b"[1]": "no field 'response.text' (the line is a list)",

@@ -63,6 +63,11 @@ ATOMS = [
     "\ue204",
     "\ue205",
     "\ue206",
+    "\ue316",  # private-use characters that are not markers, and their UTF-8 lead bytes'
+    "\uf8ff",  # neighbours that are not private use
+    "\uefff",
+    "\uff0c",
+    "\ufeff",
     "cite",
     "entity",
     "url",
@@ -222,7 +227,7 @@ def test_what_the_pass_leaves_to_python(text: str) -> None:
 
 
 def test_answers_of_a_log_are_all_cleaned_in_the_pass(kernel) -> None:
-    """The answers make_log.py writes (cite, navlist and entity markers, emoji, escapes), in
+    """The answers benches/make_log.py writes (cite, navlist and entity markers, emoji, escapes), in
     UTF-8 or ASCII JSON: none is left to Python, and the result is map_lines'."""
     sys.path.insert(0, str(Path(__file__).parent.parent / "benches"))
     try:

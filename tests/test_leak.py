@@ -22,6 +22,8 @@ import pytest
 from citemark._kernels.loader import compiled
 from citemark.parser import CitationSpan
 
+pytestmark = pytest.mark.slow  # thousands of calls per entry point
+
 S, D, E = "\ue200", "\ue202", "\ue201"
 SCANNERS = {"cython": "citemark._kernels.scan_c", "python": "citemark._kernels.scan_py"}
 ARROW = {"cython": "citemark._kernels.arrow_c", "python": "citemark._kernels.arrow_py"}

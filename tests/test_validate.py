@@ -458,7 +458,7 @@ def test_escaped_markers() -> None:
     ]
 
 
-# --- the field's inputs (FIELD.md) ------------------------------------------------------------
+# --- realistic inputs (as test_field.py) -------------------------------------------------------
 
 
 FIELD = {

@@ -101,7 +101,7 @@ def blanked(text: str, spans: list[tuple[int, int]]) -> str:
     return text
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=settings.default.max_examples * 2, deadline=None)
 @given(FENCE_TEXTS, PARSERS)
 @example(f"```\ncode\n```{MARKER}\nafter `x`", Parser())
 @example(f"```\ncode\n``` {MARKER} x\nafter `x`", Parser())
@@ -119,7 +119,7 @@ def test_fence_lines_left_as_they_are_read_the_same(
     assert code_spans(blanked(text, some)) == code_spans(blanked(text, every))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=settings.default.max_examples * 3 // 2, deadline=None)
 @given(FENCE_TEXTS)
 @example(f"```\ncode\n```{MARKER}\n{MARKER}")
 @example(f"~~~\ncode\n~~~ {MARKER} x\n{MARKER}")

@@ -31,6 +31,7 @@ from ._core.grammar import (
     check_families,
     check_text,
 )
+from ._core.shapes import MAX_MARKER
 from ._core.spans import cut_at
 from ._kernels.loader import IMPLEMENTATION, Implementation, scanner_for
 from ._markdown.code import code_walls, maybe_code
@@ -72,7 +73,10 @@ def _marker(name: str, value: object) -> str:
 def _pattern(name: str, value: str | re.Pattern[str], builtin: set[str]) -> re.Pattern[str] | None:
     """A compiled pattern, or None for the guide's own rule (the kernel checks it in C)."""
     if isinstance(value, str):
-        pattern = re.compile(value)
+        try:
+            pattern = re.compile(value)
+        except re.error as error:
+            raise ValueError(f"{name} must be a valid regular expression: {error}") from None
     elif isinstance(value, re.Pattern) and isinstance(value.pattern, str):
         pattern = value
     else:
@@ -262,8 +266,9 @@ class Parser:
     def sub(self, text: str, repl: Callable[[CitationSpan], str], *, sanitize: bool = False) -> str:
         """`text` with each citation replaced by `repl(citation)` (code point offsets).
 
-        `sanitize=True` also removes the markers that were consumed but are not citations
-        and every stray marker character (U+E200-U+E206) left in the text; the prose
+        `sanitize=True` also removes the markers that were consumed but are not citations,
+        every whole marker of another family (`image_group`, `navlist`) and every stray
+        marker character (U+E200-U+E206) left in the text; the prose
         between U+E203 and U+E204 stays, without those two characters.  With skip_code,
         code is left exactly as it is.  Only marker characters go, never prose: a START left
         open, which the grammar reads on to a later marker's STOP, loses just its own
@@ -408,6 +413,14 @@ class Parser:
 
 
 _STRAY = re.compile(f"[{MARKER_RANGE}]")
+# A whole marker of the guide's characters that the grammar did not consume (another family:
+# `image_group`, `navlist`): sanitize removes all of it, not only its marker characters,
+# which would leave `image_group{"query":...}` showing.  One line, MAX_MARKER at most.
+_OTHER_MARKER = re.compile(
+    f"{CITATION_START}(?:{FAMILY_WORD_RE.pattern})?"
+    f"(?:{CITATION_DELIMITER}[^{CITATION_START}{CITATION_STOP}\r\n]{{0,{MAX_MARKER}}})?"
+    f"{CITATION_STOP}"
+)
 _SUPPORT_MARKS = re.compile(f"[{SUPPORT_START}{SUPPORT_END}]")
 
 
@@ -416,4 +429,4 @@ def _capped(pattern: re.Pattern[str] | None, cap: int | None) -> _Capped | re.Pa
 
 
 def _scrub(text: str) -> str:
-    return _STRAY.sub("", text)
+    return _STRAY.sub("", _OTHER_MARKER.sub("", text))

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
-from .display import CITATION_FAMILIES, Marker, Widgets, clean, clean_with_marks
+from ._core.grammar import check_text
+from .display import CITATION_FAMILIES, Marker, Widgets, _clean_for_render
 from .parser import CitationSpan, Parser
 from .sources import Source
 
@@ -53,18 +54,27 @@ def numbering(
     With `sources`, ids missing from it get no number, as in `render`.
     """
     numbers: dict[str, int] = {}
-    if parser is None:
-        cited = [
-            mark.source_ids
-            for mark in clean_with_marks(text).marks
-            if mark.kind == "citation" and mark.family in CITATION_FAMILIES
-        ]
-    else:
-        cited = [citation.source_ids for citation in parser.finditer(text)]
-    for source_ids in cited:
-        for source_id in source_ids:
+
+    def count(citation: CitationSpan | Marker) -> str:
+        for source_id in citation.source_ids:
             if sources is None or source_id in sources:
                 numbers.setdefault(source_id, len(numbers) + 1)
+        return ""
+
+    def destination(citation: CitationSpan | Marker) -> str | None:
+        if sources is None or citation.family not in CITATION_FAMILIES:
+            return None
+        return _destination(citation, sources, "drop")
+
+    if parser is None:
+        _clean_for_render(
+            text,
+            lenient=False,
+            widgets=dict.fromkeys(CITATION_FAMILIES, count),
+            destination=destination,
+        )
+    else:
+        _sub(parser, text, count, destination, sanitize=False)
     return numbers
 
 
@@ -124,11 +134,18 @@ def render(
                 pieces.append(_label(style, source_id))
         return "".join(pieces)
 
+    def destination(citation: CitationSpan | Marker) -> str | None:
+        if citation.family not in CITATION_FAMILIES or citation.family in (widgets or {}):
+            return None
+        return _destination(citation, sources, unknown)
+
     if parser is None:
         policy = {family: references for family in CITATION_FAMILIES}
-        body = clean(text, lenient=lenient, widgets={**policy, **(widgets or {})})
+        body = _clean_for_render(
+            text, lenient=lenient, widgets={**policy, **(widgets or {})}, destination=destination
+        )
     else:
-        body = parser.sub(text, references, sanitize=sanitize)
+        body = _sub(parser, text, references, destination, sanitize=sanitize)
     if style != "footnotes" or not numbers:
         return body
     notes = "\n".join(
@@ -137,6 +154,44 @@ def render(
     )
     separator = "" if not body else "\n" if body.endswith("\n") else "\n\n"
     return f"{body}{separator}{notes}\n"
+
+
+def _destination(
+    citation: CitationSpan | Marker, sources: Mapping[str, object], unknown: str
+) -> str:
+    """What a citation that is a link's destination, `[text](<marker>)`, becomes: the URL of
+    its first source that has one we link to (the link then goes there), else nothing (the
+    link text stays, as `clean` leaves it)."""
+    for source_id in citation.source_ids:
+        if source_id in sources:
+            url = _linkable(_link(source_id, sources[source_id]).get("url"))
+            if url is not None:
+                return _markdown_url(url)
+        elif unknown == "raise":
+            raise KeyError(source_id)
+    return ""
+
+
+def _sub(
+    parser: Parser,
+    text: str,
+    references: Callable[[CitationSpan], str],
+    destination: Callable[[CitationSpan], str | None],
+    *,
+    sanitize: bool,
+) -> str:
+    """`parser.sub(text, references)`, a citation that is a link's destination given by
+    `destination` (code point offsets, as `sub` gives)."""
+    plain = check_text(text)
+
+    def replace(citation: CitationSpan) -> str:
+        if plain.startswith("](", citation.start - 2) and plain.startswith(")", citation.end):
+            shown = destination(citation) if citation.start >= 2 else None
+            if shown is not None:
+                return shown
+        return references(citation)
+
+    return parser.sub(plain, replace, sanitize=sanitize)
 
 
 def _link(source_id: str, source: object) -> Mapping[str, Any]:

@@ -14,6 +14,13 @@ STOP = CITATION_STOP
 # the prose a citation supports), U+E205, U+E206 (a grouped-sources anchor).
 FIRST_MARKER = 0xE200
 LAST_MARKER = 0xE206
+# The private-use characters that clean removes wherever they are outside Markdown code: the
+# Basic Multilingual Plane's Private Use Area, which holds the markers' characters and the
+# icon glyphs some exports leave in answers (U+E316, U+F8FF).  They show as boxes or as
+# nothing, and no prose needs them.
+FIRST_PRIVATE = 0xE000
+LAST_PRIVATE = 0xF8FF
+PRIVATE_RANGE = f"{chr(FIRST_PRIVATE)}-{chr(LAST_PRIVATE)}"  # the body of a regex class
 
 # A marker longer than this (START to STOP, code points) is not one: its STOP is too far to be
 # trusted, and the stream never holds more than this for one marker.
@@ -34,7 +41,18 @@ TITLED_FAMILIES = ("url", "link_title")
 # double up; CLOSING the punctuation that never follows a space ("sentence \ue200..\ue201." is
 # "sentence.").  Quotes are missing on purpose: a straight quote may open as well as close.
 BLANKS = " \t\u00a0\u200b\u202f"
-CLOSING = ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
+CLOSING = (
+    ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
+    "\u3011\uff3d"
+)
+# Brackets and separators that removals may leave with nothing in them: "(<marker>)" and
+# "(<marker>, <marker>)" leave no "()" or "(,)".  OPENERS[k] is closed by CLOSERS[k]; every
+# closer is CLOSING too.  A separator goes when nothing stands on one side of it (an opener,
+# a line start or another separator before it; a closer, closing punctuation or a line end
+# after it), and a bracket when only blanks are left inside.
+OPENERS = "([\uff08\u3010\uff3b"
+CLOSERS = ")]\uff09\u3011\uff3d"
+SEPARATORS = ",;\uff0c\uff1b\u3001"
 LINE_BREAKS = "\n\r"
 # `[text](<marker>)`: how far back the `[` of the link text may be (same line only).
 LINK_TEXT_MAX = 512

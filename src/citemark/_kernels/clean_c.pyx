@@ -104,7 +104,7 @@ def scan(str text not None, walls):
 
 
 cdef int join_units(Join* state, const unit_t* data, Py_ssize_t n, Tokens* tokens,
-                    list replacements, Py_ssize_t* positions) except -1:
+                    list replacements, Places* places) except -1:
     """Every token cut (join_one), each replaced by its item of replacements (None: all
     removed), then the rest of the text."""
     cdef Py_ssize_t index, count = tokens.count
@@ -119,7 +119,7 @@ cdef int join_units(Join* state, const unit_t* data, Py_ssize_t n, Tokens* token
         )
         join_one(state, data, n, &tokens.items[index], run_goes_on,
                  PyUnicode_KIND(replacement), PyUnicode_DATA(replacement), len(replacement),
-                 positions, index)
+                 places, index)
     emit_text(&state.out, sizeof(unit_t), data, state.pos, n)
     return 0
 
@@ -130,7 +130,8 @@ cdef object join_tokens(str text, Tokens* tokens, list replacements, list positi
     cdef const void* data = PyUnicode_DATA(text)
     cdef Py_ssize_t n = len(text), size = n, index, count = tokens.count
     cdef Join state
-    cdef Py_ssize_t* places = NULL
+    cdef Places places
+    cdef Places* wanted = NULL
     cdef void* buffer
     cdef str replacement
     if replacements is not None:
@@ -141,27 +142,34 @@ cdef object join_tokens(str text, Tokens* tokens, list replacements, list positi
     if count == 0:
         return text
     buffer = PyMem_Malloc(size * out_kind + 1)
+    places.at = places.groups = NULL
+    places.count = 0
     if positions is not None:
-        places = <Py_ssize_t*>PyMem_Malloc(count * sizeof(Py_ssize_t))
-    if buffer == NULL or (positions is not None and places == NULL):
+        places.at = <Py_ssize_t*>PyMem_Malloc(count * sizeof(Py_ssize_t))
+        places.groups = <Py_ssize_t*>PyMem_Malloc(count * sizeof(Py_ssize_t))
+        wanted = &places
+    if buffer == NULL or (positions is not None and (places.at == NULL or places.groups == NULL)):
         PyMem_Free(buffer)
-        PyMem_Free(places)
+        PyMem_Free(places.at)
+        PyMem_Free(places.groups)
         raise MemoryError()
     start_join(&state, buffer, out_kind, False)
     try:
         if kind == 1:
-            join_units(&state, <const Py_UCS1*>data, n, tokens, replacements, places)
+            join_units(&state, <const Py_UCS1*>data, n, tokens, replacements, wanted)
         elif kind == 2:
-            join_units(&state, <const Py_UCS2*>data, n, tokens, replacements, places)
+            join_units(&state, <const Py_UCS2*>data, n, tokens, replacements, wanted)
         else:
-            join_units(&state, <const Py_UCS4*>data, n, tokens, replacements, places)
+            join_units(&state, <const Py_UCS4*>data, n, tokens, replacements, wanted)
         if positions is not None:
+            fill_places(&places, count)
             for index in range(count):
-                positions.append(places[index])
+                positions.append(places.at[index])
         return PyUnicode_FromKindAndData(state.out.kind, state.out.data, state.out.length)
     finally:
         PyMem_Free(buffer)
-        PyMem_Free(places)
+        PyMem_Free(places.at)
+        PyMem_Free(places.groups)
 
 
 def join(str text not None, tokens, replacements):

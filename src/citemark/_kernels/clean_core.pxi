@@ -49,6 +49,7 @@ cdef extern from *:
         for (; i < n; i++) if ((UNIT)(d[i] - first) <= span) return i;                  \
         return -1;                                                                       \
     }
+    CC_PORTABLE(cc_range_portable_ucs1, Py_UCS1)
     CC_PORTABLE(cc_range_portable_ucs2, Py_UCS2)
     CC_PORTABLE(cc_range_portable_ucs4, Py_UCS4)
 
@@ -66,6 +67,28 @@ cdef extern from *:
         return _mm_cmpgt_epi32(_mm_xor_si128(x, _mm_set1_epi32((int)0x80000000u)), limit);
     }
     #endif
+
+    /* The same over bytes (the lead bytes of UTF-8 sequences), with the saturating test of
+       cc_in_range16 on 8-bit lanes. */
+    static inline Py_ssize_t cc_find_range_ucs1(const Py_UCS1 *d, Py_ssize_t i, Py_ssize_t n,
+                                                Py_UCS1 first, Py_UCS1 span) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i lo = _mm_set1_epi8((char)first), width = _mm_set1_epi8((char)span);
+            const __m128i zero = _mm_setzero_si128();
+            for (; i + 32 <= n; i += 32) {
+                __m128i a = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(d + i)), lo);
+                __m128i b = _mm_sub_epi8(_mm_loadu_si128((const __m128i *)(d + i + 16)), lo);
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(
+                    _mm_cmpeq_epi8(_mm_subs_epu8(a, width), zero));
+                mask |= (unsigned int)_mm_movemask_epi8(
+                    _mm_cmpeq_epi8(_mm_subs_epu8(b, width), zero)) << 16;
+                if (mask) return i + cm_ctz(mask);
+            }
+        }
+    #endif
+        return cc_range_portable_ucs1(d, i, n, first, span);
+    }
 
     static inline Py_ssize_t cc_find_range_ucs2(const Py_UCS2 *d, Py_ssize_t i, Py_ssize_t n,
                                                 Py_UCS2 first, Py_UCS2 span) {
@@ -104,6 +127,9 @@ cdef extern from *:
         return cc_range_portable_ucs4(d, i, n, first, span);
     }
     """
+    Py_ssize_t cc_find_range_ucs1(
+        const Py_UCS1* d, Py_ssize_t i, Py_ssize_t n, Py_UCS1 first, Py_UCS1 span
+    ) nogil
     Py_ssize_t cc_find_range_ucs2(
         const Py_UCS2* d, Py_ssize_t i, Py_ssize_t n, Py_UCS2 first, Py_UCS2 span
     ) nogil
@@ -142,6 +168,13 @@ cdef Py_UCS4 DELIM = ord(clean_rules.DELIM)
 cdef Py_UCS4 FIRST = clean_rules.FIRST_MARKER
 cdef Py_UCS4 LAST = clean_rules.LAST_MARKER
 cdef Py_UCS4 SPAN = clean_rules.LAST_MARKER - clean_rules.FIRST_MARKER
+# Every character clean removes outside code: the Private Use Area, markers included.
+cdef Py_UCS4 FIRST_PRIVATE = clean_rules.FIRST_PRIVATE
+cdef Py_UCS4 LAST_PRIVATE = clean_rules.LAST_PRIVATE
+cdef Py_UCS4 PRIVATE_SPAN = clean_rules.LAST_PRIVATE - clean_rules.FIRST_PRIVATE
+if not clean_rules.FIRST_PRIVATE <= clean_rules.FIRST_MARKER <= clean_rules.LAST_MARKER \
+        <= clean_rules.LAST_PRIVATE:
+    raise ValueError("the markers of _core.shapes must lie in its private-use range")
 cdef Py_ssize_t MAX_MARKER = clean_rules.MAX_MARKER
 cdef Py_ssize_t LINK_TEXT_MAX = clean_rules.LINK_TEXT_MAX
 # A marker's body ends at START, STOP, "\n" or "\r" (scan_segment): no unit from BODY_LOW
@@ -158,6 +191,13 @@ if len(_first_bytes) != 3 or chr(clean_rules.LAST_MARKER).encode("utf-8")[:2] !=
 cdef unsigned char MARK_LEAD = _first_bytes[0]
 cdef unsigned char MARK_SECOND = _first_bytes[1]
 cdef unsigned char MARK_THIRD = _first_bytes[2]
+# ... and every private-use character is three bytes, of one of a few lead bytes.
+_private_first = chr(clean_rules.FIRST_PRIVATE).encode("utf-8")
+_private_last = chr(clean_rules.LAST_PRIVATE).encode("utf-8")
+if len(_private_first) != 3 or len(_private_last) != 3:
+    raise ValueError("the UTF-8 scan of the clean core expects private-use characters of 3 bytes")
+cdef unsigned char PRIVATE_LEAD = _private_first[0]
+cdef unsigned char PRIVATE_LEAD_SPAN = _private_last[0] - _private_first[0]
 cdef Py_ssize_t STRAY = clean_rules.STRAY
 cdef Py_ssize_t MARKER = clean_rules.MARKER
 cdef Py_ssize_t ENTITY = clean_rules.ENTITY
@@ -178,6 +218,7 @@ cdef struct CharSet:
     unsigned long long ascii[2]
 
 cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET, ENTITY_NAME
+cdef CharSet OPENER_SET, CLOSER_SET, SEPARATOR_SET  # OPENER_SET.chars[k] pairs CLOSER_SET's
 cdef CharSet TITLED_NAMES[MAX_TITLED]
 cdef Py_ssize_t TITLED_COUNT = len(clean_rules.TITLED_FAMILIES)
 
@@ -198,6 +239,11 @@ cdef void fill(CharSet* target, str chars) except *:
 fill(&BLANK_SET, clean_rules.BLANKS)
 fill(&CLOSING_SET, clean_rules.CLOSING)
 fill(&LINE_BREAK_SET, clean_rules.LINE_BREAKS)
+fill(&OPENER_SET, clean_rules.OPENERS)
+fill(&CLOSER_SET, clean_rules.CLOSERS)
+fill(&SEPARATOR_SET, clean_rules.SEPARATORS)
+if len(clean_rules.OPENERS) != len(clean_rules.CLOSERS):
+    raise ValueError("OPENERS and CLOSERS of _core.shapes must pair up")
 fill(&ENTITY_NAME, clean_rules.ENTITY_FAMILY)
 if TITLED_COUNT > MAX_TITLED:
     raise ValueError("TITLED_FAMILIES of _core.shapes outgrew the kernel's table")
@@ -232,6 +278,10 @@ cdef inline bint is_special(Py_UCS4 ch) noexcept nogil:
     return ch >= FIRST and ch <= LAST
 
 
+cdef inline bint is_private(Py_UCS4 ch) noexcept nogil:
+    return ch >= FIRST_PRIVATE and ch <= LAST_PRIVATE
+
+
 # --- the encoding helpers (beyond `at` and `read_point` of the grammar) ------------------------
 
 cdef inline Py_ssize_t mark_width(const unit_t* data) noexcept nogil:
@@ -257,6 +307,26 @@ cdef inline Py_UCS4 marker_at(const unit_t* data, Py_ssize_t i, Py_ssize_t b) no
             return 0
         ch = data[i]
         return ch if is_special(ch) else 0
+
+
+cdef inline Py_UCS4 private_at(const unit_t* data, Py_ssize_t i, Py_ssize_t b) noexcept nogil:
+    """The private-use character (a marker character or not) that starts at i and ends by
+    b, else 0."""
+    cdef const unsigned char* s
+    cdef Py_UCS4 ch
+    if unit_t is utf8_t:
+        s = <const unsigned char*>data + i
+        if b - i < 3 or <unsigned int>(s[0] - PRIVATE_LEAD) > PRIVATE_LEAD_SPAN:
+            return 0
+        if (s[1] & 0xC0) != 0x80 or (s[2] & 0xC0) != 0x80:
+            return 0
+        ch = ((s[0] & 0x0F) << 12) | ((s[1] & 0x3F) << 6) | (s[2] & 0x3F)
+        return ch if is_private(ch) else 0
+    else:
+        if i >= b:
+            return 0
+        ch = data[i]
+        return ch if is_private(ch) else 0
 
 
 cdef inline Py_ssize_t point_before(const unit_t* data, Py_ssize_t floor, Py_ssize_t i,
@@ -369,24 +439,23 @@ cdef inline Py_ssize_t find_unit(
 
 
 cdef inline Py_ssize_t find_special(const unit_t* data, Py_ssize_t i, Py_ssize_t b) noexcept nogil:
-    """The first index >= i where a marker character starts and ends by b, else -1."""
-    cdef const unsigned char* s
-    cdef const unsigned char* hit
+    """The first index >= i where a private-use character (what clean removes: a marker
+    character or not) starts and ends by b, else -1."""
     if unit_t is Py_UCS1:
-        return -1  # no marker character fits in one byte
+        return -1  # no private-use character fits in one byte
     elif unit_t is Py_UCS2:
-        return cc_find_range_ucs2(data, i, b, <Py_UCS2>FIRST, <Py_UCS2>SPAN)
+        return cc_find_range_ucs2(data, i, b, <Py_UCS2>FIRST_PRIVATE, <Py_UCS2>PRIVATE_SPAN)
     elif unit_t is Py_UCS4:
-        return cc_find_range_ucs4(data, i, b, FIRST, SPAN)
+        return cc_find_range_ucs4(data, i, b, FIRST_PRIVATE, PRIVATE_SPAN)
     else:
-        s = <const unsigned char*>data
         while b - i >= 3:
-            # memchr looks at s[i .. b - 3]: a lead found there has its sequence before b.
-            hit = <const unsigned char*>memchr(s + i, MARK_LEAD, b - i - 2)
-            if hit == NULL:
+            # A lead byte found in data[i .. b - 3] has its sequence before b; the lead bytes
+            # also start other characters (U+FF0C), which are passed over.
+            i = cc_find_range_ucs1(<const Py_UCS1*>data, i, b - 2, PRIVATE_LEAD,
+                                   PRIVATE_LEAD_SPAN)
+            if i < 0:
                 return -1
-            i = hit - s
-            if marker_at(data, i, b):
+            if private_at(data, i, b):
                 return i
             i += 1
         return -1
@@ -532,12 +601,37 @@ cdef inline bint same_name(
     return True
 
 
+cdef inline bint ends_line(const unit_t* data, Py_ssize_t i, Py_ssize_t b) noexcept nogil:
+    """Whether the segment data[:b] or a line ends at i."""
+    return i >= b or is_line_break(at(data, i))
+
+
+cdef bint cut_short(const unit_t* data, Py_ssize_t i, Py_ssize_t end, bint entity) noexcept nogil:
+    """Whether data[i:end], the body of a marker that the line or the text ended inside, is
+    what a body could be so far: ids, locators and delimiters (`turn17sea`), or for an
+    entity the start of its JSON array (`["city","Par`: a `]` only at the end)."""
+    cdef Py_ssize_t w = mark_width(data), closed
+    cdef Py_UCS4 ch
+    if entity and i < end and at(data, i) == c'[':
+        closed = find_unit(data, i, end, c']')
+        return closed < 0 or closed == end - 1
+    while i < end:
+        if marker_at(data, i, end) == DELIM:
+            i += w
+            continue
+        ch = at(data, i)
+        if not (is_letter(ch) or is_digit(ch) or ch == c'_' or ch == c'-'):
+            return False
+        i += 1
+    return True
+
+
 cdef Py_ssize_t scan_segment(
     const unit_t* data, Py_ssize_t i, Py_ssize_t b, Tokens* tokens, Py_ssize_t most
 ) except -2 nogil:
     """Tokens of data[i:b] until there are `most`: returns where to resume, or -1 at the end
     of the segment (the scan keeps no other state, so it can stop between any two tokens)."""
-    cdef Py_ssize_t family_end, body, limit, body_end, end, kind, w = mark_width(data)
+    cdef Py_ssize_t family_end, body, limit, body_end, end, rest, kind, w = mark_width(data)
     cdef Py_UCS4 ch
     cdef unsigned int unit
     cdef bint clamped
@@ -556,6 +650,15 @@ cdef Py_ssize_t scan_segment(
                 push_token(tokens, MARKER, i, family_end + w, i + w, family_end, family_end,
                            family_end)
                 i = family_end + w
+                continue
+            if family_end > i + w and ends_line(data, family_end, b) and not (
+                i > 0 and is_word(at(data, i - 1))
+            ):
+                # A family name cut short by the end of the line or text: all of it goes
+                # (glued to a word, "a<START>b", it is a stray START in prose).
+                push_token(tokens, BROKEN, i, family_end, i + w, family_end, family_end,
+                           family_end)
+                i = family_end
                 continue
             if marker_at(data, family_end, b) == DELIM:
                 body = family_end + w
@@ -597,10 +700,16 @@ cdef Py_ssize_t scan_segment(
                     push_token(tokens, kind, i, body_end + w, i + w, family_end, body, body_end)
                     i = body_end + w
                     continue
-                # Never closed, or abandoned by a new START: the head and its ids go.
+                # Never closed, or abandoned by a new START: the head and its ids go; all of
+                # it when the line or the text ends inside what its body could be.
                 end = id_chain(data, body, body_end)
-                push_token(tokens, BROKEN, i, end, i + w, family_end, body, end)
-                i = end
+                rest = end
+                if not clamped and ends_line(data, body_end, b) and cut_short(
+                    data, body, body_end, same_name(data, i + w, family_end, &ENTITY_NAME)
+                ):
+                    rest = body_end
+                push_token(tokens, BROKEN, i, rest, i + w, family_end, body, end)
+                i = rest
                 continue
         elif ch == DELIM:
             end = id_chain(data, i + w, b)
@@ -659,9 +768,9 @@ cdef bint plain_name(const unit_t* data, Token* token) noexcept nogil:
             if ch == c'\\' or ch < 0x20:
                 return False
             if unit_t is utf8_t:
-                if marker_at(data, i, last):
+                if private_at(data, i, last):
                     return False
-            elif is_special(ch):
+            elif is_private(ch):
                 return False
             i += 1
         if i == last:
@@ -700,6 +809,10 @@ cdef struct Output:
     Py_ssize_t length
     Py_ssize_t trail  # trailing blanks, in units
     Py_UCS4 before  # the character before them ("\n" at the start: a line start)
+    # What one spacing decision did to the end (see settle): the shortest the output was,
+    # and the index of the "[" that unwrap_link took out (-1: none).
+    Py_ssize_t low
+    Py_ssize_t moved
 
 
 cdef inline Py_ssize_t out_before(const Output* out, Py_ssize_t floor, Py_ssize_t i,
@@ -753,6 +866,34 @@ cdef inline void emit_text(
 cdef inline void drop_trail(Output* out) noexcept nogil:
     out.length -= out.trail
     out.trail = 0
+    if out.length < out.low:
+        out.low = out.length
+
+
+cdef void drop_last(Output* out) noexcept nogil:
+    """Take out the last character (never a blank: the trail goes first), then find the
+    blanks now trailing and the character before them, at most LINK_TEXT_MAX back (see the
+    twin)."""
+    cdef Py_ssize_t i, j, seen = 0
+    cdef Py_UCS4 ch
+    out.length = out_before(out, 0, out.length, &ch)
+    if out.length < out.low:
+        out.low = out.length
+    i = out.length
+    while i > 0 and seen < LINK_TEXT_MAX:
+        j = out_before(out, 0, i, &ch)
+        if not in_set(&BLANK_SET, ch):
+            out.trail = out.length - i
+            out.before = ch
+            return
+        i = j
+        seen += 1
+    out.trail = out.length - i
+    if i == 0:
+        out.before = c'\n'
+        return
+    out_before(out, 0, i, &ch)
+    out.before = c'\n' if in_set(&LINE_BREAK_SET, ch) else c' '
 
 
 cdef bint unwrap_link(Output* out) noexcept nogil:
@@ -793,22 +934,63 @@ cdef bint unwrap_link(Output* out) noexcept nogil:
         return False
     memmove(<char*>out.data + opened * out.kind, <char*>out.data + link_start * out.kind,
             (out.length - 2 - link_start) * out.kind)
+    out.moved = opened
     out.length -= 3
     out.trail = 0
     note_end(out, opened)
     return True
 
 
+cdef inline bint paired(Py_UCS4 opener, Py_UCS4 closer) noexcept nogil:
+    cdef Py_ssize_t k
+    for k in range(CLOSER_SET.count):
+        if CLOSER_SET.chars[k] == closer:
+            return OPENER_SET.chars[k] == opener
+    return False
+
+
 cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* out) noexcept nogil:
     """The spacing rule where a run of removals ended at `end`; returns where the text
     resumes (see the twin)."""
-    cdef Py_UCS4 following = c'\n', ch
-    cdef Py_ssize_t after
+    cdef Py_UCS4 following, ch, last
+    cdef Py_ssize_t after, next_end
     cdef bint at_line_start
-    if end < n:
-        read_point(data, end, n, &following)
-    if following == c')' and unwrap_link(out):
-        return end + 1
+    out.low = out.length
+    out.moved = -1
+    while True:
+        following = c'\n'
+        next_end = end
+        if end < n:
+            next_end = read_point(data, end, n, &following)
+        if following == c')' and unwrap_link(out):
+            return end + 1
+        last = out.before
+        if in_set(&SEPARATOR_SET, following) and (
+            in_set(&OPENER_SET, last) or in_set(&SEPARATOR_SET, last)
+            or in_set(&LINE_BREAK_SET, last)
+        ):
+            end = next_end  # a separator with nothing before it
+            if in_set(&OPENER_SET, last):
+                while end < n:
+                    after = read_point(data, end, n, &ch)
+                    if not in_set(&BLANK_SET, ch):
+                        break
+                    end = after
+            continue
+        if in_set(&CLOSER_SET, following) and paired(last, following) and not (
+            following == c']' and next_end < n and at(data, next_end) == c'('
+        ):
+            drop_trail(out)  # a bracket left empty (a link's "[]" stays)
+            drop_last(out)
+            end = next_end
+            continue
+        if in_set(&SEPARATOR_SET, last) and (
+            in_set(&CLOSING_SET, following) or in_set(&LINE_BREAK_SET, following)
+        ):
+            drop_trail(out)  # a separator with nothing after it
+            drop_last(out)
+            continue
+        break
     at_line_start = in_set(&LINE_BREAK_SET, out.before)
     if in_set(&LINE_BREAK_SET, following):
         drop_trail(out)
@@ -826,6 +1008,51 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
     return end
 
 
+cdef struct Places:
+    # Where each token landed (see the twin's Places): at[k] for token k, and the stack of
+    # groups of tokens sharing a place (the first token of each), places increasing.
+    Py_ssize_t* at
+    Py_ssize_t* groups
+    Py_ssize_t count  # groups on the stack
+
+
+cdef inline void put_place(Places* places, Py_ssize_t index, Py_ssize_t place) noexcept nogil:
+    places.at[index] = place
+    if places.count == 0 or places.at[places.groups[places.count - 1]] != place:
+        places.groups[places.count] = index
+        places.count += 1
+
+
+cdef void settle(Places* places, const Output* out) noexcept nogil:
+    """After a spacing decision: places past out.low come back to it, then those after the
+    "[" that unwrap_link took out (out.moved) move back by one (see the twin)."""
+    cdef Py_ssize_t top = places.count, k, group, place
+    while top > 0 and places.at[places.groups[top - 1]] > out.low:
+        top -= 1
+    # groups[top:count] move, in order; rewritten in place (a merge only shrinks the stack)
+    k = top
+    while k < places.count:
+        group = places.groups[k]
+        place = out.low
+        if out.moved >= 0 and place > out.moved:
+            place = min(place - 1, out.length)
+        places.at[group] = place
+        if top == 0 or places.at[places.groups[top - 1]] != place:
+            places.groups[top] = group
+            top += 1
+        k += 1
+    places.count = top
+
+
+cdef void fill_places(Places* places, Py_ssize_t tokens) noexcept nogil:
+    """Every token's place from its group's."""
+    cdef Py_ssize_t k, index, last
+    for k in range(places.count):
+        last = places.groups[k + 1] if k + 1 < places.count else tokens
+        for index in range(places.groups[k] + 1, last):
+            places.at[index] = places.at[places.groups[k]]
+
+
 cdef struct Join:
     Output out
     Py_ssize_t pos  # where the text resumes
@@ -840,36 +1067,37 @@ cdef inline void start_join(Join* state, void* data, int kind, bint utf8) noexce
     state.out.length = 0
     state.out.trail = 0
     state.out.before = c'\n'
+    state.out.low = 0
+    state.out.moved = -1
     state.pos = 0
     state.run_first = 0
 
 
 cdef void join_one(Join* state, const unit_t* data, Py_ssize_t n, const Token* token,
                    bint run_goes_on, int shown_kind, const void* shown,
-                   Py_ssize_t shown_length, Py_ssize_t* positions,
+                   Py_ssize_t shown_length, Places* places,
                    Py_ssize_t index) noexcept nogil:
     """Cut one token (the twin's loop body in `join`), shown[:shown_length] its replacement;
-    run_goes_on: the next token is a removal that starts where this one ends.  positions
-    (NULL: not wanted) gets each token's place in the output, by token index."""
+    run_goes_on: the next token is a removal that starts where this one ends.  places
+    (NULL: not wanted) gets each token's place in the output (see Places)."""
     cdef Py_ssize_t run_index
     if token.start > state.pos:
         emit_text(&state.out, sizeof(unit_t), data, state.pos, token.start)
         state.run_first = index
     state.pos = token.end
     if shown_length:
-        if positions != NULL:
-            positions[index] = state.out.length
+        if places != NULL:
+            put_place(places, index, state.out.length)
         emit_text(&state.out, shown_kind, shown, 0, shown_length)
         state.run_first = index + 1
         return
-    if positions != NULL:
-        positions[index] = state.out.length
     if run_goes_on:
         return  # the spacing is decided at the run's end
     state.pos = space(data, n, token.end, &state.out)
-    if positions != NULL:
+    if places != NULL:
+        settle(places, &state.out)
         for run_index in range(state.run_first, index + 1):
-            positions[run_index] = state.out.length
+            put_place(places, run_index, state.out.length)
     state.run_first = index + 1
 
 

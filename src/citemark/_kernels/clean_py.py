@@ -11,8 +11,9 @@ Same functions, names and branch order as the kernel; the rules are in `_core.sh
   array of plain strings (`plain_name`).
 - `clean_texts(texts, walls_of, entity, plain_names)`: `clean` over a batch, each text's
   walls asked of `walls_of` only when it may hold Markdown code.
-- `has_markers(text)`: whether text holds any marker character; `hints(text)` also says
-  whether it may hold Markdown code.
+- `has_markers(text)`: whether text holds any private-use character (what clean removes:
+  the markers' characters and any other of `_core.shapes.PRIVATE_RANGE`); `hints(text)`
+  also says whether it may hold Markdown code.
 
 Linear: every START's body search ends at the next START, so bodies never overlap.
 """
@@ -23,11 +24,12 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .._core.grammar import FAMILY_CHAR, MARKER_RANGE
+from .._core.grammar import FAMILY_CHAR
 from .._core.shapes import (
     BARE,
     BLANKS,
     BROKEN,
+    CLOSERS,
     CLOSING,
     DELIM,
     ENTITY,
@@ -36,6 +38,9 @@ from .._core.shapes import (
     LINK_TEXT_MAX,
     MARKER,
     MAX_MARKER,
+    OPENERS,
+    PRIVATE_RANGE,
+    SEPARATORS,
     START,
     STOP,
     STRAY,
@@ -45,7 +50,8 @@ from .._markdown.code import markers_may_be_in_code
 
 Token = tuple[int, int, int, int, int, int, int]
 
-_SPECIAL = re.compile(f"[{MARKER_RANGE}]")
+# What clean removes outside code: every private-use character, the markers' among them.
+_SPECIAL = re.compile(f"[{PRIVATE_RANGE}]")
 _BODY_END = re.compile(f"[{START}{STOP}{LINE_BREAKS}]")
 _WORD = re.compile(FAMILY_CHAR + "*")
 _ID = "turn[0-9]+[A-Za-z]+[0-9]+"
@@ -53,7 +59,7 @@ _ID_CHAIN = re.compile(f"{_ID}(?:{DELIM}(?:{_ID}|L[0-9]+(?:-L[0-9]+)?))*")
 # An entity body in its common shape: a JSON array of strings without escape, control or
 # marker characters; the first two strings are captured.
 _JSON_BLANKS = "[ \t\n\r]*"
-_PLAIN = f'"[^"\\\\\x00-\x1f{MARKER_RANGE}]*"'
+_PLAIN = f'"[^"\\\\\x00-\x1f{PRIVATE_RANGE}]*"'
 _ITEM = f"{_JSON_BLANKS}({_PLAIN}){_JSON_BLANKS}"
 _PLAIN_ARRAY = re.compile(rf"\[{_ITEM}(?:,{_ITEM}(?:,{_JSON_BLANKS}{_PLAIN}{_JSON_BLANKS})*)?\]")
 
@@ -107,6 +113,23 @@ def id_chain(text: str, i: int, limit: int) -> int:
     return i if chain is None else chain.end()
 
 
+def ends_line(text: str, i: int, b: int) -> bool:
+    """Whether the segment text[:b] or a line ends at i."""
+    return i >= b or text[i] in LINE_BREAKS
+
+
+_CUT_SHORT = re.compile(f"[A-Za-z0-9_{DELIM}-]*")
+
+
+def cut_short(text: str, i: int, end: int, entity: bool) -> bool:
+    """Whether text[i:end], the body of a marker that the line or the text ended inside, is
+    what a body could be so far: ids, locators and delimiters (`turn17sea`), or for an
+    entity the start of its JSON array (`["city","Par`: a `]` only at the end)."""
+    if entity and text.startswith("[", i, end):
+        return text.find("]", i, end) in (-1, end - 1)
+    return _CUT_SHORT.match(text, i, end).end() == end  # type: ignore[union-attr]
+
+
 def scan_segment(text: str, i: int, b: int, tokens: list[Token]) -> None:
     while True:
         special = _SPECIAL.search(text, i, b)
@@ -122,6 +145,16 @@ def scan_segment(text: str, i: int, b: int, tokens: list[Token]) -> None:
                 )
                 i = family_end + 1
                 continue
+            if (
+                family_end > i + 1
+                and ends_line(text, family_end, b)
+                and not (i > 0 and _WORD.match(text, i - 1, i).end() == i)  # type: ignore[union-attr]
+            ):
+                # A family name cut short by the end of the line or text: all of it goes
+                # (glued to a word, "a<START>b", it is a stray START in prose).
+                tokens.append((BROKEN, i, family_end, i + 1, family_end, family_end, family_end))
+                i = family_end
+                continue
             if family_end < b and text[family_end] == DELIM:
                 body = family_end + 1
                 limit = min(b, i + MAX_MARKER)
@@ -132,10 +165,18 @@ def scan_segment(text: str, i: int, b: int, tokens: list[Token]) -> None:
                     tokens.append((kind, i, body_end + 1, i + 1, family_end, body, body_end))
                     i = body_end + 1
                     continue
-                # Never closed, or abandoned by a new START: the head and its ids go.
+                # Never closed, or abandoned by a new START: the head and its ids go; all of
+                # it when the line or the text ends inside what its body could be.
                 end = id_chain(text, body, body_end)
-                tokens.append((BROKEN, i, end, i + 1, family_end, body, end))
-                i = end
+                rest = end
+                if (
+                    body_end - i < MAX_MARKER
+                    and ends_line(text, body_end, b)
+                    and cut_short(text, body, body_end, text[i + 1 : family_end] == ENTITY_FAMILY)
+                ):
+                    rest = body_end
+                tokens.append((BROKEN, i, rest, i + 1, family_end, body, end))
+                i = rest
                 continue
         elif char == DELIM:
             end = id_chain(text, i + 1, b)
@@ -156,6 +197,10 @@ class Output:
         self.length = 0
         self.trail = 0  # trailing blanks
         self.before = "\n"  # the character before them ("\n" at the start: a line start)
+        # What one spacing decision did to the end (see Places.settle): the shortest the
+        # output was, and the index of the "[" that unwrap_link took out (-1: none).
+        self.low = 0
+        self.moved = -1
 
     def emit(self, piece: str) -> None:
         if not piece:
@@ -180,6 +225,27 @@ class Output:
             else:
                 count -= len(last)
         self.trail = 0
+        self.low = min(self.low, self.length)
+
+    def drop_last(self) -> None:
+        """Take out the last character (never a blank: the trail goes first), then find the
+        blanks now trailing and the character before them.  The look back stops after
+        LINK_TEXT_MAX blanks (so that it stays linear): the character before them is then
+        taken for a line start when it is a line break or the start, else for a blank."""
+        tail = self.tail(LINK_TEXT_MAX + 2)[:-1]
+        if tail:
+            self.pieces.append(tail)
+            self.length += len(tail)
+        self.low = min(self.low, self.length)
+        window = tail[-LINK_TEXT_MAX:]
+        kept = window.rstrip(BLANKS)
+        self.trail = len(window) - len(kept)
+        if kept:
+            self.before = kept[-1]
+        elif len(window) == len(tail) or tail[-len(window) - 1] in LINE_BREAKS:
+            self.before = "\n"
+        else:
+            self.before = " "
 
     def tail(self, wanted: int) -> str:
         """The last `wanted` characters (fewer at the start), taken out of the pieces."""
@@ -223,8 +289,49 @@ def unwrap_link(out: Output) -> bool:
         out.pieces.append(tail)
         out.length += len(tail)
         return False
+    out.moved = out.length + opened
     out.emit(tail[:opened] + link_text)
     return True
+
+
+class Places:
+    """Where each token landed in the output.  Tokens that share a place are kept as one
+    group (a stack of groups, places increasing), so that when the spacing rule takes
+    characters off the end, each group moves once: the work stays linear however many
+    removals pile up at one place."""
+
+    def __init__(self, count: int) -> None:
+        self.at = [0] * count
+        self.groups: list[int] = []  # the first token of each group
+
+    def put(self, index: int, place: int) -> None:
+        self.at[index] = place
+        if not self.groups or self.at[self.groups[-1]] != place:
+            self.groups.append(index)
+
+    def settle(self, out: Output) -> None:
+        """After a spacing decision: places past out.low come back to it, then, when
+        unwrap_link took out the "[" at out.moved, those after it move back by one (and
+        those after the link text to the end)."""
+        groups, at = self.groups, self.at
+        moved: list[int] = []
+        while groups and at[groups[-1]] > out.low:
+            moved.append(groups.pop())
+        for group in reversed(moved):
+            place = out.low
+            if out.moved >= 0 and place > out.moved:
+                place = min(place - 1, out.length)
+            at[group] = place
+            if not groups or at[groups[-1]] != place:
+                groups.append(group)
+
+    def places(self) -> list[int]:
+        groups, at = self.groups, self.at
+        for k, first in enumerate(groups):
+            last = groups[k + 1] if k + 1 < len(groups) else len(at)
+            for index in range(first + 1, last):
+                at[index] = at[first]
+        return at
 
 
 def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tuple[str, list[int]]:
@@ -239,7 +346,7 @@ def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tupl
         raise TypeError("replacements must be None or a list as long as tokens")
     n = len(text)
     out = Output()
-    positions: list[int] = []
+    places = Places(len(tokens))
     pos = 0
     run_first = 0  # the first token of the current run of adjacent removals
     for index, token in enumerate(tokens):
@@ -258,11 +365,10 @@ def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tupl
             run_first = index
         pos = end
         if replacement:
-            positions.append(out.length)
+            places.put(index, out.length)
             out.emit(replacement)
             run_first = index + 1
             continue
-        positions.append(out.length)
         following = tokens[index + 1] if index + 1 < len(tokens) else None
         if (
             following is not None
@@ -271,23 +377,59 @@ def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tupl
         ):
             continue  # the run goes on: the spacing is decided at its end
         pos = space(text, end, out)
+        places.settle(out)
         for run_index in range(run_first, index + 1):
-            positions[run_index] = out.length
+            places.put(run_index, out.length)
         run_first = index + 1
     out.emit(text[pos:])
+    positions = places.places()
     if not positions and pos == 0:
         return text, positions
     return "".join(out.pieces), positions
 
 
+def _pair(opener: str, closer: str) -> bool:
+    index = CLOSERS.find(closer)
+    return index >= 0 and OPENERS[index] == opener
+
+
 def space(text: str, end: int, out: Output) -> int:
     """The spacing rule where a run of removals ended at `end`; returns where the text
-    resumes.  The blanks before the run are dropped when what follows is a line end, blanks
-    or closing punctuation, unless they indent the line; at a line start, the blanks after
-    the run are skipped instead."""
-    following = text[end] if end < len(text) else "\n"
-    if following == ")" and unwrap_link(out):
-        return end + 1
+    resumes.  First what the removals emptied goes (a bracket holding only blanks, a
+    separator with nothing on one side); then the blanks before the run are dropped when
+    what follows is a line end, blanks or closing punctuation, unless they indent the line;
+    at a line start, the blanks after the run are skipped instead (after an opener too,
+    once a separator went)."""
+    n = len(text)
+    out.low = out.length
+    out.moved = -1
+    while True:
+        following = text[end] if end < n else "\n"
+        if following == ")" and unwrap_link(out):
+            return end + 1
+        last = out.before
+        if following in SEPARATORS and (
+            last in OPENERS or last in SEPARATORS or last in LINE_BREAKS
+        ):
+            end += 1  # a separator with nothing before it
+            if last in OPENERS:
+                while end < n and text[end] in BLANKS:
+                    end += 1
+            continue
+        if (
+            following in CLOSERS
+            and _pair(last, following)
+            and not (following == "]" and text[end + 1 : end + 2] == "(")
+        ):
+            out.drop_trail()  # a bracket left empty (a link's "[]" stays)
+            out.drop_last()
+            end += 1
+            continue
+        if last in SEPARATORS and (following in CLOSING or following in LINE_BREAKS):
+            out.drop_trail()  # a separator with nothing after it
+            out.drop_last()
+            continue
+        break
     at_line_start = out.before in LINE_BREAKS
     if following in LINE_BREAKS:
         out.drop_trail()
@@ -295,7 +437,7 @@ def space(text: str, end: int, out: Output) -> int:
         if out.trail and not at_line_start:
             out.drop_trail()
         elif at_line_start:
-            while end < len(text) and text[end] in BLANKS:
+            while end < n and text[end] in BLANKS:
                 end += 1
     elif following in CLOSING and not at_line_start:
         out.drop_trail()

@@ -662,35 +662,52 @@ cdef inline bint blank(Py_UCS4 unit) noexcept nogil:
 
 
 cdef class _Walker:
-    """`_markdown.code.CodeScanner` over one whole text (base 0), line by line in C: the same
-    state (containers, waiting list items, fence, indented code, paragraph and its runs) and
-    the same branches, in the same order; each method is named after the Python one."""
+    """`_markdown.code.CodeScanner` line by line in C: the same state (containers, the
+    waiting list item, fence, indented code, paragraph and its runs) and the same branches,
+    in the same order; each method is named after the Python one.  Over one whole text
+    (`code_walls`, base 0) or over the pieces of a stream (`StreamScanner`)."""
 
-    cdef str text
+    cdef str text  # the text being scanned (its lines' positions plus base are recorded)
     cdef int kind
     cdef const void* data
     cdef Py_ssize_t size
+    cdef Py_ssize_t base
     cdef _Walls walls
-    cdef _Pairing pairing  # the open paragraph's runs, paired as they come
-    # containers and waiting grow and shrink together (append, truncate): the same length,
-    # so an index below len(containers) (boundscheck is off) is inside both.
+    # The open paragraph's runs: paired as they come over a whole text, collected over a
+    # stream (a paragraph there may span pieces, and the online pairing reads lines again).
+    cdef _Pairing pairing
+    cdef bint streaming
+    cdef Py_ssize_t ticked  # streaming: where the paragraph's first line with a run starts
     cdef list containers  # of int: -1 a block quote, else a list item's content column
-    cdef list waiting  # of bool, parallel to containers: started with a blank line
+    cdef list quotes  # of int: the depths of the block quotes among containers, ascending
+    # The depth of the one list item that started with a blank line and waits for its first
+    # line, or -1 (why one at most: the twin's `waiting`).
+    cdef Py_ssize_t waiting
+    # The line's thematic-break scan (see `thematic`): from, stop, third-last lead.
+    cdef Py_ssize_t rule_from, rule_stop, rule_third
     cdef Py_UCS4 fence_char
     cdef Py_ssize_t fence_length  # 0: no fence open
     cdef bint indented
-    cdef bint in_paragraph
+    cdef readonly bint in_paragraph
 
-    def __cinit__(self, str text not None):
+    def __cinit__(self):
+        self.walls = _Walls()
+        self.pairing = new_pairing(None, self.walls, True)
+        self.ticked = -1
+        self.containers = []
+        self.quotes = []
+        self.waiting = -1
+        self.fence_length = 0
+
+    cdef int use(self, str text, Py_ssize_t base) except -1:
+        # The text whose lines come next (base + len(text) fits in an index: checked by the
+        # callers).
         self.text = text
         self.kind = PyUnicode_KIND(text)
         self.data = PyUnicode_DATA(text)
         self.size = len(text)
-        self.walls = _Walls()
-        self.pairing = new_pairing(None, self.walls, True)
-        self.containers = []
-        self.waiting = []
-        self.fence_length = 0
+        self.base = base
+        return 0
 
     # Every read below is at an index below an `end` that is at most size (a line's end),
     # or tested against size first: inside the string.
@@ -799,21 +816,26 @@ cdef class _Walker:
         return 1 <= stop - first <= 6 and (stop == end or blank(self.at(stop)))
 
     cdef bint thematic(self, Py_ssize_t first, Py_ssize_t end) noexcept:
+        # The twin's _thematic: the scan of the lead and blanks remembered for the line (the
+        # nested list items of one line ask at every marker), with the last three leads.
         cdef Py_UCS4 unit, lead
-        cdef Py_ssize_t count = 0, pos = first
+        cdef Py_ssize_t pos = first, last = -1, second = -1, third = -1
         if first >= end:
             return False
         lead = self.at(first)
         if lead != STAR and lead != DASH and lead != UNDERSCORE:
             return False
-        while pos < end:
-            unit = self.at(pos)
-            if unit == lead:
-                count += 1
-            elif not blank(unit):
-                return False
-            pos += 1
-        return count >= 3
+        if not self.rule_from <= first < self.rule_stop:
+            while pos < end:
+                unit = self.at(pos)
+                if unit == lead:
+                    third, second, last = second, last, pos
+                elif not blank(unit):
+                    break
+                pos += 1
+            self.rule_from, self.rule_stop = first, pos
+            self.rule_third = third if pos == end else -1
+        return self.rule_stop == end and first <= self.rule_third
 
     cdef bint setext(self, Py_ssize_t first, Py_ssize_t end) noexcept:
         cdef Py_UCS4 lead
@@ -850,19 +872,49 @@ cdef class _Walker:
         return stop
 
     cdef int truncate(self, Py_ssize_t depth) except -1:
+        cdef Py_ssize_t count = len(self.quotes)
         del self.containers[depth:]
-        del self.waiting[depth:]
+        while count and <Py_ssize_t>self.quotes[count - 1] >= depth:
+            count -= 1
+        del self.quotes[count:]
+        if self.waiting >= depth:
+            self.waiting = -1
         return 0
+
+    cdef Py_ssize_t blank_reach(self, Py_ssize_t at) except -1:
+        # The twin's _blank_reach: the first block quote at or after `at` (a binary search
+        # of quotes), or the waiting item before it, or the depth.
+        cdef Py_ssize_t low = 0, high = len(self.quotes), middle, reach
+        while low < high:
+            middle = (low + high) // 2
+            if <Py_ssize_t>self.quotes[middle] < at:
+                low = middle + 1
+            else:
+                high = middle
+        reach = <Py_ssize_t>self.quotes[low] if low < len(self.quotes) else len(self.containers)
+        return self.waiting if at <= self.waiting < reach else reach
 
     cdef int end_paragraph(self) except -1:
         if self.in_paragraph:
             self.in_paragraph = False  # (as it is now, should the pairing fail)
+            self.ticked = -1
             self.pairing.close()
         return 0
 
-    cdef int add(self, Py_ssize_t first, Py_ssize_t end) except -1:
-        self.pairing.take(self.kind, self.data, first, end, 0)
+    cdef int add(self, Py_ssize_t start, Py_ssize_t first, Py_ssize_t end) except -1:
+        # A paragraph line (text[start:end], its content from first).
+        if self.streaming and self.ticked < 0 and \
+                next_of(self.kind, self.data, BACKTICK, first, end) < end:
+            self.ticked = self.base + start
+        self.pairing.take(self.kind, self.data, first, end, self.base)
         return 0
+
+    cdef int add_wall(self, Py_ssize_t start, Py_ssize_t end) except -1:
+        self.walls.add(self.base + start, self.base + end)
+        return 0
+
+    cdef bint at_neutral(self) noexcept:
+        return not (self.containers or self.fence_length or self.indented or self.in_paragraph)
 
     cdef int open_container(self, Py_ssize_t matched, bint started) except -1:
         if not started:
@@ -871,7 +923,7 @@ cdef class _Walker:
         return 0
 
     cdef int line(self, Py_ssize_t start, Py_ssize_t end) except -1:
-        cdef Py_ssize_t columns, first, first_col, matched, index
+        cdef Py_ssize_t columns, first, first_col, matched
         cdef Py_UCS4 unit
         if not self.containers:
             if self.fence_length:
@@ -879,7 +931,7 @@ cdef class _Walker:
                 if columns <= 3 and self.closes(first, end):
                     self.fence_length = 0
                 elif start < end:
-                    self.walls.add(start, end)
+                    self.add_wall(start, end)
                 return 0
             if not self.indented:
                 if start == end:
@@ -888,28 +940,26 @@ cdef class _Walker:
                 unit = self.at(start)
                 if unit >= 128 or not block_start[unit]:
                     self.in_paragraph = True
-                    self.add(start, end)
+                    self.add(start, start, end)
                     return 0
         elif start == end and not self.fence_length and not self.indented:
-            matched = 0
-            for index in range(len(self.containers)):
-                if <Py_ssize_t>self.containers[index] < 0 or self.waiting[index]:
-                    break
-                matched += 1
+            matched = self.blank_reach(0)
             self.end_paragraph()
             self.truncate(matched)
             return 0
         return self.walk(start, end)
 
     cdef int walk(self, Py_ssize_t start, Py_ssize_t end) except -1:
-        cdef Py_ssize_t pos = start, col = 0, extra = 0, matched = 0, depth, index
+        cdef Py_ssize_t pos = start, col = 0, extra = 0, matched = 0, reach
+        cdef Py_ssize_t depth = len(self.containers)
         cdef Py_ssize_t columns, first, first_col, container, after, after_col
         cdef Py_ssize_t spaces, content, content_col, width, opener
         cdef bint started, interrupts, is_block
         cdef int ordered
         cdef Py_UCS4 fence_unit
-        for index in range(len(self.containers)):
-            container = self.containers[index]
+        self.rule_from = self.rule_stop = 0  # nothing of this line scanned yet
+        while matched < depth:
+            container = self.containers[matched]
             self.indent(pos, end, col, extra, &columns, &first, &first_col)
             if container < 0:
                 if columns <= 3 and first < end and self.at(first) == GREATER:
@@ -918,36 +968,34 @@ cdef class _Walker:
                     continue
                 break
             if first == end:
-                if self.waiting[matched]:  # matched == index here: each turn adds one
-                    break
-                pos, col, extra = end, first_col, 0
-                matched += 1
-                continue
+                reach = self.blank_reach(matched)
+                if reach > matched:
+                    pos, col, extra = end, first_col, 0
+                    matched = reach
+                break
             if columns >= container:
                 self.advance(&pos, &col, &extra, container)
                 matched += 1
                 continue
             break
-        depth = len(self.containers)
-        if True in self.waiting:
+        if 0 <= self.waiting < matched:
             self.indent(pos, end, col, extra, &columns, &first, &first_col)
             if first < end:
-                for index in range(matched):
-                    self.waiting[index] = False
+                self.waiting = -1
         if self.fence_length:
             if matched == depth:
                 self.indent(pos, end, col, extra, &columns, &first, &first_col)
                 if columns <= 3 and self.closes(first, end):
                     self.fence_length = 0
                 elif pos < end:
-                    self.walls.add(pos, end)
+                    self.add_wall(pos, end)
                 return 0
             self.fence_length = 0
         self.indent(pos, end, col, extra, &columns, &first, &first_col)
         if self.indented:
             if matched == depth and (first == end or columns >= 4):
                 if first < end:
-                    self.walls.add(pos, end)
+                    self.add_wall(pos, end)
                 return 0
             self.indented = False
         if first == end:
@@ -977,15 +1025,16 @@ cdef class _Walker:
                     pos, col, extra = content, content_col, 0
                 self.open_container(matched, started)
                 started = True
+                if content == end:
+                    self.waiting = len(self.containers)
                 self.containers.append(container)
-                self.waiting.append(content == end)
                 matched = len(self.containers)
                 self.indent(pos, end, col, extra, &columns, &first, &first_col)
                 continue
             self.open_container(matched, started)
             started = True
+            self.quotes.append(len(self.containers))
             self.containers.append(-1)
-            self.waiting.append(False)
             matched = len(self.containers)
             self.indent(pos, end, col, extra, &columns, &first, &first_col)
         if first == end:
@@ -999,16 +1048,16 @@ cdef class _Walker:
                     or self.thematic(first, end)
                 )
                 if not is_block:
-                    self.add(first, end)
+                    self.add(start, first, end)
                     return 0
             self.end_paragraph()
             self.truncate(matched)
         if columns >= 4:
             if self.in_paragraph:
-                self.add(first, end)
+                self.add(start, first, end)
             else:
                 self.indented = True
-                self.walls.add(pos, end)
+                self.add_wall(pos, end)
             return 0
         opener = self.fence_opener(first, end, &fence_unit)
         if opener > 0:
@@ -1018,17 +1067,17 @@ cdef class _Walker:
             return 0
         if self.heading(first, end):
             self.end_paragraph()
-            self.pairing.take(self.kind, self.data, first, end, 0)  # (no paragraph open)
+            self.pairing.take(self.kind, self.data, first, end, self.base)  # (none open)
             self.pairing.close()
             return 0
         if self.thematic(first, end) or (self.in_paragraph and self.setext(first, end)):
             self.end_paragraph()
             return 0
         self.in_paragraph = True
-        self.add(first, end)
+        self.add(start, first, end)
         return 0
 
-    cdef int scan(self) except -1:
+    cdef int scan_whole(self) except -1:
         cdef Py_ssize_t start = 0, end, following, ticked
         cdef Breaks breaks
         breaks.lf = breaks.cr = -1
@@ -1052,15 +1101,72 @@ cdef class _Walker:
 
 
 def code_walls(str text not None):
-    cdef _Walker walker = _Walker(text)
-    walker.scan()
+    cdef _Walker walker = _Walker()
+    walker.use(text, 0)
+    walker.scan_whole()
     return walker.walls.as_list()
 
 
 def code_spans(str text not None):
-    cdef _Walker walker = _Walker(text)
-    walker.scan()
+    cdef _Walker walker = _Walker()
+    walker.use(text, 0)
+    walker.scan_whole()
     return walker.walls.as_arrays()
+
+
+@cython.final
+cdef class StreamScanner(_Walker):
+    """The twin's `StreamScanner`: the code scan of a text that comes in pieces, each
+    piece's lines read in C."""
+
+    def __cinit__(self):
+        self.streaming = True
+        self.pairing = new_pairing(array.clone(RUNS_TEMPLATE, 0, False), self.walls, False)
+
+    def scan(self, str text not None, base=0, cuts=None):
+        cdef Py_ssize_t offset = as_index(base, "base")
+        cdef Py_ssize_t size = len(text), start = 0, end, following
+        cdef Breaks breaks
+        breaks.lf = breaks.cr = -1
+        if cuts is not None and type(cuts) is not list:
+            raise TypeError(f"cuts must be None or a list, not {type(cuts).__name__}")
+        if offset > PY_SSIZE_T_MAX - size:
+            raise ValueError("base + len(text) must fit in an index")
+        self.use(text, offset)
+        try:
+            while start < size:
+                end = next_break(self.kind, self.data, start, size, &breaks)
+                if cuts is not None and start and start < end and self.at_neutral():
+                    cuts.append(offset + start)
+                self.line(start, end)
+                if end == size:
+                    break
+                following = end + 1
+                if self.at(end) == CR and following < size and self.at(following) == LF:
+                    following += 1
+                start = following
+        finally:
+            self.use("", offset)  # the text is not kept: its walls and runs are positions
+
+    def finish(self):
+        self.end_paragraph()
+
+    def settle(self):
+        self.pairing.close()
+        self.ticked = -1
+
+    def take_walls(self):
+        cdef list walls = self.walls.as_list()
+        self.walls.count = 0
+        return walls
+
+    @property
+    def ticked_from(self):
+        return None if self.ticked < 0 else self.ticked
+
+    @property
+    def neutral(self):
+        return self.at_neutral()
 
 
 def line_spans(str text not None):

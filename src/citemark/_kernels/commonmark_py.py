@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import re
 from array import array
+from bisect import bisect_left
 from itertools import accumulate
 from operator import add, itemgetter
 
-from .._core.grammar import LINE_BREAK_RE
+from .._core.grammar import LINE_BREAK_RE, check_place
 
 __all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "plain", "runs"]
-__all__ += ["code_spans", "code_walls", "line_spans"]
+__all__ += ["StreamScanner", "code_spans", "code_walls", "line_spans"]
 
 RUNS_TYPECODE = "q"
 """The typecode of the runs arrays (the kernel checks its arguments against it)."""
@@ -194,7 +195,9 @@ _FENCE = re.compile(r"(`{3,}|~{3,})(.*)")
 _CLOSE = re.compile(r"(`{3,}|~{3,})[ \t]*$")
 _BULLET = re.compile(r"([-+*]|([0-9]{1,9})[.)])(?=[ \t]|$)")
 _HEADING = re.compile(r"#{1,6}(?:[ \t]|$)")
-_THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
+# A thematic break: 3 or more of one of these characters, and blanks, to the line's end.
+_RULE_LEADS = "*-_"
+_RULE_RUNS = {lead: re.compile(f"[{re.escape(lead)} \t]*").match for lead in _RULE_LEADS}
 _SETEXT = re.compile(r"(?:=+|-+)[ \t]*$")
 _BLANK = " \t"
 # The first characters of fences, ATX headings, thematic breaks and setext underlines.
@@ -224,7 +227,14 @@ class CodeScanner:
         self.containers: list[int] = []  # -1: block quote; else a list item's content column
         self.fence: tuple[str, int] | None = None  # (character, length)
         self.indented = False
-        self.waiting: set[int] = set()  # depths of list items that started with a blank line
+        # The depth of the list item that started with a blank line and waits for its first
+        # line, or -1.  At most one waits: an item waits only when it is the last thing on
+        # its line, and a line that opens containers first ends those past the ones it
+        # continues and gives the ones it continues a line.
+        self.waiting = -1
+        self.quotes: list[int] = []  # the depths of the block quotes among containers
+        # The line's thematic-break scan (see `_thematic`): from, stop, third-last lead.
+        self._rule = (0, 0, -1)
         self.in_paragraph = False
         # The paragraph's backtick runs so far: start, end, escaped of each, flat.
         self.runs = array(RUNS_TYPECODE)
@@ -276,11 +286,7 @@ class CodeScanner:
             # An empty line in containers (a loose list's): it continues the list items up
             # to the first block quote or item still waiting for its first line, and ends the
             # paragraph and the containers after them, as the full walk finds.
-            matched = 0
-            for container in self.containers:
-                if container < 0 or matched in self.waiting:
-                    break
-                matched += 1
+            matched = self._blank_reach(0)
             self._end_paragraph()
             self._truncate(matched)
             return
@@ -292,7 +298,10 @@ class CodeScanner:
         # col: the column of text[pos]; extra: columns left of a tab a container half used
         pos, col, extra = start, 0, 0
         matched = 0
-        for container in self.containers:
+        depth = len(self.containers)
+        self._rule = (0, 0, -1)  # nothing of this line scanned yet
+        while matched < depth:
+            container = self.containers[matched]
             columns, first, first_col = _indent(text, pos, end, col, extra)
             if container < 0:
                 if columns <= 3 and first < end and text[first] == ">":
@@ -301,19 +310,21 @@ class CodeScanner:
                     continue
                 break
             if first == end:
-                if matched in self.waiting:
-                    break  # a list item may start with one blank line, not two
-                pos, col, extra = end, first_col, 0
-                matched += 1
-                continue
+                # A blank rest continues the list items up to the next block quote or the
+                # item waiting (a list item may start with one blank line, not two): found
+                # at once, as a look at each would cost the depth at every blank line.
+                reach = self._blank_reach(matched)
+                if reach > matched:
+                    pos, col, extra = end, first_col, 0
+                    matched = reach
+                break
             if columns >= container:
                 pos, col, extra = _advance(text, pos, col, extra, container)
                 matched += 1
                 continue
             break
-        depth = len(self.containers)
-        if self.waiting and _indent(text, pos, end, col, extra)[1] < end:
-            self.waiting = {d for d in self.waiting if d >= matched}
+        if 0 <= self.waiting < matched and _indent(text, pos, end, col, extra)[1] < end:
+            self.waiting = -1
         if self.fence is not None:
             if matched == depth:
                 columns, first, _ = _indent(text, pos, end, col, extra)
@@ -342,7 +353,7 @@ class CodeScanner:
                 pos, col, extra = _after_marker(text, first + 1, end, first_col + 1)
             else:
                 item = _BULLET.match(text, first, end)
-                if item is None or _THEMATIC.match(text, first, end):
+                if item is None or self._thematic(first, end):
                     break
                 after = item.end()
                 after_col = first_col + after - first
@@ -360,13 +371,14 @@ class CodeScanner:
                 self._open(matched, started)
                 started = True
                 if content == end:
-                    self.waiting.add(len(self.containers))
+                    self.waiting = len(self.containers)
                 self.containers.append(container)
                 matched = len(self.containers)
                 columns, first, first_col = _indent(text, pos, end, col, extra)
                 continue
             self._open(matched, started)
             started = True
+            self.quotes.append(len(self.containers))
             self.containers.append(-1)
             matched = len(self.containers)
             columns, first, first_col = _indent(text, pos, end, col, extra)
@@ -383,7 +395,7 @@ class CodeScanner:
                 and (
                     _fence_opener(text, first, end) is not None
                     or _HEADING.match(text, first, end) is not None
-                    or _THEMATIC.match(text, first, end) is not None
+                    or self._thematic(first, end)
                 )
             ):
                 self._add(start, first, end)  # a lazy continuation line
@@ -407,7 +419,7 @@ class CodeScanner:
                 self._end_paragraph()
                 self.scan_pair(self.scan_runs(text, first, end, self.base), self.walls)
                 return
-            if _THEMATIC.match(text, first, end) or (
+            if self._thematic(first, end) or (
                 self.in_paragraph and _SETEXT.match(text, first, end)
             ):
                 self._end_paragraph()
@@ -430,8 +442,44 @@ class CodeScanner:
 
     def _truncate(self, depth: int) -> None:
         del self.containers[depth:]
-        if self.waiting:
-            self.waiting = {d for d in self.waiting if d < depth}
+        if self.quotes and self.quotes[-1] >= depth:
+            del self.quotes[bisect_left(self.quotes, depth) :]
+        if self.waiting >= depth:
+            self.waiting = -1
+
+    def _blank_reach(self, at: int) -> int:
+        """How many containers a blank line continues when it continues those before `at`
+        and `at` is a list item or the end: up to the next block quote or waiting item."""
+        quotes = self.quotes
+        index = bisect_left(quotes, at)
+        reach = quotes[index] if index < len(quotes) else len(self.containers)
+        return self.waiting if at <= self.waiting < reach else reach
+
+    def _thematic(self, first: int, end: int) -> bool:
+        """Whether text[first:end], a part of the line `_walk` reads, is a thematic break.
+
+        The nested list items of one line (`- - - x`) ask at every marker: the scan of the
+        lead character and blanks is remembered (from, where it stops, the third-last lead
+        in it), so a question inside a part already scanned is answered without a look and
+        the line is read once for each lead character at most."""
+        if first >= end:
+            return False
+        text = self.text
+        lead = text[first]
+        if lead not in _RULE_LEADS:
+            return False
+        start, stop, third = self._rule
+        if not start <= first < stop:  # (inside, every lead is text[first]: one scan's)
+            stop = _RULE_RUNS[lead](text, first, end).end()  # type: ignore[union-attr]
+            third = -1
+            if stop == end:
+                third = end
+                for _ in range(3):
+                    third = text.rfind(lead, first, third)
+                    if third < 0:
+                        break
+            self._rule = first, stop, third
+        return stop == end and first <= third
 
     def _add(self, line_start: int, first: int, end: int) -> None:
         """A paragraph line: its backtick runs wait for the paragraph's end."""
@@ -448,6 +496,47 @@ class CodeScanner:
             self.in_paragraph = False
             self.runs = array(RUNS_TYPECODE)
             self.ticked_from = None
+
+
+class StreamScanner(CodeScanner):
+    """The code scan of a text that comes in pieces (`citemark.display.CleanStream`,
+    `StreamParser`'s cuts): `scan` reads every line of a piece; the walls so far are taken
+    with `take_walls`, `finish` ends the text.  The kernel reads a piece's lines in C."""
+
+    def __init__(self) -> None:
+        super().__init__("")
+
+    def scan(self, text: str, base: int = 0, cuts: list[int] | None = None) -> None:
+        """Process every line of text (the last one too, ended or not), its positions plus
+        `base`.  `cuts`, when a list, gets base plus the start of each non-empty line but the
+        first before which the scanner is `neutral`: cut there, each part reads as it does in
+        the whole text."""
+        if type(text) is not str:
+            raise TypeError(f"text must be a str, not {type(text).__name__}")
+        offset = check_place(base, "base")
+        if offset < 0:
+            raise ValueError("base must be a non-negative index")
+        if cuts is not None and type(cuts) is not list:
+            raise TypeError(f"cuts must be None or a list, not {type(cuts).__name__}")
+        self.text, self.base = text, offset
+        start = 0
+        try:
+            for line_end in LINE_BREAK_RE.finditer(text):
+                if cuts is not None and 0 < start < line_end.start() and self.neutral:
+                    cuts.append(offset + start)
+                self.line(start, line_end.start())
+                start = line_end.end()
+            if start < len(text):
+                if cuts is not None and start and self.neutral:
+                    cuts.append(offset + start)
+                self.line(start, len(text))
+        finally:
+            self.text = ""  # the text is not kept: its walls and runs are positions
+
+    def take_walls(self) -> list[tuple[int, int]]:
+        """The walls found since the last call, in order."""
+        walls, self.walls = self.walls, []
+        return walls
 
 
 def scanned_walls(text: str) -> list[tuple[int, int]]:

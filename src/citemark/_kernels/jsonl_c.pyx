@@ -1066,7 +1066,7 @@ cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
                 return KEPT
             j = slash - s
             if s[j + 1] == 117:  # \\u and 4 hex digits (the token is valid JSON)
-                if is_special(_hex4(s + j + 2)):
+                if is_private(_hex4(s + j + 2)):
                     break
                 j += 6
             else:

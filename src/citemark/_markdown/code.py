@@ -27,9 +27,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .._core.grammar import LINE_BREAK_RE, MARKER_RANGE
+from .._core.shapes import PRIVATE_RANGE
 from .._kernels import commonmark_py as _twin
-from .._kernels.loader import load
+from .._kernels.loader import Implementation, load
 
 # The hot loops (the common lines outside containers and code, a paragraph's backtick runs
 # and their pairing) come from the active implementation of the `commonmark_c` /
@@ -46,7 +46,7 @@ code_spans = _kernel.code_spans
 line_spans = _kernel.line_spans
 
 __all__ = ["CodeScanner", "block_cuts", "code_spans", "code_walls", "line_spans", "maybe_code"]
-__all__ += ["markers_may_be_in_code"]
+__all__ += ["markers_may_be_in_code", "stream_scanner"]
 
 
 class CodeScanner(_twin.CodeScanner):
@@ -65,23 +65,23 @@ def code_walls(text: str) -> list[tuple[int, int]]:
     return _code_walls(text)
 
 
-def block_cuts(text: str) -> tuple[list[tuple[int, int]], list[int]]:
+def stream_scanner(implementation: Implementation | None = None) -> _twin.StreamScanner:
+    """A new `StreamScanner` (see `commonmark_py`) of `implementation` (None: the active
+    one): the code scan a stream feeds its pieces to, their lines read in C when compiled."""
+    scanner: _twin.StreamScanner = load("commonmark", implementation).StreamScanner()
+    return scanner
+
+
+def block_cuts(
+    text: str, implementation: Implementation | None = None
+) -> tuple[list[tuple[int, int]], list[int]]:
     """`code_walls(text)`, and the starts of the non-blank lines before which the scanner is
     `neutral`: cut there, each part reads as it does in the whole text (a stream's cuts)."""
-    scanner = CodeScanner(text)
-    cuts = []
-    start = 0
-    for line_end in LINE_BREAK_RE.finditer(text):
-        if start and scanner.neutral and start < line_end.start():
-            cuts.append(start)
-        scanner.line(start, line_end.start())
-        start = line_end.end()
-    if start < len(text):
-        if start and scanner.neutral:
-            cuts.append(start)
-        scanner.line(start, len(text))
+    scanner = stream_scanner(implementation)
+    cuts: list[int] = []
+    scanner.scan(text, 0, cuts)
     scanner.finish()
-    return scanner.walls, cuts
+    return scanner.take_walls(), cuts
 
 
 def maybe_code(text: str) -> bool:
@@ -89,7 +89,8 @@ def maybe_code(text: str) -> bool:
     return "`" in text or "~" in text or "\t" in text or "    " in text
 
 
-_MARKER_CHAR = re.compile(f"[{MARKER_RANGE}]")
+# Every character clean removes outside code (the markers' and any other private-use one).
+_MARKER_CHAR = re.compile(f"[{PRIVATE_RANGE}]")
 _LINE_BREAKS = re.compile(r"[\r\n]")
 # What may stand before an indented code line's code: blanks and container syntax.
 _ZONE = " \t>-+*.)0123456789"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from operator import attrgetter
-from operator import index as as_index
 from typing import Any, Literal
+
+from .._core.grammar import PLACE_BEYOND, PLACE_LOWEST, check_place
 
 __all__ = ["Diagnostic", "Severity", "order"]
 
@@ -12,8 +13,6 @@ Severity = Literal["error", "warning"]
 
 # validate's order of its findings: by place, then code (see `order`).
 _ORDER = attrgetter("start", "end", "code")
-# The places a field holds, those of a signed 64-bit integer: [_LOWEST, _BEYOND).
-_LOWEST, _BEYOND = -(2**63), 2**63
 _set_field = object.__setattr__
 
 
@@ -41,8 +40,8 @@ class Diagnostic:
             for name, value in (("code", code), ("severity", severity), ("message", message)):
                 if type(value) is not str:
                     raise TypeError(f"{name} must be a str, not {type(value).__name__}")
-        if not (type(start) is type(end) is int and _LOWEST <= start <= end < _BEYOND):
-            start, end = _place(start, "start"), _place(end, "end")
+        if not (type(start) is type(end) is int and PLACE_LOWEST <= start <= end < PLACE_BEYOND):
+            start, end = check_place(start, "start"), check_place(end, "end")
         _set_field(self, "code", code)
         _set_field(self, "severity", severity)
         _set_field(self, "message", message)
@@ -89,18 +88,6 @@ class Diagnostic:
             "start": self.start,
             "end": self.end,
         }
-
-
-def _place(value: object, name: str) -> int:
-    """A place: an int (or what has __index__) within the range of a signed 64-bit integer,
-    what a place in any text can be."""
-    try:
-        place = as_index(value)  # type: ignore[arg-type]
-    except TypeError:
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}") from None
-    if not _LOWEST <= place < _BEYOND:
-        raise OverflowError(f"{name} is too large for a place: {place}")
-    return place
 
 
 def order(found: list[Diagnostic]) -> list[Diagnostic]:
