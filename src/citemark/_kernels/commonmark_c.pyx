@@ -14,6 +14,8 @@ Same functions, names and branch order as the twin in `commonmark_py.py`:
 - `code_walls(text)`: `commonmark_py.CodeScanner` over a whole text, every line in C, the
   code spans as (start, end) pairs; `code_spans(text)`: the same as two arrays (starts,
   ends).
+- `StreamScanner`: the same scan over a text that comes in pieces (a stream's), its block
+  structure kept from one piece to the next.
 - `line_spans(text)`: (start, end) of every line's content.
 
 The threshold between the two pairings and the characters that start blocks are read from
