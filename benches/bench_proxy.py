@@ -46,6 +46,7 @@ EXAMPLE = ROOT / "examples" / "server.py"
 EVENT = re.compile(rb'event: ([^\n]+)\ndata: [^\n]*"x_sent_ns":\s*(\d+)')
 FIXTURES = ROOT / "tests" / "data" / "openai"
 WAIT = 30.0  # seconds: the bound of every wait for a server
+ROUND = 300.0  # seconds: the bound of one round of streams
 
 
 def free_port() -> int:
@@ -135,9 +136,14 @@ async def load(port: Server, streams: int, model: str) -> dict[str, float]:
         sent = sum(1 for line in lines if line.strip())
     cpu = cpu_seconds(port.pid)
     began = time.perf_counter()
-    results = await asyncio.wait_for(
-        asyncio.gather(*(one_stream(port, model) for _ in range(streams))), 600
-    )
+    tasks = [asyncio.create_task(one_stream(port, model)) for _ in range(streams)]
+    _, pending = await asyncio.wait(tasks, timeout=ROUND)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    if pending:
+        raise TimeoutError(f"{len(pending)} of {streams} streams unfinished after {ROUND} s")
+    results = [task.result() for task in tasks]
     wall = time.perf_counter() - began
     cpu = cpu_seconds(port.pid) - cpu
     every = [latency for found in results for _, latency in found]
@@ -169,9 +175,16 @@ def measure(streams: int, rounds: int, paced: float, model: str = "web_search") 
                 asyncio.run(load(clean, 20, model))  # warm both up: first parses, schemas
                 asyncio.run(load(passthrough, 20, model))
                 runs: dict[str, list[dict[str, float]]] = {"clean": [], "passthrough": []}
-                for _ in range(rounds):
+                for number in range(rounds):
                     for name, port in (("passthrough", passthrough), ("clean", clean)):
                         runs[name].append(asyncio.run(load(port, streams, model)))
+                        row = runs[name][-1]
+                        print(
+                            f"{phase} round {number + 1} {name}: {row['seconds']:.1f} s, "
+                            f"{row['cpu_us']:.0f} us CPU an event",
+                            file=sys.stderr,
+                            flush=True,
+                        )
         out[phase] = {
             name: {key: statistics.median(run[key] for run in found) for key in found[0]}
             for name, found in runs.items()
