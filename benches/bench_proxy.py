@@ -16,7 +16,12 @@ for all processes on Linux).  Rounds alternate between the two proxies.
 - latency: the same streams paced (`--paced` seconds between the events of a stream, so the
   proxies are not saturated), per event from the upstream's send to the client's read.  The
   cleaning proxy also holds text until its line ends (see citemark.openai); an event's
-  latency is that of the event that carries the text, not of the text held before it.
+  latency is that of the event that carries the text, not of the text held before it, and
+  a held annotation event's is its whole hold.
+
+The order of the two proxies is swapped every other round: in a pair of rounds the second
+ran slower, whichever proxy it was (on a 2-core VM shared with other work), so one order
+alone would favour the first.
 
 Run: ``python benches/bench_proxy.py`` (medians and ratios from one run), or
 ``pytest benches/bench_proxy.py -q`` (the same, smaller, recorded in pytest-benchmark's
@@ -162,10 +167,18 @@ async def load(port: Server, streams: int, model: str) -> dict[str, float]:
     }
 
 
-def measure(streams: int, rounds: int, paced: float, model: str = "web_search") -> dict[str, Any]:
-    """Both proxies, `rounds` alternating rounds each, unpaced then paced."""
-    out: dict[str, Any] = {"streams": streams, "rounds": rounds, "paced": paced}
-    for phase, delay in (("throughput", 0.0), ("latency", paced)):
+def measure(
+    streams: int, rounds: int, paced: float, paced_rounds: int, model: str = "web_search"
+) -> dict[str, Any]:
+    """Both proxies, `rounds` rounds each unpaced then `paced_rounds` paced, their order
+    swapped every other round (the second of a pair ran slower, whichever it was)."""
+    out: dict[str, Any] = {
+        "streams": streams,
+        "rounds": rounds,
+        "paced": paced,
+        "paced_rounds": paced_rounds,
+    }
+    for phase, delay, count in (("throughput", 0.0, rounds), ("latency", paced, paced_rounds)):
         with started("replay", "--stamp", "--delay", str(delay)) as upstream:
             url = f"http://127.0.0.1:{upstream}/v1"
             with (
@@ -175,8 +188,9 @@ def measure(streams: int, rounds: int, paced: float, model: str = "web_search") 
                 asyncio.run(load(clean, 20, model))  # warm both up: first parses, schemas
                 asyncio.run(load(passthrough, 20, model))
                 runs: dict[str, list[dict[str, float]]] = {"clean": [], "passthrough": []}
-                for number in range(rounds):
-                    for name, port in (("passthrough", passthrough), ("clean", clean)):
+                pair = [("passthrough", passthrough), ("clean", clean)]
+                for number in range(count):
+                    for name, port in pair if number % 2 == 0 else pair[::-1]:
                         runs[name].append(asyncio.run(load(port, streams, model)))
                         row = runs[name][-1]
                         print(
@@ -202,9 +216,9 @@ def measure(streams: int, rounds: int, paced: float, model: str = "web_search") 
 
 def report(result: dict[str, Any]) -> str:
     lines = [
-        f"{result['streams']} concurrent streams, {result['rounds']} rounds a proxy "
-        f"(medians), latency paced at {result['paced']} s between events; "
-        f"{os.cpu_count()} CPUs"
+        f"{result['streams']} concurrent streams; medians of {result['rounds']} rounds a proxy "
+        f"unpaced and {result['paced_rounds']} paced at {result['paced']} s between events; "
+        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end"
     ]
     for phase in ("throughput", "latency"):
         for name, row in result[phase].items():
@@ -228,7 +242,7 @@ def test_proxy(benchmark: Any) -> None:
     result: dict[str, Any] = {}
 
     def run() -> None:
-        result.update(measure(streams=50, rounds=1, paced=0.05))
+        result.update(measure(streams=50, rounds=2, paced=0.1, paced_rounds=2))
 
     benchmark.pedantic(run, rounds=1, iterations=1, warmup_rounds=0)
     benchmark.extra_info.update(
@@ -243,11 +257,12 @@ def test_proxy(benchmark: Any) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--streams", type=int, default=200)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--paced", type=float, default=0.2, help="seconds between events")
+    parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument("--paced", type=float, default=0.5, help="seconds between events")
+    parser.add_argument("--paced-rounds", type=int, default=2)
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
-    result = measure(args.streams, args.rounds, args.paced)
+    result = measure(args.streams, args.rounds, args.paced, args.paced_rounds)
     print(report(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=2), encoding="utf-8")
