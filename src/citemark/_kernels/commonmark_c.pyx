@@ -18,6 +18,7 @@ Same functions, names and branch order as the twin in `commonmark_py.py`:
 - `next_outside(text, needle, at, starts, ends, wall)`: the next needle outside every wall.
 - `code_walls(text)`: `_markdown.code.CodeScanner` over a whole text, every line in C;
   `code_spans(text)`: the same walls as two arrays (starts, ends).
+- `StreamScanner`: the same scan over a text that comes in pieces, each piece's lines in C.
 - `line_spans(text)`: (start, end) of every line's content.
 - `present(text, chars)`: which of a few characters occur, in one pass.
 - validate's per-citation checks: `order(found)` (its findings by place, in place), `cited_lines`

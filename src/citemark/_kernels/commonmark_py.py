@@ -26,6 +26,8 @@ calls them lives once, in `_markdown.code`.
 - `next_outside(text, needle, at, starts, ends, wall)`: the next needle outside every wall.
 - `code_walls(text)`: the whole code scan (here `_markdown.code.CodeScanner` fed the lines);
   `code_spans(text)`: its walls as two arrays, starts and ends.
+- `StreamScanner`: the same scan over a text that comes in pieces (a stream's), a piece's
+  lines at a time, with the cuts where each part reads as in the whole.
 - `line_spans(text)`: (start, end) of every line's content.
 - `present(text, chars)`: which of `chars` occur in text (one pass in the kernel).
 - validate's per-citation checks (one pass each in the kernel, where a Python step per
