@@ -7,6 +7,7 @@ fallback, so there a failed build is an error.
 
 import os
 import sys
+from pathlib import Path
 
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
@@ -64,6 +65,11 @@ class Bdist(bdist_wheel):
         self.run_command("build")
         if pure_wheel():
             self.root_is_pure = True
+            # A build/ left by an earlier compiled build still holds its .so files: a pure
+            # wheel must not carry them under a py3-none-any tag.
+            build_lib = Path(self.get_finalized_command("build").build_lib)
+            for stale in [*build_lib.rglob("*.so"), *build_lib.rglob("*.pyd")]:
+                stale.unlink()
         super().run()
 
     def get_tag(self):

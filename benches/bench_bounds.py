@@ -77,6 +77,13 @@ def _repeat(unit: str, size: int) -> str:
     return (unit * (size // len(unit) + 1))[:size]
 
 
+def _one_line(unit: str, size: int) -> str:
+    """unit repeated on one line of `size` characters that ends in prose with a citation and
+    inline code holding a marker (so that every API scans for code)."""
+    tail = "x " + _marker() + " `" + _marker() + "`"
+    return _repeat(unit, size - len(tail)) + tail
+
+
 SHAPES: dict[str, Callable[[int], str]] = {
     # a START, a family and an id, never closed
     "unclosed": lambda size: _repeat(f"{S}cite{D}turn0search0 ", size),
@@ -94,6 +101,27 @@ SHAPES: dict[str, Callable[[int], str]] = {
         "- a list item " + _marker("turn0file1") + "\n\n"
         "```python\nprint('" + _marker("x") + "')\n```\n\n",
         size,
+    ),
+    # Markdown containers on one line, then what makes a scan look again at each: a line
+    # of nested list items or block quotes ending in prose, the same followed by blank
+    # lines or by lazy continuation lines (each once cost the depth or the rest of the line)
+    "dash_items": lambda size: _one_line("- ", size),
+    "star_items": lambda size: _one_line("* ", size),
+    "ordered_items": lambda size: _one_line("1. ", size),
+    "quotes": lambda size: _one_line("> ", size),
+    "mixed_containers": lambda size: _one_line("- > 1. * > + 2) ", size),
+    "items_then_blank_lines": lambda size: _one_line("- ", size // 2) + "\n" * (size - size // 2),
+    "items_then_blank_rests": lambda size: (
+        _one_line("- ", size // 2) + _repeat("\n  \t", size - size // 2)
+    ),
+    "items_then_lazy_lines": lambda size: (
+        _one_line("- ", size // 2) + _repeat("\ny", size - size // 2)
+    ),
+    "quotes_then_lazy_lines": lambda size: (
+        _one_line("> ", size // 2) + _repeat("\ny", size - size // 2)
+    ),
+    "items_then_fence": lambda size: (
+        _repeat("- ", size // 2) + "```" + _repeat("\n" + _marker(), size - size // 2 - 3)
     ),
 }
 
@@ -127,6 +155,18 @@ def _cases() -> dict[str, Callable[[str], Callable[[], Any] | None]]:
             return feed
 
         return run
+
+    def clean_stream(text: str) -> Callable[[], Any]:
+        from citemark.display import CleanStream
+
+        def feed() -> int:
+            made = CleanStream()
+            count = 0
+            for char in text:
+                count += len(made.feed(char))
+            return count + len(made.close())
+
+        return feed
 
     def lint(text: str) -> Callable[[], Any]:
         from citemark.lint import main
@@ -181,6 +221,7 @@ def _cases() -> dict[str, Callable[[str], Callable[[], Any] | None]]:
         ),
         "Parser.finditer": lambda t: lambda: list(plain.finditer(t)),
         "Parser.strip skip_code": lambda t: lambda: code.strip(t),
+        "Parser.finditer skip_code": lambda t: lambda: list(code.finditer(t)),
         "Parser.sub sanitize": lambda t: lambda: plain.sub(t, lambda c: "[1]", sanitize=True),
         "Parser.sub sanitize skip_code": lambda t: (
             lambda: code.sub(t, lambda c: "[1]", sanitize=True)
@@ -188,6 +229,7 @@ def _cases() -> dict[str, Callable[[str], Callable[[], Any] | None]]:
         "Parser.supports": lambda t: lambda: plain.supports(t),
         "StreamParser 1 char": stream(plain),
         "StreamParser 1 char skip_code": stream(code),
+        "CleanStream 1 char": clean_stream,
         "StreamParser 1 char any_family": stream(Parser(any_family=True)),
         "StreamParser 1 char bound 1e9": stream(Parser(max_marker_length=10**9)),
         "validate": lambda t: lambda: validate(t, registry, style="tool-lines"),

@@ -11,8 +11,16 @@ the suite with `--no-c-extensions`: the compiled cases are then deselected, and 
 how many and which, in its header and in its summary (the multidict/propcache pattern).
 
 `--without MODULE` (repeatable) declares an optional dependency absent on purpose, as on a
-free-threaded interpreter that has no pyarrow wheel: the test files that import it are left
-out of collection and listed with that reason.  Without the option a missing pyarrow fails.
+free-threaded interpreter that has no pyarrow wheel: a test marked `needs(MODULE)` is
+deselected, a test file that imports it at its top (test_arrow.py, test_dask.py: all of it
+needs the module) is left out of collection, and the run lists both.  Without the option a
+missing pyarrow fails.  A free-threaded interpreter implies `--without` for the modules of the
+`server` extra (`FREE_THREADED_WITHOUT`), which its `test-ft` extra does not install.
+
+Tests marked `slow` (leak hunts, megabyte inputs, thread stress, long Hypothesis runs) are
+deselected unless `--slow` is given, so that a plain `pytest` stays quick; `.ci/run` runs them.
+Hypothesis draws few examples by default (the "dev" profile) and many under
+HYPOTHESIS_PROFILE=ci, which `.ci/run` sets.
 """
 
 from __future__ import annotations
@@ -20,7 +28,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sysconfig
 import warnings
+from collections import defaultdict
 from pathlib import Path
 
 import pytest
@@ -36,8 +46,8 @@ settings.register_profile(
     max_examples=200,
     suppress_health_check=[HealthCheck.too_slow],
 )
-settings.register_profile("dev", deadline=None, max_examples=30)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+settings.register_profile("dev", deadline=None, max_examples=20)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 # On a failure Hypothesis imports libcst (to suggest a patch), and some libcst/mypy_extensions
 # pairs warn while importing; under `filterwarnings = error` that turns a plain test failure
@@ -74,8 +84,14 @@ COMPILED_ONLY: dict[str, frozenset[str] | None] = {
 # (test_arrow's `arrow` says "compiled").
 COMPILED_PARAMS = frozenset({"cython", "compiled"})
 
-_left_out: list[str] = []  # "<what> (<why>)" lines for the header and the summary
-_deselected: list[str] = []
+# The `server` extra (the openai SDK, FastAPI, uvicorn) is not in `test-ft`: pydantic-core may
+# publish no free-threaded wheel.  There the files importing them are left out, and listed.
+FREE_THREADED_WITHOUT = ("openai", "fastapi", "uvicorn")
+FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+_left_out: dict[str, None] = {}  # "<what> (<why>)" lines, once each (pytest may ask twice)
+_deselected: defaultdict[str, list[str]] = defaultdict(list)  # why -> node ids
+_slow: list[str] = []  # counted, not listed: every quick run has them
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -91,8 +107,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         action="append",
         default=[],
         metavar="MODULE",
-        help="an optional dependency absent on purpose: leave out (and list) the test "
-        "files that import it",
+        help="an optional dependency absent on purpose: deselect (and list) the tests that need it",
+    )
+    group.addoption(
+        "--slow",
+        action="store_true",
+        default=False,
+        help="also run the tests marked slow (stress, leaks, megabyte inputs); .ci/run does",
     )
 
 
@@ -107,22 +128,40 @@ def pytest_configure(config: pytest.Config) -> None:
     if pure(config):
         # Subprocesses (the CLI, the chooser probes) must take the pure path too.
         os.environ["CITEMARK_IMPLEMENTATION"] = "python"
+    if os.environ.get("PYTHONPATH"):
+        # `PYTHONPATH=src pytest` runs an uninstalled checkout; subprocesses started in a
+        # temporary directory must still find that `src`.
+        os.environ["PYTHONPATH"] = os.pathsep.join(
+            os.path.abspath(entry) if entry else entry
+            for entry in os.environ["PYTHONPATH"].split(os.pathsep)
+        )
 
 
 def _imports(path: Path, module: str) -> bool:
+    """Whether the file imports `module` at its top level (an import inside a test is that
+    test's own, and the test says so with the `needs` marker)."""
     source = path.read_text(encoding="utf-8")
-    return re.search(rf"^\s*(import|from)\s+{re.escape(module)}\b", source, re.M) is not None
+    return re.search(rf"^(import|from)\s+{re.escape(module)}\b", source, re.M) is not None
+
+
+def _absent(config: pytest.Config) -> dict[str, str]:
+    """The optional modules absent on purpose, each with the reason given for it."""
+    absent = {module: f"--without {module}" for module in config.getoption("--without")}
+    if FREE_THREADED:
+        for module in FREE_THREADED_WITHOUT:
+            absent.setdefault(module, "not in test-ft, on a free-threaded interpreter")
+    return absent
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     if collection_path.suffix != ".py" or not collection_path.name.startswith("test_"):
         return None
-    for module in config.getoption("--without"):
+    for module, why in _absent(config).items():
         if _imports(collection_path, module):
-            _left_out.append(f"{collection_path.name} (imports {module}: --without {module})")
+            _left_out[f"{collection_path.name} (imports {module}: {why})"] = None
             return True
     if pure(config) and COMPILED_ONLY.get(collection_path.name, ()) is None:
-        _left_out.append(f"{collection_path.name} (imports the compiled kernel)")
+        _left_out[f"{collection_path.name} (imports the compiled kernel)"] = None
         return True
     return None
 
@@ -139,38 +178,58 @@ def needs_kernel(item: pytest.Item) -> bool:
     return listed is not None and item.originalname in listed  # type: ignore[attr-defined]
 
 
+def missing(item: pytest.Item, config: pytest.Config) -> str | None:
+    """The first module the test needs that `--without` declares absent, if any."""
+    absent = set(_absent(config))
+    for mark in item.iter_markers("needs"):
+        for module in mark.args:
+            if module in absent:
+                return str(module)
+    return None
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if not pure(config):
-        return
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
     for item in items:
-        (drop if needs_kernel(item) else keep).append(item)
+        if not config.getoption("--slow") and item.get_closest_marker("slow") is not None:
+            _slow.append(item.nodeid)
+        elif (module := missing(item, config)) is not None:
+            _deselected[f"needing {module} (--without {module})"].append(item.nodeid)
+        elif pure(config) and needs_kernel(item):
+            _deselected["compiled-kernel cases (--no-c-extensions)"].append(item.nodeid)
+        else:
+            keep.append(item)
+            continue
+        drop.append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
-        _deselected.extend(item.nodeid for item in drop)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     lines = []
     if pure(config):
         lines.append("citemark: --no-c-extensions: the compiled kernel's cases are deselected")
-    for module in config.getoption("--without"):
-        lines.append(f"citemark: --without {module}: the files importing it are left out")
+    for module, why in _absent(config).items():
+        lines.append(f"citemark: {why}: the tests needing {module} are deselected")
+    if not config.getoption("--slow"):
+        lines.append("citemark: the tests marked slow are deselected (run them with --slow)")
     return lines
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    write = terminalreporter.write_line
+    if _slow:
+        write(f"citemark: {len(_slow)} slow tests deselected (run them with --slow)")
     if not (_left_out or _deselected):
         return
-    write = terminalreporter.write_line
     terminalreporter.section("citemark: left out on purpose")
     for line in _left_out:
         write(f"left out: {line}")
-    if _deselected:
-        write(f"deselected {len(_deselected)} compiled-kernel cases (--no-c-extensions), e.g.:")
-        for nodeid in _deselected[:10]:
+    for why, nodeids in _deselected.items():
+        write(f"deselected {len(nodeids)} {why}, e.g.:")
+        for nodeid in nodeids[:10]:
             write(f"  {nodeid}")
 
 

@@ -566,6 +566,7 @@ def simd_env(level: str) -> dict[str, str]:
     return {**env, "CITEMARK_SIMD": level} if level else env
 
 
+@pytest.mark.slow  # an interpreter per vector path, tens of thousands of inputs each
 @pytest.mark.c_extension
 @pytest.mark.parametrize("level", ["portable", "avx2", ""])
 def test_utf8_check_agrees_with_python_on_every_path(level) -> None:
@@ -617,10 +618,11 @@ print(len(rows))
 """
 
 
+@pytest.mark.slow  # an interpreter per vector path
 @pytest.mark.c_extension
 @pytest.mark.parametrize("level", ["portable", "sse2", "avx2", ""])
 def test_every_vector_path_gives_the_twins_results(level) -> None:
-    # UTF-8 check and code point count are vectorised in _simd.h; each path is chosen once at
+    # UTF-8 check and code point count are vectorised in simd.h; each path is chosen once at
     # import, so each runs in its own interpreter, capped with CITEMARK_SIMD.
     done = subprocess.run(
         [sys.executable, "-c", ARROW_VECTOR_CHECK],

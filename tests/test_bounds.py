@@ -210,7 +210,7 @@ def test_sanitize_on_the_flawed_example(parser: Parser) -> None:
 
 
 def test_supports_reads_the_text_once(parser: Parser) -> None:
-    # Each citation used to copy and strip the whole text before it.
+    # A text read once: no citation copies and strips the whole text before it.
     many = (f"\ue203claim\ue204 {S}cite{D}a{E} " * 50) + f"x {S}cite{D}b{E}"
     found = parser.supports(many)
     assert len(found) == 50

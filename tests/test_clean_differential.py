@@ -310,6 +310,7 @@ def test_skipping_the_markdown_scan_is_sound(text: str) -> None:
     assert _clean_c.hints(text) == _clean_py.hints(text)
 
 
+@pytest.mark.slow  # texts of a thousand tokens through the slow oracle-side twin
 @given(st.lists(st.sampled_from(ATOMS), min_size=600, max_size=1500).map("".join), with_walls())
 def test_long_texts_cross_the_kernels_windows(text: str, extra: tuple[str, list[Any]]) -> None:
     """The kernel's one-call clean cuts hundreds of tokens a window at a time."""
@@ -412,6 +413,7 @@ print(checked)
 """
 
 
+@pytest.mark.slow  # an interpreter per vector path
 @pytest.mark.parametrize("level", ["portable", "sse2", "avx2"])
 def test_every_vector_path_finds_every_marker(level: str) -> None:
     """The kernel's range search has an SSE2 path and a plain loop, chosen by the level

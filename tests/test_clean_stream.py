@@ -185,3 +185,21 @@ def test_max_hold_none_waits(implementation: str) -> None:
     assert stream.feed("\n") + stream.close() == clean(text)
     with pytest.raises(TypeError, match="max_hold"):
         CleanStream(max_hold=0)
+
+
+# Nested containers (issue 21): the stream's code scan is its implementation's StreamScanner.
+nested = st.tuples(
+    st.lists(st.sampled_from(["- ", "* ", "1. ", "> ", " ", "\t"]), min_size=1, max_size=4),
+    st.integers(1, 40),
+    st.lists(
+        st.sampled_from(["x", "\n", "\n\n", "\n  ", "\ny `", MARKER, "`", "\n```", "\n    "]),
+        max_size=12,
+    ),
+).map(lambda parts: "".join(parts[0]) * parts[1] + "".join(parts[2]))
+
+
+@given(nested, st.lists(st.integers(0, 400), max_size=8))
+def test_nested_containers_in_every_chunking(
+    implementation: str, text: str, cuts: list[int]
+) -> None:
+    assert run(split(text, cuts), implementation=implementation) == clean(text)

@@ -13,13 +13,13 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
+import citemark as citemark_package
 from citemark import extract_citations, strip_citations
 from citemark._cli import batch as _batch
 from citemark._cli.jsonl import BadRow, parse_path, value_at
+from citemark.display import clean
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 
@@ -234,6 +234,9 @@ def test_skip_bad_reports_each_line_and_loses_no_other_row(tmp_path: Path) -> No
 
 @pytest.fixture(scope="module")
 def parquet_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[str | None]]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     path = tmp_path_factory.mktemp("parquet") / "log.parquet"
     texts: list[str | None] = [None if i % 13 == 0 else text_of(i) for i in range(700)]
     table = pa.table(
@@ -243,7 +246,10 @@ def parquet_log(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[st
     return path, texts
 
 
+@pytest.mark.needs("pyarrow")
 def test_parquet_strip_writes_parquet_with_the_column_cleaned(parquet_log, tmp_path) -> None:
+    import pyarrow.parquet as pq
+
     path, texts = parquet_log
     out = tmp_path / "clean.parquet"
     result = citemark("strip", str(path), "--column", "text", "-o", str(out), "-j", "2")
@@ -259,7 +265,10 @@ def test_parquet_strip_writes_parquet_with_the_column_cleaned(parquet_log, tmp_p
     assert rows == table.to_pylist()
 
 
+@pytest.mark.needs("pyarrow")
 def test_parquet_extract_to_parquet_and_to_jsonl(parquet_log, tmp_path) -> None:
+    import pyarrow.parquet as pq
+
     path, texts = parquet_log
     out = tmp_path / "citations.parquet"
     result = citemark(
@@ -275,7 +284,10 @@ def test_parquet_extract_to_parquet_and_to_jsonl(parquet_log, tmp_path) -> None:
     assert [json.loads(line)["citations"] for line in lines] == expected
 
 
+@pytest.mark.needs("pyarrow")
 def test_jsonl_extract_to_parquet(log, tmp_path) -> None:
+    import pyarrow.parquet as pq
+
     path, records = log
     out = tmp_path / "found.parquet"
     result = citemark("extract", str(path), "--field", "response.output_text", "-o", str(out))
@@ -286,6 +298,7 @@ def test_jsonl_extract_to_parquet(log, tmp_path) -> None:
     ]
 
 
+@pytest.mark.needs("pyarrow")
 def test_parquet_input_errors(parquet_log, tmp_path) -> None:
     path, _ = parquet_log
     missing = citemark("stats", str(path), "--column", "nope")
@@ -332,12 +345,11 @@ def test_stats_counts(tmp_path: Path) -> None:
     text = table.stdout.decode("utf-8")
     for word in ("rows", "citations", "malformed markers", "navlist", "id kind", "search"):
         assert word in text
-    parquet_stats = citemark(
-        "stats", "--json", str(tmp_path / "s.jsonl"), "--field", "t", "-j", "2"
-    )
-    assert json.loads(parquet_stats.stdout) == stats
+    two_jobs = citemark("stats", "--json", str(tmp_path / "s.jsonl"), "--field", "t", "-j", "2")
+    assert json.loads(two_jobs.stdout) == stats
 
 
+@pytest.mark.needs("pyarrow")
 def test_stats_on_parquet_equal_stats_on_jsonl(parquet_log, tmp_path) -> None:
     path, texts = parquet_log
     jsonl = tmp_path / "same.jsonl"
@@ -390,6 +402,9 @@ def test_output_may_not_overwrite_an_input(tmp_path: Path) -> None:
 
 def test_console_script_is_installed() -> None:
     script = shutil.which("citemark") or str(Path(sys.executable).parent / "citemark")
+    checkout = str(Path(citemark_package.__file__).parent.parent)
+    if not Path(script).exists() and checkout in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        pytest.skip("citemark comes from PYTHONPATH, not installed: there is no console script")
     result = subprocess.run([script, "--version"], capture_output=True, text=True, check=False)
     assert result.returncode == 0
     assert result.stdout.startswith("citemark ")
@@ -526,49 +541,54 @@ def test_workers_are_fed_a_bounded_window(tmp_path: Path) -> None:
 # --- clean: a text -> text command from the table, on citemark.clean -----------------------
 
 
-def clean_or_skip() -> Any:
-    from citemark.display import clean
-
-    return clean
+CLEAN_TEXTS = [f"Fine {S}cite{D}turn0search1{E}.", f"odd {S}cite{D}not an id{E} end", "plain"]
 
 
-def test_clean_text_jsonl_and_parquet(tmp_path: Path) -> None:
-    clean = clean_or_skip()
-    texts = [f"Fine {S}cite{D}turn0search1{E}.", f"odd {S}cite{D}not an id{E} end", "plain"]
+@pytest.mark.parametrize("lenient", [False, True])
+def test_clean_text_and_jsonl(tmp_path: Path, lenient: bool) -> None:
+    texts = CLEAN_TEXTS
+    flag = ["--lenient"] if lenient else []
     (tmp_path / "a.txt").write_text(texts[1], encoding="utf-8")
-    for lenient in (False, True):
-        flag = ["--lenient"] if lenient else []
-        result = citemark("clean", "a.txt", *flag, cwd=tmp_path)
-        assert result.returncode == 0, result.err
-        assert result.stdout.decode() == clean(texts[1], lenient=lenient)
-        log = tmp_path / "log.jsonl"
-        log.write_bytes(
-            b"\n".join(b'{"n": 1.50, "r": {"t": ' + json.dumps(t).encode() + b"}}" for t in texts)
-            + b"\n\n"
-            + b'{"r": {"t": null}}'
-        )
-        out = citemark("clean", str(log), "--field", "r.t", *flag)
-        assert out.returncode == 0, out.err
-        lines = out.stdout.split(b"\n")
-        assert [json.loads(line)["r"]["t"] for line in lines[:3]] == [
-            clean(t, lenient=lenient) for t in texts
-        ]
-        assert all(line.startswith(b'{"n": 1.50, ') for line in lines[:3])  # bytes kept
-        assert lines[3:] == [b"", b'{"r": {"t": null}}']  # the last line's ending kept
-        assert "1 blank line(s) skipped" in out.err
-        table = tmp_path / "log.parquet"
-        pq.write_table(pa.table({"t": [*texts, None]}), table)
-        cleaned = tmp_path / "clean.parquet"
-        done = citemark("clean", str(table), "--column", "t", "-o", str(cleaned), *flag)
-        assert done.returncode == 0, done.err
-        assert pq.read_table(cleaned).column("t").to_pylist() == [
-            *(clean(t, lenient=lenient) for t in texts),
-            None,
-        ]
+    result = citemark("clean", "a.txt", *flag, cwd=tmp_path)
+    assert result.returncode == 0, result.err
+    assert result.stdout.decode() == clean(texts[1], lenient=lenient)
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(
+        b"\n".join(b'{"n": 1.50, "r": {"t": ' + json.dumps(t).encode() + b"}}" for t in texts)
+        + b"\n\n"
+        + b'{"r": {"t": null}}'
+    )
+    out = citemark("clean", str(log), "--field", "r.t", *flag)
+    assert out.returncode == 0, out.err
+    lines = out.stdout.split(b"\n")
+    assert [json.loads(line)["r"]["t"] for line in lines[:3]] == [
+        clean(t, lenient=lenient) for t in texts
+    ]
+    assert all(line.startswith(b'{"n": 1.50, ') for line in lines[:3])  # bytes kept
+    assert lines[3:] == [b"", b'{"r": {"t": null}}']  # the last line's ending kept
+    assert "1 blank line(s) skipped" in out.err
+
+
+@pytest.mark.needs("pyarrow")
+@pytest.mark.parametrize("lenient", [False, True])
+def test_clean_parquet(tmp_path: Path, lenient: bool) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts = CLEAN_TEXTS
+    flag = ["--lenient"] if lenient else []
+    table = tmp_path / "log.parquet"
+    pq.write_table(pa.table({"t": [*texts, None]}), table)
+    cleaned = tmp_path / "clean.parquet"
+    done = citemark("clean", str(table), "--column", "t", "-o", str(cleaned), *flag)
+    assert done.returncode == 0, done.err
+    assert pq.read_table(cleaned).column("t").to_pylist() == [
+        *(clean(t, lenient=lenient) for t in texts),
+        None,
+    ]
 
 
 def test_clean_reports_bad_rows_as_strip_does(tmp_path: Path) -> None:
-    clean_or_skip()
     log = tmp_path / "log.jsonl"
     log.write_bytes(b'{"t": "a"}\n{bad\n{"t": "b"}\n')
     stopped = citemark("clean", str(log), "--field", "t")

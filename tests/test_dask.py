@@ -20,6 +20,8 @@ import citemark.arrow
 import citemark.dask
 from citemark import extract_citations, strip_citations
 
+pytestmark = pytest.mark.slow  # a cluster of two worker processes
+
 S, D, E = "\ue200", "\ue202", "\ue201"
 ROWS = 3000
 

@@ -1,5 +1,6 @@
-"""The realistic inputs of design/FIELD.md (gathered from public reports), extracted and
-stripped, against the oracle and against hand-written results."""
+"""Realistic inputs, shaped after what public bug reports show (split streams, abandoned
+STARTs, markers in code, odd ids), extracted and stripped, against the oracle and against
+hand-written results."""
 
 from __future__ import annotations
 

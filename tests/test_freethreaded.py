@@ -93,6 +93,7 @@ def calls(api: DropIn, parser: Parser) -> dict[str, Callable[[], Any]]:
     }
 
 
+@pytest.mark.slow  # thread stress; .ci/run runs it on the free-threaded build too
 def test_eight_threads_get_the_single_thread_results(api: DropIn, parser: Parser) -> None:
     entry_points = calls(api, parser)
     expected = {name: call() for name, call in entry_points.items()}

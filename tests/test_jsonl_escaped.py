@@ -3,7 +3,7 @@ character a \\uXXXX escape) and with escapes anywhere: the compiled pass decodes
 `raw_ok` refuses and strips or scans it in C, leaving only a lone surrogate (and DEL in a
 changed ASCII token) to `many`.
 
-Held byte for byte, on both kernels, to the old path spelled out per line: a token `raw_ok`
+Held byte for byte, on both kernels, to the reference path spelled out per line: a token `raw_ok`
 accepts is stripped as the str of its raw bytes, any other is decoded by json, stripped, and
 written back as json.dumps writes it (ASCII escapes when the token was ASCII, or when the text
 holds a lone surrogate); extract to json.loads + extract_many + json.dumps per line."""
@@ -82,11 +82,11 @@ def encoded(families: tuple[str, ...]) -> tuple[bytes, ...]:
     return tuple(family.encode() for family in families)
 
 
-# --- the old path, one line at a time ---------------------------------------------------------
+# --- the reference path, one line at a time ---------------------------------------------------
 
 
 def stripped_token(token: bytes, families: tuple[str, ...]) -> bytes:
-    """What strip writes for the string token: the old path (`_jsonl_py`'s composition)."""
+    """What strip writes for the string token: the reference path (`_jsonl_py`'s composition)."""
     if _jsonl_py.raw_ok(token, encoded(families)):  # stripped as the str of its raw bytes
         inner = token[1:-1].decode("utf-8")
         new = strip_many([inner], families=families)[0]
@@ -128,7 +128,7 @@ def expected_strip(data: bytes, families: tuple[str, ...], skip_bad: bool) -> by
 
 
 @given(data=logs(), families=st.sampled_from(FAMILIES))
-def test_strip_lines_is_the_old_path(kernel: ModuleType, data: bytes, families) -> None:
+def test_strip_lines_is_the_reference_path(kernel: ModuleType, data: bytes, families) -> None:
     many = partial(strip_many, families=families)
     for skip_bad in (True, False):
         out = kernel.strip_lines(data, PATH, many, skip_bad, encoded(families))
@@ -173,7 +173,9 @@ def test_what_strip_leaves_to_python(text: str, spelling: str, seed: int) -> Non
     families=st.sampled_from(FAMILIES),
     file=st.sampled_from(["log.jsonl", "\udcff.jsonl", '\u00fc "q"']),
 )
-def test_extract_lines_is_the_old_path(kernel: ModuleType, data: bytes, families, file) -> None:
+def test_extract_lines_is_the_reference_path(
+    kernel: ModuleType, data: bytes, families, file
+) -> None:
     """Offsets in code points of the decoded text, marker parts that JSON escapes (a newline
     in a body) escaped: json.dumps of extract_many's dicts."""
     many = partial(extract_many, families=families)
@@ -229,7 +231,7 @@ MARKED = [
 
 @pytest.mark.parametrize("ascii_only", [True, False])
 def test_answers_in_either_spelling(kernel: ModuleType, ascii_only: bool) -> None:
-    """Whole answers dumped by json.dumps (ASCII, or UTF-8 with "\\/"): the old path's
+    """Whole answers dumped by json.dumps (ASCII, or UTF-8 with "\\/"): the reference path's
     bytes, and in the compiled pass no text left to `many` but the lone surrogate's (json's
     ASCII spells DEL \\u007f: no raw DEL in an ASCII token here)."""
     lines = []

@@ -8,7 +8,6 @@ import importlib
 import re
 from typing import Any
 
-import pyarrow as pa
 import pytest
 
 from citemark.parser import CitationSpan
@@ -101,6 +100,8 @@ def test_cut_declines_what_it_cannot_cut(scanner) -> None:
 
 
 def layout() -> list[Any]:
+    import pyarrow as pa
+
     array = pa.array(["a" + S + "cite" + D + "x" + E, None, "b"])
     validity, offsets, data = array.buffers()
     return [validity, offsets, data, 0, 3, 4, (b"cite",)]
@@ -109,6 +110,7 @@ def layout() -> list[Any]:
 ARROW_ARGS = ["validity", "offsets", "data", "offset", "length", "width", "families"]
 
 
+@pytest.mark.needs("pyarrow")
 @pytest.mark.parametrize("entry", ["strip_utf8", "extract_utf8"])
 @pytest.mark.parametrize(
     ("argument", "bad"),
@@ -137,6 +139,7 @@ def test_arrow_entry_points_name_a_wrong_argument(arrow_kernel, entry, argument,
         getattr(arrow_kernel, entry)(*args)
 
 
+@pytest.mark.needs("pyarrow")
 @pytest.mark.parametrize("entry", ["strip_utf8", "extract_utf8"])
 def test_arrow_entry_points_accept_what_they_document(arrow_kernel, entry) -> None:
     args = layout()

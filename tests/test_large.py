@@ -10,6 +10,8 @@ from oracle import DELIM as D
 from oracle import START as S
 from oracle import STOP as E
 
+pytestmark = pytest.mark.slow  # megabyte inputs, on both implementations
+
 MEGABYTE = 1 << 20
 UNCLOSED = S + "cite" + D + "x "
 NO_STOP = UNCLOSED * (MEGABYTE // len(UNCLOSED))

@@ -22,6 +22,8 @@ import pytest
 from citemark._kernels.loader import compiled
 from citemark.parser import CitationSpan
 
+pytestmark = pytest.mark.slow  # thousands of calls per entry point
+
 S, D, E = "\ue200", "\ue202", "\ue201"
 SCANNERS = {"cython": "citemark._kernels.scan_c", "python": "citemark._kernels.scan_py"}
 ARROW = {"cython": "citemark._kernels.arrow_c", "python": "citemark._kernels.arrow_py"}
@@ -260,8 +262,8 @@ def test_clean_entry_points_do_not_leak(clean_kernel) -> None:
 
 
 def test_validate_and_code_scans_do_not_leak() -> None:
-    # validate reaches every entry point of the active _commonmark kernel: strays, held gaps,
-    # cited lines, punctuation, located rows, code walls and the ordering of the findings.
+    # validate's rules are Python; the compiled code scan under them (code_walls, code_spans,
+    # line_spans and the block scanner's runs, plain and pair) is what could lose memory.
     from citemark._markdown import code as _commonmark
 
     if not compiled(_commonmark._kernel):
@@ -286,20 +288,11 @@ def test_validate_and_code_scans_do_not_leak() -> None:
             validate(text, registry, style="tool-lines")
             validate(text, None)
             _commonmark.code_walls(text)
+            _commonmark.code_spans(text)
+            _commonmark.line_spans(text)
+            _commonmark.block_cuts(text)
 
     assert_no_leak(call)
-
-    # The rows themselves: made, compared, hashed, shown, pickled and sorted, and refused.
-    row = _commonmark.Diagnostic
-    made = row("stray-stop", "error", "a STOP", 1, 2)
-
-    def rows() -> None:
-        other = row("stray-stop", "error", "a STOP", 3, 4)
-        _ = made == other, made != other, hash(other), repr(other), other.to_json()
-        _ = other.__reduce__(), made == (1,)
-        _commonmark.order([other, made, row("a", "warning", "m", 1, 2)])
-
-    assert_no_leak(rows)
-    assert_no_leak(raising(row, "c", "error", 1, 1, 2))
-    assert_no_leak(raising(row, "c", "error", "m", 1.0, 2))
-    assert_no_leak(raising(_commonmark.order, [made, made, ("c", "error", "m", 0, 1)]))
+    kernel = _commonmark._kernel
+    assert_no_leak(raising(kernel.code_walls, None))
+    assert_no_leak(raising(kernel.plain, "a", 0, 0, None, [], False, None))

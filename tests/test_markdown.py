@@ -60,7 +60,7 @@ CASES = {
     "ordered-list-continuation": ("1. item\n\n    more", []),
     "list-ends-at-unindented-paragraph": ("- item\n\npara\n\n    code", ["    code"]),
     "lazy-line-keeps-the-list": ("- item\nlazy\n\n    more", []),
-    # containers (the old detector missed these: issue 10)
+    # containers: a list item or a block quote holds code of its own
     "indented-in-a-list-item": ("- item\n\n      code " + MARKER, ["    code " + MARKER]),
     "fence-in-a-list-item": ("- item\n\n  ```\n  " + MARKER + "\n  ```", [MARKER]),
     "fence-in-a-block-quote": ("> ```\n> " + MARKER + "\n> ```", [MARKER]),
@@ -174,7 +174,6 @@ def test_inline_code_matches_the_obvious_algorithm(text: str) -> None:
 # The whole scan pairs a paragraph's runs as they come, a chunk of 256 at a time, keeping only
 # an open span's runs: openers held across chunks and lines, closed late or never (the runs
 # after them then paired by the rule), escaped openers, every storage width.
-@settings(max_examples=200, deadline=None)
 @given(
     st.lists(
         st.sampled_from(["`", "``", "```", "\\`", "\\``", " ", "a", "\n", "\n\n", "`\u00e9"]),
@@ -331,7 +330,7 @@ def test_span_helpers() -> None:
     ]
 
 
-# -- Parser(skip_code=True) and StreamParser read code through code_walls (issue 10) ---------
+# -- Parser(skip_code=True) and StreamParser read code through code_walls ------------------
 
 IN_LIST = f"- item\n\n      {MARKER}\n\nafter {MARKER}"
 
@@ -524,7 +523,7 @@ class FullWalk(CodeScanner):
         self._walk(start, end)
 
 
-@settings(max_examples=500)
+@settings(max_examples=settings.default.max_examples * 5 // 2)  # 500 under the ci profile
 @given(
     pieces(
         "`", "```", "~~~", " ", "  ", "    ", "      ", "\t", "\n", "\n\n", "\r\n", "> ", ">",
@@ -619,3 +618,163 @@ def test_line_spans_kernel_matches_the_twin(implementation: str, text: str) -> N
 def test_line_spans_kernel_checks_its_argument() -> None:
     with pytest.raises(TypeError, match="text"):
         load("commonmark", "cython").line_spans(None)
+
+
+# -- nested containers: linear, and the same on both implementations (issue 21) -------------
+
+_THEMATIC = re.compile(r"(?:(?:\*[ \t]*){3,}|(?:-[ \t]*){3,}|(?:_[ \t]*){3,})$")
+
+
+class Obvious(FullWalk):
+    """The full walk as first written (quadratic on nested containers): a thematic break
+    matched by its pattern at every marker, and a blank line's list items looked at one by
+    one up to a block quote or the waiting item."""
+
+    def _thematic(self, first: int, end: int) -> bool:
+        return _THEMATIC.match(self.text, first, end) is not None
+
+    def _blank_reach(self, at: int) -> int:
+        reach = at
+        while reach < len(self.containers) and self.containers[reach] >= 0:
+            if reach == self.waiting:
+                break
+            reach += 1
+        return reach
+
+
+CONTAINER_UNITS = ["- ", "* ", "+ ", "1. ", "2) ", "> ", ">", "-", "*", "_", " ", "\t", "   "]
+CONTAINER_TAILS = ["x", "", "`a`", "```", "~~~", "- - -", "***", "_ _ _", "---", "===", "# h"]
+CONTAINER_TAILS += ["    code", "\\`x`", "-x", "* * x", "--", "1.", "- "]
+FOLLOWING_LINES = ["\n", "\n\n", "\n  \t", "\ny", "\n`b`", "\n    y", "\n```", "\n> z", "\n- z"]
+FOLLOWING_LINES += ["\n===", "\n---", "\n  - z", "\n\t`c`", "\n* * *", "\r\n", "\n\u00e9"]
+
+
+@st.composite
+def nested_containers(draw: st.DrawFn) -> str:
+    """A line of containers repeated up to 60 deep, a tail, and the lines after it."""
+    units = draw(st.lists(st.sampled_from(CONTAINER_UNITS), min_size=1, max_size=6))
+    times = draw(st.integers(1, 60))
+    tail = draw(st.sampled_from(CONTAINER_TAILS))
+    after = draw(st.lists(st.sampled_from(FOLLOWING_LINES), max_size=12))
+    return "".join(units) * times + tail + "".join(after)
+
+
+@settings(max_examples=400)
+@given(nested_containers())
+def test_nested_containers_kernel_matches_the_obvious_walk(implementation: str, text: str) -> None:
+    walls = scanned_walls(text)
+    assert load("commonmark", implementation).code_walls(text) == walls  # type: ignore[arg-type]
+    assert_bulk_is_line_by_line(text, Obvious(text))
+
+
+NESTED = {
+    "items-then-code": "- " * 12 + "x\n" + " " * 24 + "`code`\n\n" + " " * 28 + "indented",
+    "quotes-then-code": "> " * 12 + "x\n" + "> " * 12 + "\n" + "> " * 12 + "    indented",
+    "mixed-then-fence": "- > 1. * > " + "x\n  > ```\n  > code\n  > ```\n",
+    "items-then-blank-lines": "- " * 10 + "x\n\n\n" + " " * 20 + "`a`\n\n" + " " * 24 + "b",
+    "rule-in-items": "- " * 5 + "* * *\n" + " " * 10 + "`a`",
+    "items-lazy-then-code": "- " * 10 + "x\ny `z`\n\n" + " " * 24 + "code",
+}
+
+
+# markdown-it nests 20 blocks deep by default (an item is two: its list and itself).
+_deep_md = MarkdownIt("commonmark", {"maxNesting": 1000})
+
+
+@pytest.mark.parametrize("text", list(NESTED.values()), ids=list(NESTED))
+def test_nested_containers_agree_with_markdown_it(implementation: str, text: str) -> None:
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
+    walls = kernel.code_walls(text)
+    assert walls == scanned_walls(text)
+    html = _deep_md.render(text)
+    rendered = "".join(re.findall(r"<code[^>]*>(.*?)</code>", html, re.S))
+    code = "".join(text[start:end] for start, end in walls)
+    assert "".join(code.replace("`", "").split()) == "".join(rendered.replace("`", "").split())
+    assert rendered
+
+
+# -- StreamScanner: a text scanned in pieces reads as the whole ---------------------------
+
+
+def _line_starts(text: str) -> list[int]:
+    return [found.end() for found in LINE_BREAK_RE.finditer(text) if found.end() < len(text)]
+
+
+def _reference_cuts(text: str) -> list[int]:
+    scanner = CodeScanner(text)
+    cuts, start = [], 0
+    for line_end in LINE_BREAK_RE.finditer(text):
+        if start and scanner.neutral and start < line_end.start():
+            cuts.append(start)
+        scanner.line(start, line_end.start())
+        start = line_end.end()
+    if start < len(text):
+        if start and scanner.neutral:
+            cuts.append(start)
+        scanner.line(start, len(text))
+    return cuts
+
+
+@settings(max_examples=300)
+@given(
+    st.one_of(nested_containers(), pieces(*CONTAINER_UNITS, *FOLLOWING_LINES, "`", "a")), st.data()
+)
+def test_stream_scanner_in_pieces_reads_as_the_whole(
+    implementation: str, text: str, data: st.DataObject
+) -> None:
+    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
+    twin = _commonmark_py.StreamScanner()
+    scanner = kernel.StreamScanner()
+    # Cut at line starts (a stream's pieces are whole lines), never inside a \r\n.
+    starts = [at for at in _line_starts(text) if not (text[at - 1] == "\r" and text[at] == "\n")]
+    cuts = sorted(set(data.draw(st.lists(st.sampled_from(starts), max_size=4)))) if starts else []
+    walls: list[tuple[int, int]] = []
+    for start, end in zip([0, *cuts], [*cuts, len(text)], strict=True):
+        for each in (scanner, twin):
+            each.scan(text[start:end], start)
+        assert scanner.in_paragraph is twin.in_paragraph
+        assert scanner.ticked_from == twin.ticked_from
+        assert scanner.neutral is twin.neutral
+        if data.draw(st.booleans()):
+            walls += scanner.take_walls()
+            assert walls == [*walls[: len(walls) - len(twin.walls)], *twin.take_walls()]
+    scanner.finish()
+    walls += scanner.take_walls()
+    assert walls == code_walls(text)
+    found: list[int] = []
+    whole = kernel.StreamScanner()
+    whole.scan(text, 0, found)
+    assert found == _reference_cuts(text)
+
+
+def test_stream_scanner_settles_and_keeps_its_paragraph(implementation: str) -> None:
+    scanner = load("commonmark", implementation).StreamScanner()  # type: ignore[arg-type]
+    scanner.scan("a `b\nc ` d\n", 10)
+    assert (scanner.in_paragraph, scanner.ticked_from, scanner.take_walls()) == (True, 10, [])
+    scanner.settle()  # the runs so far paired now: `b\nc `
+    assert (scanner.in_paragraph, scanner.ticked_from, scanner.take_walls()) == (
+        True,
+        None,
+        [(12, 18)],
+    )
+    scanner.scan("e `f`\n", 21)
+    scanner.finish()
+    assert (scanner.neutral, scanner.take_walls()) == (True, [(23, 26)])
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "message"),
+    [
+        ((b"x",), TypeError, "text"),
+        (("x", -1), ValueError, "base"),
+        (("x", "0"), TypeError, "base"),
+        (("x", 0, ()), TypeError, "cuts"),
+        (("x", 2**63), (ValueError, OverflowError), "base"),
+    ],
+)
+def test_stream_scanner_checks_its_arguments(
+    implementation: str, arguments: tuple[object, ...], error: type[Exception], message: str
+) -> None:
+    scanner = load("commonmark", implementation).StreamScanner()  # type: ignore[arg-type]
+    with pytest.raises(error, match=message):
+        scanner.scan(*arguments)

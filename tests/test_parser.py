@@ -422,6 +422,7 @@ def test_finditer_is_an_iterator(impl: str) -> None:
     assert next(found, None) is None
 
 
+@pytest.mark.slow  # 21 texts of 50,000 characters through the oracle
 def test_long_texts_take_the_same_path(impl: str) -> None:
     """Texts past the kernel's GIL-release threshold (32 Ki code units), in all three
     storage kinds, against the oracle."""

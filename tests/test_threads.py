@@ -6,6 +6,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import pytest
+
 import oracle
 from oracle import DELIM as D
 from oracle import START as S
@@ -51,6 +53,7 @@ def worker(api: Any, seed: int, barrier: threading.Barrier, failures: list[str])
         failures.append(repr(error))
 
 
+@pytest.mark.slow  # thread stress
 def test_threads_share_inputs_and_get_exact_results(api) -> None:
     failures: list[str] = []
     barrier = threading.Barrier(THREADS)

@@ -11,7 +11,6 @@ import pytest
 
 import citemark.validate
 from citemark import Parser
-from citemark._kernels.loader import load
 from citemark.sources import Registry, Source
 from citemark.validate import CODES, Diagnostic, parse_locator, resolve, validate
 
@@ -459,7 +458,7 @@ def test_escaped_markers() -> None:
     ]
 
 
-# --- the field's inputs (FIELD.md) ------------------------------------------------------------
+# --- realistic inputs (as test_field.py) -------------------------------------------------------
 
 
 FIELD = {
@@ -546,11 +545,11 @@ def test_the_docstring_table_is_codes() -> None:
 # -- Diagnostic keeps a frozen dataclass's manners; a run of stray characters is one finding --
 
 
-def test_diagnostic_is_a_value(implementation: str) -> None:
+def test_diagnostic_is_a_value() -> None:
     import copy
     import pickle
 
-    made_by = load("commonmark", implementation).Diagnostic  # type: ignore[arg-type]
+    made_by = Diagnostic
     made = made_by("stray-stop", "error", "a STOP", 3, 4)
     assert made == made_by(code="stray-stop", severity="error", message="a STOP", start=3, end=4)
     assert (made != made_by("stray-stop", "error", "a STOP", 3, 4)) is False
@@ -581,25 +580,15 @@ def test_diagnostic_is_a_value(implementation: str) -> None:
         _ = made < made  # not ordered, as before
 
 
-@pytest.mark.c_extension
-def test_the_two_diagnostic_types_have_one_manner() -> None:
-    # The same fields give the same repr, hash and JSON on both; the two types are two
-    # types all the same (neither equal to the other, and each kernel sorts its own).
-    kernel, twin = (load("commonmark", name) for name in ("cython", "python"))
-    fields = ("stray-stop", "error", "a STOP", 3, 4)
-    compiled, pure = kernel.Diagnostic(*fields), twin.Diagnostic(*fields)
-    assert repr(compiled) == repr(pure)
-    assert hash(compiled) == hash(pure)
-    assert compiled.to_json() == pure.to_json()
-    assert compiled != pure
-    assert pure != compiled
-    for module, other in ((kernel, pure), (twin, compiled)):
-        with pytest.raises(TypeError, match="found"):
-            module.order([module.Diagnostic(*fields), other])
+def test_validate_returns_one_diagnostic_type(parser: Parser) -> None:
+    # One type on both implementations: the rules are Python over either code scan.
+    found = validate("a " + E + " `" + c("turn0file0") + "`", None, parser=parser)
+    assert [type(row) for row in found] == [Diagnostic, Diagnostic]
+    assert Diagnostic.__module__ == "citemark._validate.diagnostic"
 
 
-def test_diagnostic_checks_its_fields(implementation: str) -> None:
-    made_by = load("commonmark", implementation).Diagnostic  # type: ignore[arg-type]
+def test_diagnostic_checks_its_fields() -> None:
+    made_by = Diagnostic
     good: list[Any] = ["c", "error", "m", 1, 2]
     names = ["code", "severity", "message", "start", "end"]
     for index, bad in enumerate([None, b"error", 3, "1", 2.0]):

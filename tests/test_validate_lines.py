@@ -1,5 +1,5 @@
-"""validate's checks of the cited lines in the kernel (`_commonmark_c` / `_commonmark_py`), held
-to straightforward readings on both implementations:
+"""validate's checks of the cited lines (`citemark._validate.lines`), held to straightforward
+readings of them, over the code scan of both implementations:
 
 - `fence_cited`: the fence lines among the lines that hold a backtick or a tilde, as validate
   read them before (`_markdown.FENCE_LINE` matched on what stands before the first citation,
@@ -25,9 +25,11 @@ from citemark import Parser
 from citemark._core.spans import without
 from citemark._kernels.loader import load
 from citemark._markdown.blocks import FENCE_LINE
-from citemark._markdown.code import fence_cited
+from citemark._validate import lines as rules
+from citemark._validate.lines import fence_cited
 from citemark.validate import validate
-from test_validate_strays import Row, as_rows
+from test_validate_strays import FILLER as LINE_FILLER
+from test_validate_strays import Row, as_rows, lines_oracle
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 MARKER = f"{S}cite{D}turn0file0{E}"
@@ -72,13 +74,13 @@ def fence_oracle(
 
 
 def lines_of(
-    kernel: object, parser: Parser, text: str
+    parser: Parser, text: str
 ) -> tuple[list[tuple[int, int, int, int]], list[int], list[int], list[tuple[int, int, bool]]]:
     citations = list(parser.finditer(text))
     starts = [citation.start for citation in citations]
     ends = [citation.end for citation in citations]
     consumed = parser.spans(text)
-    fenced = kernel.cited_lines(text, starts, consumed, "")[0]  # type: ignore[attr-defined]
+    fenced = rules.cited_lines(text, starts, consumed, "")[0]
     return fenced, starts, ends, consumed
 
 
@@ -87,10 +89,9 @@ def lines_of(
 @example(f"``` {MARKER} x\n```{MARKER} ```", Parser())
 @example(f"{S}cite{D}{E}```{MARKER}", Parser())
 @example(f"   ~~~~ {LAX_MARKERS[0]} .", LAX)
-def test_fence_cited_matches_the_oracle(implementation: str, text: str, parser: Parser) -> None:
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
-    fenced, starts, ends, consumed = lines_of(kernel, parser, text)
-    got = kernel.fence_cited(text, fenced, starts, ends, consumed)
+def test_fence_cited_matches_the_oracle(text: str, parser: Parser) -> None:
+    fenced, starts, ends, consumed = lines_of(parser, text)
+    got = rules.fence_cited(text, fenced, starts, ends, consumed)
     assert got == fence_oracle(text, fenced, starts, ends, consumed)
 
 
@@ -100,7 +101,7 @@ def blanked(text: str, spans: list[tuple[int, int]]) -> str:
     return text
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=settings.default.max_examples * 2, deadline=None)
 @given(FENCE_TEXTS, PARSERS)
 @example(f"```\ncode\n```{MARKER}\nafter `x`", Parser())
 @example(f"```\ncode\n``` {MARKER} x\nafter `x`", Parser())
@@ -110,15 +111,15 @@ def test_fence_lines_left_as_they_are_read_the_same(
 ) -> None:
     # The code scan of the text with every fence line's citations blanked (as validate read
     # it before) is that of the text with only the lines fence_cited says blanked.
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
-    fenced, starts, ends, consumed = lines_of(kernel, parser, text)
-    rows = kernel.fence_cited(text, fenced, starts, ends, consumed)
+    fenced, starts, ends, consumed = lines_of(parser, text)
+    rows = rules.fence_cited(text, fenced, starts, ends, consumed)
     every = [(starts[i], ends[i]) for first, stop, _ in rows for i in range(first, stop)]
     some = [(starts[i], ends[i]) for first, stop, b in rows if b for i in range(first, stop)]
-    assert kernel.code_spans(blanked(text, some)) == kernel.code_spans(blanked(text, every))
+    code_spans = load("commonmark", implementation).code_spans  # type: ignore[arg-type]
+    assert code_spans(blanked(text, some)) == code_spans(blanked(text, every))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=settings.default.max_examples * 3 // 2, deadline=None)
 @given(FENCE_TEXTS)
 @example(f"```\ncode\n```{MARKER}\n{MARKER}")
 @example(f"~~~\ncode\n~~~ {MARKER} x\n{MARKER}")
@@ -133,17 +134,16 @@ def test_validate_as_with_every_fence_line_blanked(parser: Parser, text: str) ->
     assert quick == full
 
 
-def test_a_fence_run_across_vectors(implementation: str) -> None:
-    # Runs of every length about a vector's, in every width, before a citation and text.
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
+def test_a_fence_run_of_every_length() -> None:
+    # Runs of every length from 3 to 69, in every width, before a citation and text.
     parser = Parser()
     for wide in ("", "\u00e9", "\u0100", "\U0001f600"):
         for fence in "`~":
             for length in range(3, 70):
                 for after in (" x", " ", f"{fence} ", ""):
                     text = f"{wide}\n{fence * length}{MARKER}{after}\n"
-                    fenced, starts, ends, consumed = lines_of(kernel, parser, text)
-                    got = kernel.fence_cited(text, fenced, starts, ends, consumed)
+                    fenced, starts, ends, consumed = lines_of(parser, text)
+                    got = rules.fence_cited(text, fenced, starts, ends, consumed)
                     assert got == fence_oracle(text, fenced, starts, ends, consumed)
                     assert got == [(0, 1, after.strip() == "")], (wide, length, after)
 
@@ -158,17 +158,15 @@ FILLER = " \t`-.!"
     st.integers(0, 40),
     st.integers(0, 40),
 )
-def test_filler_end_matches_the_oracle(implementation: str, text: str, cut: int, trim: int) -> None:
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
+def test_filler_end_matches_the_oracle(text: str, cut: int, trim: int) -> None:
     start = min(cut, len(text))
     end = max(start, len(text) - trim)
     expected = next((at for at in range(start, end) if text[at] not in FILLER), end)
-    assert kernel.filler_end(text, start, end, FILLER) == expected
+    assert rules.filler_end(text, start, end, FILLER) == expected
 
 
-def test_filler_end_across_vectors(implementation: str) -> None:
-    # The first other character at every place of stretches longer than a vector.
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
+def test_filler_end_at_every_place() -> None:
+    # The first other character at every place of long stretches of filler.
     for wide in ("", "\u00e9", "\u0100", "\U0001f600"):
         for other in ("a", "\u00e9", "\u2013", "\x7f", "\x00"):
             for at in range(0, 100, 7):
@@ -176,8 +174,8 @@ def test_filler_end_across_vectors(implementation: str) -> None:
                 line[at] = other
                 text = wide + "".join(line)
                 start = len(wide)
-                assert kernel.filler_end(text, start, len(text), FILLER) == start + at
-                assert kernel.filler_end(text, start, start + at, FILLER) == start + at
+                assert rules.filler_end(text, start, len(text), FILLER) == start + at
+                assert rules.filler_end(text, start, start + at, FILLER) == start + at
 
 
 @given(
@@ -195,79 +193,38 @@ ROWS = st.lists(st.tuples(st.integers(0, 12), st.integers(0, 12)), max_size=8)
 
 
 @given(ROWS, st.lists(st.booleans(), min_size=12, max_size=12))
-def test_kept_bounds_match_the_oracle(
-    implementation: str, bounds: list[tuple[int, int]], kept: list[bool]
-) -> None:
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
+def test_kept_bounds_match_the_oracle(bounds: list[tuple[int, int]], kept: list[bool]) -> None:
     rows = [(0, 0, min(a, b), max(a, b), 9) for a, b in bounds]
     expected = []
     for number, (_, _, first, stop, _) in enumerate(rows):
         indexes = [i for i in range(first, stop) if kept[i]]
         if indexes:
             expected.append((number, indexes[0], indexes[-1]))
-    assert kernel.kept_bounds(rows, kept) == expected
+    assert rules.kept_bounds(rows, kept) == expected
 
 
-@pytest.mark.c_extension
 def test_fence_cited_checks_its_arguments() -> None:
-    kernel = load("commonmark", "cython")
-    good: list[object] = ["```a", [(0, 4, 0, 1)], [3], [4], [(3, 4, True)]]
-    names = ["text", "fenced", "starts", "ends", "consumed"]
-    for index, bad in enumerate([b"```a", ((0, 4, 0, 1),), (3,), [4.0], ((3, 4, True),)]):
-        args = [*good]
-        args[index] = bad
-        with pytest.raises(TypeError, match=names[index]):
-            kernel.fence_cited(*args)
-    bad_rows: list[object] = [[(0, 4)], [(0, 4, "0", 1)]]
-    for fenced in bad_rows:
-        with pytest.raises(TypeError, match="fenced"):
-            kernel.fence_cited("```a", fenced, [3], [4], [])
-    with pytest.raises(TypeError, match="consumed"):
-        kernel.fence_cited("```a", [(0, 4, 0, 1)], [3], [4], [(3, 4)])
-    for implementation in ("cython", "python"):
-        twin = load("commonmark", implementation)
-        with pytest.raises(ValueError, match="starts and ends"):
-            twin.fence_cited("```a", [(0, 4, 0, 1)], [3], [], [])
-        with pytest.raises(ValueError, match="starts and ends"):
-            twin.fence_cited("```a", [(0, 4, 0, 1)], [3], [5], [])
-        for rows in ([(0, 4, 0, 2)], [(0, 4, 1, 1)]):
-            with pytest.raises(ValueError, match="first < stop"):
-                twin.fence_cited("```a", rows, [3], [4], [])
-        for rows in ([(0, 2, 0, 1)], [(0, 5, 0, 1)], [(2, 4, 0, 1), (0, 4, 0, 1)]):
-            with pytest.raises(ValueError, match="ascending lines"):
-                twin.fence_cited("```a", rows, [3], [4], [])
+    with pytest.raises(ValueError, match="starts and ends"):
+        rules.fence_cited("```a", [(0, 4, 0, 1)], [3], [], [])
+    with pytest.raises(ValueError, match="starts and ends"):
+        rules.fence_cited("```a", [(0, 4, 0, 1)], [3], [5], [])
+    for rows in ([(0, 4, 0, 2)], [(0, 4, 1, 1)]):
+        with pytest.raises(ValueError, match="first < stop"):
+            rules.fence_cited("```a", rows, [3], [4], [])
+    for rows in ([(0, 2, 0, 1)], [(0, 5, 0, 1)], [(2, 4, 0, 1), (0, 4, 0, 1)]):
+        with pytest.raises(ValueError, match="ascending lines"):
+            rules.fence_cited("```a", rows, [3], [4], [])
 
 
-@pytest.mark.c_extension
 def test_filler_end_and_kept_bounds_check_their_arguments() -> None:
-    kernel = load("commonmark", "cython")
-    for args, name in [
-        ((b"a", 0, 1, " "), "text"),
-        (("a", "0", 1, " "), "start"),
-        (("a", 0, None, " "), "end"),
-        (("a", 0, 1, None), "filler"),
-    ]:
-        with pytest.raises(TypeError, match=name):
-            kernel.filler_end(*args)
-    for rows, kept, name in [
-        ((), [], "rows"),
-        ([], (), "kept"),
-        ([], [1], "kept"),
-        ([(0, 0, 0)], [True], "rows"),
-        ([(0, 0, "0", 1)], [True], "rows"),
-    ]:
-        with pytest.raises(TypeError, match=name):
-            kernel.kept_bounds(rows, kept)
-    for implementation in ("cython", "python"):
-        twin = load("commonmark", implementation)
-        for start, end in [(2, 1), (0, 3)]:
-            with pytest.raises(ValueError, match="start and end"):
-                twin.filler_end("ab", start, end, " ")
-        with pytest.raises(ValueError, match="ASCII"):
-            twin.filler_end("ab", 0, 1, "é")
-        for row in [(0, 0, 1, 0), (0, 0, 0, 2)]:
-            with pytest.raises(ValueError, match="first <= stop"):
-                twin.kept_bounds([row], [True])
+    for start, end in [(2, 1), (0, 3)]:
+        with pytest.raises(ValueError, match="start and end"):
+            rules.filler_end("ab", start, end, " ")
+    with pytest.raises(ValueError, match="ASCII"):
+        rules.filler_end("ab", 0, 1, "é")
+    for row in [(0, 0, 1, 0), (0, 0, 0, 2)]:
+        with pytest.raises(ValueError, match="first <= stop"):
+            rules.kept_bounds([row], [True])
 
 
 WALLS = st.lists(st.integers(0, 40), max_size=10).map(sorted)
@@ -279,12 +236,10 @@ WALLS = st.lists(st.integers(0, 40), max_size=10).map(sorted)
     st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3)), max_size=4),
 )
 def test_code_rows_match_the_oracle(
-    implementation: str,
     places: list[tuple[int, int]],
     cuts: list[int],
     lines: list[tuple[int, int]],
 ) -> None:
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     starts = sorted(start for start, _ in places)
     ends = [start + length for start, (_, length) in zip(starts, places, strict=True)]
     walls = list(zip(cuts[::2], cuts[1::2], strict=False))
@@ -298,9 +253,9 @@ def test_code_rows_match_the_oracle(
         fenced.append((at + gap, at + gap + size, gap == 0))
         at += gap + size
     on_fence = {i for first, stop, _ in fenced for i in range(first, stop)}
-    found = [kernel.Diagnostic("before", "error", "", 0, 0)]
+    found = [rules.Diagnostic("before", "error", "", 0, 0)]
     row = ("citation-in-code", "error", "in code")
-    kept = kernel.code_rows(starts, ends, wall_starts, wall_ends, fenced, row, found)
+    kept = rules.code_rows(starts, ends, wall_starts, wall_ends, fenced, row, found)
     expected_kept = []
     expected = [Row("before", "error", "", 0, 0)]
     for index, (start, end) in enumerate(zip(starts, ends, strict=True)):
@@ -315,38 +270,22 @@ def test_code_rows_match_the_oracle(
         else:
             expected_kept.append(True)
     assert kept == expected_kept
-    assert as_rows(found, kernel) == expected
+    assert as_rows(found) == expected
 
 
-@pytest.mark.c_extension
 def test_code_rows_checks_its_arguments() -> None:
-    kernel = load("commonmark", "cython")
     row = ("c", "error", "m")
-    good: list[object] = [[0], [1], array("q"), array("q"), [], row, []]
-    names = ["starts", "ends", "wall_starts", "wall_ends", "fenced", "row", "found"]
-    bad_values: list[object] = [(0,), ["1"], [0], array("i"), (), ("c", "error"), ()]
-    for index, bad in enumerate(bad_values):
-        args = [*good]
-        args[index] = bad
-        with pytest.raises(TypeError, match=names[index]):
-            kernel.code_rows(*args)
-    with pytest.raises(TypeError, match="fenced"):
-        kernel.code_rows([0], [1], array("q"), array("q"), [(0, 1)], row, [])
-    for implementation in ("cython", "python"):
-        twin = load("commonmark", implementation)
-        for fenced in ([(0, 2, True)], [(1, 1, True)], [(0, 1, True), (0, 1, True)]):
-            with pytest.raises(ValueError, match="fenced"):
-                twin.code_rows([0], [1], array("q"), array("q"), fenced, row, [])
-        with pytest.raises(ValueError, match="starts"):
-            twin.code_rows([1, 0], [1, 1], array("q"), array("q"), [], row, [])
+    for fenced in ([(0, 2, True)], [(1, 1, True)], [(0, 1, True), (0, 1, True)]):
+        with pytest.raises(ValueError, match="fenced"):
+            rules.code_rows([0], [1], array("q"), array("q"), fenced, row, [])
+    with pytest.raises(ValueError, match="starts"):
+        rules.code_rows([1, 0], [1, 1], array("q"), array("q"), [], row, [])
 
 
 @pytest.mark.parametrize("wide", ["", "\u00e9", "\u0100", "\U0001f600"])
-def test_cited_lines_find_every_break_across_vectors(implementation: str, wide: str) -> None:
-    # A CR, an LF or a CR LF at every place of lines longer than a vector, before and after
-    # the citations, in every width: the lines found are the twin's.
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
-    twin = load("commonmark", "python")
+def test_cited_lines_find_every_break(wide: str) -> None:
+    # A CR, an LF or a CR LF at every place of long lines, before and after the citations,
+    # in every width: the lines found are the oracle's.
     parser = Parser()
     for brk in ("\n", "\r", "\r\n"):
         for at in range(0, 90, 3):
@@ -360,5 +299,5 @@ def test_cited_lines_find_every_break_across_vectors(implementation: str, wide: 
                 citations = list(parser.finditer(text))
                 starts = [citation.start for citation in citations]
                 consumed = parser.spans(text)
-                got = kernel.cited_lines(text, starts, consumed, " `")
-                assert got == twin.cited_lines(text, starts, consumed, " `"), (brk, at)
+                got = rules.cited_lines(text, starts, consumed, LINE_FILLER)
+                assert got == lines_oracle(text, starts, consumed), (brk, at)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from citemark import Parser
 from citemark._core.spans import inside
-from citemark._kernels.commonmark_py import _ORDER
+from citemark._validate.diagnostic import _ORDER
 from citemark.validate import Diagnostic, validate
 
 S, D, E = "\ue200", "\ue202", "\ue201"
@@ -69,7 +69,7 @@ def per_character(text: str, parser: Parser) -> list[tuple[str, int, int]]:
     return merged
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=settings.default.max_examples * 3 // 2, deadline=None)
 @given(text=TEXTS)
 def test_stray_runs_as_a_character_at_a_time(parser: Parser, text: str) -> None:
     spans = [(start, end) for start, end, _ in parser.spans(text)]
@@ -98,7 +98,7 @@ def whole_text(text: str, parser: Parser) -> list[tuple[str, int, int, str]]:
     return sorted((d.code, d.start, d.end, d.message) for d in found)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=settings.default.max_examples * 3 // 2, deadline=None)
 @given(text=TEXTS, families=st.sampled_from([("cite",), ("cite", "navlist"), ("cite", "le")]))
 def test_ids_found_from_turn_as_by_a_whole_text_search(
     parser: Parser, text: str, families: tuple[str, ...]
@@ -134,7 +134,7 @@ LINES = st.lists(
 ).map("".join)  # fmt: skip
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=settings.default.max_examples * 3 // 2, deadline=None)
 @given(text=LINES)
 def test_lines_passed_over_as_the_full_check_reads_them(parser: Parser, text: str) -> None:
     # alone's shortcut (a text character at an end of what stands before a line's first
@@ -149,14 +149,14 @@ def test_lines_passed_over_as_the_full_check_reads_them(parser: Parser, text: st
     assert quick == full
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=settings.default.max_examples * 3 // 2, deadline=None)
 @given(text=TEXTS)
 def test_walls_sorted_are_disjoint(parser: Parser, text: str) -> None:
-    # validate's walls come from the kernel in order, not sorted: they must be the sorted
+    # validate's walls come from `stray_findings` in order, not sorted: they must be the sorted
     # consumed markers and foreign spans (of `strays` over each gap), none overlapping
     # another (they may touch).
     import citemark.validate as module
-    from citemark._markdown.code import held_gaps, strays
+    from citemark._validate.strays import held_gaps, strays
 
     check = module._Check(text, parser, None, None)
     starts, ends = check.markers()

@@ -1,5 +1,5 @@
-"""validate on thousands of unterminated STARTs (issue 12's "unclosed" shape): the kernel
-steps it takes there, on both implementations.
+"""validate on thousands of unterminated STARTs (issue 12's "unclosed" shape): the steps its
+rules take there (`citemark._validate`), over the scanner of both implementations.
 
 - `stray_findings` makes its rows in order of place, so validate sorts nothing when they are
   all it found (and sorts when anything else is found too);
@@ -7,70 +7,44 @@ steps it takes there, on both implementations.
 - `next_outside` passes walls a few characters apart, in every string width;
 - the word glued to an open START is read when the START opens (the next START looked for
   after it), whatever closes it.
-
-validate's kernel functions are the active implementation's; `kernel_of` swaps in the one
-under test.
 """
 
 from __future__ import annotations
 
-import contextlib
 from array import array
-from collections.abc import Iterator
 from itertools import pairwise
-from unittest import mock
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import citemark.validate
 from citemark import Parser
-from citemark._kernels.commonmark_py import _ORDER
-from citemark._kernels.loader import load
-from citemark._markdown import code as _commonmark
+from citemark._validate import diagnostic, strays
+from citemark._validate.diagnostic import _ORDER
 from citemark.sources import Registry, Source
 from citemark.validate import Diagnostic, validate
 from test_validate_strays import ROWS, Row, as_arrays, as_rows, oracle, outside_oracle
 
+# validate's rules, one Python implementation (the names these tests call).
+rules = SimpleNamespace(
+    **{name: getattr(module, name) for module in (diagnostic, strays) for name in module.__all__}
+)
 S, E, D = "\ue200", "\ue201", "\ue202"
 UNCLOSED = f"{S}cite{D}turn0search0 "  # the benchmark's unit
 IDS = ["turn0search0", "turn0file0", "x"]
 REGISTRY = Registry([Source(i, "one\ntwo\nthree", url=f"https://e.example/{i}") for i in IDS])
-# validate's names for the kernel functions it calls and the Diagnostic they make: those it
-# imports from _commonmark that are the active kernel's own (read off the modules, so a
-# function validate starts using is swapped too).
-KERNEL_NAMES = sorted(
-    name
-    for name, value in vars(_commonmark).items()
-    if callable(value)
-    and getattr(citemark.validate, name, None) is value
-    and getattr(_commonmark._kernel, name, None) is value
-)
-
-
-@contextlib.contextmanager
-def kernel_of(implementation: str) -> Iterator[None]:
-    """validate with the kernel functions of `implementation` (and its scanner)."""
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
-    with mock.patch.multiple(
-        citemark.validate, **{name: getattr(kernel, name) for name in KERNEL_NAMES}
-    ):
-        yield
 
 
 def run(implementation: str, text: str) -> list[Row]:
-    """validate's findings with `implementation`'s kernel, as rows of their fields (the
-    Diagnostics of the two kernels are of two types)."""
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
-    with kernel_of(implementation):
-        found = validate(
-            text,
-            REGISTRY,
-            parser=Parser(implementation=implementation),  # type: ignore[arg-type]
-            style="tool-lines",
-        )
-    return as_rows(found, kernel)
+    """validate's findings over `implementation`'s scanner, as rows of their fields."""
+    found = validate(
+        text,
+        REGISTRY,
+        parser=Parser(implementation=implementation),  # type: ignore[arg-type]
+        style="tool-lines",
+    )
+    return as_rows(found)
 
 
 PIECES = [S, E, D, S * 2, E * 2, " ", "\n", "x", "cite", "turn0search0", "turn0search7"]
@@ -79,18 +53,17 @@ TEXTS = st.lists(st.sampled_from(PIECES), max_size=30).map("".join)
 
 
 @given(TEXTS)
-def test_stray_rows_come_in_order_of_place(implementation: str, text: str) -> None:
+def test_stray_rows_come_in_order_of_place(text: str) -> None:
     # What lets validate skip the sort when these rows are all it found.
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     found: list[Diagnostic] = []
     consumed = Parser().spans(text)
-    kernel.stray_findings(text, consumed, S, E, D, ROWS, found, array("q"), array("q"))
+    rules.stray_findings(text, consumed, S, E, D, ROWS, found, array("q"), array("q"))
     assert all(a.start < b.start for a, b in pairwise(found))
     assert found == sorted(found, key=_ORDER)
 
 
 @given(TEXTS)
-def test_validate_is_in_order_and_the_same_on_both_kernels(implementation: str, text: str) -> None:
+def test_validate_is_in_order_and_the_same_on_both_scanners(implementation: str, text: str) -> None:
     got = run(implementation, text)
     assert got == sorted(got, key=_ORDER)
     assert got == run("python", text)
@@ -108,8 +81,8 @@ def test_the_unclosed_shape(implementation: str) -> None:
 
 @pytest.mark.parametrize("where", ["before", "between", "after"])
 def test_other_findings_among_the_stray_rows_are_sorted_in(implementation: str, where: str) -> None:
-    # A bare reference is found after the stray rows: the kernel's rows are not all there
-    # is, so validate sorts.
+    # A bare reference is found after the stray rows: they are not all there is, so validate
+    # sorts.
     bare = "see turn0search7 here "
     cut = {"before": 0, "between": 5, "after": 10}[where]
     text = UNCLOSED * cut + bare + UNCLOSED * (10 - cut)
@@ -119,34 +92,32 @@ def test_other_findings_among_the_stray_rows_are_sorted_in(implementation: str, 
     assert len(got) == 11
 
 
-def test_order_sorts_in_place(implementation: str) -> None:
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
-    row = kernel.Diagnostic
+def test_order_sorts_in_place() -> None:
+    row = rules.Diagnostic
     rows = [row("b", "e", "m", 3, 4), row("a", "e", "m", 1, 2), row("a", "e", "m", 1, 2)]
     first, second = rows[1], rows[2]
-    same = kernel.order(rows)
+    same = rules.order(rows)
     assert same is rows
     assert rows == [row("a", "e", "m", 1, 2)] * 2 + [row("b", "e", "m", 3, 4)]
     assert rows[0] is first  # stable
     assert rows[1] is second
     # Already in order: left as it is, the same row objects.
     before = list(rows)
-    assert kernel.order(rows) is rows
+    assert rules.order(rows) is rows
     assert all(a is b for a, b in zip(rows, before, strict=True))
-    assert kernel.order([]) == []
+    assert rules.order([]) == []
 
 
 @pytest.mark.parametrize("at", [0, 1, 2, 3])
-def test_order_checks_every_row_and_leaves_the_list_on_error(implementation: str, at: int) -> None:
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
-    row = kernel.Diagnostic
+def test_order_checks_every_row_and_leaves_the_list_on_error(at: int) -> None:
+    row = rules.Diagnostic
     for tail in ([], [row("a", "e", "m", 0, 0)]):  # in order until the bad row, or not
         rows: list[object] = [row("a", "e", "m", 5, 6), row("a", "e", "m", 7, 8)]
         rows.insert(min(at, len(rows)), Row("a", "e", "m", 1, 2))
         rows += tail
         before = list(rows)
         with pytest.raises(TypeError, match="found"):
-            kernel.order(rows)
+            rules.order(rows)
         assert rows == before
 
 
@@ -163,9 +134,8 @@ WALLED = st.lists(
     st.sampled_from(["turn", "t"]),
 )
 def test_next_outside_past_walls_a_few_characters_apart(
-    implementation: str, layout: list[tuple[int, int]], wide: str, body: str, at: int, needle: str
+    layout: list[tuple[int, int]], wide: str, body: str, at: int, needle: str
 ) -> None:
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     text = wide + body * 3
     walls = []
     place = 0
@@ -174,15 +144,14 @@ def test_next_outside_past_walls_a_few_characters_apart(
         walls.append((start, start + length))
         place = start + length
     walls = [(start, end) for start, end in walls if end <= len(text)]
-    got = kernel.next_outside(text, needle, at, *as_arrays(walls), 0)
+    got = rules.next_outside(text, needle, at, *as_arrays(walls), 0)
     assert got == outside_oracle(text, needle, at, walls)
 
 
 @pytest.mark.parametrize("wide", ["", "\u0100", "\U0001f600"])
-def test_the_glued_word_whatever_closes_it(implementation: str, wide: str) -> None:
+def test_the_glued_word_whatever_closes_it(wide: str) -> None:
     # Read when its START opens: a STOP then closes it (a refused marker), a START follows
     # it at once or after a word, a DELIMITER is part of it, and the text may end in it.
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     words = ["", "cite", f"cite{D}turn0search0", "x" * 40, f"cite{D}{wide}"]
     for word in words:
         for after in [E, S, f" {S}", f"{E}{E}", f"{D}{E}", "", f" x{E}"]:
@@ -190,14 +159,13 @@ def test_the_glued_word_whatever_closes_it(implementation: str, wide: str) -> No
             for last in (len(text), len(text) - 3):
                 found: list[tuple[int, int, int]] = []
                 foreign: list[tuple[int, int]] = []
-                kernel.strays(text, 0, last, 7, S, E, D, found, foreign)
+                rules.strays(text, 0, last, 7, S, E, D, found, foreign)
                 assert (found, foreign) == oracle(text, 0, last, 7), (word, after, last)
 
 
 @pytest.mark.parametrize("wide", ["", "\u0100", "\U0001f600"])
-def test_the_glued_word_at_every_length_about_a_vector(implementation: str, wide: str) -> None:
-    # (the kernel reads 8 units a step: every length up to three steps, each kind of end)
-    kernel = load("commonmark", implementation)  # type: ignore[arg-type]
+def test_the_glued_word_at_every_length(wide: str) -> None:
+    # (every length up to 25, each kind of end)
     ends = [" ", "\t", "\x85", "\xa0", "\u1680", "\u2000", "\u205f", "\u3000", S, E, ""]
     ends += ["\x84", "\xa1", "\u1fff", "\u2060", "\u3001", D]  # no end: just outside
     for char in ends:
@@ -205,5 +173,5 @@ def test_the_glued_word_at_every_length_about_a_vector(implementation: str, wide
             text = f"{wide}{S}{'a' * length}{char}{'b' * 9}"
             found: list[tuple[int, int, int]] = []
             foreign: list[tuple[int, int]] = []
-            kernel.strays(text, 0, len(text), 7, S, E, D, found, foreign)
+            rules.strays(text, 0, len(text), 7, S, E, D, found, foreign)
             assert (found, foreign) == oracle(text, 0, len(text), 7), (char, length)

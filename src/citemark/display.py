@@ -52,11 +52,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+import sys
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import NamedTuple
 
-from ._core.grammar import FAMILY_CHAR, LINE_BREAK_RE, LINE_LOCATOR_RE, check_text
+from ._core.grammar import FAMILY_CHAR, LINE_LOCATOR_RE, check_text
 from ._core.shapes import (
     BARE,
     BLANKS,
@@ -72,17 +74,21 @@ from ._core.shapes import (
     TITLED_FAMILIES,
 )
 from ._kernels.loader import Implementation, load
-from ._markdown.code import CodeScanner, code_walls, maybe_code
+from ._markdown.code import code_walls, maybe_code, stream_scanner
 from .offsets import OFFSET_UNITS, OffsetMap, OffsetUnit
 
 __all__ = [
     "CITATION_FAMILIES",
     "CleanStream",
     "Cleaned",
+    "Cut",
+    "Mapped",
     "Mark",
     "Marker",
     "clean",
     "clean_many",
+    "clean_mapped",
+    "clean_position",
     "clean_with_marks",
     "entity_name",
 ]
@@ -122,6 +128,25 @@ class Mark(NamedTuple):
 class Cleaned(NamedTuple):
     text: str
     marks: list[Mark]
+
+
+class Cut(NamedTuple):
+    """A place where cleaning changed the text: `text[start:end]` became
+    `clean[clean_start:clean_end]` (an empty range when it was removed).  Between two cuts,
+    and before the first and after the last, the text is copied as it is."""
+
+    start: int
+    end: int
+    clean_start: int
+    clean_end: int
+
+
+class Mapped(NamedTuple):
+    """The clean text, the marks (code points) and the cuts that lead from the text to it."""
+
+    text: str
+    marks: list[Mark]
+    cuts: list[Cut]
 
 
 def _kernel(implementation: Implementation | None) -> ModuleType:
@@ -255,6 +280,23 @@ def clean_with_marks(
     return Cleaned(result, marks)
 
 
+def clean_mapped(
+    text: str,
+    *,
+    lenient: bool = False,
+    skip_code: bool = True,
+    widgets: Widgets | None = None,
+    implementation: Implementation | None = None,
+) -> Mapped:
+    """`clean_with_marks(text)` (code points) and the cuts that lead from `text` to the clean
+    text, so that any position of `text` can be placed in the clean text
+    (`clean_position`): what a server needs to move offsets computed on the raw answer."""
+    _check(lenient, skip_code, widgets)
+    plain = check_text(text)
+    walls = code_walls(plain) if skip_code and maybe_code(plain) else []
+    return _clean_mapped(_kernel(implementation), plain, walls, lenient, widgets)
+
+
 # What a marker that is a link's destination, `[text](<marker>)`, becomes: a str (the URL),
 # or None to treat it as any other marker (see _clean; `render` gives it the source's URL).
 Destination = Callable[["Marker"], "str | None"]
@@ -267,7 +309,18 @@ def _clean(
     widgets: Widgets | None,
     destination: Destination | None = None,
 ) -> tuple[str, list[Mark]]:
-    tokens = kernel.scan(plain, walls)
+    result, marks, _, _ = _joined(kernel, plain, kernel.scan(plain, walls), widgets, destination)
+    return result, marks
+
+
+def _joined(
+    kernel: ModuleType,
+    plain: str,
+    tokens: list[tuple[int, ...]],
+    widgets: Widgets | None,
+    destination: Destination | None = None,
+) -> tuple[str, list[Mark], list[int], list[str]]:
+    """The clean text, the marks, and where each token went and what replaced it."""
     markers: list[Marker | None] = []
     replacements: list[str] = []
     for token in tokens:
@@ -285,7 +338,32 @@ def _clean(
         for marker, replacement, position in zip(markers, replacements, positions, strict=True)
         if marker is not None
     ]
-    return result, marks
+    return result, marks, positions, replacements
+
+
+def _clean_mapped(
+    kernel: ModuleType,
+    text: str,
+    walls: list[tuple[int, int]],
+    lenient: bool,
+    widgets: Widgets | None,
+) -> Mapped:
+    plain = text
+    rewritten: list[Cut] = []  # lenient: from text to the markers rebuilt in plain
+    if lenient:
+        plain, walls = _degraded(text, walls, rewritten)
+    if not kernel.has_markers(plain):
+        return Mapped(plain, [], rewritten)
+    tokens = kernel.scan(plain, walls)
+    result, marks, positions, replacements = _joined(kernel, plain, tokens, widgets)
+    back = [Cut(c, d, a, b) for a, b, c, d in rewritten]
+    spans = []
+    for token, position, replacement in zip(tokens, positions, replacements, strict=True):
+        start, end = token[1], token[2]
+        if back:
+            start, end = clean_position(back, start), clean_position(back, end, end=True)
+        spans.append(Cut(start, end, position, position + len(replacement)))
+    return Mapped(result, marks, _aligned(text, spans, result))
 
 
 def _is_destination(text: str, token: tuple[int, ...]) -> bool:
@@ -435,14 +513,43 @@ def _rebuild(match: re.Match[str]) -> str:
     return f"{START}{family}{DELIM}{DELIM.join(parts)}{STOP}"
 
 
-def _unreplace(line: str) -> str:
+def _unreplace(line: str, cuts: list[Cut] | None = None) -> str:
     """A line where U+FFFD stands for the marker characters: its markers rebuilt, and its
     other U+FFFD taken for the U+E203/U+E204/U+E206 that went with them."""
-    rebuilt, count = _REPLACED.subn(
-        lambda m: f"{START}{m['family']}{DELIM}{_REPLACEMENTS.sub(DELIM, m['body'])}{STOP}",
-        line,
-    )
+    rebuilt, count = _sub(_REPLACED, _rebuild_replaced, line, cuts)
     return rebuilt.replace("\ufffd", "\ue206") if count else line
+
+
+def _rebuild_replaced(match: re.Match[str]) -> str:
+    body = _REPLACEMENTS.sub(DELIM, match["body"])
+    return f"{START}{match['family']}{DELIM}{body}{STOP}"
+
+
+def _unescape(match: re.Match[str]) -> str:
+    return chr(0xE200 + int(match[1]))
+
+
+def _sub(
+    pattern: re.Pattern[str],
+    repl: Callable[[re.Match[str]], str],
+    text: str,
+    cuts: list[Cut] | None,
+) -> tuple[str, int]:
+    """`pattern.subn(repl, text)`; when `cuts` is a list, the cuts it made are appended."""
+    if cuts is None:
+        return pattern.subn(repl, text)
+    pieces: list[str] = []
+    at = shift = count = 0
+    for match in pattern.finditer(text):
+        start, end = match.span()
+        new = repl(match)
+        pieces += (text[at:start], new)
+        cuts.append(Cut(start, end, start + shift, start + shift + len(new)))
+        shift += len(new) - (end - start)
+        at = end
+        count += 1
+    pieces.append(text[at:])
+    return "".join(pieces), count
 
 
 # Every match of _DEGRADED holds one of these: an id glued to its family ("cite",
@@ -459,30 +566,184 @@ _DEGRADED_SIGNS = (
 )
 
 
-def _degrade_prose(prose: str) -> str:
-    prose = _ESCAPE.sub(lambda m: chr(0xE200 + int(m[1])), prose)
+def _degrade_prose(prose: str, cuts: list[Cut] | None = None) -> str:
+    """prose with its degraded forms rewritten; when `cuts` is a list, the cuts from prose
+    to the result are appended to it."""
+    # Each rewrite reads the output of the one before: one list of cuts for each.
+    steps: list[list[Cut]] | None = None if cuts is None else [[], [], []]
+    prose = _sub(_ESCAPE, _unescape, prose, None if steps is None else steps[0])[0]
     if "\ufffd" in prose:
-        prose = "".join(_unreplace(line) for line in _LINES.findall(prose))
-    if not any(sign in prose for sign in _DEGRADED_SIGNS):
-        return prose
-    return _DEGRADED.sub(_rebuild, prose)
+        lines: list[str] = []
+        at = length = 0
+        for line in _LINES.findall(prose):
+            found: list[Cut] | None = None if steps is None else []
+            rebuilt = _unreplace(line, found)
+            if steps is not None and found:
+                steps[1] += [Cut(a + at, b + at, c + length, d + length) for a, b, c, d in found]
+            lines.append(rebuilt)
+            at += len(line)
+            length += len(rebuilt)
+        prose = "".join(lines)
+    if any(sign in prose for sign in _DEGRADED_SIGNS):
+        prose = _sub(_DEGRADED, _rebuild, prose, None if steps is None else steps[2])[0]
+    if cuts is not None and steps is not None:
+        cuts += _compose(_compose(steps[0], steps[1]), steps[2])
+    return prose
 
 
-def _degraded(text: str, walls: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+def _degraded(
+    text: str, walls: list[tuple[int, int]], cuts: list[Cut] | None = None
+) -> tuple[str, list[tuple[int, int]]]:
     """text with the degraded forms outside walls rewritten as the markers they were, and
-    the walls where they now are."""
+    the walls where they now are; when `cuts` is a list, the cuts from text to the result
+    are appended to it."""
     pieces: list[str] = []
     moved: list[tuple[int, int]] = []
     at = length = 0
     for start, end in walls:
-        prose = _degrade_prose(text[at:start])
+        prose = _degrade_piece(text, at, start, length, cuts)
         pieces += (prose, text[start:end])
         length += len(prose)
         moved.append((length, length + end - start))
         length += end - start
         at = end
-    pieces.append(_degrade_prose(text[at:]))
+    pieces.append(_degrade_piece(text, at, len(text), length, cuts))
     return "".join(pieces), moved
+
+
+def _degrade_piece(text: str, at: int, end: int, length: int, cuts: list[Cut] | None) -> str:
+    """`_degrade_prose(text[at:end])`, its cuts (when asked) moved to the whole text's
+    positions: the piece starts at `at` in text and at `length` in the result."""
+    if cuts is None:
+        return _degrade_prose(text[at:end])
+    found: list[Cut] = []
+    prose = _degrade_prose(text[at:end], found)
+    cuts += [Cut(a + at, b + at, c + length, d + length) for a, b, c, d in found]
+    return prose
+
+
+# --- where the text went: positions of the raw text in the clean text --------------------
+
+# A stretch between two markers loses a few characters at most (the blanks the spacing rule
+# drops at either end, a link's brackets); more runs than this mean the matching below has
+# gone astray, and the stretch becomes one cut.
+_MAX_RUNS = 8
+
+
+def clean_position(cuts: Sequence[Cut], index: int, *, end: bool = False) -> int:
+    """Where position `index` (a boundary between characters) of the text lands in the
+    clean text, given the `cuts` that lead from one to the other (sorted, as `clean_mapped`
+    gives them).  A position inside a cut lands at the cut's clean start, or at its clean end
+    with `end=True`: the range `[a, b)` of the text is `[clean_position(a),
+    clean_position(b, end=True))` of the clean text, the characters of it that survive, and a
+    range over a removed marker only becomes a point where the marker was."""
+    k = bisect_right(cuts, (index, sys.maxsize)) - 1  # the last cut starting at or before
+    if k < 0:
+        return index
+    start, stop, clean_start, clean_end = cuts[k]
+    if index < stop:
+        return clean_end if end and index > start else clean_start
+    return clean_end + index - stop
+
+
+def _add(cuts: list[Cut], cut: Cut) -> None:
+    """Append cut, merged with the one before when both are removals that touch."""
+    if cuts and cut.clean_start == cut.clean_end:
+        last = cuts[-1]
+        if last.end == cut.start and last.clean_start == last.clean_end == cut.clean_start:
+            cuts[-1] = Cut(last.start, cut.end, last.clean_start, last.clean_start)
+            return
+    cuts.append(cut)
+
+
+def _common(a: str, i: int, a_end: int, b: str, j: int, b_end: int) -> int:
+    """The length of the common prefix of a[i:a_end] and b[j:b_end], found by halving (each
+    probe compares only the new part, so the work is linear in the answer)."""
+    limit = min(a_end - i, b_end - j)
+    if a[i : i + limit] == b[j : j + limit]:
+        return limit
+    low, high = 0, limit  # a[i:i+low] == b[j:j+low], a[i:i+high] != b[j:j+high]
+    while high - low > 1:
+        middle = (low + high) // 2
+        if a[i + low : i + middle] == b[j + low : j + middle]:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+def _gap(raw: str, r: int, s: int, clean: str, c: int, p: int, cuts: list[Cut]) -> None:
+    """Cuts of raw[r:s], the text between two markers, which became clean[c:p]: a few of its
+    characters dropped, matched from the left (the blanks before a marker are dropped after
+    the words before them are matched)."""
+    if s - r == p - c and raw[r:s] == clean[c:p]:
+        return
+    runs: list[Cut] = []
+    i, j = r, c
+    while j < p:
+        k = _common(raw, i, s, clean, j, p)
+        i += k
+        j += k
+        if j == p:
+            break
+        following = raw.find(clean[j], i, s)
+        if following < 0 or len(runs) == _MAX_RUNS:
+            _add(cuts, Cut(r, s, c, p))  # not a plain removal: the whole stretch is one cut
+            return
+        runs.append(Cut(i, following, j, j))
+        i = following
+    if i < s:
+        runs.append(Cut(i, s, p, p))
+    for run in runs:
+        _add(cuts, run)
+
+
+def _aligned(raw: str, spans: list[Cut], clean: str) -> list[Cut]:
+    """The cuts from raw to clean, given where each marker went (`spans`, sorted); the text
+    between two of them is matched by `_gap`.  Positions are kept in order even where the
+    spacing rule reached back past an earlier replacement."""
+    cuts: list[Cut] = []
+    r = c = 0
+    length = len(clean)
+    for start, stop, clean_start, clean_end in [*spans, Cut(len(raw), len(raw), length, length)]:
+        clean_start = min(max(clean_start, c), length)
+        clean_end = min(max(clean_end, clean_start), length)
+        _gap(raw, r, start, clean, c, clean_start, cuts)
+        if start < stop or clean_start < clean_end:
+            _add(cuts, Cut(start, stop, clean_start, clean_end))
+        r, c = stop, clean_end
+    return cuts
+
+
+def _compose(first: list[Cut], second: list[Cut]) -> list[Cut]:
+    """The cuts of `first` then `second` (whose positions are first's clean ones): each cut
+    of one carried through the other, the overlapping ones merged."""
+    if not first or not second:
+        return first or second
+    back = [Cut(c, d, a, b) for a, b, c, d in first]
+    carried = sorted(
+        [
+            Cut(a, b, clean_position(second, c), clean_position(second, d, end=True))
+            for a, b, c, d in first
+        ]
+        + [
+            Cut(clean_position(back, a), clean_position(back, b, end=True), c, d)
+            for a, b, c, d in second
+        ]
+    )
+    merged: list[Cut] = []
+    for cut in carried:
+        if merged and (cut.start < merged[-1].end or cut.clean_start < merged[-1].clean_end):
+            last = merged[-1]
+            merged[-1] = Cut(
+                last.start,
+                max(last.end, cut.end),
+                min(last.clean_start, cut.clean_start),
+                max(last.clean_end, cut.clean_end),
+            )
+        else:
+            merged.append(cut)
+    return merged
 
 
 # --- streams ---------------------------------------------------------------------------------
@@ -505,6 +766,12 @@ class CleanStream:
     among themselves and the lines go out (a code span that a later backtick would have
     closed is then not seen: the one case where the output can differ from `clean(whole)`).
     None holds as long as needed.  A single line is always held whole.
+
+    With `mapped=True` the stream also records, in `marks` and `cuts`, every marker it
+    removed and every cut it made (see `clean_mapped`), in positions of the whole stream:
+    cut starts and ends count the text fed since the start, clean positions the text
+    released since the start (code points).  A server places offsets computed on the raw
+    text with `clean_position(stream.cuts, index)` once `index <= stream.released`.
     """
 
     def __init__(
@@ -514,11 +781,14 @@ class CleanStream:
         skip_code: bool = True,
         widgets: Widgets | None = None,
         max_hold: int | None = DEFAULT_MAX_HOLD,
+        mapped: bool = False,
         implementation: Implementation | None = None,
     ) -> None:
         _check(lenient, skip_code, widgets)
         if max_hold is not None and (type(max_hold) is not int or max_hold < 1):
             raise TypeError(f"max_hold must be a positive int or None, not {max_hold!r}")
+        if type(mapped) is not bool:
+            raise TypeError(f"mapped must be bool, not {type(mapped).__name__}")
         self._max_hold = max_hold
         self._held_length = 0  # len("".join(self._lines))
         self._kernel = _kernel(implementation)
@@ -529,8 +799,12 @@ class CleanStream:
         self._released = 0  # stream offset where self._lines start
         self._pending: list[str] = []  # the chunks of the incomplete line
         self._complete = 0  # stream offset where the incomplete line starts
-        self._scanner = CodeScanner()
+        self._scanner = stream_scanner(implementation)
         self._closed = False
+        self._mapped = mapped
+        self._clean_length = 0  # the length of everything released
+        self.marks: list[Mark] = []
+        self.cuts: list[Cut] = []
         # The last snapshot (feed_snapshot), None while no snapshot was fed; "" after a
         # feed(), which then rules out snapshots.
         self._snapshot: str | None = None
@@ -540,6 +814,11 @@ class CleanStream:
     def held(self) -> str:
         """The raw text not released yet."""
         return "".join(self._lines) + "".join(self._pending)
+
+    @property
+    def released(self) -> int:
+        """How much of the stream's text (code points) is released: its clean text is final."""
+        return self._released
 
     def feed(self, chunk: str) -> str:
         """Take the next piece of the answer; returns the clean text released so far."""
@@ -605,17 +884,9 @@ class CleanStream:
         if not lines and not final:
             return
         scanner = self._scanner
-        scanner.text = lines
-        scanner.base = self._complete
-        start = 0
-        for line_end in LINE_BREAK_RE.finditer(lines):
-            scanner.line(start, line_end.start())
-            start = line_end.end()
-        if start < len(lines):
-            scanner.line(start, len(lines))
+        scanner.scan(lines, self._complete)
         if final:
             scanner.finish()
-        scanner.text = ""  # released with the lines; positions are kept as offsets
         self._complete += len(lines)
         if lines:
             self._lines.append(lines)
@@ -640,9 +911,18 @@ class CleanStream:
         self._released = cut
         # Every wall found so far ends before the cut: walls are found in order, and a
         # paragraph still waiting for its backticks ends before any later one is found.
-        walls = [(a - base, b - base) for a, b in scanner.walls] if self._skip_code else []
-        scanner.walls = []
-        return self._clean_piece(piece, walls)
+        found = scanner.take_walls()
+        walls = [(a - base, b - base) for a, b in found] if self._skip_code else []
+        if not self._mapped:
+            return self._clean_piece(piece, walls)
+        mapped = _clean_mapped(self._kernel, piece, walls, self._lenient, self._widgets)
+        shift = self._clean_length
+        self._clean_length += len(mapped.text)
+        self.marks += [
+            mark._replace(start=mark.start + shift, end=mark.end + shift) for mark in mapped.marks
+        ]
+        self.cuts += [Cut(a + base, b + base, c + shift, d + shift) for a, b, c, d in mapped.cuts]
+        return mapped.text
 
     def _clean_piece(self, piece: str, walls: list[tuple[int, int]]) -> str:
         if self._lenient:

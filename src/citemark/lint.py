@@ -2,14 +2,18 @@
 
     citemark lint ANSWER.txt --sources SOURCES.json [--style tool-lines]
     citemark lint LOG.jsonl --field response.text --sources-field response.sources
+    citemark lint LOG.parquet --column output_text --sources-column sources
 
-A FILE is one answer; with --field PATH it is JSONL, one answer a line at the dotted PATH.
+A FILE is one answer; with --field PATH it is JSONL, one answer a line at the dotted PATH;
+with --column NAME it is Parquet, one answer a row in the string column NAME.
 Sources are a JSON object mapping ids to source objects (`Registry.to_json`), or a list of
 objects with an "id": from --sources FILE for every answer, or per row from the JSONL field
---sources-field PATH.  Without sources, the checks that need them are skipped.
+--sources-field PATH (Parquet: the string column --sources-column NAME).  Without sources,
+the checks that need them are skipped.
 
 Diagnostics are printed one a line (`FILE:LINE:COLUMN: severity code: message`; JSONL:
-`FILE:ROW_LINE (answer LINE:COLUMN): ...`), then a table of counts; --json prints one
+`FILE:ROW_LINE (answer LINE:COLUMN): ...`; Parquet: `FILE:row ROW (answer LINE:COLUMN)`,
+ROW 0-based), then a table of counts; --json prints one
 JSON object instead.  Exit codes: 0 nothing at or above --fail-on (default: error); 1
 something was; 2 bad usage or unreadable input (a file, a sources file or a JSONL row that
 cannot be read is named, with its line, on standard error; the other inputs are still
@@ -75,9 +79,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = __doc__.split("\n\n", 2)[2] if __doc__ else None
     parser.add_argument("files", nargs="*", default=["-"], metavar="FILE")
     parser.add_argument("--sources", metavar="FILE", help="JSON: id -> source object")
-    parser.add_argument("--field", metavar="PATH", help="JSONL input: dotted path to the answer")
+    rows = parser.add_mutually_exclusive_group()
+    rows.add_argument("--field", metavar="PATH", help="JSONL input: dotted path to the answer")
+    rows.add_argument("--column", metavar="NAME", help="Parquet input: the answer column")
     parser.add_argument(
         "--sources-field", metavar="PATH", help="JSONL input: dotted path to the row's sources"
+    )
+    parser.add_argument(
+        "--sources-column", metavar="NAME", help="Parquet input: the row's sources (JSON text)"
     )
     parser.add_argument(
         "--style", choices=STYLES, help="the prompt's citation style (default: none)"
@@ -103,8 +112,11 @@ def run(arguments: argparse.ArgumentParser, argv: Sequence[str]) -> int:
     args = arguments.parse_intermixed_args(argv)
     if args.sources_field is not None and args.field is None:
         arguments.error("--sources-field reads JSONL rows: give --field too")
-    if args.sources and args.sources_field is not None:
-        arguments.error("give --sources or --sources-field, not both")
+    if args.sources_column is not None and args.column is None:
+        arguments.error("--sources-column reads Parquet rows: give --column too")
+    per_row = args.sources_field is not None or args.sources_column is not None
+    if args.sources and per_row:
+        arguments.error("give --sources or per-row sources, not both")
     try:
         field_path = parse_path(args.field) if args.field is not None else ()
         sources_path = parse_path(args.sources_field) if args.sources_field is not None else ()
@@ -134,6 +146,8 @@ def _check(
         try:
             if field_path:
                 _lint_jsonl(file, field_path, sources_path, shared, parser, args, report)
+            elif args.column is not None:
+                _lint_parquet(file, shared, parser, args, report)
             else:
                 text = _read(file).decode("utf-8")
                 _lint(text, shared, parser, args, report, file=file)
@@ -226,6 +240,57 @@ def _lint_jsonl(
         _lint(text, sources, parser, args, report, file=file, row_line=number)
 
 
+def _lint_parquet(
+    file: str, shared: Registry | None, parser: Parser, args: argparse.Namespace, report: Report
+) -> None:
+    """Each row of the Parquet column `args.column`, its sources from `args.sources_column`."""
+    try:
+        import pyarrow.parquet as pq
+    except ImportError as error:
+        raise Unreadable(f"{file}: Parquet needs pyarrow ({error}): pip install pyarrow") from None
+    columns = [args.column] + ([args.sources_column] if args.sources_column else [])
+    try:
+        table = pq.ParquetFile(_parquet_source(file))
+        missing = [name for name in columns if name not in table.schema_arrow.names]
+        if missing:
+            raise Unreadable(
+                f"{file}: no column {missing[0]!r} (it has {table.schema_arrow.names})"
+            )
+        batches = table.iter_batches(columns=columns)
+        row = 0
+        for batch in batches:
+            answers = batch.column(0).to_pylist()
+            sources = batch.column(1).to_pylist() if args.sources_column else None
+            for index, text in enumerate(answers):
+                where = f"row {row + index}"
+                if text is None:
+                    report.null_answers += 1
+                    continue
+                if not isinstance(text, str):
+                    raise Unreadable(f"{file}: column {args.column!r} is not a string column")
+                registry = shared
+                if sources is not None and sources[index] is not None:
+                    try:
+                        registry = Registry.from_json(json.loads(sources[index]))
+                    except (TypeError, ValueError) as error:
+                        report.unreadable.append(f"{file}:{where}: bad sources: {error}")
+                        _complain(report.unreadable[-1])
+                        continue
+                _lint(text, registry, parser, args, report, file=file, row_line=where)
+            row += len(answers)
+    except (OSError, ValueError, KeyError) as error:  # pyarrow's errors derive from these
+        raise Unreadable(f"{file}: cannot read Parquet column {args.column!r}: {error}") from None
+
+
+def _parquet_source(file: str) -> Any:
+    """A path, or standard input read whole (Parquet's footer is at the end)."""
+    if file != "-":
+        return file
+    import pyarrow as pa
+
+    return pa.BufferReader(sys.stdin.buffer.read())
+
+
 def _lint(
     text: str,
     sources: Registry | None,
@@ -234,7 +299,7 @@ def _lint(
     report: Report,
     *,
     file: str,
-    row_line: int | None = None,
+    row_line: int | str | None = None,
 ) -> None:
     report.answers += 1
     report.citations += sum(1 for _ in parser.finditer(text))

@@ -153,7 +153,7 @@ class StreamParser:
         candidates at most are tried per look (the last cut, then the last one before the
         first undecided START), so a look is linear.
         """
-        code, cuts = block_cuts(data)
+        code, cuts = block_cuts(data, self.parser.implementation)
         tried = 0
         index = len(cuts) - 1
         while index >= 0 and tried < 2:

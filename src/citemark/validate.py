@@ -86,26 +86,30 @@ from ._core.grammar import (
     heads_at,
 )
 from ._core.spans import inside, overlaps, without
-from ._kernels.commonmark_py import REFUSED, STRAY_DELIMITER, STRAY_STOP, UNTERMINATED, Severity
 from ._markdown.blocks import (
     LIST_OR_QUOTE,
     blocks,
     emphasis,
     is_punctuation,
 )
-from ._markdown.code import (
-    Diagnostic,
+from ._markdown.code import code_spans
+from ._validate.diagnostic import Diagnostic, Severity, order
+from ._validate.lines import (
     cited_lines,
     code_rows,
-    code_spans,
     fence_cited,
     filler_end,
     kept_bounds,
     located_rows,
-    next_outside,
-    order,
     present,
     punctuated,
+)
+from ._validate.strays import (
+    REFUSED,
+    STRAY_DELIMITER,
+    STRAY_STOP,
+    UNTERMINATED,
+    next_outside,
     stray_findings,
 )
 from .parser import CitationSpan, Parser
@@ -337,10 +341,9 @@ class _Check:
         # marker needs it.
         self.references(walls, code, marks)
         if len(self.found) == self.strays_only:
-            # Only the kernel's stray rows, made in order of place: nothing to sort.
+            # Only the stray rows, made in order of place: nothing to sort.
             return self.found
-        # Sorted in place in the kernel (by _ORDER): most texts of many findings are in order
-        # already, and the list is validate's own (a copy of thousands of rows costs more).
+        # Sorted in place (by place, then code): the list is validate's own.
         return order(self.found)
 
     # -- markers that are not citations -------------------------------------------------
@@ -372,10 +375,9 @@ class _Check:
                 end,
                 f"not a citation (empty, or an id the id rule refuses): {_show(text[start:end])}",
             )
-        # The stray marker characters between the markers, each run made a diagnostic in the
-        # kernel (a Python step per finding cost most of validate's time on thousands of
-        # them), and the walls the id checks skip: every consumed marker and every span of
-        # a marker the grammar did not consume.  Sorted, they are disjoint (touching at
+        # The stray marker characters between the markers, each run made a diagnostic by
+        # `stray_findings`, and the walls the id checks skip: every consumed marker and every
+        # span of a marker the grammar did not consume.  Sorted, they are disjoint (touching at
         # most): the foreign spans lie between the consumed markers (an open START's glued
         # word stops at the next START), and one ends where the next starts at the latest.
         walls = array("q"), array("q")
@@ -395,7 +397,7 @@ class _Check:
             row = found[index]
             message = self.refused(row.start, row.end)
             found[index] = Diagnostic(row.code, row.severity, message, row.start, row.end)
-        # How many findings there are when they are the kernel's alone (its rows come in
+        # How many findings there are when they are the stray rows alone (they come in
         # order of place: `run` sorts nothing if no other is added); -1 when there are others.
         self.strays_only = -1 if before else len(found)
         return walls
@@ -414,8 +416,8 @@ class _Check:
     def locate_all(self) -> None:
         """The findings of each citation's ids and locator.  What they give depends on
         nothing else: worked out once for each distinct pair (an answer cites the same few
-        sources again and again), as diagnostic rows without their place, which the kernel
-        places at each citation."""
+        sources again and again), as diagnostic rows without their place, which
+        `located_rows` places at each citation."""
         located_rows(self.citations, self.located, self.rows_of, self.found)
 
     def rows_of(
@@ -478,7 +480,7 @@ class _Check:
     # -- placement -------------------------------------------------------------------------
 
     def fence_lines(self) -> list[tuple[int, int, bool]]:
-        """The citations on the line of a code fence (reported here), as the kernel finds
+        """The citations on the line of a code fence (reported here), as `fence_cited` finds
         them among the lines that hold a backtick or a tilde: `(first, stop, blank)` for each
         such line, its citations first..stop-1, blank when they must be blanked for the
         code scan (see `masked_for_code`)."""
@@ -496,7 +498,7 @@ class _Check:
     def masked_for_code(self, fence_rows: list[tuple[int, int, bool]]) -> str:
         """The text with the citations of fence lines blanked, so the fences are read as
         the model meant them and the rest of the answer is not taken for code.  Only the
-        lines the kernel says may read otherwise blanked are copied (a fence line whose run
+        lines `fence_cited` says may read otherwise blanked are copied (a fence line whose run
         is followed by text other than its citations reads the same: a copy of a long text
         is a pass over it into fresh pages, about 64 page faults a call on 100 KB)."""
         blanked = [(first, stop) for first, stop, blank in fence_rows if blank]
@@ -520,7 +522,7 @@ class _Check:
     ) -> None:
         """The placement checks of the citations; `marks`: which of _MARKS the text holds."""
         citations, starts, ends = self.citations, self.starts, self.ends
-        # Outside code and fence lines; those in code reported by the kernel.
+        # Outside code and fence lines; those in code reported by `code_rows`.
         kept = code_rows(starts, ends, *code, fence_rows, _IN_CODE, self.found)
         outside = list(compress(citations, kept))
         # Emphasis needs a `*` or `_` run: without one (or without a citation to check)
@@ -543,7 +545,7 @@ class _Check:
 
     def punctuation(self, starts: list[int], ends: list[int]) -> None:
         """citation-before-punctuation: each run of these citations (blanks between them)
-        that punctuation follows, found by the kernel."""
+        that punctuation follows (`punctuated`)."""
         text = self.text
         for first, last, at in punctuated(text, starts, ends, _PUNCTUATION):
             self.add(
@@ -558,7 +560,7 @@ class _Check:
         on the lines with no letter outside the markers (a letter is no filler, and no list
         bullet or quote sign can hide it).  A line with nothing but filler there is alone
         whatever its bullet; the others are read here.  The first and last citation kept on
-        each line are found by the kernel (a Python step per line cost most of this)."""
+        each line are found by `kept_bounds`."""
         text, consumed, starts, ends = self.text, self.consumed, self.starts, self.ends
         self.found += starmap(
             Diagnostic,
@@ -675,9 +677,9 @@ class _Check:
         text, pattern, families, glued = self.text, words.pattern, words.families, words.glued
         found: list[re.Match[str]] = []
         done = 0  # where the last match ends: finditer goes on from there
-        # The "turn"s inside walls skipped by the kernel (thousands of open STARTs' glued
-        # words cost a Python step each otherwise); wall: the first that does not end at or
-        # before `at`.
+        # The "turn"s inside walls skipped with the rest of the wall (thousands of open
+        # STARTs' glued words would cost a step each otherwise); wall: the first that does not
+        # end at or before `at`.
         at, wall = next_outside(text, "turn", 0, *walls, 0)
         while at >= 0:
             # The places a match through this "turn" can start, leftmost first.
@@ -730,8 +732,8 @@ def _filler(text: str) -> bool:
     return all(char.isspace() or is_punctuation(char) for char in set(text))
 
 
-# The ASCII characters that are filler on their own (the kernel's table; the rest is read by
-# `_filler`).
+# The ASCII characters that are filler on their own (`filler_end` skips them; the rest is
+# read by `_filler`).
 _FILLER = "".join(char for char in map(chr, range(128)) if _filler(char))
 
 
@@ -742,11 +744,11 @@ _MARKS = "*_\\"
 
 
 def _filler_in(text: str, start: int, end: int) -> bool:
-    """`_filler(text[start:end])`, the ASCII filler skipped by the kernel (a vector at a
-    time: the text between two citations may be thousands of backticks) and only what
-    follows the first other character read here."""
+    """`_filler(text[start:end])`, the ASCII filler skipped by `filler_end` (the text between
+    two citations may be thousands of backticks) and only what follows the first other
+    character read here: none if that one is ASCII (it is no filler)."""
     at = filler_end(text, start, end, _FILLER)
-    return at == end or _filler(text[at:end])
+    return at == end or (text[at] >= "\x80" and _filler(text[at:end]))
 
 
 _HAS_DIGIT = re.compile(r"\d").search

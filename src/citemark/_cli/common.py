@@ -13,6 +13,9 @@ EXIT_OK = 0
 EXIT_SKIPPED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
+# A closed pipe (`| head`): the status a shell reports for a filter killed by SIGPIPE, as
+# `cat` and `grep` give it, so that `set -o pipefail` sees it and it is never success.
+EXIT_CLOSED_PIPE = 141
 
 
 def add_family(parser: argparse.ArgumentParser) -> None:
@@ -30,16 +33,18 @@ def guarded(
     work: Callable[[], Any], output: str | None, report: Callable[[str], None]
 ) -> tuple[Any, int]:
     """(work(), 0), or (None, exit code) for an interrupt or a write error, the same for
-    every command: a closed pipe (`| head`) is no error; a full disk is exit 2, named."""
+    every command: a closed pipe (`| head`) ends the run quietly with 141; a full disk is exit
+    2, named."""
     try:
         return work(), EXIT_OK
     except KeyboardInterrupt:
         report("citemark: interrupted")
         return None, EXIT_INTERRUPTED
     except BrokenPipeError:
-        # The reader went away: not an error of ours; keep Python quiet at exit.
+        # The reader went away: no message (it would go to a reader that is gone, or clutter
+        # the terminal), and Python must stay quiet at exit.
         quiet_stdout()
-        return None, EXIT_OK
+        return None, EXIT_CLOSED_PIPE
     except OSError as error:
         report(f"citemark: cannot write {output or 'standard output'}: {error}")
         quiet_stdout()

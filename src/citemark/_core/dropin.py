@@ -35,14 +35,10 @@ def _citation_template() -> dict[str, None]:
     """A dict of `Citation`'s keys, in order, all None, whose copies are the smallest dicts
     of those keys this interpreter makes: both scanners build each citation as a copy.
 
-    A copy of a dict built key by key owns a key table: 16 slots for six keys, 272 bytes a
-    citation (CPython 3.11).  A copy of a split-table dict (an instance's `__dict__`) shares
-    the keys of the class's instances and owns only its values: 120 bytes.  On a 4 MB text
-    of 100,000 citations that is 13 MB less fresh memory, 3,500 fewer page faults a call
-    (9,324 against 5,796, measured).
-    A copy is a plain `dict` either way (equal, same key order, changed like any other:
-    a key added or deleted concerns that dict only).  An interpreter that shares no keys,
-    or that cannot tell the sizes, gets the plain one.
+    A copy of a split-table dict (an instance's `__dict__`) shares the keys of the class's
+    instances and owns only its values, less than half the memory of a copy of a dict built
+    key by key (docs/performance.md has the figures).  A copy is a plain `dict` either way;
+    an interpreter that shares no keys, or that cannot tell the sizes, gets the plain one.
     """
     keys = tuple(Citation.__annotations__)
     plain = dict.fromkeys(keys)

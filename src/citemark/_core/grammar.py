@@ -7,6 +7,7 @@ Nothing here scans text; the kernel (`scan_c`) and its twin (`scan_py`) do that.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable
 from typing import Literal, TypedDict
@@ -131,3 +132,20 @@ def check_rules(max_marker_length: object, source_id: object, locator: object) -
             raise TypeError(
                 f"{name} must be a compiled pattern or None, not {type(pattern).__name__}"
             )
+
+
+# The places a kernel's Py_ssize_t holds, those of a signed 64-bit integer: [PLACE_LOWEST,
+# PLACE_BEYOND).
+PLACE_LOWEST, PLACE_BEYOND = -(2**63), 2**63
+
+
+def check_place(value: object, name: str) -> int:
+    """A place: an int (or what has __index__) within the range of a signed 64-bit integer,
+    what a place in any text can be; a TypeError or OverflowError naming `name` else."""
+    try:
+        place = operator.index(value)  # type: ignore[arg-type]
+    except TypeError:
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}") from None
+    if not PLACE_LOWEST <= place < PLACE_BEYOND:
+        raise OverflowError(f"{name} is too large for a place: {place}")
+    return place

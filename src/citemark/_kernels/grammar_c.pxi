@@ -47,6 +47,10 @@ cdef enum:
     INVALID = -1
     # A typical answer's matches fit in Matches.inline, so scanning it allocates nothing.
     INLINE_MATCHES = 16
+    # A part of a body (an id, a locator) mostly ends within this many units.
+    NEAR_UNITS = 16
+    # Parts whose place the judge keeps in the match: a citation rarely cites more sources.
+    ID_SLOTS = 4
     IS_SPACE = 1  # str.isspace()
     IS_ID = 2  # [A-Za-z0-9_-]
 
@@ -78,6 +82,9 @@ cdef struct Match:
     Py_ssize_t n_ids  # ids before the locator; INVALID or UNJUDGED
     Py_ssize_t locator  # start of the locator part, or -1
     Py_ssize_t locator_end
+    # [start, end) of the first ID_SLOTS stripped parts, as judge_body found them, so the
+    # ids are built without splitting the body again (judge_with_patterns leaves them).
+    Py_ssize_t ids[2 * ID_SLOTS]
 
 cdef struct Matches:
     Match* items  # `inline` until it outgrows it, then the heap
@@ -220,6 +227,22 @@ cdef inline Py_ssize_t find_mark(const unit_t* data, Py_ssize_t i, Py_ssize_t en
         return -1
 
 
+cdef inline Py_ssize_t find_mark_near(const unit_t* data, Py_ssize_t i, Py_ssize_t end,
+                                      const Mark* mark) noexcept nogil:
+    """find_mark for a search that mostly ends within a few units (the end of a part): the
+    first NEAR_UNITS units looked at one by one, without a call and a vector set-up."""
+    cdef Py_ssize_t near
+    if unit_t is utf8_t:
+        return find_mark(data, i, end, mark)
+    else:
+        near = i + NEAR_UNITS if end - i > NEAR_UNITS else end
+        while i < near:
+            if data[i] == mark.point:
+                return i
+            i += 1
+        return find_mark(data, i, end, mark) if i < end else -1
+
+
 # --- the grammar --------------------------------------------------------------------------
 
 cdef inline Py_ssize_t head_end(const unit_t* data, Py_ssize_t n, Py_ssize_t i,
@@ -280,7 +303,7 @@ cdef inline Py_ssize_t next_part(const unit_t* data, Py_ssize_t i, Py_ssize_t st
                                  const Mark* delim, Py_ssize_t* a, Py_ssize_t* b) noexcept nogil:
     """The part starting at i, stripped (`str.strip()`) to data[a:b] (a == b: empty); returns
     the index where it ends (a DELIM, or stop).  i <= stop."""
-    cdef Py_ssize_t part_end = find_mark(data, i, stop, delim), after, last
+    cdef Py_ssize_t part_end = find_mark_near(data, i, stop, delim), after, last
     cdef Py_UCS4 ch
     if part_end < 0:
         part_end = stop
@@ -326,8 +349,20 @@ cdef void judge_body(const unit_t* data, Py_ssize_t stop, const Mark* delim,
     match.locator = -1
     match.locator_end = -1
     while True:
-        # One part: data[i:] up to the next DELIM (or stop), stripped to data[a:end].
-        a = end = -1
+        # One part: data[i:] up to the next DELIM (or stop), stripped to data[a:end].  The
+        # leading spaces first, so the loop over the rest has one test less a character.
+        while i < stop and not is_mark(data, i, stop, delim):
+            ch = at(data, i)
+            if ch < 128:
+                if not (ASCII_CLASS[ch] & IS_SPACE):
+                    break
+                i += 1
+            else:
+                after = read_point(data, i, stop, &ch)
+                if not is_space(ch):
+                    break
+                i = after
+        a = end = i
         first_bad = stop  # the first character at or after a that an id may not hold
         while i < stop and not is_mark(data, i, stop, delim):
             ch = at(data, i)
@@ -338,16 +373,17 @@ cdef void judge_body(const unit_t* data, Py_ssize_t stop, const Mark* delim,
                 after = read_point(data, i, stop, &ch)
                 char_class = IS_SPACE if is_space(ch) else 0
             if not (char_class & IS_SPACE):
-                if a < 0:
-                    a = i
                 end = after
-            if not (char_class & IS_ID) and a >= 0 and first_bad == stop:
+            if not (char_class & IS_ID) and first_bad == stop:
                 first_bad = i
             i = after
-        if a >= 0:
+        if a < end:
             # Only the last part may be a locator; every part before it must be an id.
             if n_parts and not last_is_id:
                 return
+            if n_parts < ID_SLOTS:
+                match.ids[2 * n_parts] = a
+                match.ids[2 * n_parts + 1] = end
             n_parts += 1
             last_a = a
             last_b = end

@@ -98,6 +98,9 @@ cdef enum:
     SHARED_SLOTS = 1 << SHARED_BITS
     # A span's hash reads this many bytes at most at each end.
     HASHED_BYTES = 32
+    # Spans up to this many units are built by `substring`'s own loop (an id, a locator, a
+    # marker); longer ones by CPython, whose widest-unit search is vectorised.
+    SHORT_SPAN = 128
 
 
 # --- the grammar -------------------------------------------------------------------------
@@ -279,33 +282,61 @@ cdef Py_ssize_t shared_slot(const char* bytes, Py_ssize_t size) noexcept nogil:
     """The slot of bytes[:size]: a hash of its size and of HASHED_BYTES at most at each end,
     so that a long span costs no more than a short one (memcmp has the last word)."""
     cdef uint64_t h = <uint64_t>size * CM_HASH_MULTIPLIER, word = 0
-    cdef Py_ssize_t i = 0
+    cdef Py_ssize_t i = 0, j
     if size < 8:
         memcpy(&word, bytes, size)
         h = (h ^ word) * CM_HASH_MULTIPLIER
     else:
-        while i <= size - 8 and i < HASHED_BYTES:
+        while i < size - 8 and i < HASHED_BYTES:
             h = mix(h, bytes + i)
             i += 8
-        i = size - 8
-        while i >= 0 and i > size - 8 - HASHED_BYTES:
-            h = mix(h, bytes + i)
-            i -= 8
+        # From the end, the words the loop above did not read (each word once).
+        j = size - 8
+        while j >= i and j > size - 8 - HASHED_BYTES:
+            h = mix(h, bytes + j)
+            j -= 8
     # The top bits: the product's low bits only depend on the words' low bits.
     return <Py_ssize_t>(h >> (64 - SHARED_BITS))
 
 
+cdef object substring(str text, const text_t* data, Py_ssize_t a, Py_ssize_t b,
+                      Py_UCS4 maxchar):
+    """text[a:b] (a < b), the very str PyUnicode_Substring makes.  `maxchar` is the span's
+    widest class when the caller knows it (0x7F for an id under the guide's rule), else 0:
+    a short span is then measured by one loop; a long one goes to CPython."""
+    cdef uint32_t bits = 0
+    cdef Py_ssize_t i
+    if b - a == 1:
+        return PyUnicode_Substring(text, a, b)  # one character: CPython's cached str
+    if maxchar == 0:
+        if b - a > SHORT_SPAN:
+            return PyUnicode_Substring(text, a, b)
+        for i in range(a, b):
+            bits |= <uint32_t>data[i]
+        if bits < 0x80:
+            maxchar = 0x7F
+        elif bits < 0x100:
+            maxchar = 0xFF
+        elif bits < 0x10000:
+            maxchar = 0xFFFF
+        else:
+            maxchar = 0x10FFFF
+    made = PyUnicode_New(b - a, maxchar)
+    copy_units(data + a, PyUnicode_DATA(made), PyUnicode_KIND(made), b - a)
+    return made
+
+
 cdef object shared_substring(str text, const text_t* data, Shared* shared, Py_ssize_t a,
-                             Py_ssize_t b):
-    """text[a:b]; the very str built earlier in the call for an equal span when its slot
-    still holds it."""
+                             Py_ssize_t b, Py_UCS4 maxchar):
+    """text[a:b] (`maxchar` as in `substring`); the very str built earlier in the call for
+    an equal span when its slot still holds it."""
     cdef Py_ssize_t size = (b - a) * <Py_ssize_t>sizeof(text_t)
     cdef Py_ssize_t slot = shared_slot(<const char*>(data + a), size)
     cdef PyObject* found = shared.strings[slot]
     if (found != NULL and shared.lengths[slot] == b - a
             and memcmp(data + shared.starts[slot], data + a, size) == 0):
         return <object>found
-    made = PyUnicode_Substring(text, a, b)
+    made = substring(text, data, a, b, maxchar)
     Py_INCREF(made)  # the slot's reference
     Py_XDECREF(found)
     shared.strings[slot] = <PyObject*>made
@@ -318,13 +349,21 @@ cdef object source_ids(str text, const text_t* data, Grammar grammar, const Matc
                        bint as_tuple, Shared* shared):
     """The source ids of a valid match, as a list (the drop-in dict) or a tuple (a record)."""
     cdef Py_ssize_t i = match.body, stop = match.end - 1, a = 0, b = 0, k = 0
+    # The guide's id rule admits ASCII characters only.
+    cdef Py_UCS4 maxchar = 0x7F if grammar.rules.builtin_rules else 0
+    # judge_body kept where the first ids are (the guide's rules only).
+    cdef bint kept = grammar.rules.builtin_rules and match.n_ids <= ID_SLOTS
     ids = PyTuple_New(match.n_ids) if as_tuple else PyList_New(match.n_ids)
     while k < match.n_ids:
-        # The judge counted the ids, so this ends before stop.
-        i = next_part(data, i, stop, &grammar.rules.delim, &a, &b) + 1
-        if a == b:
-            continue
-        part = shared_substring(text, data, shared, a, b)
+        if kept:
+            a = match.ids[2 * k]
+            b = match.ids[2 * k + 1]
+        else:
+            # The judge counted the ids, so this ends before stop.
+            i = next_part(data, i, stop, &grammar.rules.delim, &a, &b) + 1
+            if a == b:
+                continue
+        part = shared_substring(text, data, shared, a, b, maxchar)
         Py_INCREF(part)  # the SET_ITEMs steal a reference
         if as_tuple:
             PyTuple_SET_ITEM(ids, k, part)
@@ -338,14 +377,24 @@ cdef inline object locator_of(str text, const text_t* data, const Match* match,
                               Shared* shared):
     if match.locator < 0:
         return None
-    return shared_substring(text, data, shared, match.locator, match.locator_end)
+    return shared_substring(text, data, shared, match.locator, match.locator_end, 0)
 
 
 cdef inline object family_of(str text, const text_t* data, Grammar grammar, const Match* match,
                              Shared* shared):
     if match.family < 0:
-        return shared_substring(text, data, shared, match.start + 1, match.body - 1)
+        # Any family's name is [A-Za-z0-9_]+.
+        return shared_substring(text, data, shared, match.start + 1, match.body - 1, 0x7F)
     return grammar.families[match.family]
+
+
+cdef inline Py_UCS4 raw_maxchar(const text_t* data, Grammar grammar) noexcept:
+    """A marker's widest class when its START tells it (0: measure it): in 2-byte text, a
+    START above U+00FF makes every marker 2-byte."""
+    if text_t is Py_UCS2:
+        return 0xFFFF if grammar.rules.start.point > 0xFF else 0
+    else:
+        return 0
 
 
 # What every drop-in dict is a copy of: a split-table dict on CPython, whose copies share
@@ -360,7 +409,8 @@ cdef dict citation(str text, const text_t* data, Grammar grammar, const Match* m
     the call's own previous dict, not the shared template, keeps threads without the GIL
     off each other's objects."""
     cdef dict result = PyDict_Copy(TEMPLATE if previous is None else previous)
-    result["raw"] = shared_substring(text, data, shared, match.start, match.end)
+    result["raw"] = shared_substring(text, data, shared, match.start, match.end,
+                                     raw_maxchar(data, grammar))
     result["family"] = family_of(text, data, grammar, match, shared)
     result["source_ids"] = source_ids(text, data, grammar, match, False, shared)
     result["locator"] = locator_of(text, data, match, shared)

@@ -27,10 +27,9 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .._core.grammar import LINE_BREAK_RE
 from .._core.shapes import PRIVATE_RANGE
 from .._kernels import commonmark_py as _twin
-from .._kernels.loader import load
+from .._kernels.loader import Implementation, load
 
 # The hot loops (the common lines outside containers and code, a paragraph's backtick runs
 # and their pairing) come from the active implementation of the `commonmark_c` /
@@ -40,29 +39,14 @@ if TYPE_CHECKING:
     from .._kernels import commonmark_py as _kernel
 else:
     _kernel = load("commonmark")
-Diagnostic = _kernel.Diagnostic  # validate's finding, made by the kernel's functions below
-# validate's stray marker characters between the markers (see `commonmark_py.strays`).
-strays = _kernel.strays
-# ... and as diagnostics, with the walls the id checks skip (`commonmark_py.stray_findings`).
-stray_findings = _kernel.stray_findings
-# validate's findings in its order (`commonmark_py.order`).
-order = _kernel.order
-# validate's per-citation checks (see `commonmark_py`).
-cited_lines = _kernel.cited_lines
-covered = _kernel.covered
-punctuated = _kernel.punctuated
-located_rows = _kernel.located_rows
 _code_walls = _kernel.code_walls
-# The same walls as two arrays, the starts and the ends (see `commonmark_py.code_spans`).
+# The same code spans as two arrays, the starts and the ends (see `commonmark_py.code_spans`).
 code_spans = _kernel.code_spans
 # (start, end) of every line's content, line breaks excluded (see `commonmark_py`).
 line_spans = _kernel.line_spans
-held_gaps = _kernel.held_gaps
-next_outside = _kernel.next_outside
 
-__all__ = ["CodeScanner", "block_cuts", "code_walls", "held_gaps", "line_spans", "next_outside"]
-__all__ += ["cited_lines", "located_rows", "order", "punctuated", "stray_findings", "strays"]
-__all__ += ["Diagnostic", "code_spans", "covered"]
+__all__ = ["CodeScanner", "block_cuts", "code_spans", "code_walls", "line_spans", "maybe_code"]
+__all__ += ["markers_may_be_in_code", "stream_scanner"]
 
 
 class CodeScanner(_twin.CodeScanner):
@@ -76,28 +60,28 @@ class CodeScanner(_twin.CodeScanner):
 
 def code_walls(text: str) -> list[tuple[int, int]]:
     """The code point ranges of Markdown code in `text`: sorted, disjoint.  The whole scan
-    runs in the kernel (its twin is `scanned_walls`: a Python step per line costs most of
-    validate's time on an answer with lists and fences)."""
+    runs in the kernel (its twin is `scanned_walls`: a Python step per line is most of the
+    cost of a short answer with lists and fences)."""
     return _code_walls(text)
 
 
-def block_cuts(text: str) -> tuple[list[tuple[int, int]], list[int]]:
+def stream_scanner(implementation: Implementation | None = None) -> _twin.StreamScanner:
+    """A new `StreamScanner` (see `commonmark_py`) of `implementation` (None: the active
+    one): the code scan a stream feeds its pieces to, their lines read in C when compiled."""
+    scanner: _twin.StreamScanner = load("commonmark", implementation).StreamScanner()
+    return scanner
+
+
+def block_cuts(
+    text: str, implementation: Implementation | None = None
+) -> tuple[list[tuple[int, int]], list[int]]:
     """`code_walls(text)`, and the starts of the non-blank lines before which the scanner is
     `neutral`: cut there, each part reads as it does in the whole text (a stream's cuts)."""
-    scanner = CodeScanner(text)
-    cuts = []
-    start = 0
-    for line_end in LINE_BREAK_RE.finditer(text):
-        if start and scanner.neutral and start < line_end.start():
-            cuts.append(start)
-        scanner.line(start, line_end.start())
-        start = line_end.end()
-    if start < len(text):
-        if start and scanner.neutral:
-            cuts.append(start)
-        scanner.line(start, len(text))
+    scanner = stream_scanner(implementation)
+    cuts: list[int] = []
+    scanner.scan(text, 0, cuts)
     scanner.finish()
-    return scanner.walls, cuts
+    return scanner.take_walls(), cuts
 
 
 def maybe_code(text: str) -> bool:
@@ -140,16 +124,3 @@ def markers_may_be_in_code(text: str) -> bool:
         return True
     tick = text.find("`", 0, last)
     return tick >= 0 and text.rfind("`") > first.start()
-
-
-# validate's checks of the cited lines (see `commonmark_py`): the fence lines among them,
-# the end of a stretch of filler, the first and last citation kept on each line.
-fence_cited = _kernel.fence_cited
-filler_end = _kernel.filler_end
-kept_bounds = _kernel.kept_bounds
-# ... and which citations to check further, those in code reported (`commonmark_py`).
-code_rows = _kernel.code_rows
-__all__ += ["code_rows", "fence_cited", "filler_end", "kept_bounds"]
-# Which of a few characters occur in a text, in one pass (see `commonmark_py.present`).
-present = _kernel.present
-__all__ += ["present"]

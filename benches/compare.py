@@ -1,0 +1,506 @@
+"""Time two or more revisions of citemark on the same workloads, in one run.
+
+    python benches/compare.py REV_A REV_B [REV_C ...] [--workload NAME ...]
+
+Each REV is anything `git rev-parse` takes (a hash, a branch, `HEAD~3`) or `.` for this
+checkout as it is on disk, uncommitted edits included.  A revision is exported once
+(`git archive`) into the cache directory under its commit hash and built there with
+`python setup.py build_ext --inplace`; later runs reuse the build.  `.` is built in place in
+this checkout (an incremental build).
+
+Every revision gets a worker process of its own (`PYTHONPATH=<tree>/src`, the compiled
+kernels demanded with CITEMARK_IMPLEMENTATION=cython), and so does the guide's helper
+(`baseline.py`).  The workers take turns: in each round every worker times every workload
+for a short budget, in an order that reverses from one round to the next (A B C, C B A, ...),
+so the noise of a shared machine falls on all of them alike.  The texts come from this
+checkout's `corpus.py` (the benches' seeded texts) whatever the revision, and the workloads
+call only the public API, so any revision that has the API can be timed.
+
+The table gives per workload the median seconds a call, each revision's ratio to the first
+(above 1: slower than the first) and how many times faster than the helper it is, where the
+helper has the operation.  Each timing sample is the mean of enough back-to-back calls to
+last about a millisecond; the median is over all samples of all rounds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import gc
+import hashlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+HERE = Path(__file__).resolve().parent
+CHECKOUT = HERE.parent
+DEFAULT_CACHE = HERE / ".cache"
+SAMPLE_SECONDS = 0.001  # each sample: enough calls to last this long
+HELPER = "helper"
+
+Call = Callable[[], Any]
+Setup = Callable[[], tuple[Call, Any]]
+
+
+# ---------------------------------------------------------------- workloads
+# A workload makes its text from corpus.py and returns (the call to time, what its result
+# is for the parity check between revisions).  Only the public API is used.
+
+
+def _citation_keys(found: Any) -> list[tuple[Any, ...]]:
+    return [(c["start"], c["end"], tuple(c["source_ids"]), c["locator"]) for c in found]
+
+
+def _extract(make: str) -> tuple[Setup, Setup]:
+    def kernel() -> tuple[Call, Any]:
+        import citemark
+        import corpus
+
+        text = corpus.text_of(make)
+        call = functools.partial(citemark.extract_citations, text)
+        return call, _citation_keys(call())
+
+    def helper() -> tuple[Call, Any]:
+        import baseline
+        import corpus
+
+        text = corpus.text_of(make)
+        call = functools.partial(baseline.extract_citations, text)
+        return call, _citation_keys(call())
+
+    return kernel, helper
+
+
+def _strip(make: str) -> tuple[Setup, Setup]:
+    def kernel() -> tuple[Call, Any]:
+        import citemark
+        import corpus
+
+        text = corpus.text_of(make)
+        call = functools.partial(citemark.strip_citations, text, citemark.extract_citations(text))
+        return call, call()
+
+    def helper() -> tuple[Call, Any]:
+        import baseline
+        import corpus
+
+        text = corpus.text_of(make)
+        call = functools.partial(baseline.strip_citations, text, baseline.extract_citations(text))
+        return call, call()
+
+    return kernel, helper
+
+
+def _finditer_dense() -> tuple[Call, Any]:
+    import citemark
+    import corpus
+
+    text = corpus.text_of("dense_1MB")
+    finditer = citemark.Parser().finditer
+
+    def call() -> Any:
+        return list(finditer(text))
+
+    return call, [(c.start, c.end) for c in call()]
+
+
+def _finditer_dense_helper() -> tuple[Call, Any]:
+    import baseline
+    import corpus
+
+    call = functools.partial(baseline.extract_citations, corpus.text_of("dense_1MB"))
+    return call, [(c["start"], c["end"]) for c in call()]
+
+
+def _clean_typical() -> tuple[Call, Any]:
+    import citemark
+    import corpus
+
+    call = functools.partial(citemark.clean, corpus.text_of("typical_4KB"))
+    return call, call()
+
+
+def _strip_many_answers() -> tuple[Call, Any]:
+    import citemark
+    import corpus
+
+    call = functools.partial(citemark.strip_many, corpus.answers_2000())
+    return call, call()
+
+
+def _strip_many_answers_helper() -> tuple[Call, Any]:
+    import baseline
+    import corpus
+
+    call = functools.partial(baseline.strip_many, corpus.answers_2000())
+    return call, call()
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    what: str
+    kernel: Setup
+    helper: Setup | None
+
+
+def _workloads() -> dict[str, Workload]:
+    extract_typical, extract_typical_helper = _extract("typical_4KB")
+    strip_typical, strip_typical_helper = _strip("typical_4KB")
+    extract_dense, extract_dense_helper = _extract("dense_1MB")
+    extract_plain, extract_plain_helper = _extract("plain_ucs2_1MB")
+    extract_malformed, extract_malformed_helper = _extract("malformed_1MB")
+    rows = (
+        Workload(
+            "extract_typical_4KB",
+            "extract_citations(t), t: a typical 4 KB answer",
+            extract_typical,
+            extract_typical_helper,
+        ),
+        Workload(
+            "strip_typical_4KB",
+            "strip_citations(t, citations), the same answer",
+            strip_typical,
+            strip_typical_helper,
+        ),
+        Workload(
+            "finditer_dense_1MB",
+            "list(Parser().finditer(t)), 1 MB with 30% in markers",
+            _finditer_dense,
+            _finditer_dense_helper,
+        ),
+        Workload("clean_typical_4KB", "clean(t), a typical 4 KB answer", _clean_typical, None),
+        Workload(
+            "extract_dense_1MB",
+            "extract_citations(t), 1 MB with 30% in markers",
+            extract_dense,
+            extract_dense_helper,
+        ),
+        Workload(
+            "extract_plain_1MB",
+            "extract_citations(t), 1 MB without markers (2-byte)",
+            extract_plain,
+            extract_plain_helper,
+        ),
+        Workload(
+            "extract_malformed_1MB",
+            "extract_citations(t), 1 MB of invalid and valid markers",
+            extract_malformed,
+            extract_malformed_helper,
+        ),
+        Workload(
+            "strip_many_2000",
+            "strip_many(ts), 2,000 answers of 0.5-8 KB",
+            _strip_many_answers,
+            _strip_many_answers_helper,
+        ),
+    )
+    return {w.name: w for w in rows}
+
+
+WORKLOADS = _workloads()
+
+
+# ---------------------------------------------------------------- the worker
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def worker(role: str, clock_name: str) -> None:
+    """Serve timing requests on stdin/stdout (one JSON object a line) for one revision's
+    citemark (`role` "kernel", imported from PYTHONPATH) or the helper (`role` "helper")."""
+    sys.path.insert(0, str(HERE))
+    clock = time.process_time if clock_name == "process" else time.perf_counter
+    out = sys.stdout
+    sys.stdout = sys.stderr  # nothing a workload prints can break the protocol
+    calls: dict[str, tuple[Call, int]] = {}
+
+    def answer(message: dict[str, Any]) -> None:
+        out.write(json.dumps(message) + "\n")
+        out.flush()
+
+    if role == "kernel":
+        import citemark
+
+        answer({"ready": True, "citemark": citemark.__file__})
+    else:
+        answer({"ready": True})
+    for line in sys.stdin:
+        request = json.loads(line)
+        name = request["workload"]
+        if request["op"] == "setup":
+            workload = WORKLOADS[name]
+            setup = workload.kernel if role == "kernel" else workload.helper
+            if setup is None:
+                answer({"error": "no such operation"})
+                continue
+            try:
+                call, result = setup()
+            except Exception as error:  # an old revision without this API: n/a
+                answer({"error": f"{type(error).__name__}: {error}"})
+                continue
+            began = clock()
+            call()
+            once = max(clock() - began, 1e-7)
+            inner = max(1, round(SAMPLE_SECONDS / once))
+            calls[name] = (call, inner)
+            gc.collect()
+            gc.freeze()  # the collections the calls trigger do not walk the texts
+            answer({"digest": _digest(result), "inner": inner})
+        else:
+            call, inner = calls[name]
+            budget = request["budget"]
+            samples: list[float] = []
+            spent = 0.0
+            while spent < budget or not samples:
+                began = clock()
+                for _ in range(inner):
+                    call()
+                took = clock() - began
+                samples.append(took / inner)
+                spent += took
+            answer({"samples": samples})
+
+
+# ---------------------------------------------------------------- builds
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+    ).stdout.strip()
+
+
+def _build_in_place(tree: Path, log: Path) -> None:
+    env = dict(os.environ, CITEMARK_REQUIRE_EXTENSION="1")
+    env.pop("CITEMARK_NO_EXTENSION", None)
+    with log.open("w") as sink:
+        done = subprocess.run(
+            [sys.executable, "setup.py", "build_ext", "--inplace", "-j", "2"],
+            cwd=tree,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            check=False,
+        )
+    if done.returncode != 0:
+        tail = log.read_text(errors="replace").splitlines()[-20:]
+        sys.exit(f"build of {tree} failed (log: {log}):\n" + "\n".join(tail))
+
+
+def prepare(rev: str, repo: Path, cache: Path) -> tuple[Path, str]:
+    """(the tree whose src/ holds the built citemark, its commit) for `rev`."""
+    if rev == ".":
+        print("building this checkout in place ...", file=sys.stderr)
+        _build_in_place(CHECKOUT, Path(tempfile.gettempdir()) / "citemark-compare-build.log")
+        dirty = _git(CHECKOUT, "status", "--porcelain", "--untracked-files=no")
+        return CHECKOUT, _git(CHECKOUT, "rev-parse", "HEAD")[:12] + ("+edits" if dirty else "")
+    sha = _git(repo, "rev-parse", "--verify", f"{rev}^{{commit}}")
+    tree = cache / sha
+    if (tree / ".built").exists():
+        return tree, sha[:12]
+    cache.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{sha[:12]}-", dir=cache))
+    print(f"building {rev} ({sha[:12]}) in {tree} ...", file=sys.stderr)
+    archive = subprocess.Popen(["git", "-C", str(repo), "archive", sha], stdout=subprocess.PIPE)
+    subprocess.run(["tar", "-x", "-C", str(staging)], stdin=archive.stdout, check=True)
+    if archive.wait() != 0:
+        sys.exit(f"git archive {sha} failed")
+    _build_in_place(staging, staging / "build.log")
+    (staging / ".built").write_text(sha + "\n")
+    if tree.exists():  # a run that died half way
+        shutil.rmtree(tree)
+    staging.rename(tree)
+    return tree, sha[:12]
+
+
+# ---------------------------------------------------------------- the parent
+
+
+class Worker:
+    def __init__(self, label: str, tree: Path | None, clock: str) -> None:
+        self.label = label
+        env = dict(os.environ)
+        if tree is not None:
+            env["PYTHONPATH"] = os.pathsep.join([str(tree / "src"), str(HERE)])
+            env["CITEMARK_IMPLEMENTATION"] = "cython"
+        role = "kernel" if tree is not None else HELPER
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--worker", role, "--clock", clock],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        hello = self.read()
+        if tree is not None and not hello["citemark"].startswith(str(tree / "src")):
+            sys.exit(f"{label}: imported {hello['citemark']}, not the one under {tree}")
+
+    def read(self) -> dict[str, Any]:
+        stdout: IO[str] = self.process.stdout  # type: ignore[assignment]
+        line = stdout.readline()
+        if not line:
+            sys.exit(f"the worker of {self.label} died (its error is above)")
+        return json.loads(line)  # type: ignore[no-any-return]
+
+    def ask(self, **request: Any) -> dict[str, Any]:
+        stdin: IO[str] = self.process.stdin  # type: ignore[assignment]
+        stdin.write(json.dumps(request) + "\n")
+        stdin.flush()
+        return self.read()
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        self.process.wait()
+
+
+def _seconds(value: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if value >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value / 1e-9:.3g} ns"
+
+
+def _labels(revisions: list[str]) -> list[str]:
+    """The revisions as given, made unique (the same one twice measures the noise)."""
+    labels: list[str] = []
+    for rev in revisions:
+        label, count = rev, 1
+        while label in labels or label == HELPER:
+            count += 1
+            label = f"{rev}#{count}"
+        labels.append(label)
+    return labels
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    repo = Path(args.repo).resolve()
+    labels = _labels(args.revisions)
+    built = [prepare(rev, repo, Path(args.cache).resolve()) for rev in args.revisions]
+    workers = [
+        Worker(label, tree, args.clock) for label, (tree, _) in zip(labels, built, strict=True)
+    ]
+    if not args.no_helper:
+        workers.append(Worker(HELPER, None, args.clock))
+    names = args.workload or list(WORKLOADS)
+    # workload -> label -> the digest, or why the workload does not run there
+    setups: dict[str, dict[str, dict[str, Any]]] = {}
+    for name in names:
+        setups[name] = {w.label: w.ask(op="setup", workload=name) for w in workers}
+    samples: dict[str, dict[str, list[float]]] = {
+        name: {w.label: [] for w in workers if "error" not in setups[name][w.label]}
+        for name in names
+    }
+    began = time.perf_counter()
+    for round_ in range(args.rounds):
+        order = workers if round_ % 2 == 0 else workers[::-1]
+        for name in names:
+            for w in order:
+                if w.label in samples[name]:
+                    reply = w.ask(op="time", workload=name, budget=args.budget)
+                    samples[name][w.label] += reply["samples"]
+        print(
+            f"round {round_ + 1}/{args.rounds} ({time.perf_counter() - began:.0f} s)",
+            file=sys.stderr,
+        )
+    for w in workers:
+        w.close()
+    return {
+        "revisions": [
+            {"rev": label, "commit": commit}
+            for label, (_, commit) in zip(labels, built, strict=True)
+        ],
+        "clock": args.clock,
+        "rounds": args.rounds,
+        "setups": setups,
+        "samples": samples,
+    }
+
+
+def table(result: dict[str, Any]) -> str:
+    labels = [r["rev"] for r in result["revisions"]]
+    first = labels[0]
+    head = ["workload", HELPER, *labels]
+    lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
+    notes: list[str] = []
+    for name, per_label in result["samples"].items():
+        medians = {label: statistics.median(s) for label, s in per_label.items()}
+        setups = result["setups"][name]
+        digests = {setups[label].get("digest") for label in labels if label in medians}
+        if len(digests) > 1:
+            notes.append(f"{name}: the revisions' results differ")
+        helper = medians.get(HELPER)
+        cells = [name, _seconds(helper) if helper else "-"]
+        for label in labels:
+            if label not in medians:
+                cells.append("n/a")
+                continue
+            cell = _seconds(medians[label])
+            if helper:
+                cell += f", {helper / medians[label]:.2f}x helper"
+            if label != first and first in medians:
+                cell += f", {medians[label] / medians[first]:.3f} of {first}"
+            cells.append(cell)
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append("")
+    lines.append(
+        f"Medians of {result['rounds']} alternating rounds ({result['clock']} time); "
+        f"'Nx helper': the guide's helper's median over the revision's; "
+        f"'R of {first}': the revision's median over {first}'s (above 1: slower)."
+    )
+    lines.append(
+        "Revisions: " + ", ".join(f"{r['rev']} = {r['commit']}" for r in result["revisions"])
+    )
+    lines.extend(f"Note: {note}" for note in notes)
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("revisions", nargs="*", help="git revisions, or . for this checkout")
+    parser.add_argument(
+        "--workload", action="append", choices=sorted(WORKLOADS), help="repeatable; default all"
+    )
+    parser.add_argument("--rounds", type=int, default=20, help="alternating rounds (20)")
+    parser.add_argument(
+        "--budget", type=float, default=0.05, help="seconds a worker times a workload a round"
+    )
+    parser.add_argument("--clock", choices=("process", "wall"), default="process")
+    parser.add_argument("--repo", default=str(CHECKOUT), help="the git repository of the revisions")
+    parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="where builds are kept")
+    parser.add_argument("--no-helper", action="store_true", help="do not time the guide's helper")
+    parser.add_argument("--json", help="also write the samples to this file")
+    parser.add_argument("--list", action="store_true", help="list the workloads and exit")
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker(args.worker, args.clock)
+        return
+    if args.list:
+        for w in WORKLOADS.values():
+            print(f"{w.name:<24} {w.what}")
+        return
+    if len(args.revisions) < 1:
+        parser.error("give at least one revision (two to compare)")
+    if args.rounds < 1 or args.budget <= 0:
+        parser.error("--rounds must be at least 1 and --budget positive")
+    result = run(args)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result))
+    print(table(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,983 @@
+"""OpenAI streams in, clean streams out: `citemark.clean` over the OpenAI SDK's events.
+
+A server that passes model output on does not handle text but the SDK's event stream.  This
+module takes the events of the Responses API (`clean_responses`, `aclean_responses`), the
+chunks of Chat Completions (`clean_chat`, `aclean_chat`), or whole results
+(`clean_response`, `clean_completion`), and gives back the same stream with the text clean
+(`citemark.clean(raw)`) and the annotations moved into the clean text.  It takes the SDK's
+objects (pydantic models, copied with `model_copy(update=...)`, so extra fields such as
+`obfuscation` stay) or plain dicts, and gives back the same kind; it never imports `openai`
+itself (only a stream without any text delta makes it build one from the SDK's class).
+
+Per text part (`output_index`, `content_index`; a choice's `index` for chat):
+
+- `response.output_text.delta` carries the clean text released so far (a `CleanStream`:
+  line by line, a paragraph from its first backtick on); a delta that releases nothing is
+  dropped, and the `logprobs` of a delta whose text changed are dropped.  Text released when
+  the part ends goes out in a copy of the part's last delta (same `sequence_number`).
+- `output_text.done`, `content_part.done`, `output_item.done` and `response.completed`
+  (`incomplete`, `failed`) carry, for each part, the concatenation of the deltas sent, which
+  is `citemark.clean(raw)` (unless `max_hold` cut a paragraph short, see `CleanStream`).
+  A `.snapshot` (the SDK's `responses.stream()` helper) is the clean text so far.
+- Annotations: their positions (`_POSITIONS`) are moved into the clean text with
+  `citemark.display.clean_position`: one over text that survives covers the same characters,
+  one over a removed marker only becomes a point where the marker was.  An
+  `annotation.added` event waits until the text up to its positions is released (never sent
+  with offsets that could still move; so it waits no longer than that text, whose hold
+  `max_hold` bounds), then goes out with `annotation_index` 0, 1, 2... for its part.  Held
+  events keep their `sequence_number`, so they may follow events numbered after them.
+- The markers removed, with their places in the part's clean text (`offsets`: code points,
+  UTF-16 or UTF-8), are in `marks(output_index, content_index)` of the cleaner, and go to
+  `on_marks(part, marks)` as they are released, for a front end's citation chips.
+- Every other event passes through unchanged, in order (reasoning and refusal text too).  A
+  stream that ends without its done events (cancelled, failed, an error event, the iterator
+  raising) releases what it holds by `clean`'s end-of-text rules.  An event of unknown shape
+  passes through; a text event without its indexes, or a delta after its part's done, is a
+  ValueError that names it; no event changes another part.
+
+Offsets are code points, as the API counts them: in a recorded web-search stream of the
+Responses API, an annotation's `[start_index, end_index)` holds its whole Markdown link, past
+an emoji, only when counted in code points (see docs/openai.md).
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections import deque
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from typing import Any, TypeVar
+
+from ._kernels.loader import Implementation
+from .display import (
+    DEFAULT_MAX_HOLD,
+    CleanStream,
+    Cut,
+    Mark,
+    Widgets,
+    clean_mapped,
+    clean_position,
+)
+from .offsets import OFFSET_UNITS, OffsetMap, OffsetUnit
+
+__all__ = [
+    "ChatCleaner",
+    "ResponsesCleaner",
+    "aclean_chat",
+    "aclean_responses",
+    "clean_chat",
+    "clean_completion",
+    "clean_response",
+    "clean_responses",
+]
+
+T = TypeVar("T")
+Part = tuple[int, int]  # (output_index, content_index); (a choice's index, 0) for chat
+OnMarks = Callable[[Part, list[Mark]], object]
+
+# The fields of an annotation that are positions in its part's text, by annotation type, each
+# with whether it ends a range (it then lands after what survives of a cut, not before).
+# `file_path` has none: its `index` is the file's place in a list of files (the SDK's
+# documentation), not a position in the text.
+_POSITIONS: dict[str, tuple[tuple[str, bool], ...]] = {
+    "url_citation": (("start_index", False), ("end_index", True)),
+    "container_file_citation": (("start_index", False), ("end_index", True)),
+    "file_citation": (("index", False),),
+}
+
+# The Responses events whose `response.output` holds the final text of every part.
+_FINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
+# The fields of a chat delta other than its text: a chunk with one of them is never dropped.
+_CHAT_TEXT_FIELDS = frozenset({"content", "annotations"})
+
+
+# --- SDK objects and dicts alike --------------------------------------------------------------
+
+
+# What kind of object a class makes, asked of the class once (an isinstance check against
+# the Mapping ABC, or pydantic's attribute lookup of a missing field, on every field read
+# cost more than the rest of a delta's handling).
+_DICT, _MODEL, _OTHER = 0, 1, 2
+_SHAPES: dict[type, int] = {dict: _DICT}
+_MISSING = object()
+
+
+def _shape(obj: Any) -> int:
+    cls = type(obj)
+    shape = _SHAPES.get(cls)
+    if shape is None:
+        if isinstance(obj, Mapping):
+            shape = _DICT
+        elif hasattr(cls, "model_copy") and hasattr(cls, "model_fields"):
+            shape = _MODEL
+        else:
+            shape = _OTHER
+        _SHAPES[cls] = shape
+    return shape
+
+
+def _is_mapping(obj: Any) -> bool:
+    return _shape(obj) == _DICT
+
+
+def _get(obj: Any, name: str) -> Any:
+    """A field of a dict or a model (declared or extra), None when it has none."""
+    if type(obj) is dict:
+        return obj.get(name)
+    shape = _shape(obj)
+    if shape == _DICT:
+        return obj.get(name)
+    if shape == _MODEL:
+        value = obj.__dict__.get(name, _MISSING)
+        if value is not _MISSING:
+            return value
+        extra = obj.__pydantic_extra__
+        return None if extra is None else extra.get(name)
+    return getattr(obj, name, None)
+
+
+def _view(obj: Any) -> Mapping[str, Any]:
+    """What to read obj's declared fields from in a hurry: a dict itself, a model's
+    `__dict__` (its extra fields are read with `_get`)."""
+    if type(obj) is dict or _shape(obj) == _DICT:
+        return obj  # type: ignore[no-any-return]
+    return getattr(obj, "__dict__", None) or {}
+
+
+def _has(obj: Any, name: str) -> bool:
+    if _is_mapping(obj):
+        return name in obj
+    return _get(obj, name) is not None
+
+
+def _with(obj: T, changes: dict[str, Any]) -> T:
+    """obj with `changes`, the same kind: a dict, or a copy of the model (extra fields kept)."""
+    if _is_mapping(obj):
+        return {**obj, **changes}  # type: ignore[dict-item,return-value]
+    return obj.model_copy(update=changes)  # type: ignore[attr-defined,no-any-return]
+
+
+def _without(obj: T, name: str) -> T:
+    """obj without the field `name` (an extra field of a model)."""
+    if _is_mapping(obj):
+        return {key: value for key, value in obj.items() if key != name}  # type: ignore[attr-defined,return-value]
+    copied = obj.model_copy()  # type: ignore[attr-defined]
+    extra = copied.__pydantic_extra__
+    if extra is not None:
+        extra.pop(name, None)
+    return copied  # type: ignore[no-any-return]
+
+
+def _carries_more(obj: Any, text_fields: frozenset[str]) -> bool:
+    """Whether obj holds a field other than `text_fields` that is not None."""
+    shape = _shape(obj)
+    if shape == _DICT:
+        return any(value is not None for name, value in obj.items() if name not in text_fields)
+    if shape != _MODEL:
+        return True
+    names = obj.__pydantic_fields_set__
+    extra = obj.__pydantic_extra__ or {}
+    if names <= text_fields and extra.keys() <= text_fields:
+        return False  # the common chunk: its text and nothing else
+    return any(_get(obj, name) is not None for name in (names | extra.keys()) - text_fields)
+
+
+def _index(event: Any, name: str, value: Any = _MISSING) -> int:
+    """event's `name` (or `value`, read already), which must be an int."""
+    if value is _MISSING:
+        value = _get(event, name)
+    if type(value) is not int:
+        raise ValueError(
+            f"a {_get(event, 'type')} event needs {name} as an int, not {type(value).__name__}"
+        )
+    return value
+
+
+def _kind(obj: Any) -> str | None:
+    """The `type` of an event or part: a dict's, or a model's (anything else has none)."""
+    if _shape(obj) == _OTHER:
+        return None
+    kind = _get(obj, "type")
+    return kind if type(kind) is str else None
+
+
+# --- annotations ------------------------------------------------------------------------------
+
+
+def _holder(annotation: Any) -> Any:
+    """What holds an annotation's positions: itself (Responses), or the object under its type
+    (Chat Completions: `{"type": "url_citation", "url_citation": {"start_index": ...}}`)."""
+    kind = _kind(annotation)
+    fields = _POSITIONS.get(kind or "")
+    if fields is None:
+        return None
+    if _get(annotation, fields[0][0]) is not None:
+        return annotation
+    nested = _get(annotation, kind or "")
+    return nested if nested is not None and _get(nested, fields[0][0]) is not None else None
+
+
+def _positions(annotation: Any) -> list[tuple[str, int, bool]]:
+    holder = _holder(annotation)
+    if holder is None:
+        return []
+    found = []
+    for name, end in _POSITIONS[_kind(annotation) or ""]:
+        value = _get(holder, name)
+        if type(value) is int:
+            found.append((name, value, end))
+    return found
+
+
+def _moved(annotation: T, place: Callable[[int, bool], int]) -> T:
+    """annotation with its positions placed in the clean text (`place(index, end)`)."""
+    positions = _positions(annotation)
+    if not positions:
+        return annotation
+    holder = _holder(annotation)
+    moved = _with(holder, {name: place(value, end) for name, value, end in positions})
+    if holder is annotation:
+        return moved  # type: ignore[no-any-return]
+    return _with(annotation, {_kind(annotation) or "": moved})
+
+
+# --- one text part ----------------------------------------------------------------------------
+
+
+class _Options:
+    """The options of a cleaner, checked once."""
+
+    __slots__ = ("clean", "offsets", "on_marks")
+
+    def __init__(
+        self,
+        lenient: bool,
+        skip_code: bool,
+        widgets: Widgets | None,
+        max_hold: int | None,
+        offsets: OffsetUnit,
+        on_marks: OnMarks | None,
+        implementation: Implementation | None,
+    ) -> None:
+        self.clean: dict[str, Any] = {
+            "lenient": lenient,
+            "skip_code": skip_code,
+            "widgets": widgets,
+            "max_hold": max_hold,
+            "implementation": implementation,
+        }
+        CleanStream(**self.clean)  # its checks of the options
+        if offsets not in OFFSET_UNITS:
+            raise ValueError(f"offsets must be one of {', '.join(OFFSET_UNITS)}, not {offsets!r}")
+        if on_marks is not None and not callable(on_marks):
+            raise TypeError(f"on_marks must be None or callable, not {type(on_marks).__name__}")
+        self.offsets = offsets
+        self.on_marks = on_marks
+
+    def whole(self, key: Part, text: str) -> _Part:
+        """A part whose whole raw text is known at once, already closed."""
+        part = _Part(self, key, streamed=False)
+        mapped = clean_mapped(text, **{k: v for k, v in self.clean.items() if k != "max_hold"})
+        part.cuts, part.marks = mapped.cuts, mapped.marks
+        part.raw = len(text)
+        part.closed = True
+        if mapped.text:
+            part.released(mapped.text)
+        return part
+
+
+class _Part:
+    """The state of one text part: its stream, the clean text sent, the annotations held."""
+
+    __slots__ = (
+        "closed",
+        "cuts",
+        "held",
+        "key",
+        "length",
+        "marks",
+        "marks_told",
+        "options",
+        "pieces",
+        "raw",
+        "sent",
+        "stream",
+        "template",
+        "units",
+    )
+
+    def __init__(self, options: _Options, key: Part, streamed: bool = True) -> None:
+        self.options = options
+        self.key = key
+        self.stream = CleanStream(mapped=True, **options.clean) if streamed else None
+        # The stream's own lists, filled as it releases text.
+        self.cuts: list[Cut] = [] if self.stream is None else self.stream.cuts
+        self.marks: list[Mark] = [] if self.stream is None else self.stream.marks
+        self.marks_told = 0  # marks given to on_marks
+        self.pieces: list[str] = []  # the clean text released
+        self.length = 0  # its length in code points
+        self.units = 0  # its length in the marks' unit
+        self.raw = 0  # the length of the raw text fed
+        self.held: deque[Any] = deque()  # annotations (or their events) waiting, in order
+        self.sent = 0  # annotations sent: the next annotation_index
+        self.template: Any = None  # the part's last delta event (or chunk)
+        self.closed = False
+
+    def feed(self, text: str) -> str:
+        assert self.stream is not None
+        self.raw += len(text)
+        released = self.stream.feed(text)
+        if released:
+            self.released(released)
+        return released
+
+    def close(self) -> str:
+        if self.closed or self.stream is None:
+            return ""
+        self.closed = True
+        released = self.stream.close()
+        if released:
+            self.released(released)
+        return released
+
+    def released(self, text: str) -> None:
+        """Record `text`, released, and tell on_marks of the marks it holds."""
+        start, start_units = self.length, self.units
+        self.pieces.append(text)
+        self.length += len(text)
+        unit = self.options.offsets
+        if unit != "codepoints":
+            self.units += OffsetMap(text).length(unit)
+        on_marks = self.options.on_marks
+        if on_marks is not None and len(self.marks) > self.marks_told:
+            new = self.marks[self.marks_told :]
+            self.marks_told = len(self.marks)
+            if unit != "codepoints":
+                units = OffsetMap(text)
+                new = [
+                    mark._replace(
+                        start=start_units + units.convert(mark.start - start, target=unit),
+                        end=start_units + units.convert(mark.end - start, target=unit),
+                    )
+                    for mark in new
+                ]
+            on_marks(self.key, new)
+
+    def text(self) -> str:
+        if len(self.pieces) > 1:
+            self.pieces = ["".join(self.pieces)]
+        return self.pieces[0] if self.pieces else ""
+
+    def changed(self) -> bool:
+        """Whether cleaning changed the raw text (its logprobs no longer fit)."""
+        return bool(self.cuts)
+
+    def place(self, index: int, end: bool) -> int:
+        return clean_position(self.cuts, min(max(index, 0), self.raw), end=end)
+
+    def decided(self, annotation: Any) -> bool:
+        if self.closed or self.stream is None:
+            return True
+        released = self.stream.released
+        return all(value <= released for _, value, _ in _positions(annotation))
+
+    def ready(self, annotation_of: Callable[[Any], Any]) -> list[Any]:
+        """The held items whose positions are decided, in order (a later one waits for an
+        earlier one), each taken off the hold."""
+        out = []
+        while self.held and self.decided(annotation_of(self.held[0])):
+            out.append(self.held.popleft())
+        return out
+
+    def marks_in(self, unit: OffsetUnit) -> list[Mark]:
+        if unit == "codepoints" or not self.marks:
+            return list(self.marks)
+        units = OffsetMap(self.text())
+        return [
+            mark._replace(
+                start=units.convert(mark.start, target=unit),
+                end=units.convert(mark.end, target=unit),
+            )
+            for mark in self.marks
+        ]
+
+
+class _Cleaner:
+    def __init__(self, options: _Options) -> None:
+        self._options = options
+        self._parts: dict[Part, _Part] = {}
+        self._closed = False
+
+    def _open(self, key: Part) -> _Part:
+        part = self._parts.get(key)
+        if part is None:
+            part = self._parts[key] = _Part(self._options, key)
+        return part
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError("feed() after close()")
+
+    def marks(self, output_index: int, content_index: int = 0) -> list[Mark]:
+        """The markers removed so far from a part (for chat: a choice's index), with their
+        places in the part's clean text in the cleaner's `offsets` unit."""
+        part = self._parts.get((output_index, content_index))
+        return [] if part is None else part.marks_in(self._options.offsets)
+
+
+# --- Responses --------------------------------------------------------------------------------
+
+
+class ResponsesCleaner(_Cleaner):
+    """The state under `clean_responses`: `feed(event)` gives the events to send in its place
+    (none, it, or it after the text and annotations it released), `close()` what is still
+    held when the stream ends.  For servers that drive events themselves."""
+
+    def __init__(
+        self,
+        *,
+        lenient: bool = False,
+        skip_code: bool = True,
+        widgets: Widgets | None = None,
+        max_hold: int | None = DEFAULT_MAX_HOLD,
+        offsets: OffsetUnit = "codepoints",
+        on_marks: OnMarks | None = None,
+        implementation: Implementation | None = None,
+    ) -> None:
+        super().__init__(
+            _Options(lenient, skip_code, widgets, max_hold, offsets, on_marks, implementation)
+        )
+        self._handlers: dict[str, Callable[[Any], list[Any]]] = {
+            "response.output_text.delta": self._delta,
+            "response.output_text.annotation.added": self._annotation,
+            "response.output_text.done": self._text_done,
+            "response.content_part.added": self._part_added,
+            "response.content_part.done": self._part_done,
+            "response.output_item.done": self._item_done,
+            "error": self._error,
+            **{kind: self._final for kind in _FINAL},
+        }
+
+    def feed(self, event: T) -> list[T]:
+        self._check_open()
+        handler = self._handlers.get(_kind(event) or "")
+        return [event] if handler is None else handler(event)
+
+    def close(self) -> list[Any]:
+        """Release what every open part holds (a stream that ended without its done events)."""
+        if self._closed:
+            return []
+        self._closed = True
+        return self._finish_all(None)
+
+    # Events.
+
+    def _delta(self, event: Any) -> list[Any]:
+        fields = _view(event)
+        output_index, content_index = fields.get("output_index"), fields.get("content_index")
+        if type(output_index) is int and type(content_index) is int:
+            part = self._parts.get((output_index, content_index)) or self._text_part(event)
+        else:
+            part = self._text_part(event)  # names what is wrong
+        if part.closed:
+            raise ValueError(
+                f"a response.output_text.delta for output_index {part.key[0]}, content_index "
+                f"{part.key[1]} came after its part was done"
+            )
+        delta = fields.get("delta")
+        if not isinstance(delta, str):
+            raise ValueError(
+                f"a response.output_text.delta needs delta as a str, not {type(delta).__name__}"
+            )
+        part.template = event
+        released = part.feed(delta)
+        if not released:
+            return []
+        return [self._carrying(part, event, released, delta), *self._annotations(part)]
+
+    def _annotation(self, event: Any) -> list[Any]:
+        part = self._text_part(event)
+        part.held.append(event)
+        return self._annotations(part)
+
+    def _text_done(self, event: Any) -> list[Any]:
+        part = self._text_part(event)
+        out = self._finish(part, event, _get(event, "text"))
+        changes: dict[str, Any] = {"text": part.text()}
+        if part.changed() and _get(event, "logprobs"):
+            changes["logprobs"] = []
+        out.append(_with(event, changes))
+        return out
+
+    def _part_added(self, event: Any) -> list[Any]:
+        if _kind(_get(event, "part")) == "output_text":
+            self._open((_index(event, "output_index"), _index(event, "content_index")))
+        return [event]
+
+    def _part_done(self, event: Any) -> list[Any]:
+        content = _get(event, "part")
+        if _kind(content) != "output_text":
+            return [event]
+        key = (_index(event, "output_index"), _index(event, "content_index"))
+        out, content = self._content(key, content, event)
+        out.append(_with(event, {"part": content}))
+        return out
+
+    def _item_done(self, event: Any) -> list[Any]:
+        item = _get(event, "item")
+        out: list[Any] = []
+        item = self._item(_index(event, "output_index"), item, event, out)
+        out.append(event if item is _get(event, "item") else _with(event, {"item": item}))
+        return out
+
+    def _final(self, event: Any) -> list[Any]:
+        out = self._finish_all(event)
+        response = _get(event, "response")
+        output = _get(response, "output")
+        if isinstance(output, list):
+            items = [self._item(index, item, event, out) for index, item in enumerate(output)]
+            if any(new is not old for new, old in zip(items, output, strict=True)):
+                event = _with(event, {"response": _with(response, {"output": items})})
+        out.append(event)
+        return out
+
+    def _error(self, event: Any) -> list[Any]:
+        return [*self._finish_all(event), event]
+
+    # Parts.
+
+    def _text_part(self, event: Any) -> _Part:
+        return self._open((_index(event, "output_index"), _index(event, "content_index")))
+
+    def _finish(self, part: _Part, trigger: Any, text: Any = None) -> list[Any]:
+        """Close part: its held text (with the rest of `text`, the raw text of a done event,
+        when it is longer than the deltas were) in one delta, then its held annotations."""
+        if part.closed:
+            return self._annotations(part)
+        released = ""
+        if isinstance(text, str) and len(text) > part.raw:
+            released = part.feed(text[part.raw :])
+        released += part.close()
+        out = [self._carrying(part, trigger, released, None)] if released else []
+        return out + self._annotations(part)
+
+    def _finish_all(self, trigger: Any) -> list[Any]:
+        out: list[Any] = []
+        for key in sorted(self._parts):
+            part = self._parts[key]
+            if not part.closed or part.held:
+                out += self._finish(part, trigger)
+        return out
+
+    def _carrying(self, part: _Part, event: Any, text: str, raw: str | None) -> Any:
+        """The delta event that carries `text`: `event` when it is a delta (its own text was
+        `raw`), else a copy of the part's last delta, else one made from `event`."""
+        if _kind(event) != "response.output_text.delta":
+            event = part.template if part.template is not None else _made_delta(event, part)
+        changes: dict[str, Any] = {"delta": text}
+        if text != raw and _get(event, "logprobs"):
+            changes["logprobs"] = []
+        if _has(event, "snapshot"):
+            changes["snapshot"] = part.text()
+        return event if text == raw and len(changes) == 1 else _with(event, changes)
+
+    def _annotations(self, part: _Part) -> list[Any]:
+        out = []
+        for event in part.ready(lambda event: _get(event, "annotation")):
+            out.append(
+                _with(
+                    event,
+                    {
+                        "annotation": _moved(_get(event, "annotation"), part.place),
+                        "annotation_index": part.sent,
+                    },
+                )
+            )
+            part.sent += 1
+        return out
+
+    def _content(self, key: Part, content: Any, trigger: Any) -> tuple[list[Any], Any]:
+        """The events a part's end releases, and `content` (an output_text) made clean."""
+        part = self._parts.get(key)
+        raw = _get(content, "text")
+        if part is None:
+            part = self._parts[key] = self._options.whole(key, raw if isinstance(raw, str) else "")
+            out: list[Any] = []
+        else:
+            out = self._finish(part, trigger, raw)
+        changes: dict[str, Any] = {"text": part.text()}
+        annotations = _get(content, "annotations")
+        if isinstance(annotations, list) and annotations:
+            changes["annotations"] = [_moved(one, part.place) for one in annotations]
+        if part.changed() and _get(content, "logprobs"):
+            changes["logprobs"] = []
+        return out, _with(content, changes)
+
+    def _item(self, output_index: int, item: Any, trigger: Any, out: list[Any]) -> Any:
+        """item (an output item) with the text of its parts clean; the events that ending its
+        parts releases are added to out."""
+        if _kind(item) != "message":
+            return item
+        content = _get(item, "content")
+        if not isinstance(content, list):
+            return item
+        cleaned = []
+        for index, one in enumerate(content):
+            if _kind(one) == "output_text":
+                released, one = self._content((output_index, index), one, trigger)
+                out += released
+            cleaned.append(one)
+        return _with(item, {"content": cleaned})
+
+
+def _made_delta(trigger: Any, part: _Part) -> Any:
+    """A text delta for a part that had none (its text came in a done event only), of the
+    trigger's kind: a dict, or the SDK's model (imported here, the one import of `openai`)."""
+    fields = {
+        "type": "response.output_text.delta",
+        "item_id": _get(trigger, "item_id"),
+        "output_index": part.key[0],
+        "content_index": part.key[1],
+        "delta": "",
+        "logprobs": [],
+        "sequence_number": _get(trigger, "sequence_number"),
+    }
+    if trigger is None or _is_mapping(trigger):
+        return fields
+    responses = importlib.import_module("openai.types.responses")
+    return responses.ResponseTextDeltaEvent.model_construct(**fields)
+
+
+# --- Chat Completions -------------------------------------------------------------------------
+
+
+class ChatCleaner(_Cleaner):
+    """The state under `clean_chat`: `feed(chunk)` gives the chunks to send in its place,
+    `close()` what is still held when the stream ends without a finish_reason."""
+
+    def __init__(
+        self,
+        *,
+        lenient: bool = False,
+        skip_code: bool = True,
+        widgets: Widgets | None = None,
+        max_hold: int | None = DEFAULT_MAX_HOLD,
+        offsets: OffsetUnit = "codepoints",
+        on_marks: OnMarks | None = None,
+        implementation: Implementation | None = None,
+    ) -> None:
+        super().__init__(
+            _Options(lenient, skip_code, widgets, max_hold, offsets, on_marks, implementation)
+        )
+
+    def feed(self, chunk: T) -> list[T]:
+        self._check_open()
+        choices = None if _shape(chunk) == _OTHER else _get(chunk, "choices")
+        if not isinstance(choices, list) or not choices:
+            return [chunk]
+        cleaned = []
+        dropped = 0
+        for choice in choices:
+            new, drop = self._choice(chunk, choice)
+            cleaned.append(new)
+            dropped += drop
+        if dropped == len(choices) and _get(chunk, "usage") is None:
+            return []
+        if dropped:
+            cleaned = [
+                _emptied(old) if new is None else new
+                for new, old in zip(cleaned, choices, strict=True)
+            ]
+        if all(new is old for new, old in zip(cleaned, choices, strict=True)):
+            return [chunk]
+        return [_with(chunk, {"choices": cleaned})]
+
+    def close(self) -> list[Any]:
+        if self._closed:
+            return []
+        self._closed = True
+        out = []
+        for key in sorted(self._parts):
+            part = self._parts[key]
+            released = part.close()
+            annotations = [_moved(one, part.place) for one in part.ready(lambda one: one)]
+            if (released or annotations) and part.template is not None:
+                chunk, choice = part.template
+                delta = _with(_get(choice, "delta"), {"content": released})
+                if annotations:
+                    delta = _with(delta, {"annotations": annotations})
+                else:
+                    delta = _without(delta, "annotations")
+                choice = _with(choice, {"delta": delta, "finish_reason": None, "logprobs": None})
+                changes: dict[str, Any] = {"choices": [choice]}
+                if _get(chunk, "usage") is not None:
+                    changes["usage"] = None
+                out.append(_with(chunk, changes))
+        return out
+
+    def _choice(self, chunk: Any, choice: Any) -> tuple[Any, bool]:
+        """choice made clean, and whether it carries nothing any more."""
+        fields = _view(choice)
+        index = _index(choice, "index", fields.get("index"))
+        part = self._parts.get((index, 0)) or self._open((index, 0))
+        delta = fields.get("delta")
+        content = _view(delta).get("content")
+        annotations = _get(delta, "annotations")
+        finish = fields.get("finish_reason")
+        if content is not None and not isinstance(content, str):
+            raise ValueError(
+                f"a chat delta needs content as a str or None, not {type(content).__name__}"
+            )
+        if part.closed:
+            if content:
+                raise ValueError(f"a chat delta for choice {index} came after its finish_reason")
+            return choice, False
+        if delta is None and part.template is not None:
+            # A finish without a delta: an empty one of the kind the part's last chunk had.
+            delta = _blank(_get(part.template[1], "delta"))
+        if delta is not None:
+            part.template = (chunk, choice)
+        released = part.feed(content) if content else ""
+        if isinstance(annotations, list):
+            part.held.extend(annotations)
+        if finish is not None:
+            released += part.close()
+        ready = [_moved(one, part.place) for one in part.ready(_itself)] if part.held else []
+        if released == (content or "") and not ready and not annotations:
+            return choice, False
+        if (
+            content
+            and not released
+            and not ready
+            and finish is None
+            and not _carries_more(delta, _CHAT_TEXT_FIELDS)
+        ):
+            return None, True  # it carries nothing now: see _emptied
+        changes: dict[str, Any] = {}
+        if content is not None or released:
+            changes["content"] = released
+        if delta is None:
+            delta = {}  # no delta in this chunk or before it: a dict carries what was released
+        new_delta = _with(delta, changes) if changes else delta
+        if ready:
+            new_delta = _with(new_delta, {"annotations": ready})
+        elif annotations is not None:
+            new_delta = _without(new_delta, "annotations")
+        choice_changes: dict[str, Any] = {"delta": new_delta}
+        if released != (content or "") and _get(choice, "logprobs") is not None:
+            choice_changes["logprobs"] = None
+        return _with(choice, choice_changes), False
+
+
+def _blank(obj: Any) -> Any:
+    """An object of obj's kind with no field set: an empty dict, or an unset model."""
+    if obj is None or _is_mapping(obj):
+        return {}
+    return type(obj).model_construct()
+
+
+def _itself(annotation: Any) -> Any:
+    return annotation
+
+
+def _emptied(choice: Any) -> Any:
+    """A choice whose text released nothing, in a chunk that goes out for another choice."""
+    delta = _without(_with(_get(choice, "delta"), {"content": ""}), "annotations")
+    changes: dict[str, Any] = {"delta": delta}
+    if _get(choice, "logprobs") is not None:
+        changes["logprobs"] = None
+    return _with(choice, changes)
+
+
+# --- whole results ----------------------------------------------------------------------------
+
+
+def clean_response(
+    response: T,
+    *,
+    lenient: bool = False,
+    skip_code: bool = True,
+    widgets: Widgets | None = None,
+    offsets: OffsetUnit = "codepoints",
+    on_marks: OnMarks | None = None,
+    implementation: Implementation | None = None,
+) -> T:
+    """A Responses API result (`client.responses.create(...)` without `stream`) with the text
+    of its messages clean and their annotations moved (see the module's documentation)."""
+    cleaner = ResponsesCleaner(
+        lenient=lenient,
+        skip_code=skip_code,
+        widgets=widgets,
+        offsets=offsets,
+        on_marks=on_marks,
+        implementation=implementation,
+    )
+    output = _get(response, "output")
+    if not isinstance(output, list):
+        return response
+    out: list[Any] = []
+    items = [cleaner._item(index, item, None, out) for index, item in enumerate(output)]
+    return _with(response, {"output": items})
+
+
+def clean_completion(
+    completion: T,
+    *,
+    lenient: bool = False,
+    skip_code: bool = True,
+    widgets: Widgets | None = None,
+    offsets: OffsetUnit = "codepoints",
+    on_marks: OnMarks | None = None,
+    implementation: Implementation | None = None,
+) -> T:
+    """A Chat Completions result (without `stream`) with each choice's message clean and its
+    annotations moved (see the module's documentation)."""
+    options = _Options(lenient, skip_code, widgets, None, offsets, on_marks, implementation)
+    choices = _get(completion, "choices")
+    if not isinstance(choices, list):
+        return completion
+    cleaned = []
+    for choice in choices:
+        message = _get(choice, "message")
+        content = _get(message, "content")
+        if not isinstance(content, str):
+            cleaned.append(choice)
+            continue
+        part = options.whole((_index(choice, "index"), 0), content)
+        changes: dict[str, Any] = {"content": part.text()}
+        annotations = _get(message, "annotations")
+        if isinstance(annotations, list) and annotations:
+            changes["annotations"] = [_moved(one, part.place) for one in annotations]
+        choice_changes: dict[str, Any] = {"message": _with(message, changes)}
+        if part.changed() and _get(choice, "logprobs") is not None:
+            choice_changes["logprobs"] = None
+        cleaned.append(_with(choice, choice_changes))
+    return _with(completion, {"choices": cleaned})
+
+
+# --- streams ----------------------------------------------------------------------------------
+
+
+def clean_responses(
+    events: Iterable[T],
+    *,
+    lenient: bool = False,
+    skip_code: bool = True,
+    widgets: Widgets | None = None,
+    max_hold: int | None = DEFAULT_MAX_HOLD,
+    offsets: OffsetUnit = "codepoints",
+    on_marks: OnMarks | None = None,
+    implementation: Implementation | None = None,
+) -> Iterator[T]:
+    """Responses API stream events in (the SDK's `client.responses.create(..., stream=True)`,
+    `client.responses.stream(...)`, or dicts), the same stream out with the text clean."""
+    cleaner = ResponsesCleaner(
+        lenient=lenient,
+        skip_code=skip_code,
+        widgets=widgets,
+        max_hold=max_hold,
+        offsets=offsets,
+        on_marks=on_marks,
+        implementation=implementation,
+    )
+    return _run(cleaner, events)
+
+
+async def aclean_responses(
+    events: AsyncIterable[T],
+    *,
+    lenient: bool = False,
+    skip_code: bool = True,
+    widgets: Widgets | None = None,
+    max_hold: int | None = DEFAULT_MAX_HOLD,
+    offsets: OffsetUnit = "codepoints",
+    on_marks: OnMarks | None = None,
+    implementation: Implementation | None = None,
+) -> AsyncIterator[T]:
+    """`clean_responses` over an async iterator (`AsyncOpenAI`): the same events."""
+    cleaner = ResponsesCleaner(
+        lenient=lenient,
+        skip_code=skip_code,
+        widgets=widgets,
+        max_hold=max_hold,
+        offsets=offsets,
+        on_marks=on_marks,
+        implementation=implementation,
+    )
+    async for event in _arun(cleaner, events):
+        yield event
+
+
+def clean_chat(
+    chunks: Iterable[T],
+    *,
+    lenient: bool = False,
+    skip_code: bool = True,
+    widgets: Widgets | None = None,
+    max_hold: int | None = DEFAULT_MAX_HOLD,
+    offsets: OffsetUnit = "codepoints",
+    on_marks: OnMarks | None = None,
+    implementation: Implementation | None = None,
+) -> Iterator[T]:
+    """Chat Completions chunks in (`stream=True`), the same chunks out with the text of each
+    choice clean and its `delta.annotations` moved."""
+    cleaner = ChatCleaner(
+        lenient=lenient,
+        skip_code=skip_code,
+        widgets=widgets,
+        max_hold=max_hold,
+        offsets=offsets,
+        on_marks=on_marks,
+        implementation=implementation,
+    )
+    return _run(cleaner, chunks)
+
+
+async def aclean_chat(
+    chunks: AsyncIterable[T],
+    *,
+    lenient: bool = False,
+    skip_code: bool = True,
+    widgets: Widgets | None = None,
+    max_hold: int | None = DEFAULT_MAX_HOLD,
+    offsets: OffsetUnit = "codepoints",
+    on_marks: OnMarks | None = None,
+    implementation: Implementation | None = None,
+) -> AsyncIterator[T]:
+    """`clean_chat` over an async iterator: the same chunks."""
+    cleaner = ChatCleaner(
+        lenient=lenient,
+        skip_code=skip_code,
+        widgets=widgets,
+        max_hold=max_hold,
+        offsets=offsets,
+        on_marks=on_marks,
+        implementation=implementation,
+    )
+    async for chunk in _arun(cleaner, chunks):
+        yield chunk
+
+
+def _run(cleaner: ResponsesCleaner | ChatCleaner, events: Iterable[T]) -> Iterator[T]:
+    try:
+        for event in events:
+            yield from cleaner.feed(event)
+    except Exception:
+        # The stream broke: what is held goes out before the error, as at any other end.
+        yield from cleaner.close()
+        raise
+    yield from cleaner.close()
+
+
+async def _arun(
+    cleaner: ResponsesCleaner | ChatCleaner, events: AsyncIterable[T]
+) -> AsyncIterator[T]:
+    try:
+        async for event in events:
+            for out in cleaner.feed(event):
+                yield out
+    except Exception:
+        for out in cleaner.close():
+            yield out
+        raise
+    for out in cleaner.close():
+        yield out

@@ -1,0 +1,98 @@
+"""Command-line options and conventions: lint over Parquet, clean's families, how a pure
+install and a closed pipe show themselves."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from citemark import cli
+
+ROOT = Path(__file__).resolve().parent.parent
+FLAWED = (ROOT / "examples" / "flawed_answer.txt").read_text(encoding="utf-8")
+GOOD = "Panels last long. \ue200cite\ue202turn0search0\ue201"
+
+
+def run(*args: str, stdin: bytes | None = None, **env: str) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "citemark", *args],
+        input=stdin,
+        capture_output=True,
+        env={**os.environ, **env},
+        timeout=120,
+        check=False,
+    )
+
+
+def parquet(path: Path, answers: list[str | None], sources: list[str | None] | None = None) -> Path:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    columns = {"answer": pa.array(answers, pa.string())}
+    if sources is not None:
+        columns["sources"] = pa.array(sources, pa.string())
+    pq.write_table(pa.table(columns), path)
+    return path
+
+
+def test_lint_reads_a_parquet_column_row_by_row(tmp_path: Path) -> None:
+    log = parquet(tmp_path / "log.parquet", [GOOD, None, FLAWED])
+    result = run("lint", str(log), "--column", "answer", "--json")
+    document = json.loads(result.stdout)
+    assert result.returncode == 1, result.stderr
+    assert document["summary"]["answers"] == 2
+    assert document["not_answers"]["null"] == 1
+    assert {row["row_line"] for row in document["diagnostics"]} == {"row 2"}
+
+
+def test_lint_reads_parquet_sources_per_row_and_from_standard_input(tmp_path: Path) -> None:
+    sources = json.dumps({"turn0search0": {"title": "A", "text": "Panels last long."}})
+    log = parquet(tmp_path / "log.parquet", [GOOD], [sources])
+    piped = run("lint", "-", "--column", "answer", "--sources-column", "sources",
+                stdin=log.read_bytes())  # fmt: skip
+    assert piped.returncode == 0, piped.stdout + piped.stderr
+    assert b"1 answer, 1 citation: 0 errors" in piped.stdout
+
+
+def test_lint_names_a_missing_parquet_column(tmp_path: Path) -> None:
+    log = parquet(tmp_path / "log.parquet", [GOOD])
+    result = run("lint", str(log), "--column", "nope")
+    assert result.returncode == 2
+    assert b"nope" in result.stderr
+    assert b"Traceback" not in result.stderr
+
+
+def test_lint_sources_column_needs_column(tmp_path: Path) -> None:
+    result = run("lint", "x.txt", "--sources-column", "s")
+    assert result.returncode == 2
+    assert b"--sources-column reads Parquet rows" in result.stderr
+
+
+def test_clean_refuses_family_which_it_would_ignore() -> None:
+    result = run("clean", "--family", "foo", stdin=b"a b\n")
+    assert result.returncode == 2
+    assert b"clean removes the markers of every family" in result.stderr
+    assert b"--family" not in run("clean", "--help").stdout
+
+
+def test_a_pure_install_says_so_in_its_version() -> None:
+    pure = run("--version", CITEMARK_IMPLEMENTATION="python")
+    assert pure.stdout.decode().splitlines() == ["citemark 0.1.0 (python)", cli.PURE_WARNING]
+
+
+def test_a_pure_install_warns_before_a_large_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    text = tmp_path / "a.txt"
+    text.write_text(GOOD, encoding="utf-8")
+    monkeypatch.setattr(cli, "IMPLEMENTATION", "python")
+    monkeypatch.setattr(cli, "PURE_WARNING_BYTES", text.stat().st_size)
+    assert cli.main(["strip", str(text), "-q"]) == 0
+    assert cli.PURE_WARNING in capsys.readouterr().err
+    monkeypatch.setattr(cli, "PURE_WARNING_BYTES", text.stat().st_size + 1)
+    assert cli.main(["strip", str(text), "-q"]) == 0
+    assert cli.PURE_WARNING not in capsys.readouterr().err

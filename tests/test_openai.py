@@ -1,0 +1,735 @@
+"""`citemark.openai` on plain dicts: the recorded-shape streams of tests/data/openai, every
+split and placement (hypothesis), and bad input.  No `openai` import here, so this file runs
+on every interpreter (tests/test_openai_sdk.py takes the SDK's own objects)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import itertools
+import json
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from citemark.display import clean, clean_mapped, clean_position
+from citemark.openai import (
+    ChatCleaner,
+    ResponsesCleaner,
+    aclean_chat,
+    aclean_responses,
+    clean_chat,
+    clean_completion,
+    clean_response,
+    clean_responses,
+)
+
+DATA = Path(__file__).parent / "data" / "openai"
+S, E, D = "\ue200", "\ue201", "\ue202"
+MARKER = S + "cite" + D + "turn0search0" + E
+STREAMS = ["web_search", "file_search", "several_parts", "cut", "incomplete"]
+DELTA = "response.output_text.delta"
+ADDED = "response.output_text.annotation.added"
+
+Event = dict[str, Any]
+
+
+def load(name: str) -> list[Event]:
+    lines = (DATA / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def key(event: Event) -> tuple[int, int]:
+    return event["output_index"], event["content_index"]
+
+
+def texts(events: list[Event]) -> dict[tuple[int, int], str]:
+    """The text of each part: its deltas put together."""
+    out: dict[tuple[int, int], str] = {}
+    for event in events:
+        if event.get("type") == DELTA:
+            out[key(event)] = out.get(key(event), "") + event["delta"]
+    return out
+
+
+def moved(annotation: dict[str, Any], raw: str, **options: Any) -> dict[str, Any]:
+    """What an annotation of raw text should become: its positions placed by the whole
+    text's cuts."""
+    cuts = clean_mapped(raw, **options).cuts
+    out = dict(annotation)
+    for name, end in (("start_index", False), ("end_index", True)):
+        if name in out:
+            out[name] = clean_position(cuts, out[name], end=end)
+    if out.get("type") == "file_citation":
+        out["index"] = clean_position(cuts, out["index"])
+    return out
+
+
+def check_stream(upstream: list[Event], out: list[Event], **options: Any) -> None:
+    """The rules every cleaned Responses stream keeps."""
+    raw = texts(upstream)
+    sent = texts(out)
+    assert sent == {
+        part: clean(text, **options) for part, text in raw.items() if clean(text, **options)
+    }
+    # Every event that is not about text goes out as it came, in order.
+    passing = [
+        e
+        for e in upstream
+        if not e["type"].startswith(
+            (
+                "response.output_text",
+                "response.content_part.done",
+                "response.output_item.done",
+                "response.completed",
+                "response.incomplete",
+            )
+        )
+    ]
+    assert [e for e in out if any(e is p for p in passing)] == passing
+    # Annotations: numbered per part, placed in the clean text, sent once their text is.
+    numbers: dict[tuple[int, int], int] = {}
+    so_far: dict[tuple[int, int], int] = {}
+    added: dict[tuple[int, int], list[Any]] = {}
+    originals = {id(e): e for e in upstream}
+    upstream_added = [e for e in upstream if e["type"] == ADDED]
+    for event in out:
+        if event["type"] == DELTA:
+            so_far[key(event)] = so_far.get(key(event), 0) + len(event["delta"])
+            assert event.get("obfuscation") is not None or "obfuscation" not in event
+        if event["type"] == ADDED:
+            part = key(event)
+            assert event["annotation_index"] == numbers.get(part, 0)
+            numbers[part] = event["annotation_index"] + 1
+            original = next(
+                e for e in upstream_added if e["sequence_number"] == event["sequence_number"]
+            )
+            expected = moved(original["annotation"], raw[part], **options)
+            assert event["annotation"] == expected
+            for name in ("start_index", "end_index", "index"):
+                if name in expected:
+                    assert expected[name] <= so_far.get(part, 0)
+            added.setdefault(part, []).append(event["annotation"])
+    assert sum(numbers.values()) == len(upstream_added)
+    del originals
+    # The done events repeat the clean text and the placed annotations.
+    for event in out:
+        if event["type"] == "response.output_text.done":
+            assert event["text"] == sent.get(key(event), "")
+        if event["type"] == "response.content_part.done":
+            assert event["part"]["text"] == sent.get(key(event), "")
+            assert event["part"]["annotations"] == added.get(key(event), [])
+        if event["type"] in ("response.output_item.done",):
+            for index, part in enumerate(event["item"].get("content", [])):
+                assert part["text"] == sent.get((event["output_index"], index), "")
+        if event["type"] in ("response.completed", "response.incomplete"):
+            for output_index, item in enumerate(event["response"]["output"]):
+                for index, part in enumerate(item.get("content", [])):
+                    assert part["text"] == sent.get((output_index, index), "")
+                    assert part["annotations"] == added.get((output_index, index), [])
+
+
+@pytest.mark.parametrize("name", STREAMS)
+def test_recorded_streams(implementation: str, name: str) -> None:
+    upstream = load(name)
+    out = list(clean_responses(upstream, implementation=implementation))  # type: ignore[arg-type]
+    check_stream(upstream, out)
+
+
+def test_a_web_search_annotation_still_covers_its_link(implementation: str) -> None:
+    out = list(clean_responses(load("web_search"), implementation=implementation))  # type: ignore[arg-type]
+    text = texts(out)[(1, 0)]
+    spans = [e["annotation"] for e in out if e["type"] == ADDED]
+    link = "https://www.axios.com/newsletters/axios-am?utm_source=openai"
+    assert text[spans[0]["start_index"] : spans[0]["end_index"]] == f"([axios.com]({link}))"
+    assert text[spans[1]["start_index"] : spans[1]["end_index"]].startswith("[\U0001f6a6 Axios")
+    assert S not in text
+    assert "\ue203" not in text
+
+
+def test_a_file_citation_sent_early_waits_for_its_text() -> None:
+    upstream = load("file_search")
+    out = list(clean_responses(upstream))
+    kinds = [e["type"] for e in out]
+    # Upstream: the annotation came before the last delta; it now follows the text it
+    # points into, and lands after "pizza", where the marker was.
+    assert upstream.index(next(e for e in upstream if e["type"] == ADDED)) < max(
+        i for i, e in enumerate(upstream) if e["type"] == DELTA
+    )
+    assert kinds.index(ADDED) > max(i for i, kind in enumerate(kinds) if kind == DELTA)
+    text = texts(out)[(1, 0)]
+    assert text == "Travis's favorite food is pizza."
+    assert next(e for e in out if e["type"] == ADDED)["annotation"]["index"] == text.index(".")
+
+
+def test_a_cut_stream_releases_what_it_holds() -> None:
+    upstream = load("cut")
+    assert not any(e["type"].endswith(".done") and "text" in e for e in upstream)
+    out = list(clean_responses(upstream))
+    raw = texts(upstream)[(0, 0)]
+    assert texts(out)[(0, 0)] == clean(raw)
+    assert out[-1]["type"] == DELTA  # the held text, at the end of the stream
+
+
+def test_an_incomplete_response_is_clean() -> None:
+    out = list(clean_responses(load("incomplete")))
+    assert out[-1]["type"] == "response.incomplete"
+    assert out[-2]["type"] == DELTA  # released before the incomplete event
+    text = out[-1]["response"]["output"][0]["content"][0]["text"]
+    assert text == texts(out)[(0, 0)] == clean(texts(load("incomplete"))[(0, 0)])
+
+
+def test_reasoning_and_other_events_pass_untouched() -> None:
+    upstream = load("several_parts")
+    out = list(clean_responses(upstream))
+    reasoning = [e for e in upstream if "reasoning" in e["type"]]
+    assert reasoning
+    assert [e for e in out if "reasoning" in e["type"]] == reasoning
+    assert all(any(e is o for o in out) for e in reasoning)
+
+
+async def _collect(events: AsyncIterator[Any]) -> list[Any]:
+    return [event async for event in events]
+
+
+async def _aiter(items: list[Any]) -> AsyncIterator[Any]:
+    for item in items:
+        yield item
+
+
+@pytest.mark.parametrize("name", [*STREAMS, "chat"])
+def test_sync_and_async_give_the_same_events(implementation: str, name: str) -> None:
+    upstream = load(name)
+    if name == "chat":
+        sync = list(clean_chat(upstream, implementation=implementation))  # type: ignore[arg-type]
+        run = aclean_chat(_aiter(upstream), implementation=implementation)  # type: ignore[arg-type]
+    else:
+        sync = list(clean_responses(upstream, implementation=implementation))  # type: ignore[arg-type]
+        run = aclean_responses(_aiter(upstream), implementation=implementation)  # type: ignore[arg-type]
+    assert asyncio.run(_collect(run)) == sync
+
+
+def test_the_input_is_never_changed() -> None:
+    for name in [*STREAMS, "chat"]:
+        upstream = load(name)
+        before = copy.deepcopy(upstream)
+        list(clean_chat(upstream) if name == "chat" else clean_responses(upstream))
+        assert upstream == before
+
+
+# --- chat -------------------------------------------------------------------------------------
+
+
+def chat_text(chunks: list[Event]) -> str:
+    return "".join(
+        choice["delta"].get("content") or "" for chunk in chunks for choice in chunk["choices"]
+    )
+
+
+def test_chat_stream(implementation: str) -> None:
+    upstream = load("chat")
+    out = list(clean_chat(upstream, implementation=implementation))  # type: ignore[arg-type]
+    raw = chat_text(upstream)
+    text = chat_text(out)
+    assert text == clean(raw)
+    assert out[0] is upstream[0]  # the role chunk
+    assert out[-1] is upstream[-1]  # the usage chunk
+    finish = [c for c in out if c["choices"] and c["choices"][0]["finish_reason"] == "stop"]
+    assert len(finish) == 1
+    assert finish[0]["choices"][0]["delta"]["content"]  # the held last line
+    annotations = [
+        a for c in out for ch in c["choices"] for a in ch["delta"].get("annotations", [])
+    ]
+    assert len(annotations) == 1
+    place = annotations[0]["url_citation"]
+    assert text[place["start_index"] : place["end_index"]] == "Naples"
+    assert len(out) < len(upstream)  # chunks that released nothing are dropped
+
+
+def test_chat_choices_are_cleaned_apart() -> None:
+    def chunk(*pieces: tuple[int, str | None, str | None]) -> Event:
+        return {
+            "object": "chat.completion.chunk",
+            "choices": [
+                {"index": i, "delta": {"content": text}, "finish_reason": finish}
+                for i, text, finish in pieces
+            ],
+        }
+
+    chunks = [
+        chunk((0, "one " + S, None), (1, "two " + MARKER[:3], None)),
+        chunk((0, "cite" + D + "turn0search0" + E + ".\n", None), (1, MARKER[3:] + " end", None)),
+        chunk((0, None, "stop"), (1, None, "length")),
+    ]
+    out = list(clean_chat(chunks))
+    assert (
+        chat_text([{"choices": [c for c in o["choices"] if c["index"] == 0]} for o in out])
+        == "one.\n"
+    )
+    assert (
+        chat_text([{"choices": [c for c in o["choices"] if c["index"] == 1]} for o in out])
+        == "two end"
+    )
+
+
+def test_a_chat_stream_without_finish_releases_at_the_end() -> None:
+    chunks = [
+        {"choices": [{"index": 0, "delta": {"content": "held " + MARKER}, "finish_reason": None}]},
+    ]
+    out = list(clean_chat(chunks))
+    assert chat_text(out) == "held"
+    assert out[-1]["choices"][0]["finish_reason"] is None
+
+
+def test_tool_call_chunks_pass_untouched() -> None:
+    chunk = {
+        "choices": [
+            {
+                "index": 0,
+                "delta": {
+                    "content": None,
+                    "tool_calls": [{"index": 0, "function": {"arguments": "{"}}],
+                },
+                "finish_reason": None,
+            }
+        ]
+    }
+    assert list(clean_chat([chunk])) == [chunk]
+
+
+# --- whole results ----------------------------------------------------------------------------
+
+
+def test_clean_response_and_completion(implementation: str) -> None:
+    final = load("web_search")[-1]["response"]
+    cleaned = clean_response(final, implementation=implementation)  # type: ignore[arg-type]
+    streamed = list(clean_responses(load("web_search")))[-1]["response"]
+    assert cleaned == streamed
+    assert final["output"][1]["content"][0]["text"] != cleaned["output"][1]["content"][0]["text"]
+    raw = chat_text(load("chat"))
+    completion = {
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "message": {
+                    "role": "assistant",
+                    "content": raw,
+                    "annotations": [
+                        {
+                            "type": "url_citation",
+                            "url_citation": {
+                                "start_index": raw.index("Naples"),
+                                "end_index": raw.index("Naples") + 6,
+                                "url": "u",
+                                "title": "t",
+                            },
+                        }
+                    ],
+                },
+                "finish_reason": "stop",
+            }
+        ],
+    }
+    done = clean_completion(completion, implementation=implementation)  # type: ignore[arg-type]
+    message = done["choices"][0]["message"]
+    assert message["content"] == clean(raw)
+    place = message["annotations"][0]["url_citation"]
+    assert message["content"][place["start_index"] : place["end_index"]] == "Naples"
+
+
+# --- marks for front ends ---------------------------------------------------------------------
+
+
+def deltas(text: str, size: int, output_index: int = 0, content_index: int = 0) -> list[Event]:
+    return [
+        {
+            "type": DELTA,
+            "output_index": output_index,
+            "content_index": content_index,
+            "item_id": "msg",
+            "delta": text[at : at + size],
+            "logprobs": [],
+            "sequence_number": at,
+        }
+        for at in range(0, len(text), size)
+    ]
+
+
+def done(text: str, output_index: int = 0, content_index: int = 0) -> Event:
+    return {
+        "type": "response.output_text.done",
+        "output_index": output_index,
+        "content_index": content_index,
+        "item_id": "msg",
+        "text": text,
+        "logprobs": [],
+    }
+
+
+@pytest.mark.parametrize(("offsets", "width"), [("codepoints", 1), ("utf16", 2), ("utf8", 4)])
+def test_marks_in_every_unit(implementation: str, offsets: str, width: int) -> None:
+    raw = (
+        "\U0001f600 first "
+        + MARKER
+        + ".\nsecond "
+        + S
+        + "filecite"
+        + D
+        + "turn0file1"
+        + D
+        + "L8-L13"
+        + E
+    )
+    told: list[Any] = []
+    cleaner = ResponsesCleaner(
+        offsets=offsets,  # type: ignore[arg-type]
+        on_marks=lambda part, marks: told.append((part, marks)),
+        implementation=implementation,  # type: ignore[arg-type]
+    )
+    for event in [*deltas(raw, 3), done(raw)]:
+        cleaner.feed(event)
+    text = clean(raw)
+    marks = cleaner.marks(0, 0)
+    assert [(m.family, m.source_ids, m.locator) for m in marks] == [
+        ("cite", ("turn0search0",), None),
+        ("filecite", ("turn0file1",), "L8-L13"),
+    ]
+    assert marks[0].start == marks[0].end == text.index(".") - 1 + width
+    assert marks[1].start == len(text) - 1 + width
+    assert [m for _, batch in told for m in batch] == marks
+    assert {part for part, _ in told} == {(0, 0)}
+    assert cleaner.marks(5, 0) == []
+
+
+def test_snapshot_is_the_clean_text_so_far() -> None:
+    raw = "one " + MARKER + ".\ntwo " + MARKER + ".\nthree"
+    events = [
+        {**e, "snapshot": raw[: e["sequence_number"] + len(e["delta"])]} for e in deltas(raw, 4)
+    ]
+    out = list(clean_responses([*events, done(raw)]))
+    sent = ""
+    for event in out:
+        if event["type"] == DELTA:
+            sent += event["delta"]
+            assert event["snapshot"] == sent
+    assert sent == "one.\ntwo.\nthree"
+
+
+def test_logprobs_go_only_where_the_text_changed() -> None:
+    logprob = [{"token": "x", "logprob": -0.1, "bytes": [120], "top_logprobs": []}]
+    plain = {**deltas("plain line\n", 100)[0], "logprobs": logprob}
+    marked = {**deltas("a " + MARKER + ".\n", 100)[0], "logprobs": logprob, "content_index": 1}
+    out = list(clean_responses([plain, marked]))
+    assert out[0] is plain
+    assert out[1]["delta"] == "a.\n"
+    assert out[1]["logprobs"] == []
+
+
+def test_a_done_text_longer_than_the_deltas_is_sent_too() -> None:
+    raw = "all of it " + MARKER + " here"
+    out = list(clean_responses([*deltas(raw[:5], 5), done(raw)]))
+    assert texts(out)[(0, 0)] == clean(raw)
+    assert out[-1]["text"] == clean(raw)
+
+
+def test_a_done_event_alone_gives_its_text_in_one_delta() -> None:
+    raw = "only done " + MARKER + " here"
+    out = list(clean_responses([done(raw)]))
+    assert [e["type"] for e in out] == [DELTA, "response.output_text.done"]
+    assert out[0]["delta"] == out[1]["text"] == clean(raw)
+
+
+def test_an_annotation_waits_for_an_earlier_one() -> None:
+    raw = "first line " + MARKER + ".\nsecond line\n"
+    far = {"type": "file_citation", "file_id": "f", "filename": "a", "index": len(raw) + 50}
+    near = {"type": "url_citation", "start_index": 0, "end_index": 5, "url": "u", "title": "t"}
+    events: list[Event] = [
+        {
+            "type": ADDED,
+            "output_index": 0,
+            "content_index": 0,
+            "annotation": far,
+            "annotation_index": 0,
+        },
+        {
+            "type": ADDED,
+            "output_index": 0,
+            "content_index": 0,
+            "annotation": near,
+            "annotation_index": 1,
+        },
+        *deltas(raw, 7),
+        done(raw),
+    ]
+    out = list(clean_responses(events))
+    added = [e for e in out if e["type"] == ADDED]
+    assert [e["annotation"]["type"] for e in added] == ["file_citation", "url_citation"]
+    assert [e["annotation_index"] for e in added] == [0, 1]
+    assert added[0]["annotation"]["index"] == len(clean(raw))  # past the text: its end
+    assert out.index(added[0]) > out.index(next(e for e in out if e["type"] == DELTA))
+
+
+def test_the_hold_of_an_annotation_is_the_hold_of_its_text() -> None:
+    # A paragraph with a backtick is held until it ends, or up to max_hold: the annotation
+    # goes out with the text that max_hold releases, long before the end.
+    lines = "a `tick\n" + "".join(f"line {i} " + MARKER + "\n" for i in range(40))
+    raw = lines + "the end"
+    near = {"type": "url_citation", "start_index": 0, "end_index": 7, "url": "u", "title": "t"}
+    events = [
+        {
+            "type": ADDED,
+            "output_index": 0,
+            "content_index": 0,
+            "annotation": near,
+            "annotation_index": 0,
+        },
+        *deltas(raw, 9),
+    ]
+    out = list(clean_responses(events, max_hold=100))
+    first = next(i for i, e in enumerate(out) if e["type"] == ADDED)
+    assert first < len(out) - 2
+    assert out[first]["annotation"]["end_index"] == 7
+
+
+def test_the_error_event_and_a_broken_iterator_release_what_is_held() -> None:
+    raw = "held text " + MARKER + " more"
+    error = {"type": "error", "code": "server_error", "message": "boom", "sequence_number": 99}
+    out = list(clean_responses([*deltas(raw, 4), error]))
+    assert out[-1] is error
+    assert texts(out)[(0, 0)] == clean(raw)
+
+    def broken() -> Iterator[Event]:
+        yield from deltas(raw, 4)
+        raise ConnectionError("upstream went away")
+
+    got: list[Event] = []
+    cleaned = clean_responses(broken())
+    with pytest.raises(ConnectionError):
+        got.extend(cleaned)
+    assert texts(got)[(0, 0)] == clean(raw)
+
+
+# --- bad input --------------------------------------------------------------------------------
+
+
+def test_events_of_unknown_shape_pass() -> None:
+    odd: list[Any] = [
+        object(),
+        {"no": "type"},
+        {"type": 5},
+        "text",
+        None,
+        {"type": "response.audio.delta", "delta": "AAA"},
+    ]
+    assert [out for e in odd for out in ResponsesCleaner().feed(e)] == odd
+    assert [out for e in odd for out in ChatCleaner().feed(e)] == odd
+
+
+def test_bad_text_events_are_named_and_spoil_nothing_else() -> None:
+    cleaner = ResponsesCleaner()
+    good = deltas("kept " + MARKER + " text\n", 100)[0]
+    with pytest.raises(ValueError, match="output_index as an int"):
+        cleaner.feed({"type": DELTA, "content_index": 0, "delta": "x"})
+    with pytest.raises(ValueError, match="content_index as an int, not str"):
+        cleaner.feed({"type": DELTA, "output_index": 0, "content_index": "0", "delta": "x"})
+    with pytest.raises(ValueError, match="delta as a str, not NoneType"):
+        cleaner.feed({**good, "output_index": 3, "delta": None})
+    assert cleaner.feed(good)[0]["delta"] == "kept text\n"
+    cleaner.feed(done("kept " + MARKER + " text\n"))
+    with pytest.raises(ValueError, match="after its part was done"):
+        cleaner.feed(good)
+    other = cleaner.feed({**good, "output_index": 1, "delta": "other " + MARKER + "\n"})
+    assert other[0]["delta"] == "other\n"
+    cleaner.close()
+    with pytest.raises(ValueError, match="after close"):
+        cleaner.feed(good)
+    with pytest.raises(ValueError, match="content as a str or None"):
+        ChatCleaner().feed({"choices": [{"index": 0, "delta": {"content": 5}}]})
+    with pytest.raises(ValueError, match="index as an int"):
+        ChatCleaner().feed({"choices": [{"delta": {"content": "x"}}]})
+
+
+def test_a_delta_for_a_part_never_opened_opens_it() -> None:
+    raw = "no content_part.added " + MARKER + " first"
+    out = list(clean_responses([*deltas(raw, 5, output_index=2, content_index=1), done(raw, 2, 1)]))
+    assert texts(out)[(2, 1)] == clean(raw)
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "match"),
+    [
+        ({"lenient": 1}, TypeError, "lenient must be bool"),
+        ({"max_hold": 0}, TypeError, "max_hold"),
+        ({"offsets": "bytes"}, ValueError, "offsets must be one of"),
+        ({"on_marks": 3}, TypeError, "on_marks must be None or callable"),
+        ({"widgets": 3}, TypeError, "widgets must be a mapping"),
+    ],
+)
+def test_bad_options(options: dict[str, Any], error: type[Exception], match: str) -> None:
+    with pytest.raises(error, match=match):
+        ResponsesCleaner(**options)
+    with pytest.raises(error, match=match):
+        ChatCleaner(**options)
+
+
+def test_options_reach_the_text() -> None:
+    raw = "a citeturn0search0 b `" + MARKER + "` " + S + "navlist" + D + "x" + E + "\n"
+    widgets = {"navlist": lambda marker: "[nav]"}
+    out = list(
+        clean_responses(
+            [*deltas(raw, 3), done(raw)], lenient=True, skip_code=False, widgets=widgets
+        )
+    )
+    assert (
+        texts(out)[(0, 0)]
+        == clean(raw, lenient=True, skip_code=False, widgets=widgets)
+        == "a b `` [nav]\n"
+    )
+
+
+# --- every split, every placement ---------------------------------------------------------------
+
+fragments = st.lists(
+    st.sampled_from(
+        [
+            MARKER,
+            MARKER,
+            S,
+            D,
+            E,
+            "\ue203",
+            "\ue204",
+            " ",
+            "  ",
+            ".",
+            "\n",
+            "\n\n",
+            "`",
+            "```\n",
+            "[a](",
+            ")",
+            "word",
+            "\U0001f600",
+            S + "entity" + D + '["k","Name"]' + E,
+            "- ",
+        ]
+    ),
+    min_size=1,
+    max_size=25,
+).map("".join)
+
+
+@st.composite
+def streams(draw: st.DrawFn) -> tuple[str, list[Event], list[Event]]:
+    raw = draw(fragments)
+    bounds = sorted(set(draw(st.lists(st.integers(1, max(1, len(raw) - 1)), max_size=8))))
+    points = [0, *[b for b in bounds if b < len(raw)], len(raw)]
+    pieces = [raw[a:b] for a, b in itertools.pairwise(points)]
+    annotations = []
+    for _ in range(draw(st.integers(0, 3))):
+        start = draw(st.integers(0, len(raw)))
+        end = draw(st.integers(start, len(raw)))
+        kind = draw(st.sampled_from(["url_citation", "file_citation", "container_file_citation"]))
+        if kind == "file_citation":
+            annotations.append({"type": kind, "file_id": "f", "filename": "n", "index": start})
+        else:
+            annotations.append({"type": kind, "start_index": start, "end_index": end, "url": "u"})
+    where = {"output_index": 0, "content_index": 0, "item_id": "m"}
+    events: list[Event] = [
+        {"type": DELTA, **where, "delta": piece, "logprobs": []} for piece in pieces
+    ]
+    for number, annotation in enumerate(annotations):
+        at = draw(st.integers(0, len(events)))
+        events.insert(
+            at, {"type": ADDED, **where, "annotation": annotation, "annotation_index": number}
+        )
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    part = {"type": "output_text", "text": raw, "annotations": annotations}
+    events += [
+        {"type": "response.output_text.done", **where, "text": raw, "logprobs": []},
+        {"type": "response.content_part.done", **where, "part": part},
+    ]
+    return raw, annotations, events
+
+
+@settings(max_examples=100)
+@given(streams())
+def test_every_split_and_placement_gives_the_same_stream(
+    implementation: str, case: tuple[str, list[Event], list[Event]]
+) -> None:
+    raw, annotations, events = case
+    out = list(clean_responses(events, implementation=implementation))  # type: ignore[arg-type]
+    text = clean(raw)
+    assert "".join(e["delta"] for e in out if e["type"] == DELTA) == text
+    added = [e for e in out if e["type"] == ADDED]
+    assert [e["annotation_index"] for e in added] == list(range(len(annotations)))
+    order = [e["annotation"] for e in events if e["type"] == ADDED]
+    expected = [moved(annotation, raw) for annotation in order]
+    assert [e["annotation"] for e in added] == expected
+    assert out[-1]["part"]["text"] == text
+    assert out[-1]["part"]["annotations"] == [moved(a, raw) for a in annotations]
+    for place in expected:
+        if "end_index" in place:
+            assert 0 <= place["start_index"] <= place["end_index"] <= len(text)
+
+
+def test_importing_the_module_imports_no_sdk() -> None:
+    code = (
+        "import sys, citemark.openai as m; "
+        "list(m.clean_responses([{'type': 'response.output_text.delta', 'output_index': 0, "
+        "'content_index': 0, 'delta': 'a\\n'}])); "
+        "assert 'openai' not in sys.modules, 'openai imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_a_finish_without_a_delta_carries_the_held_text() -> None:
+    chunks: list[Event] = [
+        {"choices": [{"index": 0, "delta": {"content": "held " + MARKER}, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": None, "finish_reason": "stop"}]},
+    ]
+    out = list(clean_chat(chunks))
+    assert len(out) == 1
+    assert out[0]["choices"][0]["delta"] == {"content": "held"}
+    assert out[0]["choices"][0]["finish_reason"] == "stop"
+
+
+def test_chat_annotations_before_their_text_wait_for_it() -> None:
+    raw = "Pizza comes from Naples " + MARKER + ".\nMore text"
+    start = raw.index("Naples")
+    note = {"type": "url_citation", "url_citation": {"start_index": start, "end_index": start + 6}}
+    chunks: list[Event] = [
+        {
+            "choices": [
+                {"index": 0, "delta": {"content": "", "annotations": [note]}, "finish_reason": None}
+            ]
+        },
+        *[
+            {
+                "choices": [
+                    {"index": 0, "delta": {"content": raw[at : at + 4]}, "finish_reason": None}
+                ]
+            }
+            for at in range(0, len(raw), 4)
+        ],
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+    ]
+    out = list(clean_chat(chunks))
+    text = ""
+    for chunk in out:
+        delta = chunk["choices"][0]["delta"]
+        text += delta.get("content") or ""
+        for annotation in delta.get("annotations", []):
+            where = annotation["url_citation"]
+            assert where["end_index"] <= len(text)  # sent with or after its text
+            assert text[where["start_index"] : where["end_index"]] == "Naples"
+    assert text == clean(raw)
+    assert "annotations" not in out[0]["choices"][0]["delta"]
