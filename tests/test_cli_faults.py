@@ -223,6 +223,7 @@ def peak_kib(*args: str) -> int:
     return int(result.stdout)
 
 
+@pytest.mark.slow  # a 24 MB line, twice
 @pytest.mark.parametrize("command", ["strip"])
 def test_one_huge_line_peaks_at_most_three_times_its_size(tmp_path: Path, command: str) -> None:
     unit = f"Some text \u00e9 {MARK} more.\n"
