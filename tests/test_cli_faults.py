@@ -262,6 +262,7 @@ WORST_SHAPE = {
 }
 
 
+@pytest.mark.slow  # an 8 MB line per command, twice
 @pytest.mark.parametrize(("command", "kind"), list(PEAKS), ids=[" ".join(k) for k in PEAKS])
 def test_one_huge_line_peaks_within_its_commands_bound(
     tmp_path: Path, command: str, kind: str
