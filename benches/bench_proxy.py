@@ -40,6 +40,7 @@ import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,26 +78,35 @@ def started(*args: str) -> Iterator[Server]:
     """examples/server.py with args in a subprocess on a free loopback port."""
     port = free_port()
     command = [sys.executable, str(EXAMPLE), *args, "--port", str(port)]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + WAIT
-        while True:
-            with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
-                break
-            if process.poll() is not None or time.monotonic() > deadline:
-                error = process.stderr.read().decode() if process.stderr else ""
-                raise RuntimeError(f"{' '.join(args)} did not start: {error}")
-            time.sleep(0.05)
-        server = Server(port)
-        server.pid = process.pid
-        yield server
-    finally:
-        process.terminate()
+    # Its log goes to a file: a pipe nobody reads fills, and the server blocks on it.
+    with tempfile.TemporaryFile() as log:
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=log)
         try:
-            process.wait(WAIT)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(WAIT)
+            deadline = time.monotonic() + WAIT
+            while True:
+                with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 1):
+                    break
+                if process.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"{' '.join(args)} did not start: {logged(log)}")
+                time.sleep(0.05)
+            server = Server(port)
+            server.pid = process.pid
+            yield server
+        finally:
+            process.terminate()
+            try:
+                process.wait(WAIT)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(WAIT)
+            errors = logged(log)
+            if errors.strip():
+                print(f"{args[0]} logged:\n{errors[-2000:]}", file=sys.stderr)
+
+
+def logged(log: Any) -> str:
+    log.seek(0)
+    return str(log.read().decode(errors="replace"))
 
 
 async def one_stream(port: int, model: str) -> list[tuple[bytes, int]]:
@@ -150,6 +160,10 @@ async def load(port: Server, streams: int, model: str) -> dict[str, float]:
         raise TimeoutError(f"{len(pending)} of {streams} streams unfinished after {ROUND} s")
     results = [task.result() for task in tasks]
     wall = time.perf_counter() - began
+    # A stream cut short (an error in a proxy) would make the round look fast.
+    ended = [found for found in results if found and found[-1][0] == b"response.completed"]
+    if len(ended) < streams:
+        raise RuntimeError(f"{streams - len(ended)} of {streams} streams did not complete")
     cpu = cpu_seconds(port.pid) - cpu
     every = [latency for found in results for _, latency in found]
     deltas = [
