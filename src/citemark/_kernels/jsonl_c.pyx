@@ -26,7 +26,6 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes
 from cpython.unicode cimport PyUnicode_DecodeUTF8
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memchr, memcmp, memcpy
-from libc.stdio cimport snprintf
 from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from cpython.object cimport PyObject
 
@@ -273,12 +272,6 @@ cdef inline Py_ssize_t _number(
     return i
 
 
-cdef object _key(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
-    """The decoded key of the string token s[start:end] (it has escapes)."""
-    text = PyUnicode_DecodeUTF8(<const char*>s + start, end - start, NULL)
-    return _scanstring(text, 1, True)[0]
-
-
 def locate(bytes line not None, tuple path not None):
     """(code, a, b) for the value at `path` (a tuple of str keys) in the JSON line `line`.
 
@@ -461,7 +454,7 @@ cdef Py_ssize_t _match(
     cdef const Key* wanted = &path.keys[level]
     if escaped:
         with gil:
-            return level if _key(s, start, end) == (<tuple>path.path)[level] else -1
+            return level if _text(s, start, end) == (<tuple>path.path)[level] else -1
     if end - start - 2 != wanted.size:
         return -1
     return level if memcmp(s + start + 1, wanted.data, wanted.size) == 0 else -1
@@ -550,14 +543,13 @@ cdef inline int _put(Out* out, const char* data, Py_ssize_t size) except -1 nogi
 
 
 cdef int _put_int(Out* out, object number) except -1:
-    cdef char digits[32]
-    cdef long long value
+    cdef Py_ssize_t value
     try:
         value = number
     except OverflowError:
         text = str(number).encode("ascii")
         return _put(out, text, len(text))
-    return _put(out, digits, snprintf(digits, 32, "%lld", value))
+    return _put_size(out, value)
 
 
 cdef int _put_string(Out* out, str text) except -1:
@@ -714,10 +706,6 @@ cdef object _text(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
         free(buffer)
     return _scanstring(PyUnicode_DecodeUTF8(<const char*>s + start, end - start, NULL), 1,
                        True)[0]
-
-
-cdef inline bint _ascii(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
-    return cmj_all_ascii(s + start, end - start)
 
 
 cdef class _PathKeys:
@@ -891,6 +879,7 @@ cdef class _Rules:
     """The grammar's rules for UTF-8 `families`, and the bytes they point into."""
     cdef tuple families
     cdef Rules rules
+    cdef Py_ssize_t window  # `Pass.window`
 
     def __cinit__(self):
         self.rules.families = NULL
@@ -911,6 +900,8 @@ cdef _Rules _rules(object families):
         if type(family) is not bytes:
             raise TypeError(f"families must hold bytes, not {type(family).__name__}")
     made.families = families
+    stop = _grammar.CITATION_STOP.encode()
+    made.window = PY_SSIZE_T_MAX if any(stop in family for family in families) else WINDOW
     set_mark(&made.rules.start, ord(_grammar.CITATION_START))
     set_mark(&made.rules.delim, ord(_grammar.CITATION_DELIMITER))
     set_mark(&made.rules.stop, ord(_grammar.CITATION_STOP))
@@ -943,14 +934,13 @@ def strip_lines(bytes data not None, tuple path not None, object many not None, 
     copied; out leaves bad lines out, and without skip_bad stops before the first.  The pass
     over the lines runs without the GIL; `many` is called after it.
     """
-    cdef _Rules rules = None if families is None else _rules(families)
-    return _strip_lines(data, path, many, skip_bad, True, rules)
+    return _lines(data, path, many, skip_bad, STRIP, None if families is None else _rules(families))
 
 
 def map_lines(bytes data not None, tuple path not None, object many not None, bint skip_bad):
     """`strip_lines`, with every text handed to `many` (a text->text command that may change
     text without a START)."""
-    return _strip_lines(data, path, many, skip_bad, False, None)
+    return _lines(data, path, many, skip_bad, MAP, None)
 
 
 def clean_lines(bytes data not None, tuple path not None, object many, object skip_bad):
@@ -961,15 +951,29 @@ def clean_lines(bytes data not None, tuple path not None, object many, object sk
     `map_lines` writes it.  `many` gets only the texts the pass leaves (see
     `_clean_token`): a lone surrogate next to a marker, markers maybe in Markdown code,
     titled families, entity bodies that are not plain."""
-    _check_many(many, skip_bad)
-    return _strip_lines(data, path, many, skip_bad, False, None, True)
-
-
-cdef _check_many(object many, object skip_bad):
     if not callable(many):
         raise TypeError(f"many must be callable, not {type(many).__name__}")
     if type(skip_bad) is not bool:
         raise TypeError(f"skip_bad must be bool, not {type(skip_bad).__name__}")
+    return _lines(data, path, many, skip_bad, CLEAN, None)
+
+
+def extract_lines(bytes data not None, tuple path not None, object many not None,
+                  bint skip_bad, str file not None, Py_ssize_t first_row, object families=None):
+    """extract's JSON lines for the rows of `data` (lines split at b"\\n"): for each good line
+    {"file": file, "row": first_row + its index, "citations": ...} as `citation_lines` writes
+    it, the citations of its text as `many(texts)` (a list of str -> a list of citation
+    lists) gives them; null for a null text.
+
+    Only the texts that `many` must read are handed to it: a text that cannot hold a START
+    has none, and with `families` (a tuple of UTF-8 bytes: `many` extracts those families)
+    a token is scanned here with the shared C grammar, with no Python object made for it or
+    its citations: as raw UTF-8 when `raw_ok` accepts it, else decoded into UTF-8 (but for
+    a lone surrogate, which `many` reads).  (out, rows, blanks, bad) as in `strip_lines`.
+    The pass over the lines runs without the GIL; `many` is called after it.
+    """
+    return _lines(data, path, many, skip_bad, EXTRACT,
+                  None if families is None else _rules(families), file, first_row)
 
 
 cdef struct Hole:  # a token `many` reads, and where its result goes in the output
@@ -1057,7 +1061,7 @@ cdef inline bint _ascii_del(const unsigned char* s, Py_ssize_t start, Py_ssize_t
     map_lines writes it, with ASCII escapes when the token was ASCII, else as UTF-8.  True
     when it was ASCII and holds DEL, whose ASCII escape (6 bytes for 1) could make the output
     longer than the input: such a token is left to `many`."""
-    cleaner.ascii = _ascii(s, start + 1, end - 1)
+    cleaner.ascii = cmj_all_ascii(s + start + 1, end - start - 2)
     return cleaner.ascii and memchr(s + start + 1, 127, end - start - 2) != NULL
 
 
@@ -1109,175 +1113,298 @@ cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
     return KEPT if found == CUT_NONE else LEFT
 
 
+
+# --- the pass over the lines ----------------------------------------------------------------
+
+# The text scanned for citations at a time (`_scan`): a long text's matches are never all held
+# at once.
+DEF WINDOW = 65536
+
+
+cdef enum:
+    # What a pass does with the value at the path of each good line.
+    STRIP = 0  # strip_lines: cut the families' citations out; a text without a START is kept
+    MAP = 1  # map_lines: hand every text to `many`
+    CLEAN = 2  # clean_lines: clean it (`_clean_token`)
+    EXTRACT = 3  # extract_lines: write a JSON line of its citations
+
+
+cdef struct Pass:  # one pass over the lines of a block: what it does, and what it reuses
+    int job  # STRIP, MAP, CLEAN or EXTRACT
+    const Rules* rules  # the families scanned here (NULL: `many` reads every text it must)
+    Py_ssize_t window  # WINDOW, or PY_SSIZE_T_MAX when a family holds a STOP (`_scan`)
+    bint skip_bad
+    const Key* names  # extract: each family's name as a JSON string
+    const char* head  # extract: b'{"file": ..., "row": ' (NULL: `_put_line` writes every row)
+    Py_ssize_t head_size
+    Py_ssize_t first_row
+    Cleaner cleaner
+    Matches matches
+    Out out  # the output, but for the holes
+    Out holes  # Hole items
+    Out bads  # BadLine items
+    Py_ssize_t good  # lines
+    Py_ssize_t blanks
+    Py_ssize_t copied  # strip, map, clean: the input is in out up to here
+
+
+cdef int _pass(const unsigned char* s, Py_ssize_t n, const Path* path, Pass* p) except -1 nogil:
+    """The lines of s[:n] into p.out, each value at the path as p.job says (`_strip_value`,
+    `_extract_value`), but for the tokens left to `many` (p.holes) and the bad lines
+    (p.bads, left out of the output, which without skip_bad stops before the first)."""
+    cdef Py_ssize_t i = 0, end, index = 0, stop = n, a, b
+    cdef int code
+    cdef const unsigned char* newline
+    while i < n:
+        newline = <const unsigned char*>memchr(s + i, 10, n - i)
+        end = n if newline == NULL else newline - s
+        if _blank(s, i, end):
+            p.blanks += 1
+        else:
+            code = _walk(s + i, end - i, path, &a, &b)
+            if code == FOUND or code == NULL_TEXT:
+                p.good += 1
+                if p.job == EXTRACT:
+                    _extract_value(s, i + a if code == FOUND else -1, i + b, index, p)
+                elif code == FOUND:
+                    _strip_value(s, i + a, i + b, p)
+            else:
+                _put_bad(&p.bads, index, code, a, b)
+                if p.job != EXTRACT:  # out with its newline
+                    _put(&p.out, <const char*>s + p.copied, i - p.copied)
+                    p.copied = min(end + 1, n)
+                if not p.skip_bad:
+                    stop = i
+                    break
+        index += 1
+        i = end + 1
+    if p.job != EXTRACT and p.copied < stop:
+        _put(&p.out, <const char*>s + p.copied, stop - p.copied)
+    return 0
+
+
+cdef inline int _put_hole(Pass* p, Py_ssize_t start, Py_ssize_t end,
+                          Py_ssize_t index) except -1 nogil:
+    cdef Hole hole
+    hole.at = p.out.size
+    hole.start = start
+    hole.end = end
+    hole.index = index
+    return _put(&p.holes, <const char*>&hole, sizeof(Hole))
+
+
+cdef Py_ssize_t _scan(const unsigned char* data, Py_ssize_t at, Py_ssize_t stop,
+                      Pass* p) except -1 nogil:
+    """The matches of data[at:end] into p.matches (offsets from data + at), and end: the
+    index after the first STOP from at + p.window on, or stop.  No marker straddles such an
+    end (no family holds a STOP, else p.window is the whole text), so the windows find what
+    one scan of data[at:stop] finds."""
+    cdef Py_ssize_t end = stop
+    if stop - at > p.window:
+        end = find_mark(<const utf8_t*>data, at + p.window, stop, &p.rules.stop)
+        end = stop if end < 0 else end + p.rules.stop.utf8_size
+    p.matches.count = 0
+    if scan_units(<const utf8_t*>data + at, end - at, p.rules, False, &p.matches) < 0:
+        with gil:
+            raise MemoryError()
+    return end
+
+
+cdef Py_ssize_t _cut(const unsigned char* data, Py_ssize_t kept, Py_ssize_t at, Py_ssize_t stop,
+                     Pass* p, Out* into) except -1 nogil:
+    """data[kept:] up to each citation of data[at:stop] into `into`, the citations left out:
+    the index after the last one (`kept` when there is none)."""
+    cdef Py_ssize_t end, k
+    while at < stop:
+        end = _scan(data, at, stop, p)
+        for k in range(p.matches.count):
+            _put(into, <const char*>data + kept, at + p.matches.items[k].start - kept)
+            kept = at + p.matches.items[k].end
+        at = end
+    return kept
+
+
 cdef int _strip_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
-                      const Rules* rules, Matches* matches, Cleaner* cleaner) except -1 nogil:
+                      Pass* p) except -1 nogil:
     """strip of the string token s[start:end] when `_raw_ok` refuses it (a \\u escape, which
     may spell a marker character, or an escape in a marker), on its decoded text
     (`_decode`), with the shared grammar as the raw path strips: KEPT (no citation),
     CLEANED (the citations cut out: cleaner.result[:cleaner.size], to be written as
     `_ascii_del` says) or LEFT (a lone surrogate; DEL in an ASCII token)."""
-    cdef Py_ssize_t n = _decode_token(s, start, end, cleaner), k, at = 0, size = 0
-    cdef const Match* match
+    cdef Cleaner* cleaner = &p.cleaner
+    cdef Py_ssize_t n = _decode_token(s, start, end, cleaner), kept
+    cdef Out result = _empty_out()
     if n < 0:
         return LEFT
-    matches.count = 0
-    if scan_units(<const utf8_t*>cleaner.text, n, rules, False, matches) < 0:
-        with gil:
-            raise MemoryError()
-    if matches.count == 0:
+    result.data = cleaner.result  # as long as the text: the cut never outgrows it
+    result.capacity = cleaner.capacity
+    result.fixed = True
+    kept = _cut(<const unsigned char*>cleaner.text, 0, 0, n, p, &result)
+    if kept == 0:
         return KEPT
     if _ascii_del(s, start, end, cleaner):
         return LEFT
-    for k in range(matches.count):  # the text between the citations, in order
-        match = &matches.items[k]
-        memcpy(cleaner.result + size, cleaner.text + at, match.start - at)
-        size += match.start - at
-        at = match.end
-    memcpy(cleaner.result + size, cleaner.text + at, n - at)
-    cleaner.size = size + n - at
+    _put(&result, cleaner.text + kept, n - kept)
+    cleaner.size = result.size
     return CLEANED
 
 
-cdef int _put_result(Out* out, const Cleaner* cleaner) except -1 nogil:
-    """The new text of a token (cleaner.result[:cleaner.size]) as map_lines writes a changed
-    text: in ASCII when the token was, else UTF-8 JSON."""
-    return _put_json_string(out, <const unsigned char*>cleaner.result, cleaner.size,
-                            cleaner.ascii)
+cdef int _strip_value(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                      Pass* p) except -1 nogil:
+    """The string token s[start:end] into p.out as p.job says (strip, map or clean): kept as
+    it is, cut here, or left to `many`."""
+    cdef int what = LEFT
+    if p.job == CLEAN:
+        what = _clean_token(s, start, end, &p.cleaner)
+    elif p.job == STRIP and not _may_hold_start(s, start, end):
+        return 0
+    elif p.rules != NULL:
+        if _raw_ok(s, start, end, p.rules):  # cut out of the input bytes as they are
+            p.copied = _cut(s, p.copied, start + 1, end - 1, p, &p.out)
+            return 0
+        what = _strip_token(s, start, end, p)
+    if what == KEPT:
+        return 0
+    _put(&p.out, <const char*>s + p.copied, start - p.copied)
+    p.copied = end
+    if what == LEFT:
+        return _put_hole(p, start, end, 0)
+    # Never longer than the token: the new text's characters are a subsequence of the
+    # token's text, each written in as many bytes as there, or fewer ("\\/" as "/", "\\u00e9"
+    # as two bytes, but for DEL in ASCII, which `_ascii_del` leaves).
+    return _put_json_string(&p.out, <const unsigned char*>p.cleaner.result, p.cleaner.size,
+                            p.cleaner.ascii)
 
 
-cdef int _strip_pass(const unsigned char* s, Py_ssize_t n, const Path* path, const Rules* rules,
-                     bint start_only, bint clean, Cleaner* cleaner, bint skip_bad, Out* out,
-                     Out* holes, Out* bads, Py_ssize_t* counts) except -1 nogil:
-    """The lines of s[:n] into out, but for the tokens left to `many` (holes) and the bad
-    lines (bads); counts[0] = good lines, counts[1] = blank ones.  With `clean`, each token
-    is cleaned here (`_clean_token`) unless it is LEFT to `many`; with `rules`, a token is
-    stripped here, raw (`_raw_ok`) or decoded (`_strip_token`), unless it is LEFT."""
-    cdef Py_ssize_t i = 0, end, index = 0, copied = 0, stop = n, start, token_end, k, a, b
-    cdef Py_ssize_t inner
-    cdef int code, what
-    cdef const unsigned char* newline
-    cdef Hole hole
-    cdef Matches matches
-    init_matches(&matches)
-    try:
-        while i < n:
-            newline = <const unsigned char*>memchr(s + i, 10, n - i)
-            end = n if newline == NULL else newline - s
-            if _blank(s, i, end):
-                counts[1] += 1
-            else:
-                code = _walk(s + i, end - i, path, &a, &b)
-                if code == FOUND:
-                    counts[0] += 1
-                    start = i + a
-                    token_end = i + b
-                    what = _clean_token(s, start, token_end, cleaner) if clean else LEFT
-                    if what == LEFT and rules != NULL \
-                            and (not start_only or _may_hold_start(s, start, token_end)):
-                        if _raw_ok(s, start, token_end, rules):
-                            inner = start + 1
-                            matches.count = 0
-                            if scan_units(<const utf8_t*>(s + inner), token_end - 1 - inner,
-                                          rules, False, &matches) < 0:
-                                with gil:
-                                    raise MemoryError()
-                            for k in range(matches.count):  # cut out, in order
-                                _put(out, <const char*>s + copied,
-                                     inner + matches.items[k].start - copied)
-                                copied = inner + matches.items[k].end
-                            what = KEPT
-                        else:
-                            what = _strip_token(s, start, token_end, rules, &matches, cleaner)
-                    if what == CLEANED:
-                        _put(out, <const char*>s + copied, start - copied)
-                        # Never longer than the token: the new text's characters are a
-                        # subsequence of the token's text, each written in as many bytes as
-                        # there, or fewer ("\\/" as "/", "\\u00e9" as two bytes, but for DEL
-                        # in ASCII, which `_ascii_del` leaves).
-                        _put_result(out, cleaner)
-                        copied = token_end
-                    elif what == LEFT and (not start_only or _may_hold_start(s, start, token_end)):
-                        _put(out, <const char*>s + copied, start - copied)
-                        hole.at = out.size
-                        hole.start = start
-                        hole.end = token_end
-                        _put(holes, <const char*>&hole, sizeof(Hole))
-                        copied = token_end
-                elif code == NULL_TEXT:
-                    counts[0] += 1
-                else:  # a bad line: out with its newline
-                    _put_bad(bads, index, code, a, b)
-                    _put(out, <const char*>s + copied, i - copied)
-                    copied = min(end + 1, n)
-                    if not skip_bad:
-                        stop = i
-                        break
-            index += 1
-            i = end + 1
-        if copied < stop:
-            _put(out, <const char*>s + copied, stop - copied)
-    finally:
-        free_matches(&matches)
-    return 0
+cdef int _extract_value(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
+                        Py_ssize_t index, Pass* p) except -1 nogil:
+    """extract's line for the good line `index`, whose string token is s[start:end] (start
+    -1: null), into p.out: its citations scanned raw when `_raw_ok` accepts the token, else
+    decoded into cleaner.text; or a hole (a lone surrogate; no rules; no head)."""
+    cdef Py_ssize_t size = -1
+    cdef bint holds = start >= 0 and _may_hold_start(s, start, end)
+    if p.head == NULL or (holds and p.rules == NULL):
+        return _put_hole(p, start, end, index)
+    if holds and not _raw_ok(s, start, end, p.rules):
+        size = _decode_token(s, start, end, &p.cleaner)
+        if size < 0:
+            return _put_hole(p, start, end, index)
+    _put(&p.out, p.head, p.head_size)
+    _put_size(&p.out, p.first_row + index)
+    _put(&p.out, b', "citations": ', 15)
+    if start < 0:
+        _put(&p.out, b"null", 4)
+    elif not holds:
+        _put(&p.out, b"[]", 2)
+    elif size < 0:
+        _put_token_citations(s + start + 1, end - start - 2, False, p)
+    else:
+        _put_token_citations(<const unsigned char*>p.cleaner.text, size, True, p)
+    return _put(&p.out, b"}\n", 2)
 
 
-cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint start_only,
-                        _Rules rules, bint clean=False):
+cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _Rules rules,
+                  str file=None, Py_ssize_t first_row=0):
+    """(out, good lines, blank lines, bad lines) of `data`: one pass without the GIL
+    (`_pass`), then `many` called once on the texts it left, their results put in."""
     cdef _PathKeys keys = _path_keys(path)
     cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), k, copied = 0, mark, n_holes
-    cdef Py_ssize_t counts[2]
-    cdef const Rules* grammar = NULL if rules is None else &rules.rules
-    cdef Out out, holes, bads, whole
+    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), k, f = 0, copied = 0, mark, n_holes
+    cdef Pass p
+    cdef Out whole = _empty_out()
     cdef const Hole* hole
     cdef const BadLine* bad
-    cdef list texts = [], bad_lines = []
-    cdef Cleaner cleaner
-    # The output of the pass is never longer than the input (it copies input bytes, less the
-    # markers cut out and the tokens left to `many`, and writes cleaned or stripped tokens no
-    # longer than they were, see `_strip_pass`): it is written straight into a bytes object of
-    # the input's size, shrunk at the end, so a long line costs twice its size,
-    # not three times (no growth, no copy).
-    cdef PyObject* result = _new_bytes(NULL, n)
-    if result == NULL:
-        raise MemoryError()
-    out = holes = bads = whole = _empty_out()
-    out.data = PyBytes_AS_STRING(<object>result)
-    out.capacity = n
-    out.fixed = True
-    counts[0] = counts[1] = 0
-    _init_cleaner(&cleaner)
+    cdef list texts = [], bad_lines = [], names = []
+    cdef bytes head = None
+    cdef PyObject* result = NULL
+    p.job = job
+    p.rules = NULL if rules is None else &rules.rules
+    p.window = WINDOW if rules is None else rules.window
+    p.skip_bad = skip_bad
+    p.names = NULL
+    p.head = NULL
+    p.head_size = p.good = p.blanks = p.copied = 0
+    p.first_row = first_row
+    p.out = p.holes = p.bads = _empty_out()
+    _init_cleaner(&p.cleaner)
+    init_matches(&p.matches)
     try:
+        if job == EXTRACT:
+            if rules is not None:
+                try:
+                    for family in rules.families:
+                        names.append(_encode_json((<bytes>family).decode("utf-8")).encode())
+                except UnicodeError:  # not UTF-8: `many` reads every text
+                    p.rules = NULL
+            try:
+                head = b'{"file": ' + (<str>_encode_json(file)).encode() + b', "row": '
+                p.head = PyBytes_AS_STRING(head)
+                p.head_size = PyBytes_GET_SIZE(head)
+            except UnicodeEncodeError:  # a lone surrogate: every line is written by `_put_line`
+                pass
+            if p.rules != NULL:
+                p.names = <Key*>PyMem_RawMalloc((len(names) + 1) * sizeof(Key))
+                if p.names == NULL:
+                    raise MemoryError()
+                for f in range(len(names)):
+                    (<Key*>p.names)[f].data = PyBytes_AS_STRING(names[f])
+                    (<Key*>p.names)[f].size = PyBytes_GET_SIZE(names[f])
+        else:
+            # The output of strip, map and clean is never longer than the input (input bytes,
+            # less the citations cut out and the tokens left to `many`, and tokens rewritten
+            # no longer than they were, see `_strip_value`): written straight into a bytes
+            # object of the input's size, shrunk at the end, a long line costs twice its size.
+            result = _new_bytes(NULL, n)
+            if result == NULL:
+                raise MemoryError()
+            p.out.data = PyBytes_AS_STRING(<object>result)
+            p.out.capacity = n
+            p.out.fixed = True
         with nogil:
-            _strip_pass(s, n, &keys.path, grammar, start_only, clean, &cleaner, skip_bad, &out,
-                        &holes, &bads, counts)
-        for k in range(bads.size // <Py_ssize_t>sizeof(BadLine)):
-            bad = &(<const BadLine*>bads.data)[k]
+            _pass(s, n, &keys.path, &p)
+        for k in range(p.bads.size // <Py_ssize_t>sizeof(BadLine)):
+            bad = &(<const BadLine*>p.bads.data)[k]
             bad_lines.append((bad.index, bad.code, bad.a, bad.b))
-        n_holes = holes.size // <Py_ssize_t>sizeof(Hole)
-        if n_holes == 0:
-            _PyBytes_Resize(&result, out.size)  # on failure result is NULL, and freed
+        n_holes = p.holes.size // <Py_ssize_t>sizeof(Hole)
+        if n_holes == 0 and result != NULL:
+            _PyBytes_Resize(&result, p.out.size)  # on failure result is NULL, and freed
             done = <object>result
-            return done, counts[0], counts[1], bad_lines
+            return done, p.good, p.blanks, bad_lines
+        if n_holes == 0:
+            return PyBytes_FromStringAndSize(p.out.data, p.out.size), p.good, p.blanks, bad_lines
         for k in range(n_holes):
-            hole = &(<const Hole*>holes.data)[k]
-            texts.append(_text(s, hole.start, hole.end))
-        cleaned = many(texts)
-        if len(cleaned) != len(texts):
-            raise ValueError("many() must give one text for each text")
-        _reserve(&whole, out.size + (out.size >> 3))
+            hole = &(<const Hole*>p.holes.data)[k]
+            if hole.start >= 0 and (job != EXTRACT or _may_hold_start(s, hole.start, hole.end)):
+                texts.append(_text(s, hole.start, hole.end))
+        results = many(texts) if texts else []
+        if len(results) != len(texts):
+            raise ValueError(f"many() must give one {'list' if job == EXTRACT else 'text'} "
+                             "for each text")
+        if job != EXTRACT:
+            _reserve(&whole, p.out.size + (p.out.size >> 3))
+        f = 0
         for k in range(n_holes):
-            hole = &(<const Hole*>holes.data)[k]
-            _put(&whole, out.data + copied, hole.at - copied)
+            hole = &(<const Hole*>p.holes.data)[k]
+            _put(&whole, p.out.data + copied, hole.at - copied)
             copied = hole.at
+            if job == EXTRACT:
+                if hole.start < 0:  # a null text
+                    found = None
+                elif _may_hold_start(s, hole.start, hole.end):
+                    found = results[f]
+                    f += 1
+                else:
+                    found = []
+                _put_line(&whole, file, first_row + hole.index, found)
+                continue
             text = texts[k]
-            new = cleaned[k]
+            new = results[k]
             if new is text or new == text:
                 _put(&whole, <const char*>s + hole.start, hole.end - hole.start)
                 continue
             # UTF-8 JSON, or \\uXXXX escapes when the original was ASCII-only (or when the
             # text holds a lone surrogate, which UTF-8 cannot carry)
-            if not _ascii(s, hole.start, hole.end):
+            if not cmj_all_ascii(s + hole.start, hole.end - hole.start):
                 mark = whole.size
                 try:
                     _put_string(&whole, new)
@@ -1286,14 +1413,18 @@ cdef tuple _strip_lines(bytes data, tuple path, object many, bint skip_bad, bint
                     whole.size = mark
             token = (<str>_encode_ascii(new)).encode("ascii")
             _put(&whole, PyBytes_AS_STRING(token), PyBytes_GET_SIZE(token))
-        _put(&whole, out.data + copied, out.size - copied)
-        return PyBytes_FromStringAndSize(whole.data, whole.size), counts[0], counts[1], bad_lines
+        _put(&whole, p.out.data + copied, p.out.size - copied)
+        return PyBytes_FromStringAndSize(whole.data, whole.size), p.good, p.blanks, bad_lines
     finally:
         Py_XDECREF(result)
-        _free_cleaner(&cleaner)
-        free(holes.data)
-        free(bads.data)
+        if not p.out.fixed:
+            free(p.out.data)
+        free(p.holes.data)
+        free(p.bads.data)
         free(whole.data)
+        PyMem_RawFree(<void*>p.names)
+        _free_cleaner(&p.cleaner)
+        free_matches(&p.matches)
 
 
 # --- extract's JSON lines ------------------------------------------------------------------
@@ -1425,20 +1556,6 @@ cdef inline Py_ssize_t _escapes(const unsigned char* s, Py_ssize_t i,
     return count
 
 
-cdef int _put_bytes_string(Out* out, const unsigned char* s, Py_ssize_t a,
-                           Py_ssize_t b) except -1 nogil:
-    """s[a:b] as a JSON string: bytes of a marker in a raw token, which hold no quote, no
-    backslash and no control character (a JSON string has none unescaped, and `_raw_ok`
-    allows no escape in a marker), so json.dumps(..., ensure_ascii=False) writes them as
-    they are."""
-    _reserve(out, b - a + 2)
-    out.data[out.size] = 34
-    memcpy(out.data + out.size + 1, s + a, b - a)
-    out.data[out.size + 1 + b - a] = 34
-    out.size += b - a + 2
-    return 0
-
-
 cdef int _put_size(Out* out, Py_ssize_t number) except -1 nogil:
     """`number` in decimal, as json.dumps writes an int (by hand: snprintf's format parsing
     cost more than the rest of a citation)."""
@@ -1461,231 +1578,72 @@ cdef inline int _put_part(Out* out, const unsigned char* data, Py_ssize_t a, Py_
                           bint decoded) except -1 nogil:
     """data[a:b], a part of a marker, as a JSON string, as json.dumps(..., ensure_ascii=False)
     writes it: decoded text may hold what JSON escapes (a quote, a backslash, a control
-    character), the bytes of a raw token's marker never do (`_put_bytes_string`)."""
+    character); the bytes of a marker in a raw token never do (a JSON string has none
+    unescaped, and `_raw_ok` allows no escape in a marker), so they are written as they are."""
     if decoded and cmj_plain_run(data, a, b) < b:  # most parts have nothing to escape
         return _put_json_string(out, data + a, b - a, False)
-    return _put_bytes_string(out, data, a, b)
+    _reserve(out, b - a + 2)
+    out.data[out.size] = 34
+    memcpy(out.data + out.size + 1, data + a, b - a)
+    out.data[out.size + 1 + b - a] = 34
+    out.size += b - a + 2
+    return 0
 
 
-cdef int _put_token_citations(Out* out, const unsigned char* data, Py_ssize_t n,
-                              bint decoded, const Rules* rules, Matches* matches,
-                              const Key* names) except -1 nogil:
-    """The citations of a text as a JSON list, as `_put_citations` writes extract's dicts
-    for it: data[:n] is a raw string token's inside (one `_raw_ok` accepts: its markers read
-    the same raw and decoded) or, with `decoded`, the decoded text of a token (`_decode`).
-    Offsets in code points of the decoded text: in a raw token, which has no \\u escape,
-    each escape is two bytes for one code point."""
-    cdef Py_ssize_t k, cursor = 0, points = 0, start, i, stop, part_a, part_b, n_ids
+cdef int _put_token_citations(const unsigned char* data, Py_ssize_t n, bint decoded,
+                              Pass* p) except -1 nogil:
+    """The citations of a text into p.out as a JSON list, as `_put_citations` writes
+    extract's dicts for it: data[:n] is a raw string token's inside (one `_raw_ok` accepts:
+    its markers read the same raw and decoded) or, with `decoded`, the decoded text of a
+    token (`_decode`).  Offsets in code points of the decoded text: in a raw token, which has
+    no \\u escape, each escape is two bytes for one code point."""
+    cdef Py_ssize_t at = 0, end, k, cursor = 0, points = 0, start, i, stop, a, b, n_ids
+    cdef const unsigned char* d  # the window: match offsets are from here
     cdef const Match* match
-    matches.count = 0
-    if scan_units(<const utf8_t*>data, n, rules, False, matches) < 0:
-        with gil:
-            raise MemoryError()
+    cdef Out* out = &p.out
+    cdef bint first = True
     _put(out, b"[", 1)
-    for k in range(matches.count):
-        match = &matches.items[k]
-        if k:
-            _put(out, b", ", 2)
-        points += cm_count_points(data + cursor, match.start - cursor)
-        if not decoded:
-            points -= _escapes(data, cursor, match.start)
-        start = points
-        points += cm_count_points(data + match.start, match.end - match.start)
-        cursor = match.end
-        _put(out, b'{"raw": ', 8)
-        _put_part(out, data, match.start, match.end, decoded)
-        _put(out, b', "family": ', 12)
-        _put(out, names[match.family].data, names[match.family].size)
-        _put(out, b', "source_ids": [', 17)
-        # The first n_ids non-empty parts of the body (judge_body counted them), as
-        # `arrow_c.emit` takes them.
-        i = match.body
-        stop = match.end - rules.stop.utf8_size
-        n_ids = 0
-        while n_ids < match.n_ids and i <= stop:
-            i = next_part(<const utf8_t*>data, i, stop, &rules.delim, &part_a, &part_b) \
-                + rules.delim.utf8_size
-            if part_a < part_b:
-                if n_ids:
-                    _put(out, b", ", 2)
-                _put_part(out, data, part_a, part_b, decoded)
-                n_ids += 1
-        _put(out, b'], "locator": ', 14)
-        if match.locator < 0:
-            _put(out, b"null", 4)
-        else:
-            _put_part(out, data, match.locator, match.locator_end, decoded)
-        _put(out, b', "start": ', 11)
-        _put_size(out, start)
-        _put(out, b', "end": ', 9)
-        _put_size(out, points)
-        _put(out, b"}", 1)
-    _put(out, b"]", 1)
-    return 0
-
-
-def extract_lines(bytes data not None, tuple path not None, object many not None,
-                  bint skip_bad, str file not None, Py_ssize_t first_row, object families=None):
-    """extract's JSON lines for the rows of `data` (lines split at b"\\n"): for each good line
-    {"file": file, "row": first_row + its index, "citations": ...} as `citation_lines` writes
-    it, the citations of its text as `many(texts)` (a list of str -> a list of citation
-    lists) gives them; null for a null text.
-
-    Only the texts that `many` must read are handed to it: a text that cannot hold a START
-    has none, and with `families` (a tuple of UTF-8 bytes: `many` extracts those families)
-    a token is scanned here with the shared C grammar, with no Python object made for it or
-    its citations: as raw UTF-8 when `raw_ok` accepts it, else decoded into UTF-8 (but for
-    a lone surrogate, which `many` reads).  (out, rows, blanks, bad) as in `strip_lines`.
-    The pass over the lines runs without the GIL; `many` is called after it.
-    """
-    cdef _PathKeys keys = _path_keys(path)
-    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), k, copied = 0, n_holes, f
-    cdef Py_ssize_t counts[2]
-    cdef _Rules rules = None
-    cdef const Rules* grammar = NULL
-    cdef Out out, holes, bads, whole
-    cdef const Hole* hole
-    cdef const BadLine* bad
-    cdef list texts = [], bad_lines = [], names = []
-    cdef Key* name_keys = NULL
-    cdef bytes head = None
-    cdef const char* head_data = NULL
-    cdef Py_ssize_t head_size = 0
-    if families is not None:
-        rules = _rules(families)
-        grammar = &rules.rules
-        try:
-            for family in families:
-                names.append(_encode_json((<bytes>family).decode("utf-8")).encode("utf-8"))
-        except UnicodeError:  # not UTF-8: `many` reads every text
-            grammar = NULL
-    try:
-        head = b'{"file": ' + (<str>_encode_json(file)).encode("utf-8") + b', "row": '
-        head_data = PyBytes_AS_STRING(head)
-        head_size = PyBytes_GET_SIZE(head)
-    except UnicodeEncodeError:  # a lone surrogate: every line is written by `_put_line`
-        pass
-    cdef Cleaner cleaner
-    out = holes = bads = whole = _empty_out()
-    counts[0] = counts[1] = 0
-    _init_cleaner(&cleaner)
-    try:
-        if grammar != NULL:
-            name_keys = <Key*>PyMem_RawMalloc((len(names) + 1) * sizeof(Key))
-            if name_keys == NULL:
-                raise MemoryError()
-            for f in range(len(names)):
-                name_keys[f].data = PyBytes_AS_STRING(names[f])
-                name_keys[f].size = PyBytes_GET_SIZE(names[f])
-        with nogil:
-            _extract_pass(s, n, &keys.path, grammar, name_keys, head_data, head_size,
-                          first_row, skip_bad, &cleaner, &out, &holes, &bads, counts)
-        for k in range(bads.size // <Py_ssize_t>sizeof(BadLine)):
-            bad = &(<const BadLine*>bads.data)[k]
-            bad_lines.append((bad.index, bad.code, bad.a, bad.b))
-        n_holes = holes.size // <Py_ssize_t>sizeof(Hole)
-        if n_holes == 0:
-            return PyBytes_FromStringAndSize(out.data, out.size), counts[0], counts[1], bad_lines
-        for k in range(n_holes):
-            hole = &(<const Hole*>holes.data)[k]
-            if hole.start >= 0 and _may_hold_start(s, hole.start, hole.end):
-                texts.append(_text(s, hole.start, hole.end))
-        cited = many(texts) if texts else []
-        if len(cited) != len(texts):
-            raise ValueError("many() must give one list for each text")
-        f = 0
-        for k in range(n_holes):
-            hole = &(<const Hole*>holes.data)[k]
-            _put(&whole, out.data + copied, hole.at - copied)
-            copied = hole.at
-            if hole.start < 0:  # a null text
-                found = None
-            elif _may_hold_start(s, hole.start, hole.end):
-                found = cited[f]
-                f += 1
+    while at < n:
+        end = _scan(data, at, n, p)
+        d = data + at
+        for k in range(p.matches.count):
+            match = &p.matches.items[k]
+            if not first:
+                _put(out, b", ", 2)
+            first = False
+            points += cm_count_points(data + cursor, at + match.start - cursor)
+            if not decoded:
+                points -= _escapes(data, cursor, at + match.start)
+            start = points
+            points += cm_count_points(d + match.start, match.end - match.start)
+            cursor = at + match.end
+            _put(out, b'{"raw": ', 8)
+            _put_part(out, d, match.start, match.end, decoded)
+            _put(out, b', "family": ', 12)
+            _put(out, p.names[match.family].data, p.names[match.family].size)
+            _put(out, b', "source_ids": [', 17)
+            # The first n_ids non-empty parts of the body (judge_body counted them), as
+            # `arrow_c.emit` takes them.
+            i = match.body
+            stop = match.end - p.rules.stop.utf8_size
+            n_ids = 0
+            while n_ids < match.n_ids and i <= stop:
+                i = next_part(<const utf8_t*>d, i, stop, &p.rules.delim, &a, &b) \
+                    + p.rules.delim.utf8_size
+                if a < b:
+                    if n_ids:
+                        _put(out, b", ", 2)
+                    _put_part(out, d, a, b, decoded)
+                    n_ids += 1
+            _put(out, b'], "locator": ', 14)
+            if match.locator < 0:
+                _put(out, b"null", 4)
             else:
-                found = []
-            _put_line(&whole, file, first_row + hole.index, found)
-        _put(&whole, out.data + copied, out.size - copied)
-        return PyBytes_FromStringAndSize(whole.data, whole.size), counts[0], counts[1], bad_lines
-    finally:
-        free(out.data)
-        free(holes.data)
-        free(bads.data)
-        free(whole.data)
-        PyMem_RawFree(name_keys)
-        _free_cleaner(&cleaner)
-
-
-cdef int _extract_pass(const unsigned char* s, Py_ssize_t n, const Path* path,
-                       const Rules* rules, const Key* names, const char* head,
-                       Py_ssize_t head_size, Py_ssize_t first_row, bint skip_bad,
-                       Cleaner* cleaner, Out* out, Out* holes, Out* bads,
-                       Py_ssize_t* counts) except -1 nogil:
-    """extract's lines of s[:n] into out, but for the rows left to `many` and `_put_line`
-    (holes: a token holding a lone surrogate, every token without `rules`, every row when
-    there is no `head`) and the bad lines (bads); counts[0] = good lines, counts[1] = blank
-    ones.  A token is scanned raw when `_raw_ok` accepts it, else decoded into
-    cleaner.text."""
-    cdef Py_ssize_t i = 0, end, index = 0, start, token_end, a, b, size = 0
-    cdef int code, what
-    cdef const unsigned char* newline
-    cdef Hole hole
-    cdef Matches matches
-    init_matches(&matches)
-    try:
-        while i < n:
-            newline = <const unsigned char*>memchr(s + i, 10, n - i)
-            end = n if newline == NULL else newline - s
-            if _blank(s, i, end):
-                counts[1] += 1
-            else:
-                code = _walk(s + i, end - i, path, &a, &b)
-                if code == FOUND or code == NULL_TEXT:
-                    counts[0] += 1
-                    what = 0  # null text
-                    start = token_end = -1
-                    if code == FOUND:
-                        start = i + a
-                        token_end = i + b
-                        if not _may_hold_start(s, start, token_end):
-                            what = 1  # no citation
-                        elif rules == NULL or head == NULL:
-                            what = 3  # read by `many`
-                        elif _raw_ok(s, start, token_end, rules):
-                            what = 2  # scanned here, raw
-                        else:
-                            size = _decode_token(s, start, token_end, cleaner)
-                            # decoded and scanned here; a lone surrogate is read by `many`
-                            what = 4 if size >= 0 else 3
-                    if what == 3 or head == NULL:
-                        hole.at = out.size
-                        hole.start = start
-                        hole.end = token_end
-                        hole.index = index
-                        _put(holes, <const char*>&hole, sizeof(Hole))
-                    else:
-                        _put(out, head, head_size)
-                        _put_size(out, first_row + index)
-                        _put(out, b', "citations": ', 15)
-                        if what == 0:
-                            _put(out, b"null", 4)
-                        elif what == 1:
-                            _put(out, b"[]", 2)
-                        elif what == 2:
-                            _put_token_citations(out, s + start + 1, token_end - start - 2,
-                                                 False, rules, &matches, names)
-                        else:
-                            _put_token_citations(out, <const unsigned char*>cleaner.text, size,
-                                                 True, rules, &matches, names)
-                        _put(out, b"}\n", 2)
-                else:
-                    _put_bad(bads, index, code, a, b)
-                    if not skip_bad:
-                        break
-            index += 1
-            i = end + 1
-    finally:
-        free_matches(&matches)
-    return 0
+                _put_part(out, d, match.locator, match.locator_end, decoded)
+            _put(out, b', "start": ', 11)
+            _put_size(out, start)
+            _put(out, b', "end": ', 9)
+            _put_size(out, points)
+            _put(out, b"}", 1)
+        at = end
+    return _put(out, b"]", 1)
