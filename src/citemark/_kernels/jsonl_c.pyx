@@ -53,12 +53,12 @@ DEF K_BOOL = 6
 DEF VALUE = 0
 DEF AFTER = 1
 DEF MEMBER = 2
+DEF IN_LIST = -2  # `_walk`'s mark of an open list
 
 CODES = (FOUND, NULL_TEXT, NOT_STRING, MISSING, NOT_JSON)
 KINDS = (K_OBJECT, K_LIST, K_STRING, K_NULL, K_INT, K_FLOAT, K_BOOL)
 
 _scanstring = json.decoder.scanstring
-_INVALID = (NOT_JSON, 0, 0)
 
 cdef unsigned char HEX[256]
 cdef int _i
@@ -280,8 +280,10 @@ def locate(bytes line not None, tuple path not None):
     a line that is not UTF-8).
     """
     cdef _PathKeys keys = _path_keys(path)
-    return _locate(<const unsigned char*>PyBytes_AS_STRING(line), 0, PyBytes_GET_SIZE(line),
-                   &keys.path)
+    cdef Py_ssize_t a, b
+    cdef int code = _walk(<const unsigned char*>PyBytes_AS_STRING(line), PyBytes_GET_SIZE(line),
+                          &keys.path, &a, &b)
+    return code, a, b
 
 
 cdef struct Path:
@@ -298,15 +300,6 @@ cdef struct Key:
     Py_ssize_t size
 
 
-cdef tuple _locate(
-    const unsigned char* s, Py_ssize_t i, Py_ssize_t n, const Path* path
-):
-    """`_walk` as a (code, a, b) tuple."""
-    cdef Py_ssize_t a, b
-    cdef int code = _walk(s + i, n - i, path, &a, &b)
-    return (code, a, b) if code != NOT_JSON else _INVALID
-
-
 cdef int _walk(
     const unsigned char* s, Py_ssize_t n, const Path* path, Py_ssize_t* out_a,
     Py_ssize_t* out_b
@@ -321,14 +314,11 @@ cdef int _walk(
     cdef int code = MISSING, kind, state = VALUE
     cdef bint escaped
     cdef unsigned char c
-    # per open container: its closing byte, and for an object on the path the index of the
-    # key searched in it (-1 otherwise)
-    cdef unsigned char* closer = <unsigned char*>malloc(capacity)
+    # per open container: IN_LIST for a list; for an object, the index of the path's key
+    # searched in it, or -1 when it is off the path
     cdef Py_ssize_t* level = <Py_ssize_t*>malloc(capacity * sizeof(Py_ssize_t))
     cdef void* grown
-    if closer == NULL or level == NULL:
-        free(closer)
-        free(level)
+    if level == NULL:
         with gil:
             raise MemoryError()
     out_a[0] = out_b[0] = 0
@@ -345,18 +335,12 @@ cdef int _walk(
                     kind = K_OBJECT if c == 123 else K_LIST
                     if depth == capacity:
                         capacity *= 2
-                        grown = realloc(closer, capacity)
-                        if grown == NULL:
-                            with gil:
-                                raise MemoryError()
-                        closer = <unsigned char*>grown
                         grown = realloc(level, capacity * sizeof(Py_ssize_t))
                         if grown == NULL:
                             with gil:
                                 raise MemoryError()
                         level = <Py_ssize_t*>grown
-                    closer[depth] = 125 if c == 123 else 93
-                    level[depth] = -1
+                    level[depth] = -1 if c == 123 else IN_LIST
                     if depth == 0:
                         b = kind
                         if c == 123:
@@ -370,7 +354,7 @@ cdef int _walk(
                     depth += 1
                     want = -1
                     i = _space(s, i + 1, n)
-                    if i < n and s[i] == closer[depth - 1]:  # empty
+                    if i < n and s[i] == c + 2:  # empty: } or ]
                         depth -= 1
                         i += 1
                         state = AFTER
@@ -421,8 +405,8 @@ cdef int _walk(
                 c = s[i]
                 i += 1
                 if c == 44:  # ,
-                    state = MEMBER if closer[depth - 1] == 125 else VALUE
-                elif c == closer[depth - 1]:
+                    state = VALUE if level[depth - 1] == IN_LIST else MEMBER
+                elif c == (93 if level[depth - 1] == IN_LIST else 125):  # ] }
                     depth -= 1
                 else:
                     return NOT_JSON
@@ -442,7 +426,6 @@ cdef int _walk(
                 i += 1
                 state = VALUE
     finally:
-        free(closer)
         free(level)
 
 
@@ -493,7 +476,6 @@ cdef bint _may_hold_start(const unsigned char* s, Py_ssize_t start, Py_ssize_t e
 
 
 _encode_ascii = json.encoder.encode_basestring_ascii
-_encode_utf8 = json.encoder.encode_basestring
 
 
 cdef inline bint _blank(const unsigned char* s, Py_ssize_t i, Py_ssize_t n) noexcept nogil:
@@ -632,27 +614,6 @@ cdef inline unsigned int _hex4(const unsigned char* s) noexcept nogil:
     return value
 
 
-cdef inline Py_ssize_t _utf8_of(unsigned int point, char* out) noexcept nogil:
-    """The UTF-8 bytes of point (not a surrogate) into out; how many."""
-    if point < 0x80:
-        out[0] = <char>point
-        return 1
-    if point < 0x800:
-        out[0] = <char>(0xC0 | (point >> 6))
-        out[1] = <char>(0x80 | (point & 0x3F))
-        return 2
-    if point < 0x10000:
-        out[0] = <char>(0xE0 | (point >> 12))
-        out[1] = <char>(0x80 | ((point >> 6) & 0x3F))
-        out[2] = <char>(0x80 | (point & 0x3F))
-        return 3
-    out[0] = <char>(0xF0 | (point >> 18))
-    out[1] = <char>(0x80 | ((point >> 12) & 0x3F))
-    out[2] = <char>(0x80 | ((point >> 6) & 0x3F))
-    out[3] = <char>(0x80 | (point & 0x3F))
-    return 4
-
-
 cdef Py_ssize_t _decode(const unsigned char* s, Py_ssize_t i, Py_ssize_t stop,
                         char* text) noexcept nogil:
     """The text of a valid string token's inside s[i:stop], as json reads it, in UTF-8 into
@@ -663,6 +624,7 @@ cdef Py_ssize_t _decode(const unsigned char* s, Py_ssize_t i, Py_ssize_t stop,
     character.  The one decoder of the passes and of `_text`."""
     cdef Py_ssize_t size = 0, j
     cdef unsigned int point, low
+    cdef Mark utf8  # the grammar's UTF-8 encoder
     while True:
         j = cmj_copy_run(s, i, stop, text + size)
         size += j - i
@@ -684,7 +646,10 @@ cdef Py_ssize_t _decode(const unsigned char* s, Py_ssize_t i, Py_ssize_t stop,
                     return -1
                 point = 0x10000 + ((point - 0xD800) << 10) + (low - 0xDC00)
                 i += 6
-            size += _utf8_of(point, text + size)
+            set_mark(&utf8, point)
+            # 4 bytes stored whole: the escape just read was at least 6
+            memcpy(text + size, utf8.utf8, 4)
+            size += utf8.utf8_size
 
 
 cdef object _text(const unsigned char* s, Py_ssize_t start, Py_ssize_t end):
@@ -722,7 +687,12 @@ cdef class _PathKeys:
 cdef _PathKeys _path_keys(tuple path):
     cdef _PathKeys made = _PathKeys.__new__(_PathKeys)
     cdef Py_ssize_t k
-    made.keys = tuple(_keys(path))
+    if not path:
+        raise ValueError("path must name at least one key")
+    for key in path:
+        if type(key) is not str:
+            raise TypeError(f"path must be a tuple of str, not one holding {type(key).__name__}")
+    made.keys = tuple([(<str>key).encode("utf-8", "surrogatepass") for key in path])
     made.names = path
     made.array = <Key*>PyMem_RawMalloc(len(path) * sizeof(Key))
     if made.array == NULL:
@@ -741,53 +711,6 @@ cdef Py_ssize_t _int_digits() except -1:
     """sys.get_int_max_str_digits() (0: no limit), read at each call as json.loads does."""
     limit = getattr(sys, "get_int_max_str_digits", None)
     return 0 if limit is None else limit()
-
-
-cdef list _keys(tuple path):
-    if not path:
-        raise ValueError("path must name at least one key")
-    keys = []
-    for key in path:
-        if type(key) is not str:
-            raise TypeError(f"path must be a tuple of str, not one holding {type(key).__name__}")
-        keys.append((<str>key).encode("utf-8", "surrogatepass"))
-    return keys
-
-
-def text_lines(bytes data not None, tuple path not None, bint skip_bad):
-    """Each line of `data` (split at b"\\n"), the text at `path`:
-
-    (rows, texts, blanks, bad): rows = the index of each good line, texts = its str (None for
-    null); blanks = how many lines are blank (only spaces); bad = [(index, code, a, b)] of the
-    lines `locate` refused (without skip_bad the scan stops at the first).
-    """
-    cdef _PathKeys keys = _path_keys(path)
-    cdef const unsigned char* s = <const unsigned char*>PyBytes_AS_STRING(data)
-    cdef Py_ssize_t n = PyBytes_GET_SIZE(data), i = 0, end, index = 0, blanks = 0
-    cdef const unsigned char* newline
-    cdef list rows = [], texts = [], bad = []
-    cdef tuple found
-    while i < n:
-        newline = <const unsigned char*>memchr(s + i, 10, n - i)
-        end = n if newline == NULL else newline - s
-        if _blank(s, i, end):
-            blanks += 1
-        else:
-            found = _locate(s + i, 0, end - i, &keys.path)
-            code = found[0]
-            if code == FOUND:
-                rows.append(index)
-                texts.append(_text(s + i, found[1], found[2]))
-            elif code == NULL_TEXT:
-                rows.append(index)
-                texts.append(None)
-            else:
-                bad.append((index, *found))
-                if not skip_bad:
-                    break
-        index += 1
-        i = end + 1
-    return rows, texts, blanks, bad
 
 
 def line_cuts(bytes data not None, Py_ssize_t size, Py_ssize_t most):
@@ -919,6 +842,16 @@ cdef _Rules _rules(object families):
     return made
 
 
+def text_lines(bytes data not None, tuple path not None, bint skip_bad):
+    """Each line of `data` (split at b"\\n"), the text at `path`:
+
+    (rows, texts, blanks, bad): rows = the index of each good line, texts = its str (None for
+    null); blanks = how many lines are blank (only spaces); bad = [(index, code, a, b)] of the
+    lines `locate` refused (without skip_bad the scan stops at the first).
+    """
+    return _lines(data, path, None, skip_bad, TEXT, None)
+
+
 def strip_lines(bytes data not None, tuple path not None, object many not None, bint skip_bad,
                 object families=None):
     """`data` (lines split at b"\\n") with the string at `path` in each line replaced by what
@@ -990,16 +923,6 @@ cdef struct BadLine:
     Py_ssize_t b
 
 
-cdef inline int _put_bad(Out* bads, Py_ssize_t index, Py_ssize_t code, Py_ssize_t a,
-                         Py_ssize_t b) except -1 nogil:
-    cdef BadLine bad
-    bad.index = index
-    bad.code = code
-    bad.a = a
-    bad.b = b
-    return _put(bads, <const char*>&bad, sizeof(BadLine))
-
-
 cdef struct Cleaner:  # what a pass reuses from token to token
     char* text  # a token's text, decoded (`_decode`)
     char* result  # the text made of it (clean's, strip's)
@@ -1033,18 +956,6 @@ cdef int _room(Cleaner* cleaner, Py_ssize_t size) except -1 nogil:
     cleaner.result = <char*>grown
     cleaner.capacity = size
     return 0
-
-
-cdef inline void _init_cleaner(Cleaner* cleaner) noexcept nogil:
-    cleaner.text = cleaner.result = NULL
-    cleaner.capacity = 0
-    init_tokens(&cleaner.tokens)
-
-
-cdef inline void _free_cleaner(Cleaner* cleaner) noexcept nogil:
-    free(cleaner.text)
-    free(cleaner.result)
-    free_tokens(&cleaner.tokens)
 
 
 cdef Py_ssize_t _decode_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
@@ -1113,7 +1024,6 @@ cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
     return KEPT if found == CUT_NONE else LEFT
 
 
-
 # --- the pass over the lines ----------------------------------------------------------------
 
 # The text scanned for citations at a time (`_scan`): a long text's matches are never all held
@@ -1127,6 +1037,7 @@ cdef enum:
     MAP = 1  # map_lines: hand every text to `many`
     CLEAN = 2  # clean_lines: clean it (`_clean_token`)
     EXTRACT = 3  # extract_lines: write a JSON line of its citations
+    TEXT = 4  # text_lines: a hole for each good line (its text is read after the pass)
 
 
 cdef struct Pass:  # one pass over the lines of a block: what it does, and what it reuses
@@ -1155,6 +1066,7 @@ cdef int _pass(const unsigned char* s, Py_ssize_t n, const Path* path, Pass* p) 
     cdef Py_ssize_t i = 0, end, index = 0, stop = n, a, b
     cdef int code
     cdef const unsigned char* newline
+    cdef BadLine bad
     while i < n:
         newline = <const unsigned char*>memchr(s + i, 10, n - i)
         end = n if newline == NULL else newline - s
@@ -1164,13 +1076,16 @@ cdef int _pass(const unsigned char* s, Py_ssize_t n, const Path* path, Pass* p) 
             code = _walk(s + i, end - i, path, &a, &b)
             if code == FOUND or code == NULL_TEXT:
                 p.good += 1
-                if p.job == EXTRACT:
+                if p.job == TEXT:
+                    _put_hole(p, i + a if code == FOUND else -1, i + b, index)
+                elif p.job == EXTRACT:
                     _extract_value(s, i + a if code == FOUND else -1, i + b, index, p)
                 elif code == FOUND:
                     _strip_value(s, i + a, i + b, p)
             else:
-                _put_bad(&p.bads, index, code, a, b)
-                if p.job != EXTRACT:  # out with its newline
+                bad.index, bad.code, bad.a, bad.b = index, code, a, b
+                _put(&p.bads, <const char*>&bad, sizeof(BadLine))
+                if p.job <= CLEAN:  # out with its newline
                     _put(&p.out, <const char*>s + p.copied, i - p.copied)
                     p.copied = min(end + 1, n)
                 if not p.skip_bad:
@@ -1178,7 +1093,7 @@ cdef int _pass(const unsigned char* s, Py_ssize_t n, const Path* path, Pass* p) 
                     break
         index += 1
         i = end + 1
-    if p.job != EXTRACT and p.copied < stop:
+    if p.job <= CLEAN and p.copied < stop:
         _put(&p.out, <const char*>s + p.copied, stop - p.copied)
     return 0
 
@@ -1314,7 +1229,7 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
     cdef Out whole = _empty_out()
     cdef const Hole* hole
     cdef const BadLine* bad
-    cdef list texts = [], bad_lines = [], names = []
+    cdef list texts = [], bad_lines = [], names = [], rows = []
     cdef bytes head = None
     cdef PyObject* result = NULL
     p.job = job
@@ -1326,7 +1241,9 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
     p.head_size = p.good = p.blanks = p.copied = 0
     p.first_row = first_row
     p.out = p.holes = p.bads = _empty_out()
-    _init_cleaner(&p.cleaner)
+    p.cleaner.text = p.cleaner.result = NULL
+    p.cleaner.capacity = 0
+    init_tokens(&p.cleaner.tokens)
     init_matches(&p.matches)
     try:
         if job == EXTRACT:
@@ -1349,7 +1266,7 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
                 for f in range(len(names)):
                     (<Key*>p.names)[f].data = PyBytes_AS_STRING(names[f])
                     (<Key*>p.names)[f].size = PyBytes_GET_SIZE(names[f])
-        else:
+        elif job <= CLEAN:
             # The output of strip, map and clean is never longer than the input (input bytes,
             # less the citations cut out and the tokens left to `many`, and tokens rewritten
             # no longer than they were, see `_strip_value`): written straight into a bytes
@@ -1366,6 +1283,12 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
             bad = &(<const BadLine*>p.bads.data)[k]
             bad_lines.append((bad.index, bad.code, bad.a, bad.b))
         n_holes = p.holes.size // <Py_ssize_t>sizeof(Hole)
+        if job == TEXT:
+            for k in range(n_holes):
+                hole = &(<const Hole*>p.holes.data)[k]
+                rows.append(hole.index)
+                texts.append(None if hole.start < 0 else _text(s, hole.start, hole.end))
+            return rows, texts, p.blanks, bad_lines
         if n_holes == 0 and result != NULL:
             _PyBytes_Resize(&result, p.out.size)  # on failure result is NULL, and freed
             done = <object>result
@@ -1423,7 +1346,9 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
         free(p.bads.data)
         free(whole.data)
         PyMem_RawFree(<void*>p.names)
-        _free_cleaner(&p.cleaner)
+        free(p.cleaner.text)
+        free(p.cleaner.result)
+        free_tokens(&p.cleaner.tokens)
         free_matches(&p.matches)
 
 
