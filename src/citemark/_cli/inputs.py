@@ -170,10 +170,13 @@ class Inputs:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
+        source: object = file
         if file == "-":
-            raise InputError("Parquet input must be a file, not standard input")
+            # Parquet's footer is at its end: standard input is read whole first.
+            data = sys.stdin.buffer.read()
+            source, size = pa.BufferReader(data), len(data)
         try:
-            reader = pq.ParquetFile(file)
+            reader = pq.ParquetFile(source)
         except (pa.ArrowException, OSError) as error:
             raise InputError(f"cannot read {file}: {error}") from None
         schema = reader.schema_arrow
@@ -191,7 +194,8 @@ class Inputs:
         # strip rewrites whole rows; extract and stats need the text column only
         columns = None if self.job.command in TEXT_COMMANDS else [self.job.column]
         total_rows = max(1, reader.metadata.num_rows)
-        size = os.path.getsize(file)
+        if file != "-":
+            size = os.path.getsize(file)
         first = 0
         for batch in reader.iter_batches(batch_size=self.chunk_rows, columns=columns):
             yield Task(file, first, batch, size * batch.num_rows // total_rows)
