@@ -29,7 +29,7 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from openai import APIStatusError, AsyncOpenAI, AsyncStream
+from openai import APIConnectionError, APIStatusError, APITimeoutError, AsyncOpenAI, AsyncStream
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response as ResponsesResult
 from openai.types.responses import ResponseStreamEvent
@@ -50,7 +50,9 @@ def create_app(
 ) -> FastAPI:
     """The proxy: `upstream` is the base URL of an OpenAI-compatible API (".../v1");
     `options` go to citemark.openai (lenient, skip_code, widgets, max_hold)."""
-    sdk = client or AsyncOpenAI(base_url=upstream, api_key=api_key, max_retries=0)
+    # The SDK's retries stay on: a connection the upstream closed while it sat in the pool
+    # fails before any byte of the answer, and is tried again.
+    sdk = client or AsyncOpenAI(base_url=upstream, api_key=api_key)
     settings = options or {}
 
     @contextlib.asynccontextmanager
@@ -117,6 +119,10 @@ async def _call(
             status_code=error.status_code,
             media_type=error.response.headers.get("content-type"),
         )
+    except APIConnectionError as error:  # APITimeoutError included
+        timeout = isinstance(error, APITimeoutError)
+        detail = {"message": f"upstream: {error}", "type": "upstream_error"}
+        return JSONResponse({"error": detail}, status_code=504 if timeout else 502)
 
 
 def _json(result: Any) -> Response:

@@ -98,7 +98,7 @@ TARGETS = {"clean": clean_target, "escaped": escaped_target}
 
 
 def main(argv: list[str] | None = None) -> int:
-    return drive(TARGETS, ("_jsonl", "_clean"), argv, __doc__.split("\n\n")[0])
+    return drive(TARGETS, ("jsonl", "clean"), argv, __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":

@@ -282,7 +282,7 @@ def drive(
 
 
 def main(argv: list[str] | None = None) -> int:
-    return drive(TARGETS, ("_scan", "_arrow"), argv, __doc__.split("\n\n")[0])
+    return drive(TARGETS, ("scan", "arrow", "jsonl"), argv, __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":

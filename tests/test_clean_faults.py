@@ -50,6 +50,22 @@ def test_marks_inside_the_clean_text(text: str, unit: str, implementation: str) 
     assert all(0 <= start <= end <= _length(done.text, unit) for start, end in places)
 
 
+@pytest.mark.parametrize(
+    ("text", "shown", "places"),
+    [
+        (f"[a {M} b]({M})", "a b", [1, 3]),  # the link's "[" goes: marks in its text move back
+        (f"x [a{M}b]({M}) y", "x ab y", [3, 4]),
+        (f"[[a{M}]({M})]({M})", "a", [1, 1, 1]),
+        (f" {M} {M}", "", [0, 0]),
+        (f"a ({M}, {M}) b", "a b", [1, 1]),
+    ],
+)
+def test_mark_places(text: str, shown: str, places: list[int], implementation: str) -> None:
+    done = clean_with_marks(text, implementation=implementation)  # type: ignore[arg-type]
+    assert done.text == shown
+    assert [mark.start for mark in done.marks] == places
+
+
 MARK_ATOMS = [
     M,
     cite("turn1news2"),

@@ -17,8 +17,12 @@ import pytest
 
 import citemark as citemark_package
 from citemark import extract_citations, strip_citations
-from citemark._cli import batch as _batch
+from citemark._cli import inputs as _inputs
+from citemark._cli.commands import Job
+from citemark._cli.inputs import Inputs
 from citemark._cli.jsonl import BadRow, parse_path, value_at
+from citemark._cli.work import FileSlice, Task, process
+from citemark._cli.workers import ordered_results
 from citemark.display import clean
 
 S, D, E = "\ue200", "\ue202", "\ue201"
@@ -496,14 +500,14 @@ def test_jsonl_blocks_keep_whole_lines_and_count_rows(tmp_path, monkeypatch, fin
     """Lines longer than a read block, a byte order mark, no final newline: every line ends up
     whole in exactly one task, numbered right, at most chunk_rows lines a task.  (extract's
     reader; strip's and clean's: tests/test_jsonl_slices.py)"""
-    monkeypatch.setattr(_batch, "CHUNK_BYTES", 7)
+    monkeypatch.setattr(_inputs, "CHUNK_BYTES", 7)
     lines = [json.dumps({"t": "x" * (i * 5 % 23)}).encode() for i in range(40)]
     data = b"\n".join(lines) + (b"\n" if final_newline else b"")
     path = tmp_path / "blocks.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + data)
-    job = _batch.Job("extract", "jsonl", "jsonl", ("cite",), ("t",))
-    tasks = list(_batch.Inputs(job, [str(path)], 3, print))
-    assert all(isinstance(task.payload, _batch.FileSlice) for task in tasks)  # read by workers
+    job = Job("extract", "jsonl", "jsonl", ("cite",), ("t",))
+    tasks = list(Inputs(job, [str(path)], 3, print))
+    assert all(isinstance(task.payload, FileSlice) for task in tasks)  # read by workers
     payloads = [task.payload.read() for task in tasks]
     assert b"".join(payloads) == data
     expected_first = 0
@@ -513,24 +517,24 @@ def test_jsonl_blocks_keep_whole_lines_and_count_rows(tmp_path, monkeypatch, fin
         assert 1 <= count <= 3
         expected_first += count
     assert expected_first == 40
-    results = [_batch.process(job, task) for task in tasks]
+    results = [process(job, task) for task in tasks]
     rows = [json.loads(line)["row"] for result in results for line in result.output.splitlines()]
     assert rows == list(range(40))
 
 
 def test_workers_are_fed_a_bounded_window(tmp_path: Path) -> None:
     """Memory stays bounded: tasks are read at most 2 * jobs ahead of the results."""
-    job = _batch.Job("stats", "text", "stats", ("cite",))
+    job = Job("stats", "text", "stats", ("cite",))
     pulled = 0
 
     def tasks():
         nonlocal pulled
         for i in range(40):
             pulled += 1
-            yield _batch.Task(f"t{i}", 0, f"x {S}cite{D}a{E}", 10)
+            yield Task(f"t{i}", 0, f"x {S}cite{D}a{E}", 10)
 
     seen = 0
-    for result in _batch.ordered_results(job, tasks(), jobs=2, threads=True):
+    for result in ordered_results(job, tasks(), jobs=2, threads=True):
         seen += 1
         assert result.stats is not None
         assert result.stats.citations == 1

@@ -96,3 +96,11 @@ def test_a_pure_install_warns_before_a_large_job(
     monkeypatch.setattr(cli, "PURE_WARNING_BYTES", text.stat().st_size + 1)
     assert cli.main(["strip", str(text), "-q"]) == 0
     assert cli.PURE_WARNING not in capsys.readouterr().err
+
+
+def test_row_commands_read_parquet_from_standard_input(tmp_path: Path) -> None:
+    log = parquet(tmp_path / "log.parquet", [GOOD, None])
+    piped = run("strip", "-", "--column", "answer", "--format", "jsonl", stdin=log.read_bytes())
+    assert piped.returncode == 0, piped.stderr
+    rows = [json.loads(line) for line in piped.stdout.splitlines()]
+    assert rows == [{"answer": "Panels last long. "}, {"answer": None}]

@@ -11,7 +11,10 @@ from pathlib import Path
 import pytest
 
 from citemark import cli
-from citemark._cli import batch as _batch
+from citemark._cli import inputs as _inputs
+from citemark._cli.commands import Job
+from citemark._cli.inputs import Inputs
+from citemark._cli.work import FileSlice
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 FIELD = "response.output_text"
@@ -56,16 +59,16 @@ def test_slices_hold_whole_lines_and_read_the_file_once(
     slice_bytes: int,
     window: int,
 ) -> None:
-    monkeypatch.setattr(_batch, "SLICE_BYTES", slice_bytes)
-    monkeypatch.setattr(_batch, "_WINDOW", window)
+    monkeypatch.setattr(_inputs, "SLICE_BYTES", slice_bytes)
+    monkeypatch.setattr(_inputs, "_WINDOW", window)
     data = log(final_newline, bad=True)
     path = tmp_path / "log.jsonl"
     path.write_bytes(b"\xef\xbb\xbf" + data)  # a byte order mark: not a row's
     for command in ("strip", "clean"):
-        job = _batch.Job(command, "jsonl", "jsonl", ("cite",), tuple(FIELD.split(".")))
-        tasks = list(_batch.Inputs(job, [str(path)], 5, print))
+        job = Job(command, "jsonl", "jsonl", ("cite",), tuple(FIELD.split(".")))
+        tasks = list(Inputs(job, [str(path)], 5, print))
         assert [task.first_row for task in tasks] == [0] + [None] * (len(tasks) - 1)
-        assert all(isinstance(task.payload, _batch.FileSlice) for task in tasks)
+        assert all(isinstance(task.payload, FileSlice) for task in tasks)
         assert all(task.payload.most == 5 for task in tasks)
         payloads = [task.payload.read() for task in tasks]
         assert b"".join(payloads) == data
@@ -78,8 +81,8 @@ def test_slices_hold_whole_lines_and_read_the_file_once(
 def test_an_empty_file_has_no_task(tmp_path: Path) -> None:
     path = tmp_path / "empty.jsonl"
     path.write_bytes(b"")
-    job = _batch.Job("strip", "jsonl", "jsonl", ("cite",), ("t",))
-    assert list(_batch.Inputs(job, [str(path)], 5, print)) == []
+    job = Job("strip", "jsonl", "jsonl", ("cite",), ("t",))
+    assert list(Inputs(job, [str(path)], 5, print)) == []
 
 
 @pytest.mark.parametrize("final_newline", [True, False])
@@ -98,7 +101,7 @@ def test_rows_are_numbered_as_in_one_task(
         named = [text.split(":")[2] for text in reference[2]]
         assert named == (["4", "20", "21", "45", "60"] if skip else ["4"])
         for slice_bytes in (1, 150, 700):
-            monkeypatch.setattr(_batch, "SLICE_BYTES", slice_bytes)
+            monkeypatch.setattr(_inputs, "SLICE_BYTES", slice_bytes)
             for jobs in ("1", "2"):
                 got = run(tmp_path, capsys, data, *command, *skip, "-j", jobs, "--chunk-rows", "3")
                 assert got == reference, (slice_bytes, jobs, skip)
@@ -114,5 +117,5 @@ def test_a_good_log_is_copied_but_its_markers(
     assert (code, reported) == (0, [])
     assert whole.endswith(b"\n") == final_newline  # the last line's ending kept
     assert whole.count(b"\n") == data.count(b"\n")  # blank lines kept
-    monkeypatch.setattr(_batch, "SLICE_BYTES", 64)
+    monkeypatch.setattr(_inputs, "SLICE_BYTES", 64)
     assert run(tmp_path, capsys, data, "strip", "-j", "2") == (code, whole, reported)

@@ -103,6 +103,7 @@ print(checked)
 """
 
 
+@pytest.mark.slow  # an interpreter per vector path
 @pytest.mark.c_extension
 @pytest.mark.parametrize("level", ["portable", "sse2", "avx2"])
 def test_every_search_path_matches_the_twin(level: str) -> None:

@@ -1,4 +1,4 @@
-"""validate on thousands of unterminated STARTs (issue 12's "unclosed" shape): the steps its
+"""validate on thousands of unterminated STARTs (the "unclosed" shape): the steps its
 rules take there (`citemark._validate`), over the scanner of both implementations.
 
 - `stray_findings` makes its rows in order of place, so validate sorts nothing when they are

@@ -32,6 +32,7 @@ one, `=cython` demands the compiled one.
 from __future__ import annotations
 
 import re
+import struct
 from collections.abc import Callable, Iterable
 from types import ModuleType
 from typing import Any, TypeAlias
@@ -99,7 +100,11 @@ class Arrow:
             validity, offsets, data = result
             # data has room for the input rows: give back what the removed bytes left.
             width = layout[-1]
-            data.resize(int.from_bytes(offsets[-width:], "little"), shrink_to_fit=True)
+            # The last offset, read with struct: int.from_bytes gives a fresh 0 whose digit
+            # CPython 3.11 leaves unset, which pyarrow's resize then reads (valgrind).
+            data.resize(
+                struct.unpack(_OFFSET_FORMAT[width], offsets[-width:])[0], shrink_to_fit=True
+            )
             return pa.Array.from_buffers(
                 chunk.type,
                 len(chunk),
@@ -227,6 +232,9 @@ def _citations(out: dict[str, Any], chunk: pa.Array, result_type: pa.DataType) -
         null_count=chunk.null_count,
         children=[structs],
     )
+
+
+_OFFSET_FORMAT = {4: "<i", 8: "<q"}  # an offset of `width` bytes, little-endian as Arrow's
 
 
 def _allocate(size: int) -> pa.ResizableBuffer:

@@ -89,7 +89,7 @@ def parquet_hint() -> str:
 
 def _rows_options(parser: argparse.ArgumentParser, command: str) -> None:
     """The options of the row commands (extract, strip, clean, stats)."""
-    from ._cli.batch import TEXT_COMMANDS
+    from ._cli.commands import TEXT_COMMANDS
 
     parser.add_argument("files", nargs="*", default=["-"], metavar="FILE")
     if command == "clean":
@@ -150,7 +150,7 @@ def _parsers(
     only: str | None = None,
 ) -> tuple[argparse.ArgumentParser, dict[str, argparse.ArgumentParser]]:
     """The parser and the subparser of every command (of `only`, when given)."""
-    from ._cli.batch import TEXT_COMMANDS
+    from ._cli.commands import TEXT_COMMANDS
 
     hint = _HINT
     parser: argparse.ArgumentParser = _Parser(
@@ -228,7 +228,7 @@ def _split(argv: list[str], takes_value: set[str]) -> tuple[str | None, list[str
 
 def _formats(args: argparse.Namespace, parser: argparse.ArgumentParser) -> tuple[str, str]:
     """(input format, output format), or a usage error for what cannot be done."""
-    from ._cli.batch import TEXT_COMMANDS
+    from ._cli.commands import TEXT_COMMANDS
 
     input_format = "jsonl" if args.field is not None else "parquet" if args.column else "text"
     if args.command == "stats":
@@ -301,9 +301,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
-    from ._cli import batch as _batch
     from ._cli import progress as _progress
+    from ._cli.batch import run
+    from ._cli.commands import TEXT_COMMANDS, Job
+    from ._cli.inputs import CHUNK_ROWS, Inputs
     from ._cli.jsonl import parse_path
+    from ._cli.outputs import Output
+    from ._cli.work import citation_schema
+    from ._cli.workers import default_jobs
 
     if args.command == "clean" and args.families:
         # clean removes the markers of every family: a --family there would do nothing.
@@ -338,9 +343,9 @@ def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             import_module("citemark.display")
         except ImportError as error:
             parser.error(f"clean needs citemark.display, which this install lacks ({error})")
-    own = _batch.TEXT_COMMANDS[args.command].options if args.command in _batch.TEXT_COMMANDS else ()
+    own = TEXT_COMMANDS[args.command].options if args.command in TEXT_COMMANDS else ()
     options = tuple((spec["dest"], getattr(args, spec["dest"])) for _, spec in own)
-    job = _batch.Job(
+    job = Job(
         command=args.command,
         input_format=input_format,
         output_format=output_format,
@@ -354,28 +359,28 @@ def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     def report(message: str) -> None:
         print(message, file=sys.stderr, flush=True)
 
-    inputs = _batch.Inputs(job, list(args.files), args.chunk_rows or _batch.CHUNK_ROWS, report)
+    inputs = Inputs(job, list(args.files), args.chunk_rows or CHUNK_ROWS, report)
     schema = None
     if output_format == "parquet":
-        schema = _batch.citation_schema() if args.command == "extract" else _parquet_schema(args)
+        schema = citation_schema() if args.command == "extract" else _parquet_schema(args)
         if schema is None:
             return EXIT_BAD_INPUT
     to_stdout = args.output in (None, "-")
     if args.command == "stats":
-        output = _batch.Output(None, "jsonl")  # nothing is written while rows are read
+        output = Output(None, "jsonl")  # nothing is written while rows are read
     else:
-        output = _batch.Output(args.output, output_format, schema)
+        output = Output(args.output, output_format, schema)
     total = inputs.total_bytes()
     if IMPLEMENTATION != "cython" and total is not None and total >= PURE_WARNING_BYTES:
         report(PURE_WARNING)
     progress = _progress.Progress(total, enabled=_progress.wanted(args.quiet, to_stdout))
 
     def work() -> Any:
-        return _batch.run(
+        return run(
             job,
             inputs,
             output,
-            jobs=args.jobs or _batch.default_jobs(),
+            jobs=args.jobs or default_jobs(),
             progress=progress,
             report=report,
         )

@@ -699,7 +699,7 @@ class ChatCleaner(_Cleaner):
         for key in sorted(self._parts):
             part = self._parts[key]
             released = part.close()
-            annotations = [_moved(one, part.place) for one in part.ready(lambda one: one)]
+            annotations = [_moved(one, part.place) for one in part.ready(_itself)]
             if (released or annotations) and part.template is not None:
                 chunk, choice = part.template
                 delta = _with(_get(choice, "delta"), {"content": released})

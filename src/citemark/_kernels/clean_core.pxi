@@ -1027,13 +1027,14 @@ cdef void settle(Places* places, const Output* out) noexcept nogil:
     """After a spacing decision: places past out.low come back to it, then those after the
     "[" that unwrap_link took out (out.moved) move back by one (see the twin)."""
     cdef Py_ssize_t top = places.count, k, group, place
-    while top > 0 and places.at[places.groups[top - 1]] > out.low:
+    cdef Py_ssize_t floor = out.low if out.moved < 0 else min(out.low, out.moved)
+    while top > 0 and places.at[places.groups[top - 1]] > floor:
         top -= 1
     # groups[top:count] move, in order; rewritten in place (a merge only shrinks the stack)
     k = top
     while k < places.count:
         group = places.groups[k]
-        place = out.low
+        place = min(places.at[group], out.low)
         if out.moved >= 0 and place > out.moved:
             place = min(place - 1, out.length)
         places.at[group] = place

@@ -314,11 +314,12 @@ class Places:
         unwrap_link took out the "[" at out.moved, those after it move back by one (and
         those after the link text to the end)."""
         groups, at = self.groups, self.at
+        floor = out.low if out.moved < 0 else min(out.low, out.moved)
         moved: list[int] = []
-        while groups and at[groups[-1]] > out.low:
+        while groups and at[groups[-1]] > floor:
             moved.append(groups.pop())
         for group in reversed(moved):
-            place = out.low
+            place = min(at[group], out.low)
             if out.moved >= 0 and place > out.moved:
                 place = min(place - 1, out.length)
             at[group] = place

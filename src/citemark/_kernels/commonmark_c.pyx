@@ -14,6 +14,8 @@ Same functions, names and branch order as the twin in `commonmark_py.py`:
 - `code_walls(text)`: `commonmark_py.CodeScanner` over a whole text, every line in C, the
   code spans as (start, end) pairs; `code_spans(text)`: the same as two arrays (starts,
   ends).
+- `StreamScanner`: the same scan over a text that comes in pieces (a stream's), its block
+  structure kept from one piece to the next.
 - `line_spans(text)`: (start, end) of every line's content.
 
 The threshold between the two pairings and the characters that start blocks are read from
@@ -21,12 +23,16 @@ the twin at import (one home); the line breaks are checked against it.  A single
 is found by the vector search of `simd.h` (CITEMARK_SIMD caps it, as for the scanner);
 everything else is a plain loop.
 
-The paths only this kernel has, and what each earns, from benches/bench_code_scan.py (the
-median of one run, CPU time, against the pure twin or against the plain loop it replaces):
+The paths only this kernel has, each with what it earns on 4 KB answers with a list, a fence
+and inline code (benches/bench_code_scan.py; the online pairing against this kernel built to
+collect the runs):
 
-| fast path                                         | workload              | figure       |
-|---------------------------------------------------|-----------------------|--------------|
-{TABLE}
+| fast path                                                                 | earns         |
+|---------------------------------------------------------------------------|---------------|
+| the whole scan in C (`_Walker`), not the twin's `CodeScanner` per line    | 33x the twin  |
+| simd.h's search for line breaks and backticks, not CITEMARK_SIMD=portable | 2.5x          |
+| code spans kept in two arrays (`code_spans`), not tuples made arrays      | 2.3x          |
+| backtick runs paired as found (`_Pairing` online), not at paragraph end   | 1.2-1.4x      |
 """
 
 cimport cython
@@ -107,7 +113,6 @@ cdef Py_ssize_t as_index(object value, str name) except -1:
     return index
 
 
-
 def runs(str text not None, first, end, base):
     cdef Py_ssize_t lo = as_index(first, "first")
     cdef Py_ssize_t hi = as_index(end, "end")
@@ -129,15 +134,9 @@ cdef Py_ssize_t runs_into(const text_t* data, Py_ssize_t lo, Py_ssize_t* pos, Py
     # (start + offset, end + offset, escaped: three entries each); pos[0] moved past the
     # last one written (to hi when none is left).  The backslashes before a run are counted
     # back to lo at most.  Every read is in [lo, hi): inside the string.
-    cdef Py_ssize_t count = 0, i = pos[0], at, near, escapes
+    cdef Py_ssize_t count = 0, i = pos[0], at, escapes
     while i < hi and count < room:
-        # The next backtick: the next few characters looked at first (runs close together
-        # cost a vector search's set-up each otherwise), then the vector search.
-        near = i + 8 if hi - i > 8 else hi
-        while i < near and data[i] != BACKTICK:
-            i += 1
-        if i == near and i < hi:
-            i = next_unit(data, BACKTICK, i, hi)
+        i = next_unit(data, BACKTICK, i, hi)
         if i == hi:
             break
         at = i
@@ -617,7 +616,6 @@ cdef inline Py_ssize_t break_in(const text_t* data, Py_ssize_t at,
             return at
         at += 1
     return size
-
 
 
 cdef inline Py_ssize_t next_unit(const text_t* data, Py_UCS4 unit, Py_ssize_t at,
@@ -1194,4 +1192,3 @@ def line_spans(str text not None):
         index += 1
     spans.append((start, size))
     return spans
-

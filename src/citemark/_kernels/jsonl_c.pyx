@@ -28,6 +28,7 @@ from cpython.unicode cimport PyUnicode_AsUTF8AndSize
 from cpython.object cimport PyObject
 
 import json
+import sys
 
 from .._core import grammar as _grammar  # a private name: the module's face is its stub's
 
@@ -256,6 +257,9 @@ cdef struct Path:
     const Key* keys  # the UTF-8 of each key
     Py_ssize_t levels
     PyObject* path  # the tuple of str keys (borrowed): an escaped key is compared with them
+    # The most digits an integer may have, as json.loads reads it now (int()'s limit,
+    # sys.get_int_max_str_digits(); 0: none): a longer one makes the line invalid JSON.
+    Py_ssize_t int_digits
 
 
 cdef struct Key:
@@ -337,6 +341,9 @@ cdef int _walk(
                     i, kind = i + 5, K_BOOL
                 else:
                     i = _number(s, i, n, &kind)
+                    if (kind == K_INT and i >= 0 and path.int_digits > 0
+                            and i - start - (s[start] == 45) > path.int_digits):
+                        i = -1  # json.loads refuses it (int()'s limit on digits)
                 if i < 0:
                     return NOT_JSON
                 if depth == 0:
@@ -468,6 +475,8 @@ cdef int _reserve(Out* out, Py_ssize_t extra) except -1 nogil:
 
 
 cdef inline int _put(Out* out, const char* data, Py_ssize_t size) except -1 nogil:
+    if size <= 0:
+        return 0  # an empty Out has no buffer, and memcpy(NULL, ..., 0) is undefined
     _reserve(out, size)
     memcpy(out.data + out.size, data, size)
     out.size += size
@@ -661,7 +670,14 @@ cdef _PathKeys _path_keys(tuple path):
     made.path.keys = made.array
     made.path.levels = len(path)
     made.path.path = <PyObject*>path
+    made.path.int_digits = _int_digits()
     return made
+
+
+cdef Py_ssize_t _int_digits() except -1:
+    """sys.get_int_max_str_digits() (0: no limit), read at each call as json.loads does."""
+    limit = getattr(sys, "get_int_max_str_digits", None)
+    return 0 if limit is None else limit()
 
 
 def line_cuts(bytes data not None, Py_ssize_t size, Py_ssize_t most):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -66,8 +67,15 @@ def locate(line: bytes, path: tuple[str, ...]) -> tuple[int, int, int]:
     return found
 
 
+def _int_digits() -> int:
+    """sys.get_int_max_str_digits() (0: no limit), read at each call as json.loads does."""
+    limit = getattr(sys, "get_int_max_str_digits", None)
+    return 0 if limit is None else int(limit())
+
+
 def _locate(s: str, path: tuple[str, ...]) -> tuple[int, int, int]:
     n = len(s)
+    int_digits = _int_digits()
     levels = len(path)
     closer: list[str] = []  # the closing bracket of each open container
     level: list[int] = []  # for an object on the path, the index of the key searched in it
@@ -121,6 +129,8 @@ def _locate(s: str, path: tuple[str, ...]) -> tuple[int, int, int]:
                     if match:
                         end = match.end()
                         kind = K_FLOAT if match[1] or match[2] else K_INT
+                        if kind == K_INT and 0 < int_digits < end - i - (c == "-"):
+                            end = -1  # json.loads refuses it (int()'s limit on digits)
             if end < 0:
                 return _INVALID
             i = end

@@ -71,6 +71,7 @@ cdef extern from "Python.h":
     Py_ssize_t as_ssize_t "PyLong_AsSsize_t"(object number)
     PyObject* type_alloc "PyType_GenericAlloc"(PyTypeObject* cls, Py_ssize_t items) except NULL
     void gc_untrack "PyObject_GC_UnTrack"(object op)
+    void gc_track "PyObject_GC_Track"(object op)
 
 cdef extern from "simd.h" nogil:
     uint32_t cm_or_ucs1(const Py_UCS1* data, Py_ssize_t a, Py_ssize_t b)
@@ -94,8 +95,10 @@ cdef enum:
     UNITS_UTF16 = 1
     UNITS_UTF8 = 2
     # Slots of a call's shared strings (a power of two; see Shared).
-    SHARED_BITS = 6
+    SHARED_BITS = 8
     SHARED_SLOTS = 1 << SHARED_BITS
+    # Calls with fewer matches build every str anew (see start_sharing).
+    SHARE_MIN_MATCHES = 32
     # A span's hash reads this many bytes at most at each end.
     HASHED_BYTES = 32
     # Spans up to this many units are built by `substring`'s own loop (an id, a locator, a
@@ -262,12 +265,20 @@ cdef struct Shared:
     Py_ssize_t lengths[SHARED_SLOTS]
 
 
-cdef inline void init_shared(Shared* shared) noexcept nogil:
+cdef inline Shared* start_sharing(Shared* shared, Py_ssize_t matches) noexcept nogil:
+    """`shared`, emptied, when a call builds enough strings for it to pay; else NULL (every
+    str then built anew).  A result of a few citations comes from memory the allocator
+    already holds: there the hashing would cost more than the copies it saves."""
+    if matches < SHARE_MIN_MATCHES:
+        return NULL
     memset(shared.strings, 0, sizeof(shared.strings))
+    return shared
 
 
 cdef void free_shared(Shared* shared) noexcept:
     cdef Py_ssize_t i
+    if shared == NULL:
+        return
     for i in range(SHARED_SLOTS):
         Py_XDECREF(shared.strings[i])
 
@@ -278,7 +289,7 @@ cdef inline uint64_t mix(uint64_t h, const char* bytes) noexcept nogil:
     return (h ^ word) * CM_HASH_MULTIPLIER
 
 
-cdef Py_ssize_t shared_slot(const char* bytes, Py_ssize_t size) noexcept nogil:
+cdef inline Py_ssize_t shared_slot(const char* bytes, Py_ssize_t size) noexcept nogil:
     """The slot of bytes[:size]: a hash of its size and of HASHED_BYTES at most at each end,
     so that a long span costs no more than a short one (memcmp has the last word)."""
     cdef uint64_t h = <uint64_t>size * CM_HASH_MULTIPLIER, word = 0
@@ -299,8 +310,8 @@ cdef Py_ssize_t shared_slot(const char* bytes, Py_ssize_t size) noexcept nogil:
     return <Py_ssize_t>(h >> (64 - SHARED_BITS))
 
 
-cdef object substring(str text, const text_t* data, Py_ssize_t a, Py_ssize_t b,
-                      Py_UCS4 maxchar):
+cdef inline object substring(str text, const text_t* data, Py_ssize_t a, Py_ssize_t b,
+                             Py_UCS4 maxchar):
     """text[a:b] (a < b), the very str PyUnicode_Substring makes.  `maxchar` is the span's
     widest class when the caller knows it (0x7F for an id under the guide's rule), else 0:
     a short span is then measured by one loop; a long one goes to CPython."""
@@ -329,10 +340,14 @@ cdef object substring(str text, const text_t* data, Py_ssize_t a, Py_ssize_t b,
 cdef object shared_substring(str text, const text_t* data, Shared* shared, Py_ssize_t a,
                              Py_ssize_t b, Py_UCS4 maxchar):
     """text[a:b] (`maxchar` as in `substring`); the very str built earlier in the call for
-    an equal span when its slot still holds it."""
-    cdef Py_ssize_t size = (b - a) * <Py_ssize_t>sizeof(text_t)
-    cdef Py_ssize_t slot = shared_slot(<const char*>(data + a), size)
-    cdef PyObject* found = shared.strings[slot]
+    an equal span when its slot still holds it (`shared` NULL: always a new str)."""
+    cdef Py_ssize_t size, slot
+    cdef PyObject* found
+    if shared == NULL:
+        return substring(text, data, a, b, maxchar)
+    size = (b - a) * <Py_ssize_t>sizeof(text_t)
+    slot = shared_slot(<const char*>(data + a), size)
+    found = shared.strings[slot]
     if (found != NULL and shared.lengths[slot] == b - a
             and memcmp(data + shared.starts[slot], data + a, size) == 0):
         return <object>found
@@ -419,24 +434,35 @@ cdef dict citation(str text, const text_t* data, Grammar grammar, const Match* m
     return result
 
 
+cdef list new_list(Py_ssize_t size):
+    """PyList_New(size), left out of the collector's view until `gc_track` once it is full.
+    Every collection the filling triggers would walk all `size` slots of a young list (the
+    list is reachable from this call only, so what it holds stays alive all the same)."""
+    result = PyList_New(size)
+    gc_untrack(result)
+    return result
+
+
 cdef list extract_units(str text, const text_t* data, Grammar grammar):
     cdef Matches matches
     cdef Shared shared
+    cdef Shared* share = NULL
     cdef Py_ssize_t i
     cdef dict made = None
     init_matches(&matches)
-    init_shared(&shared)
     try:
         scan(text, data, grammar, False, &matches)
+        share = start_sharing(&shared, matches.count)
         # Presized: its array is allocated once, not regrown by appends.
-        result = PyList_New(matches.count)
+        result = new_list(matches.count)
         for i in range(matches.count):
-            made = citation(text, data, grammar, &matches.items[i], &shared, made)
+            made = citation(text, data, grammar, &matches.items[i], share, made)
             Py_INCREF(made)  # PyList_SET_ITEM steals a reference
             PyList_SET_ITEM(result, i, made)
+        gc_track(result)
         return result
     finally:
-        free_shared(&shared)
+        free_shared(share)
         free_matches(&matches)
 
 
@@ -481,7 +507,7 @@ cdef list spans_units(str text, const text_t* data, Grammar grammar):
     init_matches(&matches)
     try:
         scan(text, data, grammar, True, &matches)
-        result = PyList_New(matches.count)  # presized, as in extract_units
+        result = new_list(matches.count)  # presized, as in extract_units
         for i in range(matches.count):
             match = &matches.items[i]
             span = (match.start, match.end, match.n_ids != INVALID)
@@ -489,6 +515,7 @@ cdef list spans_units(str text, const text_t* data, Grammar grammar):
             gc_untrack(span)
             Py_INCREF(span)  # PyList_SET_ITEM steals a reference
             PyList_SET_ITEM(result, i, span)
+        gc_track(result)
         return result
     finally:
         free_matches(&matches)
@@ -571,6 +598,7 @@ cdef list records_units(str text, const text_t* data, Grammar grammar, object cl
     # too, as `spans_units` makes them (one scan for both: validate needs both).
     cdef Matches matches
     cdef Shared shared
+    cdef Shared* share = NULL
     cdef Offsets offsets
     cdef Py_ssize_t i, start, end, removed = 0, valid = 0
     cdef Match* match
@@ -580,12 +608,12 @@ cdef list records_units(str text, const text_t* data, Grammar grammar, object cl
     offsets.at = 0
     offsets.extra = 0
     init_matches(&matches)
-    init_shared(&shared)
     try:
         scan(text, data, grammar, spans is not None, &matches)
+        share = start_sharing(&shared, matches.count)
         for i in range(matches.count):
             valid += matches.items[i].n_ids != INVALID
-        result = PyList_New(valid)  # presized, as in extract_units
+        result = new_list(valid)  # presized, as in extract_units
         valid = 0
         for i in range(matches.count):
             match = &matches.items[i]
@@ -598,17 +626,18 @@ cdef list records_units(str text, const text_t* data, Grammar grammar, object cl
             start = convert(data, &offsets, match.start)
             end = convert(data, &offsets, match.end)
             record = new_record(
-                cls, untrack, family_of(text, data, grammar, match, &shared),
-                source_ids(text, data, grammar, match, True, &shared),
-                locator_of(text, data, match, &shared), start, end, start - removed,
+                cls, untrack, family_of(text, data, grammar, match, share),
+                source_ids(text, data, grammar, match, True, share),
+                locator_of(text, data, match, share), start, end, start - removed,
             )
             Py_INCREF(record)  # PyList_SET_ITEM steals a reference
             PyList_SET_ITEM(result, valid, record)
             valid += 1
             removed += end - start
+        gc_track(result)
         return result
     finally:
-        free_shared(&shared)
+        free_shared(share)
         free_matches(&matches)
 
 

@@ -1,0 +1,242 @@
+"""The streams against the whole-text calls: `CleanStream` over `clean(whole)`, `StreamParser`
+over `Parser().strip(whole)` with `Parser().finditer(whole)`, on typical 4 KB answers
+(`corpus.typical_answer`) cut into deltas of 4, 16 and 64 characters.
+
+Targets (issue 22): a stream costs at most 3x its whole-text call at 64-character deltas,
+8x at 16 and 30x at 4.  A stream's time includes the Python loop that feeds it, one call per
+delta, as a server pays it.
+
+And threads without the GIL: 2 threads running `clean`, `CleanStream` or
+`extract_citations` over typical answers, each thread its own answers and streams, scale at
+least 0.85 of the pure-Python control measured in the same rounds (`bench_freethreaded`'s
+runner and control; meaningful on a free-threaded build such as 3.13t only).
+
+Script mode (ratios from one run, medians):
+    python benches/bench_streams.py [--answers N] [--rounds N] [--threads-only]
+pytest-benchmark (groups "streams clean <delta>" and "streams parser <delta>"; the whole-text
+row of each group is its baseline):
+    pytest benches/bench_streams.py -q
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import pytest
+
+from _common import ensure_citemark_importable
+from corpus import typical_answer
+
+ensure_citemark_importable()
+
+import citemark  # noqa: E402
+from citemark.display import CleanStream, clean  # noqa: E402
+from citemark.parser import Parser  # noqa: E402
+from citemark.stream import StreamParser  # noqa: E402
+
+DELTAS = (4, 16, 64)
+TARGETS = {64: 3.0, 16: 8.0, 4: 30.0}
+ANSWERS = 200
+THREAD_ANSWERS = 2_000
+THREAD_TARGET = 0.85
+
+
+@functools.cache
+def answers(count: int = ANSWERS) -> tuple[str, ...]:
+    return tuple(typical_answer(seed=index) for index in range(count))
+
+
+@functools.cache
+def deltas(size: int, count: int = ANSWERS) -> tuple[tuple[str, ...], ...]:
+    return tuple(
+        tuple(text[at : at + size] for at in range(0, len(text), size)) for text in answers(count)
+    )
+
+
+def clean_whole(texts: Sequence[str]) -> list[str]:
+    return [clean(text) for text in texts]
+
+
+def clean_streamed(chunked: Sequence[Sequence[str]]) -> list[str]:
+    results = []
+    for chunks in chunked:
+        stream = CleanStream()
+        feed = stream.feed
+        out = [feed(chunk) for chunk in chunks]
+        out.append(stream.close())
+        results.append("".join(out))
+    return results
+
+
+PARSER = Parser()
+
+
+def parse_whole(texts: Sequence[str]) -> list[tuple[str, list[Any]]]:
+    strip, finditer = PARSER.strip, PARSER.finditer
+    return [(strip(text), list(finditer(text))) for text in texts]
+
+
+def parse_streamed(chunked: Sequence[Sequence[str]]) -> list[tuple[str, list[Any]]]:
+    results = []
+    for chunks in chunked:
+        stream = StreamParser(PARSER)
+        feed = stream.feed
+        updates = [feed(chunk) for chunk in chunks]
+        updates.append(stream.close())
+        results.append(
+            (
+                "".join(update.text for update in updates),
+                [citation for update in updates for citation in update.citations],
+            )
+        )
+    return results
+
+
+def median_of(function: Callable[[Any], Any], argument: Any, rounds: int) -> float:
+    samples = []
+    for _ in range(rounds):
+        began = time.perf_counter()
+        function(argument)
+        samples.append(time.perf_counter() - began)
+    return statistics.median(samples)
+
+
+def ratios(count: int, rounds: int) -> list[tuple[str, int, float, float, float]]:
+    """(stream, delta, whole-text us per answer, stream us per answer, ratio), each pair of
+    timings interleaved round by round so that a change of load hits both."""
+    texts = answers(count)
+    rows = []
+    for name, whole, streamed in (
+        ("CleanStream", clean_whole, clean_streamed),
+        ("StreamParser", parse_whole, parse_streamed),
+    ):
+        for size in DELTAS:
+            chunked = deltas(size, count)
+            assert streamed(chunked) == whole(texts), f"{name} differs at {size}"
+            pairs = [(median_of(whole, texts, 1), median_of(streamed, chunked, 1))]
+            pairs += [
+                (median_of(whole, texts, 1), median_of(streamed, chunked, 1)) for _ in range(rounds)
+            ]
+            base = statistics.median(a for a, _ in pairs)
+            cost = statistics.median(b for _, b in pairs)
+            ratio = statistics.median(b / a for a, b in pairs)
+            rows.append((name, size, base / count * 1e6, cost / count * 1e6, ratio))
+    return rows
+
+
+# ---------------------------------------------------------------- threads (3.13t)
+
+
+def thread_ops() -> dict[str, Callable[[Sequence[str]], Any]]:
+    def clean_loop(texts: Sequence[str]) -> list[str]:
+        return [clean(text) for text in texts]
+
+    def stream_loop(texts: Sequence[str]) -> list[str]:
+        out = []
+        for text in texts:
+            stream = CleanStream()
+            feed = stream.feed
+            pieces = [feed(text[at : at + 16]) for at in range(0, len(text), 16)]
+            pieces.append(stream.close())
+            out.append("".join(pieces))
+        return out
+
+    def extract_loop(texts: Sequence[str]) -> list[Any]:
+        extract = citemark.extract_citations
+        return [extract(text) for text in texts]
+
+    return {"clean": clean_loop, "CleanStream_16": stream_loop, "extract_citations": extract_loop}
+
+
+def thread_table(count: int, rounds: int) -> list[tuple[str, dict[str, float]]]:
+    from bench_freethreaded import Runner, control, measure
+
+    texts = tuple(typical_answer(seed=index) for index in range(count))
+    runner = Runner()
+    try:
+        rows = [("control", measure(runner, control, texts, rounds))]
+        rows += [
+            (name, measure(runner, work, texts, rounds)) for name, work in thread_ops().items()
+        ]
+    finally:
+        runner.close()
+    return rows
+
+
+def gil_enabled() -> bool:
+    is_enabled: Callable[[], bool] | None = getattr(sys, "_is_gil_enabled", None)
+    return True if is_enabled is None else is_enabled()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--answers", type=int, default=ANSWERS)
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--threads-only", action="store_true")
+    args = parser.parse_args(argv)
+    print(
+        f"Python {sys.version.split()[0]}, GIL {'on' if gil_enabled() else 'off'}, "
+        f"citemark {citemark.IMPLEMENTATION}; {args.answers} typical answers of ~4 KB; "
+        f"medians of {args.rounds} interleaved rounds"
+    )
+    if not args.threads_only:
+        print(f"{'stream':<13} {'delta':>5} {'whole us':>9} {'stream us':>10} {'ratio':>7} target")
+        for name, size, base, cost, ratio in ratios(args.answers, args.rounds):
+            verdict = "ok" if ratio <= TARGETS[size] else "MISSED"
+            print(
+                f"{name:<13} {size:>5} {base:9.2f} {cost:10.2f} {ratio:6.1f}x "
+                f"<= {TARGETS[size]:.0f}x {verdict}"
+            )
+    if gil_enabled():
+        print("threads: skipped (the GIL is on; run under a free-threaded build, e.g. 3.13t)")
+        return 0
+    print(f"threads: {THREAD_ANSWERS} answers, 1 thread vs 2 (bench_freethreaded's runner)")
+    print(f"{'call':<18} {'2/1':>6} {'vs control':>10} target")
+    for name, row in thread_table(THREAD_ANSWERS, args.rounds):
+        verdict = (
+            ""
+            if name == "control"
+            else (f">= {THREAD_TARGET} {'ok' if row['vs_control'] >= THREAD_TARGET else 'MISSED'}")
+        )
+        print(f"{name:<18} {row['ratio']:5.2f}x {row['vs_control']:10.2f} {verdict}")
+    return 0
+
+
+# ---------------------------------------------------------------- pytest-benchmark
+
+
+@pytest.mark.parametrize("size", DELTAS)
+@pytest.mark.parametrize("row", ["whole", "stream"])
+def test_clean_stream(benchmark: Any, row: str, size: int) -> None:
+    benchmark.group = f"streams clean {size}"
+    benchmark.extra_info.update(suite="streams", op=f"clean {row}", delta=size)
+    if row == "whole":
+        result = benchmark(clean_whole, answers())
+    else:
+        result = benchmark(clean_streamed, deltas(size))
+    assert result == clean_whole(answers())
+
+
+@pytest.mark.parametrize("size", DELTAS)
+@pytest.mark.parametrize("row", ["whole", "stream"])
+def test_stream_parser(benchmark: Any, row: str, size: int) -> None:
+    benchmark.group = f"streams parser {size}"
+    benchmark.extra_info.update(suite="streams", op=f"parser {row}", delta=size)
+    if row == "whole":
+        result = benchmark(parse_whole, answers())
+    else:
+        result = benchmark(parse_streamed, deltas(size))
+    assert result == parse_whole(answers())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

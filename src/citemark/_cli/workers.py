@@ -1,0 +1,140 @@
+"""Running the tasks, in order: `process(job, task)` for each, in this process (-j 1, or a
+single task), in threads (the compiled kernels that do a chunk without the GIL), or in
+worker processes (`concurrent.futures`' pools, both), with at most `2 * jobs` tasks in flight
+so that memory stays bounded by a few chunks whatever the size of the input."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import deque
+from collections.abc import Iterator
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+from .commands import Job
+from .work import Result, Task, process
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future
+
+
+def ordered_results(job: Job, tasks: Iterator[Task], jobs: int, threads: bool) -> Iterator[Result]:
+    """process(job, task) for each task, in order, at most 2 * jobs in flight.
+
+    Worker processes ignore SIGINT (Ctrl-C reaches the whole process group): the main process
+    alone handles it, and on any exit, an interrupt included, the tasks not started are
+    cancelled and the workers terminated, not waited for, so a long task cannot hold the
+    exit up.
+    """
+    tasks = iter(tasks)
+    first = next(tasks, None)
+    if first is None:
+        return
+    second = next(tasks, None)
+    if jobs <= 1 or second is None:
+        for task in chain([first], [second] if second is not None else [], tasks):
+            yield process(job, task)
+        return
+    pool = _pool(jobs, threads)
+    window: deque[Future[Result]] = deque()  # the tasks in flight, in task order
+    try:
+        for task in chain([first, second], tasks):
+            window.append(pool.submit(process, job, task))
+            if len(window) >= 2 * jobs:
+                yield window.popleft().result()
+        while window:
+            yield window.popleft().result()
+    finally:
+        for future in window:
+            future.cancel()
+        _stop(pool)
+
+
+def _pool(jobs: int, threads: bool) -> Executor:
+    # imported here: -j 1 never loads them
+    if threads:
+        from concurrent.futures import ThreadPoolExecutor
+
+        return ThreadPoolExecutor(max_workers=jobs)
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_worker_init)
+
+
+def _stop(pool: Executor) -> None:
+    """Threads finish the task they are on; worker processes are terminated (a pool's own
+    shutdown would have the exit wait for the tasks they are running)."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    if not isinstance(pool, ProcessPoolExecutor):
+        pool.shutdown(wait=True, cancel_futures=True)
+        return
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if terminate is not None:
+        terminate()
+        return
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in processes:
+        if worker.is_alive():
+            worker.terminate()
+    for worker in processes:
+        worker.join(2)
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
+
+
+def _worker_init() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    keep_freed_memory()
+
+
+def _context() -> Any:
+    # forkserver: workers start from a clean process (no threads, no open output files);
+    # spawn where there is no forkserver.
+    import multiprocessing
+
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    # The server imports the work on a task and the pool's worker loop once, and every
+    # worker is forked with them loaded: a worker starts in a fork, not in an import of the
+    # package (a name that fails to import is passed over).
+    context.set_forkserver_preload([process.__module__, "concurrent.futures.process"])
+    return context
+
+
+def default_jobs() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+# glibc's mallopt parameters (malloc.h)
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
+
+
+def keep_freed_memory() -> None:
+    """Every task allocates and frees buffers of a few MB (its bytes, its output); by default
+    glibc gives such memory back to the system, and the next task faults its pages in again.
+    Buffers up to 12 MB come from the heap, which keeps up to 24 MB free, so their pages stay
+    mapped; larger ones (a very long line) are still given back when freed, so a long line
+    peaks at 3x its size, not more.  The process is the command's (and its workers'): the
+    library never calls this."""
+    try:  # glibc names itself here (platform.libc_ver reads the executable: slower)
+        if not os.confstr("CS_GNU_LIBC_VERSION"):
+            return
+    except (AttributeError, ValueError, OSError):  # not glibc, or no confstr (Windows)
+        return
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return
+    mallopt(_M_MMAP_THRESHOLD, 12 << 20)
+    mallopt(_M_TRIM_THRESHOLD, 24 << 20)
