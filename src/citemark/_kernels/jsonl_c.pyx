@@ -419,10 +419,8 @@ def may_hold_start(bytes line not None, Py_ssize_t start, Py_ssize_t end):
 
 
 cdef bint _may_hold_start(const unsigned char* s, Py_ssize_t start, Py_ssize_t end) noexcept nogil:
-    cdef const unsigned char* p
-    cdef const unsigned char* stop
-    p = s + start
-    stop = s + end
+    cdef const unsigned char* p = s + start
+    cdef const unsigned char* stop = s + end
     while p < stop:
         p = <const unsigned char*>memchr(p, 0xEE, stop - p)
         if p == NULL:
@@ -542,8 +540,7 @@ cdef int _put_json_string(Out* out, const unsigned char* utf8, Py_ssize_t size,
             _hex_escape(0xD800 + (point >> 10), escape)
             _hex_escape(0xDC00 + (point & 0x3FF), escape + 6)
             _put(out, escape, 12)
-    _put(out, b'"', 1)
-    return 0
+    return _put(out, b'"', 1)
 
 
 cdef unsigned char UNESCAPE[128]  # the byte that a two-byte escape \\X stands for
@@ -670,14 +667,10 @@ cdef _PathKeys _path_keys(tuple path):
     made.path.keys = made.array
     made.path.levels = len(path)
     made.path.path = <PyObject*>path
-    made.path.int_digits = _int_digits()
-    return made
-
-
-cdef Py_ssize_t _int_digits() except -1:
-    """sys.get_int_max_str_digits() (0: no limit), read at each call as json.loads does."""
+    # sys.get_int_max_str_digits() (0: no limit), read at each call as json.loads does
     limit = getattr(sys, "get_int_max_str_digits", None)
-    return 0 if limit is None else limit()
+    made.path.int_digits = 0 if limit is None else limit()
+    return made
 
 
 def line_cuts(bytes data not None, Py_ssize_t size, Py_ssize_t most):
@@ -720,10 +713,10 @@ def line_cuts(bytes data not None, Py_ssize_t size, Py_ssize_t most):
 
 cdef bint _raw_ok(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
                   const Rules* rules) noexcept nogil:
-    """True when the string token s[start:end] can be stripped as its raw bytes: no \\u
-    escape (which could spell a marker character), and no escape from a START that opens a
-    marker of `families` (START family DELIM) to the STOP after it: every marker of those
-    families then reads the same raw and decoded (escapes elsewhere are kept as they are)."""
+    """True when the string token s[start:end] can be stripped as its raw bytes: no \\u escape
+    (which could spell a marker character), and no escape from a START that opens a marker of
+    `families` (START family DELIM) to the STOP after it, so that every such marker reads the
+    same raw and decoded (escapes elsewhere are kept as they are)."""
     cdef Py_ssize_t i = start + 1, stop = end - 1, size, f
     cdef bint open_marker = False
     # the next backslash and the next EE byte (the lead byte of START, STOP and DELIM), each
@@ -922,13 +915,11 @@ cdef inline bint _ascii_del(const unsigned char* s, Py_ssize_t start, Py_ssize_t
 
 cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
                       Cleaner* cleaner) except -1 nogil:
-    """clean (default options) of the string token s[start:end], on its UTF-8 bytes: KEPT,
-    CLEANED (cleaner.ascii: write it with ASCII escapes, as the token was ASCII) or LEFT.
-    A token without a marker character, raw or spelled by a \\u escape, is KEPT; one with a
-    marker is decoded into cleaner.text (`_decode`), cut, and CLEANED.  LEFT to `many`: a
-    lone surrogate (UTF-8 cannot hold it), an ASCII token holding DEL (`_ascii_del`), texts
-    whose markers may be in Markdown code (hint 3: the code spans are found in Python) and what
-    `cut` leaves to Python."""
+    """clean (default options) of the string token s[start:end], on its UTF-8 bytes: KEPT (no
+    marker character, raw or spelled by a \\u escape), CLEANED (decoded into cleaner.text and
+    cut; cleaner.ascii: written in ASCII, as the token was) or LEFT to `many`: a lone
+    surrogate, an ASCII token holding DEL (`_ascii_del`), markers maybe in Markdown code
+    (hint 3: the code spans are found in Python) and what `cut` leaves to Python."""
     cdef Py_ssize_t i = start + 1, stop = end - 1, j, n = stop - i
     cdef const unsigned char* slash = <const unsigned char*>memchr(s + i, 92, stop - i)
     cdef const utf8_t* text = <const utf8_t*>s + i
@@ -980,7 +971,7 @@ cdef enum:
 
 
 cdef struct Pass:  # one pass over the lines of a block: what it does, and what it reuses
-    int job  # STRIP, MAP, CLEAN or EXTRACT
+    int job  # STRIP, MAP, CLEAN, EXTRACT or TEXT
     const Rules* rules  # the families scanned here (NULL: `many` reads every text it must)
     Py_ssize_t window  # SCAN_WINDOW, or PY_SSIZE_T_MAX when a family holds a STOP (`_scan`)
     bint skip_bad
@@ -1228,8 +1219,7 @@ cdef tuple _lines(bytes data, tuple path, object many, bint skip_bad, int job, _
             return rows, texts, p.blanks, bad_lines
         if n_holes == 0 and result != NULL:
             _PyBytes_Resize(&result, p.out.size)  # on failure result is NULL, and freed
-            done = <object>result
-            return done, p.good, p.blanks, bad_lines
+            return <object>result, p.good, p.blanks, bad_lines
         if n_holes == 0:
             return PyBytes_FromStringAndSize(p.out.data, p.out.size), p.good, p.blanks, bad_lines
         for k in range(n_holes):
@@ -1357,8 +1347,7 @@ cdef int _put_citations(Out* out, object citations) except -1:
         _put(out, b', "end": ', 9)
         _put_int(out, citation["end"])
         _put(out, b"}", 1)
-    _put(out, b"]", 1)
-    return 0
+    return _put(out, b"]", 1)
 
 
 cdef int _put_line(Out* out, str file, object row, object citations) except -1:
