@@ -919,7 +919,7 @@ cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
     marker character, raw or spelled by a \\u escape), CLEANED (decoded into cleaner.text and
     cut; cleaner.ascii: written in ASCII, as the token was) or LEFT to `many`: a lone
     surrogate, an ASCII token holding DEL (`_ascii_del`), markers maybe in Markdown code
-    (hint 3: the code spans are found in Python) and what `cut` leaves to Python."""
+    (MARKERS_MAYBE_IN_CODE: the code spans are found in Python) and what `cut` leaves to Python."""
     cdef Py_ssize_t i = start + 1, stop = end - 1, j, n = stop - i
     cdef const unsigned char* slash = <const unsigned char*>memchr(s + i, 92, stop - i)
     cdef const utf8_t* text = <const utf8_t*>s + i
@@ -949,7 +949,7 @@ cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
         cleaner.ascii = False  # a raw marker is not ASCII
     elif _ascii_del(s, start, end, cleaner):
         return LEFT
-    if hints_units(text, n) == 3:
+    if marker_state_units(text, n) == MARKERS_MAYBE_IN_CODE:
         return LEFT
     start_join(&cleaner.join, cleaner.result, 1, True)
     found = cut(text, n, NULL, 0, True, &cleaner.tokens, &cleaner.join)
