@@ -1,5 +1,5 @@
 """The reference every benchmark is measured against: a regex scanner that behaves like the
-guide's helper (its contract is in the README and tests/test_contract.py), with the same
+guide's helper (its contract is in the README and tests/core/test_contract.py), with the same
 algorithm and the same costs.
 
 * `extract_citations` builds the pattern ``START (family|...) DELIM (.*?) STOP`` with

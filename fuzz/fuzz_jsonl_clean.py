@@ -9,8 +9,8 @@ by the str kernel), and so must the pure twin.
 
 `escaped`: for logs spelled as json.dumps writes them by default (ASCII), in UTF-8, or with
 escapes at random (in markers too), the compiled `strip_lines` and `extract_lines` (which decode
-such tokens in the pass) must give the old path's bytes, line by line (tests/test_jsonl_escaped.py
-spells it out), and so must the pure twin.
+such tokens in the pass) must give the old path's bytes, line by line
+(tests/cli/test_jsonl_escaped.py spells it out), and so must the pure twin.
 
 Under ASan (fuzz/README.md) these are the runs that check the passes' bounds on UTF-8.
 
@@ -32,7 +32,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # strategies.py
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "cli"))  # test_jsonl*
 
 from fuzz_targets import drive
 

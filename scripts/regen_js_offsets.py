@@ -1,7 +1,7 @@
 """Regenerate tests/data/js_offsets.json: what JavaScript (node) counts for the offset tests.
 
 The tests read the committed file, so node is needed only here.  Run it from the repository
-root after changing `node_texts()` in tests/test_offsets.py:
+root after changing `node_texts()` in tests/core/test_offsets.py:
 
     python scripts/regen_js_offsets.py
 """
@@ -59,7 +59,7 @@ def main() -> int:
     if node is None:
         print("node is required to regenerate the JavaScript offsets", file=sys.stderr)
         return 1
-    sys.path.insert(0, str(ROOT / "tests"))
+    sys.path.insert(0, str(ROOT / "tests" / "core"))
     from test_offsets import node_texts  # the texts have one home: the test file
 
     texts = node_texts()

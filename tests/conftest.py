@@ -12,10 +12,11 @@ how many and which, in its header and in its summary (the multidict/propcache pa
 
 `--without MODULE` (repeatable) declares an optional dependency absent on purpose, as on a
 free-threaded interpreter that has no pyarrow wheel: a test marked `needs(MODULE)` is
-deselected, a test file that imports it at its top (test_arrow.py, test_dask.py: all of it
-needs the module) is left out of collection, and the run lists both.  Without the option a
-missing pyarrow fails.  A free-threaded interpreter implies `--without` for the modules of the
-`server` extra (`FREE_THREADED_WITHOUT`), which its `test-ft` extra does not install.
+deselected, a test file that imports it at its top (dataframes/test_arrow.py,
+dataframes/test_dask.py: all of it needs the module) is left out of collection, and the run
+lists both.  Without the option a missing pyarrow fails.  A free-threaded interpreter implies
+`--without` for the modules of the `server` extra (`FREE_THREADED_WITHOUT`), which its
+`test-ft` extra does not install.
 
 Tests marked `slow` (leak hunts, megabyte inputs, thread stress, long Hypothesis runs) are
 deselected unless `--slow` is given, so that a plain `pytest` stays quick; `.ci/run` runs them.
@@ -58,13 +59,25 @@ with warnings.catch_warnings(), contextlib.suppress(ImportError):
 
 MARKER = "c_extension"
 
+TESTS = Path(__file__).parent
+
+
+def relative(path: Path) -> str:
+    """A test file's path under tests/, as COMPILED_ONLY and the report name it."""
+    try:
+        return path.relative_to(TESTS).as_posix()
+    except ValueError:
+        return path.name
+
+
 # Tests in files that predate the marker and reach the compiled modules by name.  TODO(lead):
 # once their owners mark them `@pytest.mark.c_extension` (or move them onto the fixture),
-# this table goes.  A module listed with None needs the kernel to be imported at all.
+# this table goes.  A module listed with None needs the kernel to be imported at all.  Keyed
+# by the file's path under tests/.
 COMPILED_ONLY: dict[str, frozenset[str] | None] = {
-    "test_simd.py": None,
-    "test_clean_differential.py": None,
-    "test_arrow.py": frozenset(
+    "kernels/test_simd.py": None,
+    "display/test_clean_differential.py": None,
+    "dataframes/test_arrow.py": frozenset(
         {
             "test_kernel_rejects_inconsistent_buffers",
             "test_kernel_is_memory_safe_on_invalid_utf8",
@@ -73,10 +86,10 @@ COMPILED_ONLY: dict[str, frozenset[str] | None] = {
             "test_the_default_path_is_the_compiled_one",
         }
     ),
-    "test_differential.py": frozenset(
+    "core/test_differential.py": frozenset(
         {"test_kernel_extract_and_strip_are_the_twins", "test_kernel_cut_is_the_twins"}
     ),
-    "test_select.py": frozenset(
+    "kernels/test_select.py": frozenset(
         {"test_cython_demands_the_kernel", "test_unset_prefers_the_kernel_on_cpython"}
     ),
 }
@@ -158,10 +171,10 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
         return None
     for module, why in _absent(config).items():
         if _imports(collection_path, module):
-            _left_out[f"{collection_path.name} (imports {module}: {why})"] = None
+            _left_out[f"{relative(collection_path)} (imports {module}: {why})"] = None
             return True
-    if pure(config) and COMPILED_ONLY.get(collection_path.name, ()) is None:
-        _left_out[f"{collection_path.name} (imports the compiled kernel)"] = None
+    if pure(config) and COMPILED_ONLY.get(relative(collection_path), ()) is None:
+        _left_out[f"{relative(collection_path)} (imports the compiled kernel)"] = None
         return True
     return None
 
@@ -174,7 +187,7 @@ def needs_kernel(item: pytest.Item) -> bool:
         value for value in callspec.params.values() if isinstance(value, str)
     }:
         return True
-    listed = COMPILED_ONLY.get(item.path.name)
+    listed = COMPILED_ONLY.get(relative(item.path))
     return listed is not None and item.originalname in listed  # type: ignore[attr-defined]
 
 

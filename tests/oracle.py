@@ -1,5 +1,5 @@
 """A slow, obviously-correct reference for the drop-in contract (the README and
-tests/test_contract.py).
+tests/core/test_contract.py).
 
 It deliberately works the way the guide's helper does: one regular expression per call,
 built from the escaped family names, a lazy body up to the first STOP, then per-match

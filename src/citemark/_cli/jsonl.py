@@ -26,7 +26,7 @@ def kernel(implementation: Implementation | None = None) -> ModuleType:
 
 
 # The kernel's result codes and value kinds: one numbering, the kernels' own (both give the
-# same; tests/test_jsonl.py checks it).
+# same; tests/cli/test_jsonl.py checks it).
 FOUND, NULL_TEXT, NOT_STRING, MISSING, INVALID = range(5)
 _KIND_NOUN = ("an object", "a list", "a string", "null", "an integer", "a number", "a boolean")
 _MISSING_NOUN = ("an object without it", *_KIND_NOUN[1:])

@@ -2,8 +2,8 @@
 
 `_kernels.loader` hands out the chosen module as a `Scanner`; under TYPE_CHECKING it assigns
 the twin to one, so mypy proves that `scan_py` satisfies the Protocol, and
-tests/test_select.py checks at run time that both modules carry every name.  A grammar is
-opaque to the callers: they build it with `Grammar(...)` and hand it back to the same scanner.
+tests/kernels/test_select.py checks at run time that both modules carry every name.  A grammar
+is opaque to the callers: they build it with `Grammar(...)` and hand it back to the same scanner.
 
 Of the nine names the compiled module exports, `Offsets` (the unit walker behind `records`)
 is internal to each scanner and `SIMD` (which vector path the kernel picked) has no meaning

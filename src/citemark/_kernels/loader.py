@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 if TYPE_CHECKING:
     # Type checkers see the twin: this proves that `scan_py` satisfies `Scanner` (the compiled
-    # module is checked against the same names at run time, in tests/test_select.py).
+    # module is checked against the same names at run time, in tests/kernels/test_select.py).
     from .._core.protocols import Scanner
     from . import scan_py
 

@@ -27,7 +27,7 @@ from fastapi import FastAPI
 from citemark.display import clean, clean_mapped, clean_position
 from citemark.openai import clean_responses
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "openai"
 WAIT = 10.0  # seconds: the bound of every wait here
 PRIVATE = "\ue200\ue201\ue202\ue203\ue204\ue206"

@@ -500,7 +500,7 @@ def test_value_at_and_paths() -> None:
 def test_jsonl_blocks_keep_whole_lines_and_count_rows(tmp_path, monkeypatch, final_newline) -> None:
     """Lines longer than a read block, a byte order mark, no final newline: every line ends up
     whole in exactly one task, numbered right, at most chunk_rows lines a task.  (extract's
-    reader; strip's and clean's: tests/test_jsonl_slices.py)"""
+    reader; strip's and clean's: tests/cli/test_jsonl_slices.py)"""
     monkeypatch.setattr(_inputs, "CHUNK_BYTES", 7)
     lines = [json.dumps({"t": "x" * (i * 5 % 23)}).encode() for i in range(40)]
     data = b"\n".join(lines) + (b"\n" if final_newline else b"")

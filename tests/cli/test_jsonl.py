@@ -20,7 +20,7 @@ from citemark import extract_citations, extract_many, strip_citations, strip_man
 from citemark._cli import jsonl as _jsonl
 
 KERNELS = {"cython": "citemark._kernels.jsonl_c", "python": "citemark._kernels.jsonl_py"}
-SUITE = Path(__file__).parent / "data" / "JSONTestSuite" / "test_parsing"
+SUITE = Path(__file__).parents[1] / "data" / "JSONTestSuite" / "test_parsing"
 S, D, E = "\ue200", "\ue202", "\ue201"
 PATH = ("response", "text")
 CITE = (b"cite",)

@@ -16,7 +16,7 @@ from openai.types.responses import Response, ResponseStreamEvent, ResponseTextDe
 from citemark.display import clean
 from citemark.openai import clean_chat, clean_completion, clean_response, clean_responses
 
-DATA = Path(__file__).parent / "data" / "openai"
+DATA = Path(__file__).parents[1] / "data" / "openai"
 STREAMS = ["web_search", "file_search", "several_parts", "cut", "incomplete"]
 MARKER = "\ue200cite\ue202turn0search0\ue201"
 

@@ -157,7 +157,7 @@ def node_texts() -> list[str]:
 
 # What JavaScript counts for each of `node_texts()`, computed once by node and committed:
 # node is not a test dependency (wheel test containers have none).
-JS_OFFSETS = Path(__file__).parent / "data" / "js_offsets.json"
+JS_OFFSETS = Path(__file__).parents[1] / "data" / "js_offsets.json"
 REGENERATE = "python scripts/regen_js_offsets.py (needs node)"
 
 

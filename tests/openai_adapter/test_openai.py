@@ -1,6 +1,6 @@
 """`citemark.openai` on plain dicts: the recorded-shape streams of tests/data/openai, every
 split and placement (hypothesis), and bad input.  No `openai` import here, so this file runs
-on every interpreter (tests/test_openai_sdk.py takes the SDK's own objects)."""
+on every interpreter (tests/openai_adapter/test_openai_sdk.py takes the SDK's own objects)."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ from citemark.openai import (
     clean_responses,
 )
 
-DATA = Path(__file__).parent / "data" / "openai"
+DATA = Path(__file__).parents[1] / "data" / "openai"
 S, E, D = "\ue200", "\ue201", "\ue202"
 MARKER = S + "cite" + D + "turn0search0" + E
 STREAMS = ["web_search", "file_search", "several_parts", "cut", "incomplete"]

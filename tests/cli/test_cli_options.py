@@ -13,7 +13,7 @@ import pytest
 
 from citemark import cli
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FLAWED = (ROOT / "examples" / "flawed_answer.txt").read_text(encoding="utf-8")
 GOOD = "Panels last long. \ue200cite\ue202turn0search0\ue201"
 

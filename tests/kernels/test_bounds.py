@@ -199,7 +199,7 @@ def test_sanitize_keeps_the_prose_after_an_unclosed_start(parser: Parser) -> Non
 def test_sanitize_on_the_flawed_example(parser: Parser) -> None:
     from pathlib import Path
 
-    path = Path(__file__).parent.parent / "examples" / "flawed_answer.txt"
+    path = Path(__file__).parents[2] / "examples" / "flawed_answer.txt"
     text = path.read_text(encoding="utf-8")
     clean = parser.sub(text, lambda c: "[n]", sanitize=True)
     assert "and one with a bad id" in clean

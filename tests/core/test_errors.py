@@ -19,7 +19,7 @@ from citemark.stream import StreamParser
 from citemark.validate import resolve, validate
 
 S, D, E = "\ue200", "\ue202", "\ue201"
-EXAMPLES = Path(__file__).parent.parent / "examples"
+EXAMPLES = Path(__file__).parents[2] / "examples"
 TEXT = f"Claim.{S}cite{D}turn0search0{E}"
 
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from citemark.lint import main
 from citemark.sources import Registry
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 S, D, E = "\ue200", "\ue202", "\ue201"
 
 

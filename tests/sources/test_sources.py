@@ -25,7 +25,7 @@ from citemark.sources import (
 )
 
 S, D, E = "\ue200", "\ue202", "\ue201"
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).parents[1] / "fixtures"
 
 
 def documents() -> list[dict[str, str]]:

@@ -6,7 +6,8 @@ directly: a missing build fails these cases, it never skips them) and on the pur
 over the pure scanner, row by row, so a bug shared by the two Arrow paths still shows.
 
 Run once under valgrind (see README, Development):
-    PYTHONMALLOC=malloc valgrind --error-exitcode=1 python -m pytest tests/test_arrow.py -q
+    PYTHONMALLOC=malloc valgrind --error-exitcode=1 python -m pytest \
+        tests/dataframes/test_arrow.py -q
 """
 
 from __future__ import annotations

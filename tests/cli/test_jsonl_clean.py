@@ -229,7 +229,7 @@ def test_what_the_pass_leaves_to_python(text: str) -> None:
 def test_answers_of_a_log_are_all_cleaned_in_the_pass(kernel) -> None:
     """The answers benches/make_log.py writes (cite, navlist and entity markers, emoji, escapes), in
     UTF-8 or ASCII JSON: none is left to Python, and the result is map_lines'."""
-    sys.path.insert(0, str(Path(__file__).parent.parent / "benches"))
+    sys.path.insert(0, str(Path(__file__).parents[2] / "benches"))
     try:
         from make_log import output_text
     finally:

@@ -458,7 +458,7 @@ def test_escaped_markers() -> None:
     ]
 
 
-# --- realistic inputs (as test_field.py) -------------------------------------------------------
+# --- realistic inputs (as core/test_field.py) --------------------------------------------------
 
 
 FIELD = {
@@ -496,7 +496,7 @@ def test_field_inputs(parser: Parser, name: str) -> None:
 def test_example_answer(parser: Parser) -> None:
     from pathlib import Path
 
-    text = (Path(__file__).parent.parent / "examples" / "flawed_answer.txt").read_text("utf-8")
+    text = (Path(__file__).parents[2] / "examples" / "flawed_answer.txt").read_text("utf-8")
     assert codes(validate(text, None, parser=parser)) == [
         "citation-before-punctuation",
         "citation-before-punctuation",
