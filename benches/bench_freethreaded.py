@@ -220,6 +220,93 @@ def measure(runner: Runner, work: Work, texts: Sequence[str], rounds: int) -> di
     }
 
 
+def control_loop(count: int) -> int:
+    total = 0
+    for number in range(count):
+        total += number
+    return total
+
+
+def lasting(runner: Runner, work: Work, texts: Sequence[str], seconds: float) -> Sequence[str]:
+    """The first texts (cycled when too few) on which `work` lasts about `seconds` in one
+    thread: every workload of `interleaved` and its control then last as long, and so see
+    the same share of a load that comes and goes."""
+    runner.run(work, texts, 1)  # warm-up
+    took = min(runner.run(work, texts, 1)[0] for _ in range(3))
+    count = max(20, round(len(texts) * seconds / took))
+    return tuple(texts[index % len(texts)] for index in range(count))
+
+
+def calibrated_control(runner: Runner, seconds: float) -> tuple[Work, Sequence[str]]:
+    """The control loop of integer additions, `seconds` long in one thread: one "text" of
+    its input is a slice of the loop, so a 2-thread run splits it like the workloads."""
+    probe = 200_000
+    runner.run(lambda _texts: control_loop(probe), ("",), 1)
+    took = min(runner.run(lambda _texts: control_loop(probe), ("",), 1)[0] for _ in range(3))
+    slices = 200
+    step = max(1, round(probe * seconds / took / slices))
+
+    def control_matched(texts: Sequence[str]) -> int:
+        return control_loop(step * len(texts))
+
+    return control_matched, ("",) * slices
+
+
+def interleaved(
+    runner: Runner,
+    works: dict[str, Work],
+    texts: Sequence[str],
+    rounds: int,
+    seconds: float = 0.15,
+) -> dict[str, dict[str, float]]:
+    """Each workload's 2-thread scaling over the control's, from `rounds` rounds in which
+    every workload and the control run once in 1 thread and once in 2 (the workloads'
+    order rotated each round).  Each workload gets as many of `texts` as make its 1-thread
+    run last about `seconds`, and the control is that long too.  A round runs the control
+    before and after its workloads and divides each workload's ratio by the geometric mean
+    of the two control ratios, so a load that comes and goes during the round hits both
+    sides.  Per workload: the medians, and the lowest, highest and quartiles of the
+    per-round `vs_control`."""
+    jobs = {name: (work, lasting(runner, work, texts, seconds)) for name, work in works.items()}
+    reference = calibrated_control(runner, seconds)
+    pair(runner, *reference)
+    samples: dict[str, dict[str, list[float]]] = {
+        name: {"one": [], "two": [], "ratio": [], "cpu": [], "vs_control": []}
+        for name in ("control", *works)
+    }
+    names = list(works)
+    for number in range(rounds):
+        before = pair(runner, *reference)
+        measured = {}
+        shift = number % len(names)
+        for name in names[shift:] + names[:shift]:
+            measured[name] = pair(runner, *jobs[name])
+        after = pair(runner, *reference)
+        control_ratio = ((before[0] / before[1]) * (after[0] / after[1])) ** 0.5
+        for name, (wall1, wall2, cpu1, cpu2) in {"control": before, **measured}.items():
+            found = samples[name]
+            found["one"].append(wall1)
+            found["two"].append(wall2)
+            found["ratio"].append(wall1 / wall2)
+            found["cpu"].append(cpu2 / cpu1 if cpu1 else float("nan"))
+            found["vs_control"].append((wall1 / wall2) / control_ratio)
+    out = {}
+    for name, found in samples.items():
+        relative = sorted(found["vs_control"])
+        quartiles = statistics.quantiles(relative, n=4) if len(relative) > 1 else relative * 3
+        out[name] = {key: statistics.median(values) for key, values in found.items()}
+        out[name].update(
+            texts=len(jobs[name][1] if name in jobs else reference[1]),
+            low=relative[0],
+            q1=quartiles[0],
+            q3=quartiles[-1],
+            high=relative[-1],
+            control_low=min(samples["control"]["ratio"]),
+            control_high=max(samples["control"]["ratio"]),
+        )
+    return out
+
+
 def table(rounds: int, count: int) -> list[tuple[str, str, dict[str, float]]]:
     ops = {"control": control, **operations()}
     rows = []
