@@ -142,14 +142,31 @@ def percentile(values: list[int], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(len(ordered) * share))] / 1e6 if ordered else 0.0
 
 
-async def load(port: Server, streams: int, model: str) -> dict[str, float]:
+def machine_busy() -> float:
+    """CPU seconds the whole machine has spent busy (all cores, /proc/stat): what other
+    processes took during a round is this less the three of the bench."""
+    fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    idle = int(fields[3]) + int(fields[4])  # idle, iowait
+    return (sum(int(field) for field in fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def own_cpu() -> float:
+    """This process's CPU time: the client's, for it is this process."""
+    return time.process_time()
+
+
+async def load(port: Server, upstream: Server, streams: int, model: str) -> dict[str, float]:
     """`streams` streams at once.  Throughput counts the upstream's events (the cleaning
-    proxy sends fewer: a delta that releases no text is dropped); `cpu_us` is the proxy's
-    CPU time per upstream event, which other load on the machine changes less than its
-    wall time."""
+    proxy sends fewer: a delta that releases no text is dropped).  CPU per upstream event of
+    each process (`cpu_us` the proxy's, which decides how many events a proxy can take on a
+    core of its own: `capacity`), and what the rest of the machine took meanwhile
+    (`others_cpu`, CPU seconds)."""
     with (FIXTURES / f"{model}.jsonl").open(encoding="utf-8") as lines:
         sent = sum(1 for line in lines if line.strip())
     cpu = cpu_seconds(port.pid)
+    cpu_upstream = cpu_seconds(upstream.pid)
+    cpu_client = own_cpu()
+    busy = machine_busy()
     began = time.perf_counter()
     tasks = [asyncio.create_task(one_stream(port, model)) for _ in range(streams)]
     _, pending = await asyncio.wait(tasks, timeout=ROUND)
@@ -165,15 +182,25 @@ async def load(port: Server, streams: int, model: str) -> dict[str, float]:
     if len(ended) < streams:
         raise RuntimeError(f"{streams - len(ended)} of {streams} streams did not complete")
     cpu = cpu_seconds(port.pid) - cpu
+    cpu_upstream = cpu_seconds(upstream.pid) - cpu_upstream
+    cpu_client = own_cpu() - cpu_client
+    others = machine_busy() - busy - cpu - cpu_upstream - cpu_client
     every = [latency for found in results for _, latency in found]
     deltas = [
         one for found in results for name, one in found if name == b"response.output_text.delta"
     ]
+    events = streams * sent
     return {
         "received": len(every),
         "seconds": wall,
-        "events_per_second": streams * sent / wall,
-        "cpu_us": 1e6 * cpu / (streams * sent),
+        "events_per_second": events / wall,
+        "cpu_us": 1e6 * cpu / events,
+        "capacity": events / cpu if cpu else float("nan"),
+        "proxy_busy": cpu / wall,
+        "upstream_us": 1e6 * cpu_upstream / events,
+        "client_us": 1e6 * cpu_client / events,
+        "client_busy": cpu_client / wall,
+        "others_cpu": max(0.0, others),
         "p50_ms": percentile(every, 0.5),
         "p99_ms": percentile(every, 0.99),
         "delta_p50_ms": percentile(deltas, 0.5),
@@ -181,11 +208,28 @@ async def load(port: Server, streams: int, model: str) -> dict[str, float]:
     }
 
 
+RATIOS = {
+    # name: (key, how a pair of rounds is compared: clean / passthrough, or clean - it)
+    "throughput": ("events_per_second", "ratio"),
+    "capacity": ("capacity", "ratio"),
+    "cpu": ("cpu_us", "ratio"),
+    "added_p50_ms": ("p50_ms", "difference"),
+    "added_p99_ms": ("p99_ms", "difference"),
+}
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    return {"median": statistics.median(ordered), "low": ordered[0], "high": ordered[-1]}
+
+
 def measure(
     streams: int, rounds: int, paced: float, paced_rounds: int, model: str = "web_search"
 ) -> dict[str, Any]:
-    """Both proxies, `rounds` rounds each unpaced then `paced_rounds` paced, their order
-    swapped every other round (the second of a pair ran slower, whichever it was)."""
+    """Both proxies in front of one upstream, `rounds` pairs of rounds unpaced then
+    `paced_rounds` pairs paced, the proxies' order swapped every other pair (the second of a
+    pair ran slower, whichever it was).  Each ratio is taken within a pair and summarised
+    by its median and range, so a load that comes and goes between pairs cancels out."""
     out: dict[str, Any] = {
         "streams": streams,
         "rounds": rounds,
@@ -193,23 +237,28 @@ def measure(
         "paced_rounds": paced_rounds,
     }
     for phase, delay, count in (("throughput", 0.0, rounds), ("latency", paced, paced_rounds)):
+        if count == 0:
+            continue
         with started("replay", "--stamp", "--delay", str(delay)) as upstream:
             url = f"http://127.0.0.1:{upstream}/v1"
             with (
                 started("proxy", "--upstream", url) as clean,
                 started("proxy", "--upstream", url, "--passthrough") as passthrough,
             ):
-                asyncio.run(load(clean, 20, model))  # warm both up: first parses, schemas
-                asyncio.run(load(passthrough, 20, model))
+                asyncio.run(load(clean, upstream, 20, model))  # warm both up: parses, schemas
+                asyncio.run(load(passthrough, upstream, 20, model))
                 runs: dict[str, list[dict[str, float]]] = {"clean": [], "passthrough": []}
                 pair = [("passthrough", passthrough), ("clean", clean)]
                 for number in range(count):
                     for name, port in pair if number % 2 == 0 else pair[::-1]:
-                        runs[name].append(asyncio.run(load(port, streams, model)))
+                        runs[name].append(asyncio.run(load(port, upstream, streams, model)))
                         row = runs[name][-1]
                         print(
-                            f"{phase} round {number + 1} {name}: {row['seconds']:.1f} s, "
-                            f"{row['cpu_us']:.0f} us CPU an event",
+                            f"{phase} pair {number + 1} {name:11}: {row['seconds']:5.1f} s, "
+                            f"CPU an event: proxy {row['cpu_us']:4.0f} us "
+                            f"({row['proxy_busy']:.0%} busy), upstream "
+                            f"{row['upstream_us']:4.0f} us, client {row['client_us']:4.0f} us "
+                            f"({row['client_busy']:.0%}); others {row['others_cpu']:5.1f} CPU s",
                             file=sys.stderr,
                             flush=True,
                         )
@@ -217,37 +266,55 @@ def measure(
             name: {key: statistics.median(run[key] for run in found) for key in found[0]}
             for name, found in runs.items()
         }
-    throughput = out["throughput"]
-    out["throughput_ratio"] = (
-        throughput["clean"]["events_per_second"] / throughput["passthrough"]["events_per_second"]
-    )
-    out["cpu_ratio"] = throughput["clean"]["cpu_us"] / throughput["passthrough"]["cpu_us"]
-    latency = out["latency"]
-    out["added_p50_ms"] = latency["clean"]["p50_ms"] - latency["passthrough"]["p50_ms"]
-    out["added_p99_ms"] = latency["clean"]["p99_ms"] - latency["passthrough"]["p99_ms"]
+        out[phase + "_pairs"] = {}
+        for ratio, (key, how) in RATIOS.items():
+            values = [
+                a[key] / b[key] if how == "ratio" else a[key] - b[key]
+                for a, b in zip(runs["clean"], runs["passthrough"], strict=True)
+            ]
+            out[phase + "_pairs"][ratio] = spread(values)
+    if rounds:
+        pairs = out["throughput_pairs"]
+        out["throughput_ratio"] = pairs["throughput"]["median"]
+        out["capacity_ratio"] = pairs["capacity"]["median"]
+        out["cpu_ratio"] = pairs["cpu"]["median"]
+    if paced_rounds:
+        pairs = out["latency_pairs"]
+        out["added_p50_ms"] = pairs["added_p50_ms"]["median"]
+        out["added_p99_ms"] = pairs["added_p99_ms"]["median"]
     return out
 
 
 def report(result: dict[str, Any]) -> str:
     lines = [
-        f"{result['streams']} concurrent streams; medians of {result['rounds']} rounds a proxy "
-        f"unpaced and {result['paced_rounds']} paced at {result['paced']} s between events; "
+        f"{result['streams']} concurrent streams; {result['rounds']} pairs of rounds unpaced "
+        f"and {result['paced_rounds']} paced at {result['paced']} s between events; "
         f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} at the end"
     ]
     for phase in ("throughput", "latency"):
-        for name, row in result[phase].items():
+        for name, row in result.get(phase, {}).items():
             lines.append(
                 f"  {phase:10} {name:11} {row['seconds']:6.2f} s = "
-                f"{row['events_per_second']:6.0f} upstream events/s, {row['cpu_us']:5.0f} us CPU "
-                f"an event, {row['received']:6.0f} "
-                f"received; latency p50 {row['p50_ms']:7.2f} ms p99 {row['p99_ms']:7.2f} ms "
-                f"(deltas {row['delta_p50_ms']:7.2f} / {row['delta_p99_ms']:7.2f} ms)"
+                f"{row['events_per_second']:6.0f} upstream events/s; CPU an upstream event: "
+                f"proxy {row['cpu_us']:4.0f} us ({row['capacity']:5.0f} events/CPU s, "
+                f"{row['proxy_busy']:.0%} busy), upstream {row['upstream_us']:4.0f} us, client "
+                f"{row['client_us']:4.0f} us; others {row['others_cpu']:5.1f} CPU s; "
+                f"{row['received']:6.0f} received; latency p50 {row['p50_ms']:7.2f} ms p99 "
+                f"{row['p99_ms']:7.2f} ms (deltas {row['delta_p50_ms']:7.2f} / "
+                f"{row['delta_p99_ms']:7.2f} ms)"
             )
-    lines.append(
-        f"throughput clean/passthrough {result['throughput_ratio']:.3f}, CPU an event "
-        f"{result['cpu_ratio']:.3f}; latency added "
-        f"p50 {result['added_p50_ms']:+.2f} ms, p99 {result['added_p99_ms']:+.2f} ms"
-    )
+        for ratio, found in result.get(phase + "_pairs", {}).items():
+            if (phase == "throughput") == RATIOS[ratio][0].endswith("_ms"):
+                continue
+            unit = " ms" if ratio.endswith("_ms") else ""
+            lines.append(
+                f"  {phase:10} {ratio:12} clean vs passthrough, per pair: median "
+                f"{found['median']:+.3f}{unit}, range {found['low']:+.3f} to "
+                f"{found['high']:+.3f}{unit}"
+                if unit
+                else f"  {phase:10} {ratio:12} clean / passthrough, per pair: median "
+                f"{found['median']:.3f}, range {found['low']:.3f}-{found['high']:.3f}"
+            )
     return "\n".join(lines)
 
 
@@ -262,7 +329,13 @@ def test_proxy(benchmark: Any) -> None:
     benchmark.extra_info.update(
         {
             key: result[key]
-            for key in ("throughput_ratio", "cpu_ratio", "added_p50_ms", "added_p99_ms")
+            for key in (
+                "throughput_ratio",
+                "capacity_ratio",
+                "cpu_ratio",
+                "added_p50_ms",
+                "added_p99_ms",
+            )
         }
     )
     print(report(result))
