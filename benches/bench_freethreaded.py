@@ -189,10 +189,18 @@ class Runner:
         self._start.abort()
 
 
-def pair(runner: Runner, work: Work, texts: Sequence[str]) -> tuple[float, float, float, float]:
-    """(1-thread wall, 2-thread wall, 1-thread CPU, 2-thread CPU) of one pair of runs."""
-    wall1, cpu1, _ = runner.run(work, texts, 1)
-    wall2, cpu2, _ = runner.run(work, texts, 2)
+def pair(
+    runner: Runner, work: Work, texts: Sequence[str], *, two_first: bool = False
+) -> tuple[float, float, float, float]:
+    """(1-thread wall, 2-thread wall, 1-thread CPU, 2-thread CPU) of one pair of runs;
+    `two_first` runs the 2-thread one first (alternated, a load that rises or falls during
+    the pair favours neither)."""
+    if two_first:
+        wall2, cpu2, _ = runner.run(work, texts, 2)
+        wall1, cpu1, _ = runner.run(work, texts, 1)
+    else:
+        wall1, cpu1, _ = runner.run(work, texts, 1)
+        wall2, cpu2, _ = runner.run(work, texts, 2)
     return wall1, wall2, cpu1, cpu2
 
 
@@ -261,7 +269,8 @@ def interleaved(
 ) -> dict[str, dict[str, float]]:
     """Each workload's 2-thread scaling over the control's, from `rounds` rounds in which
     every workload and the control run once in 1 thread and once in 2 (the workloads'
-    order rotated each round).  Each workload gets as many of `texts` as make its 1-thread
+    order rotated each round, the 2-thread run first in every other round).  Each workload
+    gets as many of `texts` as make its 1-thread
     run last about `seconds`, and the control is that long too.  A round runs the control
     before and after its workloads and divides each workload's ratio by the geometric mean
     of the two control ratios, so a load that comes and goes during the round hits both
@@ -276,12 +285,13 @@ def interleaved(
     }
     names = list(works)
     for number in range(rounds):
-        before = pair(runner, *reference)
+        flip = number % 2 == 1
+        before = pair(runner, *reference, two_first=flip)
         measured = {}
         shift = number % len(names)
         for name in names[shift:] + names[:shift]:
-            measured[name] = pair(runner, *jobs[name])
-        after = pair(runner, *reference)
+            measured[name] = pair(runner, *jobs[name], two_first=flip)
+        after = pair(runner, *reference, two_first=flip)
         control_ratio = ((before[0] / before[1]) * (after[0] / after[1])) ** 0.5
         for name, (wall1, wall2, cpu1, cpu2) in {"control": before, **measured}.items():
             found = samples[name]

@@ -157,7 +157,7 @@ def thread_ops() -> dict[str, Callable[[Sequence[str]], Any]]:
     return {"clean": clean_loop, "CleanStream_16": stream_loop, "extract_citations": extract_loop}
 
 
-def thread_table(count: int, rounds: int) -> dict[str, dict[str, float]]:
+def thread_table(count: int, rounds: int, seconds: float = 0.1) -> dict[str, dict[str, float]]:
     """bench_freethreaded's interleaved rounds over the three calls: per call, the medians
     and the spread of its 2-thread scaling over the control's in the same round."""
     from bench_freethreaded import Runner, interleaved
@@ -169,7 +169,7 @@ def thread_table(count: int, rounds: int) -> dict[str, dict[str, float]]:
     try:
         for name, work in works.items():  # the split run gives what one thread gives
             assert runner.run(work, texts, 2, keep=True)[2] == expected[name], name
-        return interleaved(runner, works, texts, rounds)
+        return interleaved(runner, works, texts, rounds, seconds)
     finally:
         runner.close()
 
@@ -184,6 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--answers", type=int, default=ANSWERS)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--threads-only", action="store_true")
+    parser.add_argument(
+        "--seconds", type=float, default=0.1, help="length of a 1-thread run in the threads table"
+    )
     args = parser.parse_args(argv)
     print(
         f"Python {sys.version.split()[0]}, GIL {'on' if gil_enabled() else 'off'}, "
@@ -209,7 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{'call':<18} {'texts':>5} {'1 thread':>9} {'2/1':>6} {'cpu 2/1':>7} {'vs control':>10} "
         f"{'low-high':>11} {'q1-q3':>11} target"
     )
-    for name, row in thread_table(THREAD_ANSWERS, args.rounds).items():
+    for name, row in thread_table(THREAD_ANSWERS, args.rounds, args.seconds).items():
         verdict = (
             f"(the control: ratio low-high {row['control_low']:.2f}-{row['control_high']:.2f}x)"
             if name == "control"
