@@ -260,6 +260,10 @@ def calibrated_control(runner: Runner, seconds: float) -> tuple[Work, Sequence[s
     return control_matched, ("",) * slices
 
 
+# A round whose control ran this much faster in 2 threads than in 1 had a second core.
+FREE = 1.5
+
+
 def interleaved(
     runner: Runner,
     works: dict[str, Work],
@@ -270,12 +274,14 @@ def interleaved(
     """Each workload's 2-thread scaling over the control's, from `rounds` rounds in which
     every workload and the control run once in 1 thread and once in 2 (the workloads'
     order rotated each round, the 2-thread run first in every other round).  Each workload
-    gets as many of `texts` as make its 1-thread
-    run last about `seconds`, and the control is that long too.  A round runs the control
-    before and after its workloads and divides each workload's ratio by the geometric mean
-    of the two control ratios, so a load that comes and goes during the round hits both
-    sides.  Per workload: the medians, and the lowest, highest and quartiles of the
-    per-round `vs_control`."""
+    gets as many of `texts` as make its 1-thread run last about `seconds`, and the control
+    is that long too.  A round runs the control before and after its workloads and divides
+    each workload's ratio by the geometric mean of the two control ratios, so a load that
+    comes and goes during the round hits both sides.  Per workload: the medians, and the
+    lowest, highest and quartiles of the per-round `vs_control`; `free` and `free_rounds`:
+    its median over the rounds where the control ran at least FREE times faster in 2
+    threads, the only ones where the two threads had two cores to meet on (contention that
+    needs both threads running at once cannot show in the others)."""
     jobs = {name: (work, lasting(runner, work, texts, seconds)) for name, work in works.items()}
     reference = calibrated_control(runner, seconds)
     pair(runner, *reference)
@@ -284,6 +290,7 @@ def interleaved(
         for name in ("control", *works)
     }
     names = list(works)
+    controls: list[float] = []
     for number in range(rounds):
         flip = number % 2 == 1
         before = pair(runner, *reference, two_first=flip)
@@ -300,6 +307,7 @@ def interleaved(
             found["ratio"].append(wall1 / wall2)
             found["cpu"].append(cpu2 / cpu1 if cpu1 else float("nan"))
             found["vs_control"].append((wall1 / wall2) / control_ratio)
+        controls.append(control_ratio)
     out = {}
     for name, found in samples.items():
         relative = sorted(found["vs_control"])
@@ -313,6 +321,10 @@ def interleaved(
             high=relative[-1],
             control_low=min(samples["control"]["ratio"]),
             control_high=max(samples["control"]["ratio"]),
+        )
+        free = [one for one, c in zip(found["vs_control"], controls, strict=True) if c >= FREE]
+        out[name].update(
+            free=statistics.median(free) if free else float("nan"), free_rounds=len(free)
         )
     return out
 

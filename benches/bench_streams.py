@@ -212,7 +212,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{'call':<18} {'texts':>5} {'1 thread':>9} {'2/1':>6} {'cpu 2/1':>7} {'vs control':>10} "
         f"{'low-high':>11} {'q1-q3':>11} target"
     )
-    for name, row in thread_table(THREAD_ANSWERS, args.rounds, args.seconds).items():
+    rows = thread_table(THREAD_ANSWERS, args.rounds, args.seconds)
+    for name, row in rows.items():
         verdict = (
             f"(the control: ratio low-high {row['control_low']:.2f}-{row['control_high']:.2f}x)"
             if name == "control"
@@ -224,6 +225,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{row['vs_control']:10.2f} {row['low']:5.2f}-{row['high']:<5.2f} "
             f"{row['q1']:5.2f}-{row['q3']:<5.2f} {verdict}"
         )
+    print(
+        "vs control in the rounds where the control scaled >= 1.5x (a second core was free): "
+        + ", ".join(
+            f"{name} {row['free']:.2f} ({row['free_rounds']:.0f} rounds)"
+            for name, row in rows.items()
+            if name != "control"
+        )
+    )
     return 0
 
 
