@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import statistics
 import sys
 import threading
@@ -260,8 +261,16 @@ def calibrated_control(runner: Runner, seconds: float) -> tuple[Work, Sequence[s
     return control_matched, ("",) * slices
 
 
-# A round whose control ran this much faster in 2 threads than in 1 had a second core.
-FREE = 1.5
+def others_busy() -> tuple[float, float, float]:
+    """(CPU seconds the whole machine has been busy, this process's CPU seconds, wall
+    clock): the difference of two readings is what other processes took (Linux; zeros
+    elsewhere, and every round counts as free)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return 0.0, 0.0, time.perf_counter()
+    busy = sum(int(field) for field in fields[:8]) - int(fields[3]) - int(fields[4])
+    return busy / os.sysconf("SC_CLK_TCK"), time.process_time(), time.perf_counter()
 
 
 def interleaved(
@@ -278,10 +287,13 @@ def interleaved(
     is that long too.  A round runs the control before and after its workloads and divides
     each workload's ratio by the geometric mean of the two control ratios, so a load that
     comes and goes during the round hits both sides.  Per workload: the medians, and the
-    lowest, highest and quartiles of the per-round `vs_control`; `free` and `free_rounds`:
-    its median over the rounds where the control ran at least FREE times faster in 2
-    threads, the only ones where the two threads had two cores to meet on (contention that
-    needs both threads running at once cannot show in the others)."""
+    lowest, highest and quartiles of the per-round `vs_control`; `quiet` and
+    `quiet_rounds`: its median over the quieter half of the rounds, those in which the rest
+    of the machine used fewer cores than in the median round (`others`, from /proc/stat less
+    this process's CPU time): there the two threads more often had two cores to meet on, and
+    contention that needs both threads running at once shows most.  The rounds are chosen
+    by the others' load, not by the control's ratio, which would pick the control's lucky
+    rounds and make the workloads look worse."""
     jobs = {name: (work, lasting(runner, work, texts, seconds)) for name, work in works.items()}
     reference = calibrated_control(runner, seconds)
     pair(runner, *reference)
@@ -290,15 +302,19 @@ def interleaved(
         for name in ("control", *works)
     }
     names = list(works)
-    controls: list[float] = []
+    load: list[float] = []  # cores the rest of the machine used, per round
     for number in range(rounds):
         flip = number % 2 == 1
+        began = others_busy()
         before = pair(runner, *reference, two_first=flip)
         measured = {}
         shift = number % len(names)
         for name in names[shift:] + names[:shift]:
             measured[name] = pair(runner, *jobs[name], two_first=flip)
         after = pair(runner, *reference, two_first=flip)
+        ended = others_busy()
+        wall = ended[2] - began[2]
+        load.append(((ended[0] - began[0]) - (ended[1] - began[1])) / wall if wall else 0.0)
         control_ratio = ((before[0] / before[1]) * (after[0] / after[1])) ** 0.5
         for name, (wall1, wall2, cpu1, cpu2) in {"control": before, **measured}.items():
             found = samples[name]
@@ -307,7 +323,6 @@ def interleaved(
             found["ratio"].append(wall1 / wall2)
             found["cpu"].append(cpu2 / cpu1 if cpu1 else float("nan"))
             found["vs_control"].append((wall1 / wall2) / control_ratio)
-        controls.append(control_ratio)
     out = {}
     for name, found in samples.items():
         relative = sorted(found["vs_control"])
@@ -322,9 +337,15 @@ def interleaved(
             control_low=min(samples["control"]["ratio"]),
             control_high=max(samples["control"]["ratio"]),
         )
-        free = [one for one, c in zip(found["vs_control"], controls, strict=True) if c >= FREE]
+        middle = statistics.median(load)
+        quiet = [
+            one for one, cores in zip(found["vs_control"], load, strict=True) if cores < middle
+        ]
         out[name].update(
-            free=statistics.median(free) if free else float("nan"), free_rounds=len(free)
+            quiet=statistics.median(quiet) if quiet else float("nan"),
+            quiet_rounds=len(quiet),
+            others=middle,
+            quiet_others=max((cores for cores in load if cores < middle), default=middle),
         )
     return out
 

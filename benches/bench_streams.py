@@ -226,9 +226,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{row['q1']:5.2f}-{row['q3']:<5.2f} {verdict}"
         )
     print(
-        "vs control in the rounds where the control scaled >= 1.5x (a second core was free): "
+        f"the rest of the machine used {rows['control']['others']:.2f} cores in the median "
+        f"round; vs control in the quieter half (others below that): "
         + ", ".join(
-            f"{name} {row['free']:.2f} ({row['free_rounds']:.0f} rounds)"
+            f"{name} {row['quiet']:.2f} ({row['quiet_rounds']:.0f} rounds)"
             for name, row in rows.items()
             if name != "control"
         )
