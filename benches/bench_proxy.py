@@ -388,6 +388,8 @@ def test_proxy(benchmark: Any) -> None:
                 "cpu_ratio",
                 "added_p50_ms",
                 "added_p99_ms",
+                "added_text_p50_ms",
+                "added_text_p99_ms",
             )
         }
     )
