@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import os
 import statistics
 import sys
 import threading
@@ -189,10 +190,18 @@ class Runner:
         self._start.abort()
 
 
-def pair(runner: Runner, work: Work, texts: Sequence[str]) -> tuple[float, float, float, float]:
-    """(1-thread wall, 2-thread wall, 1-thread CPU, 2-thread CPU) of one pair of runs."""
-    wall1, cpu1, _ = runner.run(work, texts, 1)
-    wall2, cpu2, _ = runner.run(work, texts, 2)
+def pair(
+    runner: Runner, work: Work, texts: Sequence[str], *, two_first: bool = False
+) -> tuple[float, float, float, float]:
+    """(1-thread wall, 2-thread wall, 1-thread CPU, 2-thread CPU) of one pair of runs;
+    `two_first` runs the 2-thread one first (alternated, a load that rises or falls during
+    the pair favours neither)."""
+    if two_first:
+        wall2, cpu2, _ = runner.run(work, texts, 2)
+        wall1, cpu1, _ = runner.run(work, texts, 1)
+    else:
+        wall1, cpu1, _ = runner.run(work, texts, 1)
+        wall2, cpu2, _ = runner.run(work, texts, 2)
     return wall1, wall2, cpu1, cpu2
 
 
@@ -218,6 +227,127 @@ def measure(runner: Runner, work: Work, texts: Sequence[str], rounds: int) -> di
         "cpu": statistics.median(cpu),
         "vs_control": statistics.median(relative),
     }
+
+
+def control_loop(count: int) -> int:
+    total = 0
+    for number in range(count):
+        total += number
+    return total
+
+
+def lasting(runner: Runner, work: Work, texts: Sequence[str], seconds: float) -> Sequence[str]:
+    """The first texts (cycled when too few) on which `work` lasts about `seconds` in one
+    thread: every workload of `interleaved` and its control then last as long, and so see
+    the same share of a load that comes and goes."""
+    runner.run(work, texts, 1)  # warm-up
+    took = min(runner.run(work, texts, 1)[0] for _ in range(3))
+    count = max(20, round(len(texts) * seconds / took))
+    return tuple(texts[index % len(texts)] for index in range(count))
+
+
+def calibrated_control(runner: Runner, seconds: float) -> tuple[Work, Sequence[str]]:
+    """The control loop of integer additions, `seconds` long in one thread: one "text" of
+    its input is a slice of the loop, so a 2-thread run splits it like the workloads."""
+    probe = 200_000
+    runner.run(lambda _texts: control_loop(probe), ("",), 1)
+    took = min(runner.run(lambda _texts: control_loop(probe), ("",), 1)[0] for _ in range(3))
+    slices = 200
+    step = max(1, round(probe * seconds / took / slices))
+
+    def control_matched(texts: Sequence[str]) -> int:
+        return control_loop(step * len(texts))
+
+    return control_matched, ("",) * slices
+
+
+def others_busy() -> tuple[float, float, float]:
+    """(CPU seconds the whole machine has been busy, this process's CPU seconds, wall
+    clock): the difference of two readings is what other processes took (Linux; zeros
+    elsewhere, and every round counts as free)."""
+    try:
+        fields = Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]
+    except OSError:
+        return 0.0, 0.0, time.perf_counter()
+    busy = sum(int(field) for field in fields[:8]) - int(fields[3]) - int(fields[4])
+    return busy / os.sysconf("SC_CLK_TCK"), time.process_time(), time.perf_counter()
+
+
+def interleaved(
+    runner: Runner,
+    works: dict[str, Work],
+    texts: Sequence[str],
+    rounds: int,
+    seconds: float = 0.15,
+) -> dict[str, dict[str, float]]:
+    """Each workload's 2-thread scaling over the control's, from `rounds` rounds in which
+    every workload and the control run once in 1 thread and once in 2 (the workloads'
+    order rotated each round, the 2-thread run first in every other round).  Each workload
+    gets as many of `texts` as make its 1-thread run last about `seconds`, and the control
+    is that long too.  A round runs the control before and after its workloads and divides
+    each workload's ratio by the geometric mean of the two control ratios, so a load that
+    comes and goes during the round hits both sides.  Per workload: the medians, and the
+    lowest, highest and quartiles of the per-round `vs_control`; `quiet` and
+    `quiet_rounds`: its median over the quieter half of the rounds, those in which the rest
+    of the machine used fewer cores than in the median round (`others`, from /proc/stat less
+    this process's CPU time): there the two threads more often had two cores to meet on, and
+    contention that needs both threads running at once shows most.  The rounds are chosen
+    by the others' load, not by the control's ratio, which would pick the control's lucky
+    rounds and make the workloads look worse."""
+    jobs = {name: (work, lasting(runner, work, texts, seconds)) for name, work in works.items()}
+    reference = calibrated_control(runner, seconds)
+    pair(runner, *reference)
+    samples: dict[str, dict[str, list[float]]] = {
+        name: {"one": [], "two": [], "ratio": [], "cpu": [], "vs_control": []}
+        for name in ("control", *works)
+    }
+    names = list(works)
+    load: list[float] = []  # cores the rest of the machine used, per round
+    for number in range(rounds):
+        flip = number % 2 == 1
+        began = others_busy()
+        before = pair(runner, *reference, two_first=flip)
+        measured = {}
+        shift = number % len(names)
+        for name in names[shift:] + names[:shift]:
+            measured[name] = pair(runner, *jobs[name], two_first=flip)
+        after = pair(runner, *reference, two_first=flip)
+        ended = others_busy()
+        wall = ended[2] - began[2]
+        load.append(((ended[0] - began[0]) - (ended[1] - began[1])) / wall if wall else 0.0)
+        control_ratio = ((before[0] / before[1]) * (after[0] / after[1])) ** 0.5
+        for name, (wall1, wall2, cpu1, cpu2) in {"control": before, **measured}.items():
+            found = samples[name]
+            found["one"].append(wall1)
+            found["two"].append(wall2)
+            found["ratio"].append(wall1 / wall2)
+            found["cpu"].append(cpu2 / cpu1 if cpu1 else float("nan"))
+            found["vs_control"].append((wall1 / wall2) / control_ratio)
+    out = {}
+    for name, found in samples.items():
+        relative = sorted(found["vs_control"])
+        quartiles = statistics.quantiles(relative, n=4) if len(relative) > 1 else relative * 3
+        out[name] = {key: statistics.median(values) for key, values in found.items()}
+        out[name].update(
+            texts=len(jobs[name][1] if name in jobs else reference[1]),
+            low=relative[0],
+            q1=quartiles[0],
+            q3=quartiles[-1],
+            high=relative[-1],
+            control_low=min(samples["control"]["ratio"]),
+            control_high=max(samples["control"]["ratio"]),
+        )
+        middle = statistics.median(load)
+        quiet = [
+            one for one, cores in zip(found["vs_control"], load, strict=True) if cores < middle
+        ]
+        out[name].update(
+            quiet=statistics.median(quiet) if quiet else float("nan"),
+            quiet_rounds=len(quiet),
+            others=middle,
+            quiet_others=max((cores for cores in load if cores < middle), default=middle),
+        )
+    return out
 
 
 def table(rounds: int, count: int) -> list[tuple[str, str, dict[str, float]]]:

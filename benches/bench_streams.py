@@ -157,19 +157,21 @@ def thread_ops() -> dict[str, Callable[[Sequence[str]], Any]]:
     return {"clean": clean_loop, "CleanStream_16": stream_loop, "extract_citations": extract_loop}
 
 
-def thread_table(count: int, rounds: int) -> list[tuple[str, dict[str, float]]]:
-    from bench_freethreaded import Runner, control, measure
+def thread_table(count: int, rounds: int, seconds: float = 0.1) -> dict[str, dict[str, float]]:
+    """bench_freethreaded's interleaved rounds over the three calls: per call, the medians
+    and the spread of its 2-thread scaling over the control's in the same round."""
+    from bench_freethreaded import Runner, interleaved
 
     texts = tuple(typical_answer(seed=index) for index in range(count))
+    works = thread_ops()
+    expected = {name: work(texts) for name, work in works.items()}
     runner = Runner()
     try:
-        rows = [("control", measure(runner, control, texts, rounds))]
-        rows += [
-            (name, measure(runner, work, texts, rounds)) for name, work in thread_ops().items()
-        ]
+        for name, work in works.items():  # the split run gives what one thread gives
+            assert runner.run(work, texts, 2, keep=True)[2] == expected[name], name
+        return interleaved(runner, works, texts, rounds, seconds)
     finally:
         runner.close()
-    return rows
 
 
 def gil_enabled() -> bool:
@@ -182,6 +184,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--answers", type=int, default=ANSWERS)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--threads-only", action="store_true")
+    parser.add_argument(
+        "--seconds", type=float, default=0.1, help="length of a 1-thread run in the threads table"
+    )
     args = parser.parse_args(argv)
     print(
         f"Python {sys.version.split()[0]}, GIL {'on' if gil_enabled() else 'off'}, "
@@ -199,15 +204,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     if gil_enabled():
         print("threads: skipped (the GIL is on; run under a free-threaded build, e.g. 3.13t)")
         return 0
-    print(f"threads: {THREAD_ANSWERS} answers, 1 thread vs 2 (bench_freethreaded's runner)")
-    print(f"{'call':<18} {'2/1':>6} {'vs control':>10} target")
-    for name, row in thread_table(THREAD_ANSWERS, args.rounds):
+    print(
+        f"threads: {THREAD_ANSWERS} answers, 1 thread vs 2, {args.rounds} interleaved rounds "
+        "(bench_freethreaded.interleaved)"
+    )
+    print(
+        f"{'call':<18} {'texts':>5} {'1 thread':>9} {'2/1':>6} {'cpu 2/1':>7} {'vs control':>10} "
+        f"{'low-high':>11} {'q1-q3':>11} target"
+    )
+    rows = thread_table(THREAD_ANSWERS, args.rounds, args.seconds)
+    for name, row in rows.items():
         verdict = (
-            ""
+            f"(the control: ratio low-high {row['control_low']:.2f}-{row['control_high']:.2f}x)"
             if name == "control"
-            else (f">= {THREAD_TARGET} {'ok' if row['vs_control'] >= THREAD_TARGET else 'MISSED'}")
+            else f">= {THREAD_TARGET} {'ok' if row['vs_control'] >= THREAD_TARGET else 'MISSED'}"
         )
-        print(f"{name:<18} {row['ratio']:5.2f}x {row['vs_control']:10.2f} {verdict}")
+        print(
+            f"{name:<18} {row['texts']:5.0f} {row['one'] * 1e3:7.1f}ms {row['ratio']:5.2f}x "
+            f"{row['cpu']:7.2f} "
+            f"{row['vs_control']:10.2f} {row['low']:5.2f}-{row['high']:<5.2f} "
+            f"{row['q1']:5.2f}-{row['q3']:<5.2f} {verdict}"
+        )
+    print(
+        f"the rest of the machine used {rows['control']['others']:.2f} cores in the median "
+        f"round; vs control in the quieter half (others below that): "
+        + ", ".join(
+            f"{name} {row['quiet']:.2f} ({row['quiet_rounds']:.0f} rounds)"
+            for name, row in rows.items()
+            if name != "control"
+        )
+    )
     return 0
 
 

@@ -70,6 +70,44 @@ def test_both_scanners_are_scanners(implementation) -> None:
         assert callable(getattr(module, name)), name
 
 
+def test_load_gives_each_pair_once_from_any_thread() -> None:
+    """`load`'s cache (tuples, read without a lock) gives the module `import` gives, the same
+    one in every thread, and still rejects names it does not know."""
+    import importlib
+    import threading
+
+    from citemark._kernels.loader import IMPLEMENTATION, PAIRS, load
+
+    expected = {}
+    for pair in PAIRS:
+        for chosen, suffix in (("cython", "c"), ("python", "py")):
+            try:
+                expected[pair, chosen] = importlib.import_module(
+                    f"citemark._kernels.{pair}_{suffix}"
+                )
+            except ImportError:  # a pure install: the compiled ones are not there
+                assert chosen != IMPLEMENTATION
+    seen: list[bool] = []
+
+    def check() -> None:
+        seen.append(
+            all(load(pair, chosen) is module for (pair, chosen), module in expected.items())
+            and all(load(pair) is expected[pair, IMPLEMENTATION] for pair in PAIRS)
+        )
+
+    threads = [threading.Thread(target=check) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    check()
+    assert seen == [True] * 5
+    with pytest.raises(ValueError, match="pair must be one of"):
+        load("regex")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="implementation must be"):
+        load("scan", "rust")  # type: ignore[arg-type]
+
+
 @given(
     text=st.text(alphabet="cite\ue202\ue200_-x9 ", max_size=12),
     families=st.lists(st.sampled_from(["cite", "c", "ci_te", "x-y", ""]), max_size=3),

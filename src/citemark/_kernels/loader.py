@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 from importlib import import_module
 from types import ModuleType
 from typing import TYPE_CHECKING, Literal, cast
@@ -103,10 +104,43 @@ IMPLEMENTATION: Implementation = _choose()
 """The implementation every default object uses: "cython" or "python"."""
 
 
+# What `load` gives, by implementation then pair, in tuples.  `load` runs once per call of
+# clean and the streams, and on a free-threaded CPython 3.13 a dict read of an object that
+# another thread made takes the dict's lock whenever that object's shared reference count is
+# back to 0 (its lock-free read cannot take a reference then): two threads reading
+# `_LOADED` queued on that lock and ran 80 times slower than one (benches/bench_streams.py).
+# Reading a tuple's item is a plain reference, and these dicts hold only immortal ints.
+_ROW: dict[str, int] = {implementation: row for row, implementation in enumerate(_SUFFIX)}
+_COLUMN: dict[str, int] = {pair: column for column, pair in enumerate(PAIRS)}
+_MODULES: tuple[tuple[ModuleType | None, ...], ...] = ((None,) * len(PAIRS),) * len(_SUFFIX)
+_REMEMBER = threading.Lock()
+
+
 def load(pair: Pair, implementation: Implementation | None = None) -> ModuleType:
     """The kernel `pair` of `implementation` (None: the active one).  The twin `<pair>_py` is
     what type checkers see: callers import it under TYPE_CHECKING for its signatures."""
-    return _import(pair, IMPLEMENTATION if implementation is None else implementation)
+    chosen = IMPLEMENTATION if implementation is None else implementation
+    row = _ROW.get(chosen) if type(chosen) is str else None
+    column = _COLUMN.get(pair) if type(pair) is str else None
+    if row is not None and column is not None:
+        known = _MODULES[row][column]
+        if known is not None:
+            return known
+    found = _import(pair, chosen)  # checks both names, and imports once
+    if row is not None and column is not None:
+        _remember(row, column, found)
+    return found
+
+
+def _remember(row: int, column: int, module: ModuleType) -> None:
+    """Put `module` in `_MODULES`: a new tuple, so a reader sees the old one or the new."""
+    global _MODULES
+    with _REMEMBER:
+        rows = list(_MODULES)
+        cells = list(rows[row])
+        cells[column] = module
+        rows[row] = tuple(cells)
+        _MODULES = tuple(rows)
 
 
 def compiled(kernel: ModuleType) -> bool:
