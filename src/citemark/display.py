@@ -53,7 +53,7 @@ from __future__ import annotations
 import json
 import re
 import sys
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import NamedTuple
@@ -733,10 +733,7 @@ def _compose(first: list[Cut], second: list[Cut]) -> list[Cut]:
             Cut(a, b, clean_position(second, c), clean_position(second, d, end=True))
             for a, b, c, d in first
         ]
-        + [
-            Cut(clean_position(back, a), clean_position(back, b, end=True), c, d)
-            for a, b, c, d in second
-        ]
+        + [Cut(clean_position(back, a), _back_end(back, b), c, d) for a, b, c, d in second]
     )
     merged: list[Cut] = []
     for cut in carried:
@@ -751,6 +748,16 @@ def _compose(first: list[Cut], second: list[Cut]) -> list[Cut]:
         else:
             merged.append(cut)
     return merged
+
+
+def _back_end(back: list[Cut], index: int) -> int:
+    """Where the end `index` of a second-step cut lies in the text: before what the first
+    step removed at that very place (that removal stays a cut of its own, so positions at it
+    keep their place), else as `clean_position(..., end=True)`."""
+    k = bisect_left(back, (index,))  # the first cut starting at or after index
+    if k < len(back) and back[k].start == back[k].end == index:
+        return back[k].clean_start
+    return clean_position(back, index, end=True)
 
 
 # --- streams ---------------------------------------------------------------------------------
