@@ -129,6 +129,22 @@ def _clean_typical() -> tuple[Call, Any]:
     return call, call()
 
 
+def _extract_many_answers() -> tuple[Call, Any]:
+    import citemark
+    import corpus
+
+    call = functools.partial(citemark.extract_many, corpus.answers_2000())
+    return call, [_citation_keys(found) for found in call()]
+
+
+def _extract_many_answers_helper() -> tuple[Call, Any]:
+    import baseline
+    import corpus
+
+    call = functools.partial(baseline.extract_many, corpus.answers_2000())
+    return call, [_citation_keys(found) for found in call()]
+
+
 def _strip_many_answers() -> tuple[Call, Any]:
     import citemark
     import corpus
@@ -196,6 +212,12 @@ def _workloads() -> dict[str, Workload]:
             "extract_citations(t), 1 MB of invalid and valid markers",
             extract_malformed,
             extract_malformed_helper,
+        ),
+        Workload(
+            "extract_many_2000",
+            "extract_many(ts), 2,000 answers of 0.5-8 KB",
+            _extract_many_answers,
+            _extract_many_answers_helper,
         ),
         Workload(
             "strip_many_2000",
@@ -403,6 +425,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         name: {w.label: [] for w in workers if "error" not in setups[name][w.label]}
         for name in names
     }
+    load_before = os.getloadavg()[0]
     began = time.perf_counter()
     for round_ in range(args.rounds):
         order = workers if round_ % 2 == 0 else workers[::-1]
@@ -424,19 +447,34 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ],
         "clock": args.clock,
         "rounds": args.rounds,
+        "load": [load_before, os.getloadavg()[0]],
+        "cpus": os.cpu_count(),
         "setups": setups,
         "samples": samples,
     }
 
 
-def table(result: dict[str, Any]) -> str:
+def _statistic(name: str, samples: list[float]) -> float:
+    if name == "median":
+        return statistics.median(samples)
+    ordered = sorted(samples)
+    return ordered[(len(ordered) - 1) // 10]  # p10: the fastest tenth's slowest
+
+
+STATISTICS = {
+    "median": "Medians",
+    "p10": "10th percentiles (the fastest tenth of the samples: what a quiet machine gives)",
+}
+
+
+def table(result: dict[str, Any], stat: str = "median") -> str:
     labels = [r["rev"] for r in result["revisions"]]
     first = labels[0]
     head = ["workload", HELPER, *labels]
     lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     notes: list[str] = []
     for name, per_label in result["samples"].items():
-        medians = {label: statistics.median(s) for label, s in per_label.items()}
+        medians = {label: _statistic(stat, s) for label, s in per_label.items()}
         setups = result["setups"][name]
         digests = {setups[label].get("digest") for label in labels if label in medians}
         if len(digests) > 1:
@@ -456,10 +494,22 @@ def table(result: dict[str, Any]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(
-        f"Medians of {result['rounds']} alternating rounds ({result['clock']} time); "
-        f"'Nx helper': the guide's helper's median over the revision's; "
-        f"'R of {first}': the revision's median over {first}'s (above 1: slower)."
+        f"{STATISTICS[stat]} of {result['rounds']} alternating rounds ({result['clock']} time); "
+        f"'Nx helper': the guide's helper's time over the revision's; "
+        f"'R of {first}': the revision's time over {first}'s (above 1: slower)."
     )
+    load = result.get("load")
+    if load:
+        lines.append(
+            f"Load average {load[0]:.1f} at the start, {load[1]:.1f} at the end, "
+            f"on {result.get('cpus')} CPUs"
+            + (
+                " (a loaded machine: the medians carry its noise; --stat p10 is steadier)"
+                if max(load) > (result.get("cpus") or 1)
+                else ""
+            )
+            + "."
+        )
     lines.append(
         "Revisions: " + ", ".join(f"{r['rev']} = {r['commit']}" for r in result["revisions"])
     )
@@ -481,7 +531,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repo", default=str(CHECKOUT), help="the git repository of the revisions")
     parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="where builds are kept")
     parser.add_argument("--no-helper", action="store_true", help="do not time the guide's helper")
+    parser.add_argument(
+        "--stat", choices=sorted(STATISTICS), default="median", help="what the table shows"
+    )
     parser.add_argument("--json", help="also write the samples to this file")
+    parser.add_argument("--from-json", help="show the table of a run saved with --json")
     parser.add_argument("--list", action="store_true", help="list the workloads and exit")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -492,6 +546,9 @@ def main(argv: list[str] | None = None) -> None:
         for w in WORKLOADS.values():
             print(f"{w.name:<24} {w.what}")
         return
+    if args.from_json:
+        print(table(json.loads(Path(args.from_json).read_text()), args.stat))
+        return
     if len(args.revisions) < 1:
         parser.error("give at least one revision (two to compare)")
     if args.rounds < 1 or args.budget <= 0:
@@ -499,7 +556,7 @@ def main(argv: list[str] | None = None) -> None:
     result = run(args)
     if args.json:
         Path(args.json).write_text(json.dumps(result))
-    print(table(result))
+    print(table(result, args.stat))
 
 
 if __name__ == "__main__":
