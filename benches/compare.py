@@ -161,6 +161,20 @@ def _strip_many_answers_helper() -> tuple[Call, Any]:
     return call, call()
 
 
+def _arrow(operation: str) -> Setup:
+    def setup() -> tuple[Call, Any]:
+        import pyarrow
+
+        import citemark.arrow  # an ImportError without pyarrow: the workload is n/a
+        import corpus
+
+        column = pyarrow.array(corpus.answers_2000())
+        call = functools.partial(getattr(citemark.arrow, operation), column)
+        return call, call().to_pylist()
+
+    return setup
+
+
 @dataclass(frozen=True)
 class Workload:
     name: str
@@ -226,7 +240,16 @@ def _workloads() -> dict[str, Workload]:
             _strip_many_answers_helper,
         ),
     )
-    return {w.name: w for w in rows}
+    arrow = (
+        Workload(
+            f"arrow_{operation}_2000",
+            f"citemark.arrow.{operation}(column), the 2,000 answers as a pyarrow string column",
+            _arrow(operation),
+            None,
+        )
+        for operation in ("extract", "strip")
+    )
+    return {w.name: w for w in (*rows, *arrow)}
 
 
 WORKLOADS = _workloads()
@@ -239,10 +262,12 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def worker(role: str, clock_name: str) -> None:
+def worker(role: str, clock_name: str, cpu: int | None) -> None:
     """Serve timing requests on stdin/stdout (one JSON object a line) for one revision's
     citemark (`role` "kernel", imported from PYTHONPATH) or the helper (`role` "helper")."""
     sys.path.insert(0, str(HERE))
+    if cpu is not None:
+        os.sched_setaffinity(0, {cpu})
     clock = time.process_time if clock_name == "process" else time.perf_counter
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing a workload prints can break the protocol
@@ -351,7 +376,7 @@ def prepare(rev: str, repo: Path, cache: Path) -> tuple[Path, str]:
 
 
 class Worker:
-    def __init__(self, label: str, tree: Path | None, clock: str) -> None:
+    def __init__(self, label: str, tree: Path | None, clock: str, cpu: int | None) -> None:
         self.label = label
         env = dict(os.environ)
         if tree is not None:
@@ -359,7 +384,8 @@ class Worker:
             env["CITEMARK_IMPLEMENTATION"] = "cython"
         role = "kernel" if tree is not None else HELPER
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "--worker", role, "--clock", clock],
+            [sys.executable, __file__, "--worker", role, "--clock", clock]
+            + ([] if cpu is None else ["--cpu", str(cpu)]),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
@@ -412,16 +438,18 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     labels = _labels(args.revisions)
     built = [prepare(rev, repo, Path(args.cache).resolve()) for rev in args.revisions]
     workers = [
-        Worker(label, tree, args.clock) for label, (tree, _) in zip(labels, built, strict=True)
+        Worker(label, tree, args.clock, args.cpu)
+        for label, (tree, _) in zip(labels, built, strict=True)
     ]
     if not args.no_helper:
-        workers.append(Worker(HELPER, None, args.clock))
+        workers.append(Worker(HELPER, None, args.clock, args.cpu))
     names = args.workload or list(WORKLOADS)
     # workload -> label -> the digest, or why the workload does not run there
     setups: dict[str, dict[str, dict[str, Any]]] = {}
     for name in names:
         setups[name] = {w.label: w.ask(op="setup", workload=name) for w in workers}
-    samples: dict[str, dict[str, list[float]]] = {
+    # workload -> label -> one list of samples per round
+    samples: dict[str, dict[str, list[list[float]]]] = {
         name: {w.label: [] for w in workers if "error" not in setups[name][w.label]}
         for name in names
     }
@@ -433,7 +461,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             for w in order:
                 if w.label in samples[name]:
                     reply = w.ask(op="time", workload=name, budget=args.budget)
-                    samples[name][w.label] += reply["samples"]
+                    samples[name][w.label].append(reply["samples"])
         print(
             f"round {round_ + 1}/{args.rounds} ({time.perf_counter() - began:.0f} s)",
             file=sys.stderr,
@@ -449,6 +477,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "rounds": args.rounds,
         "load": [load_before, os.getloadavg()[0]],
         "cpus": os.cpu_count(),
+        "cpu": args.cpu,
         "setups": setups,
         "samples": samples,
     }
@@ -462,9 +491,18 @@ def _statistic(name: str, samples: list[float]) -> float:
 
 
 STATISTICS = {
-    "median": "Medians",
-    "p10": "10th percentiles (the fastest tenth of the samples: what a quiet machine gives)",
+    "median": "medians",
+    "p10": "10th percentiles (the fastest tenth of the samples)",
 }
+
+
+def _paired(rounds_a: list[list[float]], rounds_b: list[list[float]]) -> float:
+    """The median over the rounds of b's median over a's in that round.  A busy spell of the
+    machine slows both workers of a round alike, so their ratio keeps steady where each
+    one's times do not."""
+    return statistics.median(
+        statistics.median(b) / statistics.median(a) for a, b in zip(rounds_a, rounds_b, strict=True)
+    )
 
 
 def table(result: dict[str, Any], stat: str = "median") -> str:
@@ -474,47 +512,56 @@ def table(result: dict[str, Any], stat: str = "median") -> str:
     lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     notes: list[str] = []
     for name, per_label in result["samples"].items():
-        medians = {label: _statistic(stat, s) for label, s in per_label.items()}
+        times = {
+            label: _statistic(stat, [x for round_ in rounds for x in round_])
+            for label, rounds in per_label.items()
+        }
         setups = result["setups"][name]
-        digests = {setups[label].get("digest") for label in labels if label in medians}
+        digests = {setups[label].get("digest") for label in labels if label in times}
         if len(digests) > 1:
             notes.append(f"{name}: the revisions' results differ")
-        helper = medians.get(HELPER)
+        helper = times.get(HELPER)
         cells = [name, _seconds(helper) if helper else "-"]
         for label in labels:
-            if label not in medians:
+            if label not in times:
                 cells.append("n/a")
                 continue
-            cell = _seconds(medians[label])
+            cell = _seconds(times[label])
             if helper:
-                cell += f", {helper / medians[label]:.2f}x helper"
-            if label != first and first in medians:
-                cell += f", {medians[label] / medians[first]:.3f} of {first}"
+                cell += f", {_paired(per_label[label], per_label[HELPER]):.2f}x helper"
+            if label != first and first in times:
+                cell += f", {_paired(per_label[first], per_label[label]):.3f} of {first}"
             cells.append(cell)
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(
-        f"{STATISTICS[stat]} of {result['rounds']} alternating rounds ({result['clock']} time); "
-        f"'Nx helper': the guide's helper's time over the revision's; "
-        f"'R of {first}': the revision's time over {first}'s (above 1: slower)."
+        f"Times: {STATISTICS[stat]} of the samples of {result['rounds']} alternating rounds "
+        f"({result['clock']} time, each sample the mean of enough calls to last "
+        f"{SAMPLE_SECONDS * 1e3:g} ms).  Ratios, from the same run: the median over the rounds "
+        f"of the ratio of the round's medians; 'Nx helper': the guide's helper's time over the "
+        f"revision's; 'R of {first}': the revision's time over {first}'s (above 1: slower)."
     )
     load = result.get("load")
     if load:
         lines.append(
             f"Load average {load[0]:.1f} at the start, {load[1]:.1f} at the end, "
-            f"on {result.get('cpus')} CPUs"
-            + (
-                " (a loaded machine: the medians carry its noise; --stat p10 is steadier)"
-                if max(load) > (result.get("cpus") or 1)
-                else ""
-            )
-            + "."
+            f"on {result.get('cpus')} CPUs; workers on CPU {result.get('cpu')}."
         )
     lines.append(
         "Revisions: " + ", ".join(f"{r['rev']} = {r['commit']}" for r in result["revisions"])
     )
     lines.extend(f"Note: {note}" for note in notes)
     return "\n".join(lines)
+
+
+def _last_cpu() -> int | None:
+    """All workers on one CPU: on a virtual machine, CPUs can differ in speed from moment
+    to moment (a busy neighbour on the same core), and a worker moved between them would
+    carry that difference into its samples."""
+    try:
+        return max(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity on this system
+        return None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -537,10 +584,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", help="also write the samples to this file")
     parser.add_argument("--from-json", help="show the table of a run saved with --json")
     parser.add_argument("--list", action="store_true", help="list the workloads and exit")
+    parser.add_argument(
+        "--cpu",
+        type=int,
+        default=_last_cpu(),
+        help="the CPU every worker runs on (default: the last one this process may use; "
+        "-1: let the system move them)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.cpu is not None and args.cpu < 0:
+        args.cpu = None
     if args.worker:
-        worker(args.worker, args.clock)
+        worker(args.worker, args.clock, args.cpu)
         return
     if args.list:
         for w in WORKLOADS.values():
