@@ -100,25 +100,27 @@ def _strip(make: str) -> tuple[Setup, Setup]:
     return kernel, helper
 
 
-def _finditer_dense() -> tuple[Call, Any]:
-    import citemark
-    import corpus
+def _finditer(make: str) -> tuple[Setup, Setup]:
+    def kernel() -> tuple[Call, Any]:
+        import citemark
+        import corpus
 
-    text = corpus.text_of("dense_1MB")
-    finditer = citemark.Parser().finditer
+        text = corpus.text_of(make)
+        finditer = citemark.Parser().finditer
 
-    def call() -> Any:
-        return list(finditer(text))
+        def call() -> Any:
+            return list(finditer(text))
 
-    return call, [(c.start, c.end) for c in call()]
+        return call, [(c.start, c.end) for c in call()]
 
+    def helper() -> tuple[Call, Any]:
+        import baseline
+        import corpus
 
-def _finditer_dense_helper() -> tuple[Call, Any]:
-    import baseline
-    import corpus
+        call = functools.partial(baseline.extract_citations, corpus.text_of(make))
+        return call, [(c["start"], c["end"]) for c in call()]
 
-    call = functools.partial(baseline.extract_citations, corpus.text_of("dense_1MB"))
-    return call, [(c["start"], c["end"]) for c in call()]
+    return kernel, helper
 
 
 def _clean_typical() -> tuple[Call, Any]:
@@ -189,6 +191,9 @@ def _workloads() -> dict[str, Workload]:
     extract_dense, extract_dense_helper = _extract("dense_1MB")
     extract_plain, extract_plain_helper = _extract("plain_ucs2_1MB")
     extract_malformed, extract_malformed_helper = _extract("malformed_1MB")
+    extract_50k, extract_50k_helper = _extract("many_50k_1MB")
+    finditer_dense, finditer_dense_helper = _finditer("dense_1MB")
+    finditer_50k, finditer_50k_helper = _finditer("many_50k_1MB")
     rows = (
         Workload(
             "extract_typical_4KB",
@@ -205,8 +210,8 @@ def _workloads() -> dict[str, Workload]:
         Workload(
             "finditer_dense_1MB",
             "list(Parser().finditer(t)), 1 MB with 30% in markers",
-            _finditer_dense,
-            _finditer_dense_helper,
+            finditer_dense,
+            finditer_dense_helper,
         ),
         Workload("clean_typical_4KB", "clean(t), a typical 4 KB answer", _clean_typical, None),
         Workload(
@@ -226,6 +231,18 @@ def _workloads() -> dict[str, Workload]:
             "extract_citations(t), 1 MB of invalid and valid markers",
             extract_malformed,
             extract_malformed_helper,
+        ),
+        Workload(
+            "extract_50k_1MB",
+            "extract_citations(t), 50,000 citations of 300 ids in 1 MB",
+            extract_50k,
+            extract_50k_helper,
+        ),
+        Workload(
+            "finditer_50k_1MB",
+            "list(Parser().finditer(t)), the same 50,000 citations",
+            finditer_50k,
+            finditer_50k_helper,
         ),
         Workload(
             "extract_many_2000",
