@@ -29,6 +29,7 @@ import functools
 import gc
 import hashlib
 import json
+import math
 import os
 import shutil
 import statistics
@@ -450,41 +451,57 @@ def _labels(revisions: list[str]) -> list[str]:
     return labels
 
 
-def run(args: argparse.Namespace) -> dict[str, Any]:
-    repo = Path(args.repo).resolve()
-    labels = _labels(args.revisions)
-    built = [prepare(rev, repo, Path(args.cache).resolve()) for rev in args.revisions]
+def _start(
+    labels: list[str], built: list[tuple[Path, str]], args: argparse.Namespace
+) -> list[Worker]:
     workers = [
         Worker(label, tree, args.clock, args.cpu)
         for label, (tree, _) in zip(labels, built, strict=True)
     ]
     if not args.no_helper:
         workers.append(Worker(HELPER, None, args.clock, args.cpu))
+    return workers
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Time the workloads: `args.processes` times, fresh workers each time (a process keeps
+    its own luck of memory placement for life: up to 5% between two runs of one revision),
+    `args.rounds` rounds in all."""
+    repo = Path(args.repo).resolve()
+    labels = _labels(args.revisions)
+    built = [prepare(rev, repo, Path(args.cache).resolve()) for rev in args.revisions]
     names = args.workload or list(WORKLOADS)
     # workload -> label -> the digest, or why the workload does not run there
     setups: dict[str, dict[str, dict[str, Any]]] = {}
-    for name in names:
-        setups[name] = {w.label: w.ask(op="setup", workload=name) for w in workers}
     # workload -> label -> one list of samples per round
-    samples: dict[str, dict[str, list[list[float]]]] = {
-        name: {w.label: [] for w in workers if "error" not in setups[name][w.label]}
-        for name in names
-    }
+    samples: dict[str, dict[str, list[list[float]]]] = {}
     load_before = os.getloadavg()[0]
     began = time.perf_counter()
-    for round_ in range(args.rounds):
-        order = workers if round_ % 2 == 0 else workers[::-1]
+    done = 0
+    shares: list[int] = []  # rounds per set of processes, in order
+    for process in range(args.processes):
+        workers = _start(labels, built, args)
         for name in names:
-            for w in order:
-                if w.label in samples[name]:
-                    reply = w.ask(op="time", workload=name, budget=args.budget)
-                    samples[name][w.label].append(reply["samples"])
-        print(
-            f"round {round_ + 1}/{args.rounds} ({time.perf_counter() - began:.0f} s)",
-            file=sys.stderr,
-        )
-    for w in workers:
-        w.close()
+            answers = {w.label: w.ask(op="setup", workload=name) for w in workers}
+            if process == 0:
+                setups[name] = answers
+                samples[name] = {label: [] for label, a in answers.items() if "error" not in a}
+        share = args.rounds // args.processes + (process < args.rounds % args.processes)
+        for round_ in range(share):
+            order = workers if (done + round_) % 2 == 0 else workers[::-1]
+            for name in names:
+                for w in order:
+                    if w.label in samples[name]:
+                        reply = w.ask(op="time", workload=name, budget=args.budget)
+                        samples[name][w.label].append(reply["samples"])
+            print(
+                f"round {done + round_ + 1}/{args.rounds} ({time.perf_counter() - began:.0f} s)",
+                file=sys.stderr,
+            )
+        done += share
+        shares.append(share)
+        for w in workers:
+            w.close()
     return {
         "revisions": [
             {"rev": label, "commit": commit}
@@ -492,6 +509,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ],
         "clock": args.clock,
         "rounds": args.rounds,
+        "processes": shares,
         "load": [load_before, os.getloadavg()[0]],
         "cpus": os.cpu_count(),
         "cpu": args.cpu,
@@ -500,39 +518,52 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def _statistic(name: str, samples: list[float]) -> float:
-    if name == "median":
-        return statistics.median(samples)
-    ordered = sorted(samples)
-    return ordered[(len(ordered) - 1) // 10]  # p10: the fastest tenth's slowest
-
-
-STATISTICS = {
-    "median": "medians",
-    "p10": "10th percentiles (the fastest tenth of the samples)",
+# How a round's samples of one worker are summed up.  Its fastest sample is the one the rest
+# of a shared machine disturbed least: two runs of one revision agree within 2% by it, within
+# 5% by the round's median (48 rounds, 16 sets of processes, on 2 busy virtual CPUs).
+ROUND_STATISTICS: dict[str, Callable[[list[float]], float]] = {
+    "fastest": min,
+    "median": statistics.median,
 }
 
 
-def _paired(rounds_a: list[list[float]], rounds_b: list[list[float]]) -> float:
-    """The median over the rounds of b's median over a's in that round.  A busy spell of the
-    machine slows both workers of a round alike, so their ratio keeps steady where each
-    one's times do not."""
-    return statistics.median(
-        statistics.median(b) / statistics.median(a) for a, b in zip(rounds_a, rounds_b, strict=True)
-    )
+def _time(rounds: list[list[float]], stat: str) -> float:
+    """The median over the rounds of each round's `stat`."""
+    return statistics.median(ROUND_STATISTICS[stat](r) for r in rounds)
 
 
-def table(result: dict[str, Any], stat: str = "median") -> str:
+def _paired(
+    rounds_a: list[list[float]], rounds_b: list[list[float]], stat: str
+) -> tuple[float, float, float]:
+    """b's time over a's: the median over the rounds of b's over a's in the round (a busy
+    spell of the machine slows both workers of a round alike, so their ratio keeps steady
+    where each one's times do not), with the bounds of its 95% confidence interval (the
+    order statistics n/2 -+ 0.98 sqrt(n) of the n rounds' ratios)."""
+    summary = ROUND_STATISTICS[stat]
+    ratios = sorted(summary(b) / summary(a) for a, b in zip(rounds_a, rounds_b, strict=True))
+    n = len(ratios)
+    spread = int(0.98 * math.sqrt(n))
+    low = ratios[max(0, (n - 1) // 2 - spread)]
+    high = ratios[min(n - 1, n // 2 + spread)]
+    return statistics.median(ratios), low, high
+
+
+def _ratio(value: tuple[float, float, float], digits: int) -> str:
+    middle, low, high = value
+    if high - low < 10**-digits:
+        return f"{middle:.{digits}f}"
+    return f"{middle:.{digits}f} ({low:.{digits}f}-{high:.{digits}f})"
+
+
+def table(result: dict[str, Any], stat: str = "fastest") -> str:
     labels = [r["rev"] for r in result["revisions"]]
     first = labels[0]
     head = ["workload", HELPER, *labels]
     lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     notes: list[str] = []
+    sets = len(result["processes"]) if isinstance(result.get("processes"), list) else 1
     for name, per_label in result["samples"].items():
-        times = {
-            label: _statistic(stat, [x for round_ in rounds for x in round_])
-            for label, rounds in per_label.items()
-        }
+        times = {label: _time(rounds, stat) for label, rounds in per_label.items()}
         setups = result["setups"][name]
         digests = {setups[label].get("digest") for label in labels if label in times}
         if len(digests) > 1:
@@ -545,18 +576,22 @@ def table(result: dict[str, Any], stat: str = "median") -> str:
                 continue
             cell = _seconds(times[label])
             if helper:
-                cell += f", {_paired(per_label[label], per_label[HELPER]):.2f}x helper"
+                speedup = _paired(per_label[label], per_label[HELPER], stat)
+                cell += f", {_ratio(speedup, 2)}x helper"
             if label != first and first in times:
-                cell += f", {_paired(per_label[first], per_label[label]):.3f} of {first}"
+                ratio = _paired(per_label[first], per_label[label], stat)
+                cell += f", {_ratio(ratio, 3)} of {first}"
             cells.append(cell)
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(
-        f"Times: {STATISTICS[stat]} of the samples of {result['rounds']} alternating rounds "
-        f"({result['clock']} time, each sample the mean of enough calls to last "
-        f"{SAMPLE_SECONDS * 1e3:g} ms).  Ratios, from the same run: the median over the rounds "
-        f"of the ratio of the round's medians; 'Nx helper': the guide's helper's time over the "
-        f"revision's; 'R of {first}': the revision's time over {first}'s (above 1: slower)."
+        f"Each worker's {stat} sample of a round ({result['clock']} time; a sample is the "
+        f"mean of enough calls to last {SAMPLE_SECONDS * 1e3:g} ms), {result['rounds']} "
+        f"alternating rounds in {sets} sets of fresh worker processes.  Times: the "
+        f"median over the rounds.  Ratios, from the same run: the median over the rounds of "
+        f"the ratio in the round (in brackets: its 95% confidence interval); "
+        f"'Nx helper': the guide's helper's time over the revision's; 'R of {first}': the "
+        f"revision's time over {first}'s (above 1: slower)."
     )
     load = result.get("load")
     if load:
@@ -587,7 +622,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--workload", action="append", choices=sorted(WORKLOADS), help="repeatable; default all"
     )
-    parser.add_argument("--rounds", type=int, default=20, help="alternating rounds (20)")
+    parser.add_argument("--rounds", type=int, default=24, help="alternating rounds (24)")
+    parser.add_argument(
+        "--processes", type=int, default=8, help="fresh workers this many times (8)"
+    )
     parser.add_argument(
         "--budget", type=float, default=0.05, help="seconds a worker times a workload a round"
     )
@@ -596,7 +634,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="where builds are kept")
     parser.add_argument("--no-helper", action="store_true", help="do not time the guide's helper")
     parser.add_argument(
-        "--stat", choices=sorted(STATISTICS), default="median", help="what the table shows"
+        "--stat",
+        choices=sorted(ROUND_STATISTICS),
+        default="fastest",
+        help="a round's sample that counts: its fastest (default) or its median",
     )
     parser.add_argument("--json", help="also write the samples to this file")
     parser.add_argument("--from-json", help="show the table of a run saved with --json")
@@ -624,8 +665,10 @@ def main(argv: list[str] | None = None) -> None:
         return
     if len(args.revisions) < 1:
         parser.error("give at least one revision (two to compare)")
-    if args.rounds < 1 or args.budget <= 0:
-        parser.error("--rounds must be at least 1 and --budget positive")
+    if args.rounds < 1 or args.budget <= 0 or not 1 <= args.processes <= args.rounds:
+        parser.error(
+            "--rounds and --processes must be at least 1 (processes <= rounds), --budget positive"
+        )
     result = run(args)
     if args.json:
         Path(args.json).write_text(json.dumps(result))
