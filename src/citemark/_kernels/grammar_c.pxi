@@ -362,7 +362,16 @@ cdef void judge_body(const unit_t* data, Py_ssize_t stop, const Mark* delim,
                 if not is_space(ch):
                     break
                 i = after
-        a = end = i
+        a = i
+        # The id characters first, the common case, three tests a character.  Below 128 a
+        # unit is a whole character in every encoding, and it is the DELIM only when it
+        # equals the DELIM's code point (a UTF-8 DELIM above 127 starts with a lead byte).
+        while i < stop:
+            ch = at(data, i)
+            if ch >= 128 or ch == delim.point or not (ASCII_CLASS[ch] & IS_ID):
+                break
+            i += 1
+        end = i
         first_bad = stop  # the first character at or after a that an id may not hold
         while i < stop and not is_mark(data, i, stop, delim):
             ch = at(data, i)
