@@ -1,4 +1,5 @@
-/* Vector search for one code unit in a PEP 393 buffer, the OR of a span, and a UTF-8 check.
+/* Vector search for one code unit in a PEP 393 buffer, the OR of a span, a narrowing copy and a
+ * UTF-8 check.
  *
  * CPython's own str.find has no fast path for U+E200 (its low byte is zero, which defeats
  * the memchr trick it uses), so the kernel brings its own.  On x86-64 the AVX2 path is
@@ -198,6 +199,25 @@ static inline uint32_t cm_or_ucs4(const Py_UCS4 *data, Py_ssize_t a, Py_ssize_t 
     Py_UCS4 bits = 0;
     for (; a < b; a++) bits |= data[a];
     return bits;
+}
+
+/* Copy n 2-byte units, each below 0x100, to n bytes.  With SSE2, eight units a step and the
+ * last eight once more (overlapping): a span of 8 to 16 units, an id, takes two steps whatever
+ * its length, so the loop's exit is no branch the processor must guess anew each time. */
+static inline void cm_narrow_ucs2(const Py_UCS2 *source, Py_UCS1 *target, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+#if defined(CM_SSE2)
+    if (cm_level != CM_PORTABLE && n >= 8) {
+        for (; i + 8 < n; i += 8) {
+            __m128i units = _mm_loadu_si128((const __m128i *)(source + i));
+            _mm_storel_epi64((__m128i *)(target + i), _mm_packus_epi16(units, units));
+        }
+        __m128i last = _mm_loadu_si128((const __m128i *)(source + n - 8));
+        _mm_storel_epi64((__m128i *)(target + n - 8), _mm_packus_epi16(last, last));
+        return;
+    }
+#endif
+    for (; i < n; i++) target[i] = (Py_UCS1)source[i];
 }
 
 /* Is data[0:n] well-formed UTF-8, as Python's strict decoder and Arrow's validator judge it
