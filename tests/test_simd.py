@@ -42,6 +42,18 @@ for length in range(1, 41):
         assert got == twin.records(text, t_rules, CitationSpan, 0), (letter, length)
         assert got and got[0].source_ids == tuple(ids), (letter, length)
         checked += 1
+# The vector end of an id run: a unit just outside each id range (or one whose low byte is
+# an id character) at every place of a 2-byte id around the 8-unit steps, then spaces.
+edges = "/:@[`{,.^\x7f\x80\u0141\u0161\u0130\u015f\u012d\ue230 "
+for length in range(1, 26):
+    for place in range(length):
+        for bad in edges:
+            part = ("turn0search" * 3)[:place] + bad + ("x9-_Z" * 6)[: length - place - 1]
+            for body in (part, f"{part}  \ue202turn1news2", f"turn1news2\ue202{part}  "):
+                text = f"\u00e9\ue200cite\ue202{body}\ue201 \ue200cite\ue202a\ue202L1\ue201"
+                assert kernel.spans(text, k_grammar) == twin.spans(text, t_grammar), (place, bad)
+                assert kernel.extract(text, k_grammar) == twin.extract(text, t_grammar), body
+                checked += 1
 # A DELIM that is itself an id character ends the judge's id loop, in every storage width.
 for delim in "-_a1":
     k_ascii = kernel.Grammar(("cite",), "\ue200", delim, "\ue201")
