@@ -10,16 +10,20 @@ this checkout (an incremental build).
 
 Every revision gets a worker process of its own (`PYTHONPATH=<tree>/src`, the compiled
 kernels demanded with CITEMARK_IMPLEMENTATION=cython), and so does the guide's helper
-(`baseline.py`).  The workers take turns: in each round every worker times every workload
-for a short budget, in an order that reverses from one round to the next (A B C, C B A, ...),
-so the noise of a shared machine falls on all of them alike.  The texts come from this
-checkout's `corpus.py` (the benches' seeded texts) whatever the revision, and the workloads
-call only the public API, so any revision that has the API can be timed.
+(`baseline.py`), all pinned to one CPU (`--cpu`).  The workers take turns: in each round every
+worker times every workload for a short budget, in an order that reverses from one round to
+the next (A B C, C B A, ...), so the noise of a shared machine falls on all of them alike;
+the rounds are split over `--processes` sets of fresh workers (a process keeps its luck of
+memory placement and string hashes for life).  The texts come from this checkout's
+`corpus.py` (the benches' seeded texts) whatever the revision, and the workloads call only
+the public API, so any revision that has the API can be timed.
 
-The table gives per workload the median seconds a call, each revision's ratio to the first
-(above 1: slower than the first) and how many times faster than the helper it is, where the
-helper has the operation.  Each timing sample is the mean of enough back-to-back calls to
-last about a millisecond; the median is over all samples of all rounds.
+The table gives per workload each revision's time a call, how many times faster than the
+helper it is (where the helper has the operation) and its ratio to the first revision (above
+1: slower than the first).  Each timing sample is the mean of enough back-to-back calls to
+last about a millisecond; a round counts each worker's fastest sample (`--stat`); times are
+the median over the rounds, ratios the median over the rounds of the ratio within the round,
+with its 95% confidence interval.  `--json` keeps the samples, `--from-json` shows them again.
 """
 
 from __future__ import annotations
