@@ -11,8 +11,8 @@ this checkout (an incremental build).
 Every revision gets a worker process of its own (`PYTHONPATH=<tree>/src`, the compiled
 kernels demanded with CITEMARK_IMPLEMENTATION=cython), and so does the guide's helper
 (`baseline.py`), all pinned to one CPU (`--cpu`).  The workers take turns: in each round every
-worker times every workload for a short budget, in an order that reverses from one round to
-the next (A B C, C B A, ...), so the noise of a shared machine falls on all of them alike;
+worker times every workload for a short budget, in a seeded shuffled order (a new one each
+round and workload), so the noise of a shared machine falls on all of them alike;
 the rounds are split over `--processes` sets of fresh workers (a process keeps its luck of
 memory placement and string hashes for life).  The texts come from this checkout's
 `corpus.py` (the benches' seeded texts) whatever the revision, and the workloads call only
@@ -35,6 +35,7 @@ import hashlib
 import json
 import math
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -492,8 +493,14 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 samples[name] = {label: [] for label, a in answers.items() if "error" not in a}
         share = args.rounds // args.processes + (process < args.rounds % args.processes)
         for round_ in range(share):
-            order = workers if (done + round_) % 2 == 0 else workers[::-1]
-            for name in names:
+            for k, name in enumerate(names):
+                # A seeded shuffle each round and workload: in an order only reversed from one
+                # round to the next, the revision next to the helper (whose runs leave the CPU's
+                # caches to the worker after it) came out 12-18% slower on the dense megabyte
+                # than in a run without the helper.
+                order = random.Random((done + round_) * len(names) + k).sample(
+                    workers, len(workers)
+                )
                 for w in order:
                     if w.label in samples[name]:
                         reply = w.ask(op="time", workload=name, budget=args.budget)
