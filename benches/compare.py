@@ -10,16 +10,20 @@ this checkout (an incremental build).
 
 Every revision gets a worker process of its own (`PYTHONPATH=<tree>/src`, the compiled
 kernels demanded with CITEMARK_IMPLEMENTATION=cython), and so does the guide's helper
-(`baseline.py`).  The workers take turns: in each round every worker times every workload
-for a short budget, in an order that reverses from one round to the next (A B C, C B A, ...),
-so the noise of a shared machine falls on all of them alike.  The texts come from this
-checkout's `corpus.py` (the benches' seeded texts) whatever the revision, and the workloads
-call only the public API, so any revision that has the API can be timed.
+(`baseline.py`), all pinned to one CPU (`--cpu`).  The workers take turns: in each round every
+worker times every workload for a short budget, in a seeded shuffled order (a new one each
+round and workload), so the noise of a shared machine falls on all of them alike;
+the rounds are split over `--processes` sets of fresh workers (a process keeps its luck of
+memory placement and string hashes for life).  The texts come from this checkout's
+`corpus.py` (the benches' seeded texts) whatever the revision, and the workloads call only
+the public API, so any revision that has the API can be timed.
 
-The table gives per workload the median seconds a call, each revision's ratio to the first
-(above 1: slower than the first) and how many times faster than the helper it is, where the
-helper has the operation.  Each timing sample is the mean of enough back-to-back calls to
-last about a millisecond; the median is over all samples of all rounds.
+The table gives per workload each revision's time a call, how many times faster than the
+helper it is (where the helper has the operation) and its ratio to the first revision (above
+1: slower than the first).  Each timing sample is the mean of enough back-to-back calls to
+last about a millisecond; a round counts each worker's fastest sample (`--stat`); times are
+the median over the rounds, ratios the median over the rounds of the ratio within the round,
+with its 95% confidence interval.  `--json` keeps the samples, `--from-json` shows them again.
 """
 
 from __future__ import annotations
@@ -29,7 +33,9 @@ import functools
 import gc
 import hashlib
 import json
+import math
 import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -100,25 +106,27 @@ def _strip(make: str) -> tuple[Setup, Setup]:
     return kernel, helper
 
 
-def _finditer_dense() -> tuple[Call, Any]:
-    import citemark
-    import corpus
+def _finditer(make: str) -> tuple[Setup, Setup]:
+    def kernel() -> tuple[Call, Any]:
+        import citemark
+        import corpus
 
-    text = corpus.text_of("dense_1MB")
-    finditer = citemark.Parser().finditer
+        text = corpus.text_of(make)
+        finditer = citemark.Parser().finditer
 
-    def call() -> Any:
-        return list(finditer(text))
+        def call() -> Any:
+            return list(finditer(text))
 
-    return call, [(c.start, c.end) for c in call()]
+        return call, [(c.start, c.end) for c in call()]
 
+    def helper() -> tuple[Call, Any]:
+        import baseline
+        import corpus
 
-def _finditer_dense_helper() -> tuple[Call, Any]:
-    import baseline
-    import corpus
+        call = functools.partial(baseline.extract_citations, corpus.text_of(make))
+        return call, [(c["start"], c["end"]) for c in call()]
 
-    call = functools.partial(baseline.extract_citations, corpus.text_of("dense_1MB"))
-    return call, [(c["start"], c["end"]) for c in call()]
+    return kernel, helper
 
 
 def _clean_typical() -> tuple[Call, Any]:
@@ -127,6 +135,22 @@ def _clean_typical() -> tuple[Call, Any]:
 
     call = functools.partial(citemark.clean, corpus.text_of("typical_4KB"))
     return call, call()
+
+
+def _extract_many_answers() -> tuple[Call, Any]:
+    import citemark
+    import corpus
+
+    call = functools.partial(citemark.extract_many, corpus.answers_2000())
+    return call, [_citation_keys(found) for found in call()]
+
+
+def _extract_many_answers_helper() -> tuple[Call, Any]:
+    import baseline
+    import corpus
+
+    call = functools.partial(baseline.extract_many, corpus.answers_2000())
+    return call, [_citation_keys(found) for found in call()]
 
 
 def _strip_many_answers() -> tuple[Call, Any]:
@@ -145,6 +169,20 @@ def _strip_many_answers_helper() -> tuple[Call, Any]:
     return call, call()
 
 
+def _arrow(operation: str) -> Setup:
+    def setup() -> tuple[Call, Any]:
+        import pyarrow
+
+        import citemark.arrow  # an ImportError without pyarrow: the workload is n/a
+        import corpus
+
+        column = pyarrow.array(corpus.answers_2000())
+        call = functools.partial(getattr(citemark.arrow, operation), column)
+        return call, call().to_pylist()
+
+    return setup
+
+
 @dataclass(frozen=True)
 class Workload:
     name: str
@@ -159,6 +197,9 @@ def _workloads() -> dict[str, Workload]:
     extract_dense, extract_dense_helper = _extract("dense_1MB")
     extract_plain, extract_plain_helper = _extract("plain_ucs2_1MB")
     extract_malformed, extract_malformed_helper = _extract("malformed_1MB")
+    extract_50k, extract_50k_helper = _extract("many_50k_1MB")
+    finditer_dense, finditer_dense_helper = _finditer("dense_1MB")
+    finditer_50k, finditer_50k_helper = _finditer("many_50k_1MB")
     rows = (
         Workload(
             "extract_typical_4KB",
@@ -175,8 +216,8 @@ def _workloads() -> dict[str, Workload]:
         Workload(
             "finditer_dense_1MB",
             "list(Parser().finditer(t)), 1 MB with 30% in markers",
-            _finditer_dense,
-            _finditer_dense_helper,
+            finditer_dense,
+            finditer_dense_helper,
         ),
         Workload("clean_typical_4KB", "clean(t), a typical 4 KB answer", _clean_typical, None),
         Workload(
@@ -198,13 +239,40 @@ def _workloads() -> dict[str, Workload]:
             extract_malformed_helper,
         ),
         Workload(
+            "extract_50k_1MB",
+            "extract_citations(t), 50,000 citations of 300 ids in 1 MB",
+            extract_50k,
+            extract_50k_helper,
+        ),
+        Workload(
+            "finditer_50k_1MB",
+            "list(Parser().finditer(t)), the same 50,000 citations",
+            finditer_50k,
+            finditer_50k_helper,
+        ),
+        Workload(
+            "extract_many_2000",
+            "extract_many(ts), 2,000 answers of 0.5-8 KB",
+            _extract_many_answers,
+            _extract_many_answers_helper,
+        ),
+        Workload(
             "strip_many_2000",
             "strip_many(ts), 2,000 answers of 0.5-8 KB",
             _strip_many_answers,
             _strip_many_answers_helper,
         ),
     )
-    return {w.name: w for w in rows}
+    arrow = (
+        Workload(
+            f"arrow_{operation}_2000",
+            f"citemark.arrow.{operation}(column), the 2,000 answers as a pyarrow string column",
+            _arrow(operation),
+            None,
+        )
+        for operation in ("extract", "strip")
+    )
+    return {w.name: w for w in (*rows, *arrow)}
 
 
 WORKLOADS = _workloads()
@@ -217,10 +285,12 @@ def _digest(value: Any) -> str:
     return hashlib.sha256(repr(value).encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def worker(role: str, clock_name: str) -> None:
+def worker(role: str, clock_name: str, cpu: int | None) -> None:
     """Serve timing requests on stdin/stdout (one JSON object a line) for one revision's
     citemark (`role` "kernel", imported from PYTHONPATH) or the helper (`role` "helper")."""
     sys.path.insert(0, str(HERE))
+    if cpu is not None:
+        os.sched_setaffinity(0, {cpu})
     clock = time.process_time if clock_name == "process" else time.perf_counter
     out = sys.stdout
     sys.stdout = sys.stderr  # nothing a workload prints can break the protocol
@@ -329,7 +399,7 @@ def prepare(rev: str, repo: Path, cache: Path) -> tuple[Path, str]:
 
 
 class Worker:
-    def __init__(self, label: str, tree: Path | None, clock: str) -> None:
+    def __init__(self, label: str, tree: Path | None, clock: str, cpu: int | None) -> None:
         self.label = label
         env = dict(os.environ)
         if tree is not None:
@@ -337,7 +407,8 @@ class Worker:
             env["CITEMARK_IMPLEMENTATION"] = "cython"
         role = "kernel" if tree is not None else HELPER
         self.process = subprocess.Popen(
-            [sys.executable, __file__, "--worker", role, "--clock", clock],
+            [sys.executable, __file__, "--worker", role, "--clock", clock]
+            + ([] if cpu is None else ["--cpu", str(cpu)]),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
@@ -385,38 +456,63 @@ def _labels(revisions: list[str]) -> list[str]:
     return labels
 
 
+def _start(
+    labels: list[str], built: list[tuple[Path, str]], args: argparse.Namespace
+) -> list[Worker]:
+    workers = [
+        Worker(label, tree, args.clock, args.cpu)
+        for label, (tree, _) in zip(labels, built, strict=True)
+    ]
+    if not args.no_helper:
+        workers.append(Worker(HELPER, None, args.clock, args.cpu))
+    return workers
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
+    """Time the workloads: `args.processes` times, fresh workers each time (a process keeps
+    its own luck of memory placement for life: up to 5% between two runs of one revision),
+    `args.rounds` rounds in all."""
     repo = Path(args.repo).resolve()
     labels = _labels(args.revisions)
     built = [prepare(rev, repo, Path(args.cache).resolve()) for rev in args.revisions]
-    workers = [
-        Worker(label, tree, args.clock) for label, (tree, _) in zip(labels, built, strict=True)
-    ]
-    if not args.no_helper:
-        workers.append(Worker(HELPER, None, args.clock))
     names = args.workload or list(WORKLOADS)
     # workload -> label -> the digest, or why the workload does not run there
     setups: dict[str, dict[str, dict[str, Any]]] = {}
-    for name in names:
-        setups[name] = {w.label: w.ask(op="setup", workload=name) for w in workers}
-    samples: dict[str, dict[str, list[float]]] = {
-        name: {w.label: [] for w in workers if "error" not in setups[name][w.label]}
-        for name in names
-    }
+    # workload -> label -> one list of samples per round
+    samples: dict[str, dict[str, list[list[float]]]] = {}
+    load_before = os.getloadavg()[0]
     began = time.perf_counter()
-    for round_ in range(args.rounds):
-        order = workers if round_ % 2 == 0 else workers[::-1]
+    done = 0
+    shares: list[int] = []  # rounds per set of processes, in order
+    for process in range(args.processes):
+        workers = _start(labels, built, args)
         for name in names:
-            for w in order:
-                if w.label in samples[name]:
-                    reply = w.ask(op="time", workload=name, budget=args.budget)
-                    samples[name][w.label] += reply["samples"]
-        print(
-            f"round {round_ + 1}/{args.rounds} ({time.perf_counter() - began:.0f} s)",
-            file=sys.stderr,
-        )
-    for w in workers:
-        w.close()
+            answers = {w.label: w.ask(op="setup", workload=name) for w in workers}
+            if process == 0:
+                setups[name] = answers
+                samples[name] = {label: [] for label, a in answers.items() if "error" not in a}
+        share = args.rounds // args.processes + (process < args.rounds % args.processes)
+        for round_ in range(share):
+            for k, name in enumerate(names):
+                # A seeded shuffle each round and workload: in an order only reversed from one
+                # round to the next, the revision next to the helper (whose runs leave the CPU's
+                # caches to the worker after it) came out 12-18% slower on the dense megabyte
+                # than in a run without the helper.
+                order = random.Random((done + round_) * len(names) + k).sample(
+                    workers, len(workers)
+                )
+                for w in order:
+                    if w.label in samples[name]:
+                        reply = w.ask(op="time", workload=name, budget=args.budget)
+                        samples[name][w.label].append(reply["samples"])
+            print(
+                f"round {done + round_ + 1}/{args.rounds} ({time.perf_counter() - began:.0f} s)",
+                file=sys.stderr,
+            )
+        done += share
+        shares.append(share)
+        for w in workers:
+            w.close()
     return {
         "revisions": [
             {"rev": label, "commit": commit}
@@ -424,47 +520,111 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         ],
         "clock": args.clock,
         "rounds": args.rounds,
+        "processes": shares,
+        "load": [load_before, os.getloadavg()[0]],
+        "cpus": os.cpu_count(),
+        "cpu": args.cpu,
         "setups": setups,
         "samples": samples,
     }
 
 
-def table(result: dict[str, Any]) -> str:
+# How a round's samples of one worker are summed up.  Its fastest sample is the one the rest
+# of a shared machine disturbed least: two runs of one revision agree within 2% by it, within
+# 5% by the round's median (48 rounds, 16 sets of processes, on 2 busy virtual CPUs).
+ROUND_STATISTICS: dict[str, Callable[[list[float]], float]] = {
+    "fastest": min,
+    "median": statistics.median,
+}
+
+
+def _time(rounds: list[list[float]], stat: str) -> float:
+    """The median over the rounds of each round's `stat`."""
+    return statistics.median(ROUND_STATISTICS[stat](r) for r in rounds)
+
+
+def _paired(
+    rounds_a: list[list[float]], rounds_b: list[list[float]], stat: str
+) -> tuple[float, float, float]:
+    """b's time over a's: the median over the rounds of b's over a's in the round (a busy
+    spell of the machine slows both workers of a round alike, so their ratio keeps steady
+    where each one's times do not), with the bounds of its 95% confidence interval (the
+    order statistics n/2 -+ 0.98 sqrt(n) of the n rounds' ratios)."""
+    summary = ROUND_STATISTICS[stat]
+    ratios = sorted(summary(b) / summary(a) for a, b in zip(rounds_a, rounds_b, strict=True))
+    n = len(ratios)
+    spread = int(0.98 * math.sqrt(n))
+    low = ratios[max(0, (n - 1) // 2 - spread)]
+    high = ratios[min(n - 1, n // 2 + spread)]
+    return statistics.median(ratios), low, high
+
+
+def _ratio(value: tuple[float, float, float], digits: int) -> str:
+    middle, low, high = value
+    if high - low < 10**-digits:
+        return f"{middle:.{digits}f}"
+    return f"{middle:.{digits}f} ({low:.{digits}f}-{high:.{digits}f})"
+
+
+def table(result: dict[str, Any], stat: str = "fastest") -> str:
     labels = [r["rev"] for r in result["revisions"]]
     first = labels[0]
     head = ["workload", HELPER, *labels]
     lines = ["| " + " | ".join(head) + " |", "|---" * len(head) + "|"]
     notes: list[str] = []
+    sets = len(result["processes"]) if isinstance(result.get("processes"), list) else 1
     for name, per_label in result["samples"].items():
-        medians = {label: statistics.median(s) for label, s in per_label.items()}
+        times = {label: _time(rounds, stat) for label, rounds in per_label.items()}
         setups = result["setups"][name]
-        digests = {setups[label].get("digest") for label in labels if label in medians}
+        digests = {setups[label].get("digest") for label in labels if label in times}
         if len(digests) > 1:
             notes.append(f"{name}: the revisions' results differ")
-        helper = medians.get(HELPER)
+        helper = times.get(HELPER)
         cells = [name, _seconds(helper) if helper else "-"]
         for label in labels:
-            if label not in medians:
+            if label not in times:
                 cells.append("n/a")
                 continue
-            cell = _seconds(medians[label])
+            cell = _seconds(times[label])
             if helper:
-                cell += f", {helper / medians[label]:.2f}x helper"
-            if label != first and first in medians:
-                cell += f", {medians[label] / medians[first]:.3f} of {first}"
+                speedup = _paired(per_label[label], per_label[HELPER], stat)
+                cell += f", {_ratio(speedup, 2)}x helper"
+            if label != first and first in times:
+                ratio = _paired(per_label[first], per_label[label], stat)
+                cell += f", {_ratio(ratio, 3)} of {first}"
             cells.append(cell)
         lines.append("| " + " | ".join(cells) + " |")
     lines.append("")
     lines.append(
-        f"Medians of {result['rounds']} alternating rounds ({result['clock']} time); "
-        f"'Nx helper': the guide's helper's median over the revision's; "
-        f"'R of {first}': the revision's median over {first}'s (above 1: slower)."
+        f"Each worker's {stat} sample of a round ({result['clock']} time; a sample is the "
+        f"mean of enough calls to last {SAMPLE_SECONDS * 1e3:g} ms), {result['rounds']} "
+        f"alternating rounds in {sets} sets of fresh worker processes.  Times: the "
+        f"median over the rounds.  Ratios, from the same run: the median over the rounds of "
+        f"the ratio in the round (in brackets: its 95% confidence interval); "
+        f"'Nx helper': the guide's helper's time over the revision's; 'R of {first}': the "
+        f"revision's time over {first}'s (above 1: slower)."
     )
+    load = result.get("load")
+    if load:
+        lines.append(
+            f"Load average {load[0]:.1f} at the start, {load[1]:.1f} at the end, "
+            f"on {result.get('cpus')} CPUs; workers on CPU {result.get('cpu')}."
+        )
     lines.append(
         "Revisions: " + ", ".join(f"{r['rev']} = {r['commit']}" for r in result["revisions"])
     )
     lines.extend(f"Note: {note}" for note in notes)
     return "\n".join(lines)
+
+
+def _last_cpu() -> int | None:
+    """All workers on one CPU: on a virtual machine, CPUs can differ in speed from moment
+    to moment (a busy neighbour on the same core), and a worker moved between them would
+    carry that difference into its samples."""
+    try:
+        return max(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # no affinity on this system
+        return None
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -473,7 +633,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--workload", action="append", choices=sorted(WORKLOADS), help="repeatable; default all"
     )
-    parser.add_argument("--rounds", type=int, default=20, help="alternating rounds (20)")
+    parser.add_argument("--rounds", type=int, default=24, help="alternating rounds (24)")
+    parser.add_argument(
+        "--processes", type=int, default=8, help="fresh workers this many times (8)"
+    )
     parser.add_argument(
         "--budget", type=float, default=0.05, help="seconds a worker times a workload a round"
     )
@@ -481,25 +644,46 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repo", default=str(CHECKOUT), help="the git repository of the revisions")
     parser.add_argument("--cache", default=str(DEFAULT_CACHE), help="where builds are kept")
     parser.add_argument("--no-helper", action="store_true", help="do not time the guide's helper")
+    parser.add_argument(
+        "--stat",
+        choices=sorted(ROUND_STATISTICS),
+        default="fastest",
+        help="a round's sample that counts: its fastest (default) or its median",
+    )
     parser.add_argument("--json", help="also write the samples to this file")
+    parser.add_argument("--from-json", help="show the table of a run saved with --json")
     parser.add_argument("--list", action="store_true", help="list the workloads and exit")
+    parser.add_argument(
+        "--cpu",
+        type=int,
+        default=_last_cpu(),
+        help="the CPU every worker runs on (default: the last one this process may use; "
+        "-1: let the system move them)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.cpu is not None and args.cpu < 0:
+        args.cpu = None
     if args.worker:
-        worker(args.worker, args.clock)
+        worker(args.worker, args.clock, args.cpu)
         return
     if args.list:
         for w in WORKLOADS.values():
             print(f"{w.name:<24} {w.what}")
         return
+    if args.from_json:
+        print(table(json.loads(Path(args.from_json).read_text()), args.stat))
+        return
     if len(args.revisions) < 1:
         parser.error("give at least one revision (two to compare)")
-    if args.rounds < 1 or args.budget <= 0:
-        parser.error("--rounds must be at least 1 and --budget positive")
+    if args.rounds < 1 or args.budget <= 0 or not 1 <= args.processes <= args.rounds:
+        parser.error(
+            "--rounds and --processes must be at least 1 (processes <= rounds), --budget positive"
+        )
     result = run(args)
     if args.json:
         Path(args.json).write_text(json.dumps(result))
-    print(table(result))
+    print(table(result, args.stat))
 
 
 if __name__ == "__main__":

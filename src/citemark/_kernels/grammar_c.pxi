@@ -30,6 +30,7 @@ cdef extern from "simd.h" nogil:
     Py_ssize_t cm_find_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
     Py_ssize_t cm_find_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
     Py_ssize_t cm_find_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t end, Py_UCS4 ch)
+    Py_ssize_t cm_id_end_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t end)
 
 # UTF-8 bytes; `char`, so that it is a type of its own next to Py_UCS1 (unsigned char).
 ctypedef char utf8_t
@@ -362,7 +363,21 @@ cdef void judge_body(const unit_t* data, Py_ssize_t stop, const Mark* delim,
                 if not is_space(ch):
                     break
                 i = after
-        a = end = i
+        a = i
+        # The id characters first, the common case.  Below 128 a unit is a whole character
+        # in every encoding, and it is the DELIM only when it equals the DELIM's code point
+        # (a UTF-8 DELIM above 127 starts with a lead byte), so a DELIM above 127 needs no
+        # test of its own: 2-byte text (where the guide's markers put every answer) then
+        # takes eight units a step.
+        if unit_t is Py_UCS2 and delim.point >= 128:
+            i = cm_id_end_ucs2(data, i, stop)
+        else:
+            while i < stop:
+                ch = at(data, i)
+                if ch >= 128 or ch == delim.point or not (ASCII_CLASS[ch] & IS_ID):
+                    break
+                i += 1
+        end = i
         first_bad = stop  # the first character at or after a that an id may not hold
         while i < stop and not is_mark(data, i, stop, delim):
             ch = at(data, i)

@@ -77,6 +77,7 @@ cdef extern from "simd.h" nogil:
     uint32_t cm_or_ucs1(const Py_UCS1* data, Py_ssize_t a, Py_ssize_t b)
     uint32_t cm_or_ucs2(const Py_UCS2* data, Py_ssize_t a, Py_ssize_t b)
     uint32_t cm_or_ucs4(const Py_UCS4* data, Py_ssize_t a, Py_ssize_t b)
+    void cm_narrow_ucs2(const Py_UCS2* source, Py_UCS1* target, Py_ssize_t n)
 
 # The vector path chosen for this CPU ("avx2", "sse2", "neon" or "portable").
 SIMD = SIMD_PATH.decode()
@@ -99,8 +100,6 @@ cdef enum:
     SHARED_SLOTS = 1 << SHARED_BITS
     # Calls with fewer matches build every str anew (see start_sharing).
     SHARE_MIN_MATCHES = 32
-    # A span's hash reads this many bytes at most at each end.
-    HASHED_BYTES = 32
     # Spans up to this many units are built by `substring`'s own loop (an id, a locator, a
     # marker); longer ones by CPython, whose widest-unit search is vectorised.
     SHORT_SPAN = 128
@@ -253,16 +252,21 @@ cdef extern from *:
     const uint64_t CM_HASH_MULTIPLIER
 
 
+cdef struct SharedString:
+    PyObject* string  # an owned reference; NULL (with length 0): an empty slot
+    uint64_t hash  # span_hash of its span
+    Py_ssize_t start  # where its span is in the text
+    Py_ssize_t length
+
+
 cdef struct Shared:
-    # The strings one call has built, by a hash of their span (owned references; NULL: an
-    # empty slot).  A long text's result is fresh memory, which the system hands over a
-    # page at a time (a page fault each, about half the cost of a dense text's citation):
-    # an id, a marker or a locator that recurs is one more reference to the str built the
-    # first time, not one more copy.  One call's only: nothing kept, nothing shared between
-    # threads.
-    PyObject* strings[SHARED_SLOTS]
-    Py_ssize_t starts[SHARED_SLOTS]  # where the slot's str is in the text
-    Py_ssize_t lengths[SHARED_SLOTS]
+    # The strings one call has built, by a hash of their span.  A long text's result is
+    # fresh memory, which the system hands over a page at a time (a page fault each, about
+    # half the cost of a dense text's citation): an id, a marker or a locator that recurs is
+    # one more reference to the str built the first time, not one more copy.  Two slots a
+    # hash, the one used last first: a marker and its locator that fall on the same hash
+    # still both stay.  One call's only: nothing kept, nothing shared between threads.
+    SharedString slots[SHARED_SLOTS]
 
 
 cdef inline Shared* start_sharing(Shared* shared, Py_ssize_t matches) noexcept nogil:
@@ -271,7 +275,7 @@ cdef inline Shared* start_sharing(Shared* shared, Py_ssize_t matches) noexcept n
     already holds: there the hashing would cost more than the copies it saves."""
     if matches < SHARE_MIN_MATCHES:
         return NULL
-    memset(shared.strings, 0, sizeof(shared.strings))
+    memset(shared.slots, 0, sizeof(shared.slots))
     return shared
 
 
@@ -280,7 +284,7 @@ cdef void free_shared(Shared* shared) noexcept:
     if shared == NULL:
         return
     for i in range(SHARED_SLOTS):
-        Py_XDECREF(shared.strings[i])
+        Py_XDECREF(shared.slots[i].string)
 
 
 cdef inline uint64_t mix(uint64_t h, const char* bytes) noexcept nogil:
@@ -289,25 +293,20 @@ cdef inline uint64_t mix(uint64_t h, const char* bytes) noexcept nogil:
     return (h ^ word) * CM_HASH_MULTIPLIER
 
 
-cdef inline Py_ssize_t shared_slot(const char* bytes, Py_ssize_t size) noexcept nogil:
-    """The slot of bytes[:size]: a hash of its size and of HASHED_BYTES at most at each end,
-    so that a long span costs no more than a short one (memcmp has the last word)."""
+cdef inline uint64_t span_hash(const char* bytes, Py_ssize_t size) noexcept nogil:
+    """A hash of bytes[:size]: of its size and of four words spread over it (all of a span of
+    32 bytes or less, an id).  No loop, so no trip count for the processor to mispredict;
+    a span that only differs between the words read shares a slot (memcmp tells them apart)."""
     cdef uint64_t h = <uint64_t>size * CM_HASH_MULTIPLIER, word = 0
-    cdef Py_ssize_t i = 0, j
+    cdef Py_ssize_t step
     if size < 8:
         memcpy(&word, bytes, size)
-        h = (h ^ word) * CM_HASH_MULTIPLIER
-    else:
-        while i < size - 8 and i < HASHED_BYTES:
-            h = mix(h, bytes + i)
-            i += 8
-        # From the end, the words the loop above did not read (each word once).
-        j = size - 8
-        while j >= i and j > size - 8 - HASHED_BYTES:
-            h = mix(h, bytes + j)
-            j -= 8
-    # The top bits: the product's low bits only depend on the words' low bits.
-    return <Py_ssize_t>(h >> (64 - SHARED_BITS))
+        return (h ^ word) * CM_HASH_MULTIPLIER
+    step = (size - 8) // 3
+    h = mix(h, bytes)
+    h = mix(h, bytes + step)
+    h = mix(h, bytes + 2 * step)
+    return mix(h, bytes + size - 8)
 
 
 cdef inline object substring(str text, const text_t* data, Py_ssize_t a, Py_ssize_t b,
@@ -333,30 +332,50 @@ cdef inline object substring(str text, const text_t* data, Py_ssize_t a, Py_ssiz
         else:
             maxchar = 0x10FFFF
     made = PyUnicode_New(b - a, maxchar)
+    if text_t is Py_UCS2:
+        if maxchar <= 0xFF:
+            cm_narrow_ucs2(data + a, <Py_UCS1*>PyUnicode_DATA(made), b - a)
+            return made
     copy_units(data + a, PyUnicode_DATA(made), PyUnicode_KIND(made), b - a)
     return made
+
+
+cdef inline bint holds(const SharedString* slot, uint64_t h, const text_t* data, Py_ssize_t a,
+                       Py_ssize_t b) noexcept nogil:
+    """Does the slot hold text[a:b]?  Equal hashes first: memcmp then runs on (almost) sure
+    hits only.  An empty slot's length, 0, is no span's."""
+    return (slot.hash == h and slot.length == b - a
+            and memcmp(data + slot.start, data + a, (b - a) * sizeof(text_t)) == 0)
 
 
 cdef object shared_substring(str text, const text_t* data, Shared* shared, Py_ssize_t a,
                              Py_ssize_t b, Py_UCS4 maxchar):
     """text[a:b] (`maxchar` as in `substring`); the very str built earlier in the call for
-    an equal span when its slot still holds it (`shared` NULL: always a new str)."""
-    cdef Py_ssize_t size, slot
-    cdef PyObject* found
+    an equal span when one of its hash's two slots still holds it (`shared` NULL: always a
+    new str)."""
+    cdef uint64_t h
+    cdef SharedString* pair
+    cdef SharedString used
     if shared == NULL:
         return substring(text, data, a, b, maxchar)
-    size = (b - a) * <Py_ssize_t>sizeof(text_t)
-    slot = shared_slot(<const char*>(data + a), size)
-    found = shared.strings[slot]
-    if (found != NULL and shared.lengths[slot] == b - a
-            and memcmp(data + shared.starts[slot], data + a, size) == 0):
-        return <object>found
+    h = span_hash(<const char*>(data + a), (b - a) * <Py_ssize_t>sizeof(text_t))
+    # The top bits: the product's low bits only depend on the words' low bits.
+    pair = &shared.slots[2 * <Py_ssize_t>(h >> (65 - SHARED_BITS))]
+    if holds(&pair[0], h, data, a, b):
+        return <object>pair[0].string
+    if holds(&pair[1], h, data, a, b):
+        used = pair[1]
+        pair[1] = pair[0]
+        pair[0] = used
+        return <object>used.string
     made = substring(text, data, a, b, maxchar)
     Py_INCREF(made)  # the slot's reference
-    Py_XDECREF(found)
-    shared.strings[slot] = <PyObject*>made
-    shared.starts[slot] = a
-    shared.lengths[slot] = b - a
+    Py_XDECREF(pair[1].string)
+    pair[1] = pair[0]
+    pair[0].string = <PyObject*>made
+    pair[0].hash = h
+    pair[0].start = a
+    pair[0].length = b - a
     return made
 
 

@@ -1,4 +1,5 @@
-/* Vector search for one code unit in a PEP 393 buffer, the OR of a span, and a UTF-8 check.
+/* Vector search for one code unit in a PEP 393 buffer, the OR of a span, a narrowing copy, the
+ * end of a run of id characters and a UTF-8 check.
  *
  * CPython's own str.find has no fast path for U+E200 (its low byte is zero, which defeats
  * the memchr trick it uses), so the kernel brings its own.  On x86-64 the AVX2 path is
@@ -198,6 +199,58 @@ static inline uint32_t cm_or_ucs4(const Py_UCS4 *data, Py_ssize_t a, Py_ssize_t 
     Py_UCS4 bits = 0;
     for (; a < b; a++) bits |= data[a];
     return bits;
+}
+
+/* Copy n 2-byte units, each below 0x100, to n bytes.  With SSE2, eight units a step and the
+ * last eight once more (overlapping): a span of 8 to 16 units, an id, takes two steps whatever
+ * its length, so the loop's exit is no branch the processor must guess anew each time. */
+static inline void cm_narrow_ucs2(const Py_UCS2 *source, Py_UCS1 *target, Py_ssize_t n) {
+    Py_ssize_t i = 0;
+#if defined(CM_SSE2)
+    if (cm_level != CM_PORTABLE && n >= 8) {
+        for (; i + 8 < n; i += 8) {
+            __m128i units = _mm_loadu_si128((const __m128i *)(source + i));
+            _mm_storel_epi64((__m128i *)(target + i), _mm_packus_epi16(units, units));
+        }
+        __m128i last = _mm_loadu_si128((const __m128i *)(source + n - 8));
+        _mm_storel_epi64((__m128i *)(target + n - 8), _mm_packus_epi16(last, last));
+        return;
+    }
+#endif
+    for (; i < n; i++) target[i] = (Py_UCS1)source[i];
+}
+
+/* Is the unit one of the guide's id characters, [A-Za-z0-9_-]? */
+static inline int cm_is_id_unit(uint32_t unit) {
+    return (unit - '0' < 10) || ((unit | 0x20) - 'a' < 26) || unit == '_' || unit == '-';
+}
+
+/* The index of the first unit of data[i:end] that is not an id character, or end.  With
+ * SSE2, eight units a step while eight fit before end (an id is mostly 8-16 units); the rest
+ * one by one.  Nothing outside data[i:end] is read. */
+static inline Py_ssize_t cm_id_end_ucs2(const Py_UCS2 *data, Py_ssize_t i, Py_ssize_t end) {
+#if defined(CM_SSE2)
+    if (cm_level != CM_PORTABLE) {
+        const __m128i zero = _mm_setzero_si128();
+        for (; i + 8 <= end; i += 8) {
+            __m128i units = _mm_loadu_si128((const __m128i *)(data + i));
+            /* unit - lo <= span (unsigned, wrapping): the saturating subtraction is 0. */
+            __m128i digit = _mm_subs_epu16(_mm_sub_epi16(units, _mm_set1_epi16('0')),
+                                           _mm_set1_epi16(9));
+            __m128i folded = _mm_or_si128(units, _mm_set1_epi16(0x20));
+            __m128i letter = _mm_subs_epu16(_mm_sub_epi16(folded, _mm_set1_epi16('a')),
+                                            _mm_set1_epi16(25));
+            __m128i id = _mm_or_si128(
+                _mm_or_si128(_mm_cmpeq_epi16(digit, zero), _mm_cmpeq_epi16(letter, zero)),
+                _mm_or_si128(_mm_cmpeq_epi16(units, _mm_set1_epi16('_')),
+                             _mm_cmpeq_epi16(units, _mm_set1_epi16('-'))));
+            unsigned int bad = ~(unsigned int)_mm_movemask_epi8(id) & 0xFFFFu;
+            if (bad) return i + (cm_ctz(bad) >> 1);
+        }
+    }
+#endif
+    while (i < end && cm_is_id_unit(data[i])) i++;
+    return i;
 }
 
 /* Is data[0:n] well-formed UTF-8, as Python's strict decoder and Arrow's validator judge it
