@@ -7,7 +7,7 @@ pure twin, with valid and hostile arguments.
   first/end/start/base), pair (on found runs or random ones), and StreamScanner fed a text in
   random pieces (its walls, cuts and state after each).
 - jsonl: `jsonl_c`'s may_hold_start (any span), raw_ok, text_lines, map_lines, citation_lines
-  and strip_lines without raw families.
+  and strip_lines and extract_lines without raw families (and, only run, with wrong ones).
 
 "Agree" is strict: equal values of the same types, or exceptions of the same type.  Under ASan
 + UBSan (fuzz/README.md) these are the runs that check the kernels' bounds on hostile
@@ -37,7 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from fuzz_targets import drive
 
 import test_clean_differential as clean_tests
-from citemark import strip_many
+from citemark import extract_many, strip_many
 from citemark._kernels.loader import load
 from citemark.display import entity_name
 from strategies import ATOMS as SCAN_ATOMS
@@ -279,6 +279,19 @@ def jsonl_target() -> Callable[..., None]:
             "strip_lines",
             lambda: compiled.strip_lines(log, path, strip, skip_bad),
             lambda: pure.strip_lines(log, path, strip, skip_bad),
+        )
+
+        def extract(texts: list[str]) -> list[Any]:
+            return extract_many(texts, families=families)
+
+        # Raw families None: each text goes to `many`.  Others than `many`'s break the
+        # contract (the kernel scans raw what `many` would have found): only run.
+        other = data.draw(st.sampled_from([None, None, raw, (b"other",), ()]))
+        agree(
+            "extract_lines",
+            partial(compiled.extract_lines, log, path, extract, skip_bad, "f", 1, other),
+            partial(pure.extract_lines, log, path, extract, skip_bad, "f", 1, other),
+            other is None or other == raw,
         )
         file = data.draw(st.sampled_from(["f", "", "Zürich", "\ud800"]))
         rows = data.draw(st.lists(st.integers(-2, 2**40), max_size=3))
