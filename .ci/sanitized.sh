@@ -15,7 +15,7 @@ usage() {
   echo "usage: $0 build DIR | $0 run DIR CMD..." >&2
   exit 2
 }
-(($# >= 2)) || usage
+(($# >= 2)) && [[ -n $2 ]] || usage
 mode=$1
 out=$2
 shift 2
@@ -47,7 +47,7 @@ case $mode in
       "$python" -m venv "$out/venv-build"
       "$out/venv-build/bin/python" -m pip install -q "setuptools>=77" "Cython>=3.1"
     fi
-    rm -rf "$out/lib" "$out/build"
+    rm -rf "${out:?}/lib" "${out:?}/build"
     # setup.py puts -O3 last on each command line; this wrapper puts -O1 after it, which
     # halves the instrumented compile and is the level ASan's documentation advises.
     # shellcheck disable=SC2016  # $@ is the wrapper's own
