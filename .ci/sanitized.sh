@@ -27,11 +27,14 @@ python=${PYTHON:-python}
 # put every Python and Arrow buffer under ASan's bounds (pymalloc's and jemalloc's arenas hide
 # overreads).  UBSan halts anyway (-fno-sanitize-recover); the stack says where.
 sanitized() {
-  local runtime
+  local runtime cxx
   runtime=$(gcc -print-file-name=libasan.so)
   [[ -f $runtime ]] || { echo "sanitized: gcc has no libasan.so ($runtime)" >&2; exit 1; }
+  # libstdc++ preloaded as well: ASan resolves the real __cxa_throw when it starts, and without
+  # it any C++ exception (pyarrow's, on a file that is not Parquet) aborts in the interceptor.
+  cxx=$(gcc -print-file-name=libstdc++.so)
   PYTHONPATH="$out/lib${PYTHONPATH:+:$PYTHONPATH}" \
-    LD_PRELOAD="$runtime${LD_PRELOAD:+:$LD_PRELOAD}" \
+    LD_PRELOAD="$runtime:$cxx${LD_PRELOAD:+:$LD_PRELOAD}" \
     ASAN_OPTIONS="detect_leaks=0:allocator_may_return_null=1:halt_on_error=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}" \
     UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}" \
     PYTHONMALLOC=malloc ARROW_DEFAULT_MEMORY_POOL=system \
