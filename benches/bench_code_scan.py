@@ -5,9 +5,9 @@ Twenty seeded 4 KB answers (`corpus.typical_answer`, with a list, a fenced block
 code added), each timed as the best of 100 rounds of 10 calls, the figure the mean over the
 answers, CPU time in one process per row:
 
-- `compiled` / `twin`: `code_walls` of the compiled kernel and of the pure twin;
+- `compiled` / `twin`: `find_code_ranges` of the compiled kernel and of the pure twin;
 - `portable`: the compiled kernel with CITEMARK_SIMD=portable (simd.h's search off);
-- `code_spans` / `spans from walls`: the two arrays made by the kernel, or from its list.
+- `code_spans` / `spans from code_ranges`: the two arrays made by the kernel, or from its list.
 
 Run: ``python benches/bench_code_scan.py`` (prints each row and the ratios).
 """
@@ -72,16 +72,18 @@ def row(name: str) -> float:
     kernel = load("commonmark")
     texts = answers()
 
-    def spans_from_walls(text: str) -> tuple[array[int], array[int]]:
-        walls = kernel.code_walls(text)
-        return array("q", map(itemgetter(0), walls)), array("q", map(itemgetter(1), walls))
+    def spans_from_code_ranges(text: str) -> tuple[array[int], array[int]]:
+        code_ranges = kernel.find_code_ranges(text)
+        return array("q", map(itemgetter(0), code_ranges)), array(
+            "q", map(itemgetter(1), code_ranges)
+        )
 
     functions = {
-        "compiled": kernel.code_walls,
-        "twin": kernel.code_walls,
-        "portable": kernel.code_walls,
+        "compiled": kernel.find_code_ranges,
+        "twin": kernel.find_code_ranges,
+        "portable": kernel.find_code_ranges,
         "code_spans": kernel.code_spans,
-        "spans from walls": spans_from_walls,
+        "spans from code_ranges": spans_from_code_ranges,
     }
     return per_answer(functions[name], texts, 20 if name == "twin" else 100)
 
@@ -94,7 +96,7 @@ def main() -> int:
         print(row(sys.argv[2]))
         return 0
     found = {}
-    for name in ("compiled", "twin", "portable", "code_spans", "spans from walls"):
+    for name in ("compiled", "twin", "portable", "code_spans", "spans from code_ranges"):
         done = subprocess.run(
             [sys.executable, __file__, "--row", name],
             env={**os.environ, **ENV.get(name, {})},
@@ -106,7 +108,7 @@ def main() -> int:
         print(f"{name:18s} {found[name]:8.2f} us")
     print(f"whole scan in C:   {found['twin'] / found['compiled']:.1f}x the twin")
     print(f"simd.h's search:   {found['portable'] / found['compiled']:.1f}x portable")
-    print(f"two arrays:        {found['spans from walls'] / found['code_spans']:.1f}x")
+    print(f"two arrays:        {found['spans from code_ranges'] / found['code_spans']:.1f}x")
     return 0
 
 

@@ -46,10 +46,10 @@ def _arrow(array: Any) -> Any:
     return citemark.arrow.strip(array), citemark.arrow.extract(array)
 
 
-def _code_walls(text: str) -> Any:
-    from citemark._markdown.code import code_walls
+def _find_code_ranges(text: str) -> Any:
+    from citemark._markdown.code import find_code_ranges
 
-    return code_walls(text)
+    return find_code_ranges(text)
 
 
 def _validate(text: str) -> Any:
@@ -60,7 +60,7 @@ def _validate(text: str) -> Any:
 
 CASES: dict[str, tuple[Callable[[int], Any], Callable[[Any], Any]]] = {
     "arrow_unclosed_starts": (arrow_rows, _arrow),
-    "code_walls_backticks": (backticks, _code_walls),
+    "find_code_ranges_backticks": (backticks, _find_code_ranges),
     "validate_hostile_markdown": (hostile_markdown, _validate),
 }
 

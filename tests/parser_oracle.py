@@ -16,7 +16,7 @@ Two independent ways to find the markers, which the tests also hold to each othe
 
 The rest (judging a body, offsets in other units, strip, sub, supports) is written as
 plainly as possible on top of the list of consumed markers.  For `skip_code` the oracle
-takes the code regions from a callable (the tests pass `citemark._markdown.code.code_walls`,
+takes the code regions from a callable (the tests pass `citemark._markdown.code.find_code_ranges`,
 which has its own tests) and scans each stretch of prose between them on its own.
 """
 
@@ -94,7 +94,7 @@ class Oracle:
         self.locator = re.compile(locator) if isinstance(locator, str) else locator
         self.max_marker_length = max_marker_length
         self.offsets = offsets
-        # skip_code: `code(text)` gives the code regions (sorted, disjoint), which are walls:
+        # skip_code: `code(text)` gives the code regions (sorted, disjoint), which are code ranges:
         # each stretch of prose between them is scanned on its own, code is never touched.
         self.code = code
 
@@ -177,7 +177,7 @@ class Oracle:
         return self.regex_matches(text)
 
     def matches(self, text: str) -> list[Consumed]:
-        """The consumed markers of text, walled off by code when there is `code`."""
+        """The consumed markers of text, in a code range off by code when there is `code`."""
         if self.code is None:
             return self.scan(text)
         found = []

@@ -401,9 +401,9 @@ def test_kernel_type_checks(implementation: str) -> None:
     kernel = load("clean", implementation)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="text"):
         kernel.scan(None, [])
-    with pytest.raises(TypeError, match="walls"):
+    with pytest.raises(TypeError, match="code_ranges"):
         kernel.scan("x", ((0, 1),))
-    with pytest.raises(ValueError, match="walls"):
+    with pytest.raises(ValueError, match="code_ranges"):
         kernel.scan("x", [(1, 0)])
     with pytest.raises(TypeError, match="tokens"):
         kernel.join("x", [(0, 0, 1)], None)
@@ -480,9 +480,9 @@ def test_hints_agree(text: str) -> None:
     from citemark._kernels import clean_py as _clean_py
     from citemark._markdown.code import markers_may_be_in_code
 
-    assert _clean_c.hints(text) == _clean_py.hints(text)
+    assert _clean_c.marker_state(text) == _clean_py.marker_state(text)
     expected = 0 if not _clean_py.has_markers(text) else 3 if markers_may_be_in_code(text) else 1
-    assert _clean_py.hints(text) == expected
+    assert _clean_py.marker_state(text) == expected
 
 
 def test_abandoned_start_keeps_the_good_citation(implementation: str) -> None:
@@ -522,7 +522,7 @@ def test_kernel_type_checks_of_the_batch(implementation: str) -> None:
     kernel = load("clean", implementation)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="texts"):
         kernel.clean_texts(("x",), None, None, False)
-    with pytest.raises(TypeError, match="walls_of"):
+    with pytest.raises(TypeError, match="code_ranges_of"):
         kernel.clean_texts(["x"], 1, None, False)
     with pytest.raises(TypeError, match="entity"):
         kernel.clean_texts(["x"], None, 1, False)
@@ -532,7 +532,7 @@ def test_kernel_type_checks_of_the_batch(implementation: str) -> None:
         kernel.clean("x", [], "name")
     with pytest.raises(TypeError, match="plain_names"):
         kernel.clean("x", [], None, None)
-    with pytest.raises(TypeError, match="walls"):
+    with pytest.raises(TypeError, match="code_ranges"):
         kernel.clean_texts(["`a " + S + "`"], lambda text: None, None, False)
 
 

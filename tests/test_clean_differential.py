@@ -20,7 +20,7 @@ from markdown_it import MarkdownIt
 
 from citemark._kernels import clean_c as _clean_c
 from citemark._kernels import clean_py as _clean_py
-from citemark._markdown.code import code_walls
+from citemark._markdown.code import find_code_ranges
 from citemark.display import clean, clean_with_marks, entity_name
 
 S, E, D = "\ue200", "\ue201", "\ue202"
@@ -92,10 +92,10 @@ def oracle_tokens(text: str, a: int, b: int) -> list[tuple[int, int, int]]:
     return found
 
 
-def oracle_clean(text: str, walls: list[tuple[int, int]]) -> str:
+def oracle_clean(text: str, code_ranges: list[tuple[int, int]]) -> str:
     tokens = []
     at = 0
-    for start, end in [*walls, (len(text), len(text))]:
+    for start, end in [*code_ranges, (len(text), len(text))]:
         tokens += oracle_tokens(text, at, start)
         at = end
     out = ""
@@ -215,29 +215,29 @@ texts = st.lists(st.sampled_from(ATOMS), max_size=40).map("".join)
 
 
 @st.composite
-def with_walls(draw: st.DrawFn) -> tuple[str, list[tuple[int, int]]]:
+def with_code_ranges(draw: st.DrawFn) -> tuple[str, list[tuple[int, int]]]:
     text = draw(texts)
     cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=6)))
     return text, [(cuts[i], cuts[i + 1]) for i in range(0, len(cuts) - 1, 2)]
 
 
-@given(with_walls())
+@given(with_code_ranges())
 def test_kernel_twin_oracle(case: tuple[str, list[tuple[int, int]]]) -> None:
-    text, walls = case
-    tokens = _clean_py.scan(text, walls)
-    assert _clean_c.scan(text, walls) == tokens
+    text, code_ranges = case
+    tokens = _clean_py.scan(text, code_ranges)
+    assert _clean_c.scan(text, code_ranges) == tokens
     expected_tokens = []
     at = 0
-    for start, end in [*walls, (len(text), len(text))]:
+    for start, end in [*code_ranges, (len(text), len(text))]:
         expected_tokens += oracle_tokens(text, at, start)
         at = end
     assert [token[:3] for token in tokens] == expected_tokens
-    expected = oracle_clean(text, walls)
+    expected = oracle_clean(text, code_ranges)
     assert _clean_py.join(text, tokens, None)[0] == expected
     assert _clean_c.join(text, tokens, None) == _clean_py.join(text, tokens, None)
     if not any(token[0] == 2 for token in tokens):
-        assert _clean_c.clean(text, walls) == expected
-        assert _clean_py.clean(text, walls) == expected
+        assert _clean_c.clean(text, code_ranges) == expected
+        assert _clean_py.clean(text, code_ranges) == expected
 
 
 @given(texts, st.lists(st.sampled_from(["", "x", "Zürich", "\U0001f600", " "]), max_size=40))
@@ -293,11 +293,11 @@ def test_code_is_what_commonmark_says(text: str) -> None:
     assert clean(text).count(S) == markdown_it_code_markers(text)
 
 
-def test_code_walls_sorted() -> None:
+def test_find_code_ranges_sorted() -> None:
     text = "a `b` c\n\n```\nx\n```\n\n    y\n\n> `z`\n- `w`\n"
-    walls = code_walls(text)
-    assert walls == sorted(walls)
-    assert all(a < b for a, b in walls)
+    code_ranges = find_code_ranges(text)
+    assert code_ranges == sorted(code_ranges)
+    assert all(a < b for a, b in code_ranges)
 
 
 @given(st.lists(st.sampled_from([*MD_ATOMS, "\t", "~", "\ue206", "\r"]), max_size=20).map("".join))
@@ -306,16 +306,18 @@ def test_skipping_the_markdown_scan_is_sound(text: str) -> None:
     from citemark._markdown.code import markers_may_be_in_code
 
     if not markers_may_be_in_code(text):
-        assert not any(re.search("[\ue200-\ue206]", text[a:b]) for a, b in code_walls(text))
-    assert _clean_c.hints(text) == _clean_py.hints(text)
+        assert not any(re.search("[\ue200-\ue206]", text[a:b]) for a, b in find_code_ranges(text))
+    assert _clean_c.marker_state(text) == _clean_py.marker_state(text)
 
 
 @pytest.mark.slow  # texts of a thousand tokens through the slow oracle-side twin
-@given(st.lists(st.sampled_from(ATOMS), min_size=600, max_size=1500).map("".join), with_walls())
+@given(
+    st.lists(st.sampled_from(ATOMS), min_size=600, max_size=1500).map("".join), with_code_ranges()
+)
 def test_long_texts_cross_the_kernels_windows(text: str, extra: tuple[str, list[Any]]) -> None:
     """The kernel's one-call clean cuts hundreds of tokens a window at a time."""
-    walls = [(0, 5), (len(text) // 2, len(text) // 2 + 7)] if len(text) > 20 else []
-    for chosen in (walls, []):
+    code_ranges = [(0, 5), (len(text) // 2, len(text) // 2 + 7)] if len(text) > 20 else []
+    for chosen in (code_ranges, []):
         expected = _clean_py.join(text, _clean_py.scan(text, chosen), None)[0]
         if not any(token[0] == 2 for token in _clean_py.scan(text, chosen)):
             assert _clean_c.clean(text, chosen) == expected
@@ -407,7 +409,7 @@ for filler in ("\u00e9", "\u4e2d", "\U0001f600"):
                 filler * at + "\r" + filler * (size - at) + marker + "`~`",
             ):
                 assert kernel.clean(text, []) == twin.clean(text, []), (size, at)
-                assert kernel.hints(text) == twin.hints(text), (size, at)
+                assert kernel.marker_state(text) == twin.marker_state(text), (size, at)
                 checked += 1
 print(checked)
 """

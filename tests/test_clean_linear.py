@@ -16,7 +16,7 @@ import pytest
 from citemark._core.grammar import LINE_BREAK_RE
 from citemark._kernels import clean_py as _clean_py
 from citemark._kernels import commonmark_py as _commonmark_py
-from citemark._markdown.code import code_walls
+from citemark._markdown.code import find_code_ranges
 
 S, E, D = "\ue200", "\ue201", "\ue202"
 
@@ -82,8 +82,8 @@ def test_link_look_back_is_bounded() -> None:
     ["`" * 5000, "` " * 5000, "``` " * 2000, ("`a" * 50 + "\n") * 200, "> " * 3000 + "`x`"],
 )
 def test_markdown_many_backticks(text: str) -> None:
-    walls = code_walls(text + S)
-    assert walls == sorted(walls)
+    code_ranges = find_code_ranges(text + S)
+    assert code_ranges == sorted(code_ranges)
 
 
 # -- the code scan on nested containers: the twin's steps counted -------------------------
@@ -170,7 +170,7 @@ def scan_steps(text: str, monkeypatch: pytest.MonkeyPatch) -> int:
 
         sys.settrace(calls)
         try:
-            _commonmark_py.scanned_walls(text)
+            _commonmark_py.scanned_code_ranges(text)
         finally:
             sys.settrace(None)
     return counter[0]

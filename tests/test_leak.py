@@ -250,7 +250,7 @@ def test_clean_entry_points_do_not_leak(clean_kernel) -> None:
             kernel.clean(text, [], None, True)
             tokens = kernel.scan(text, [])
             kernel.join(text, tokens, None)
-            kernel.hints(text)
+            kernel.marker_state(text)
             kernel.has_markers(text)
         clean_many(texts)
         clean_many(texts, lenient=True)
@@ -262,7 +262,7 @@ def test_clean_entry_points_do_not_leak(clean_kernel) -> None:
 
 
 def test_validate_and_code_scans_do_not_leak() -> None:
-    # validate's rules are Python; the compiled code scan under them (code_walls, code_spans,
+    # validate's rules are Python; the compiled code scan under them (find_code_ranges, code_spans,
     # line_spans and the block scanner's runs, plain and pair) is what could lose memory.
     from citemark._markdown import code as _commonmark
 
@@ -287,12 +287,12 @@ def test_validate_and_code_scans_do_not_leak() -> None:
         for text in texts:
             validate(text, registry, style="tool-lines")
             validate(text, None)
-            _commonmark.code_walls(text)
+            _commonmark.find_code_ranges(text)
             _commonmark.code_spans(text)
             _commonmark.line_spans(text)
             _commonmark.block_cuts(text)
 
     assert_no_leak(call)
     kernel = _commonmark._kernel
-    assert_no_leak(raising(kernel.code_walls, None))
-    assert_no_leak(raising(kernel.plain, "a", 0, 0, None, [], False, None))
+    assert_no_leak(raising(kernel.find_code_ranges, None))
+    assert_no_leak(raising(kernel.scan_plain_lines, "a", 0, 0, None, [], False, None))

@@ -1,8 +1,8 @@
-"""`_commonmark.code_walls`: where Markdown code is, so that markers there stay literal; and
+"""`_commonmark.find_code_ranges`: where Markdown code is, so that markers there stay literal; and
 the Markdown structure validate reads (`_markdown`).
 
-These cases were written for the line-level detector `code_walls` replaced.  Its ranges held
-whole blocks, fence lines included; `code_walls` holds what CommonMark (markdown-it) renders
+These cases were written for the line-level detector `find_code_ranges` replaced.  Its ranges held
+whole blocks, fence lines included; `find_code_ranges` holds what CommonMark (markdown-it) renders
 as code: a fence's content lines, not its fence lines or info string, and an indented block's
 lines without the blank lines between them (checked against markdown-it below)."""
 
@@ -19,10 +19,10 @@ from markdown_it import MarkdownIt
 from citemark._core.grammar import LINE_BREAK_RE
 from citemark._core.spans import cut_at, inside, merge, outermost, overlaps, without
 from citemark._kernels import commonmark_py as _commonmark_py
-from citemark._kernels.commonmark_py import scanned_walls
+from citemark._kernels.commonmark_py import scanned_code_ranges
 from citemark._kernels.loader import load
 from citemark._markdown.blocks import blocks, emphasis, line_spans, paragraphs
-from citemark._markdown.code import CodeScanner, code_walls
+from citemark._markdown.code import CodeScanner, find_code_ranges
 
 MARKER = "\ue200cite\ue202turn0search0\ue201"
 
@@ -91,8 +91,8 @@ CASES = {
 
 
 @pytest.mark.parametrize(("text", "expected"), list(CASES.values()), ids=list(CASES))
-def test_code_walls(text: str, expected: list[str]) -> None:
-    spans = code_walls(text)
+def test_find_code_ranges(text: str, expected: list[str]) -> None:
+    spans = find_code_ranges(text)
     assert [text[start:end] for start, end in spans] == expected
     assert_well_formed(text, spans)
 
@@ -105,13 +105,15 @@ def test_cases_agree_with_markdown_it(text: str) -> None:
     """The code's characters (blanks aside) are those markdown-it puts in <code>."""
     html = _md.render(text.replace("\r\n", "\n").replace("\r", "\n"))
     rendered = "".join(re.findall(r"<code[^>]*>(.*?)</code>", html, re.S))
-    walls = "".join(text[start:end] for start, end in code_walls(text))
-    assert "".join(walls.replace("`", "").split()) == "".join(rendered.replace("`", "").split())
+    code_ranges = "".join(text[start:end] for start, end in find_code_ranges(text))
+    assert "".join(code_ranges.replace("`", "").split()) == "".join(
+        rendered.replace("`", "").split()
+    )
 
 
 def test_field_fence_range_covers_the_marker() -> None:
     text = "```text\n" + MARKER + "\n```\n"
-    assert code_walls(text) == [(8, 27)]
+    assert find_code_ranges(text) == [(8, 27)]
     assert text.index(MARKER) == 8
 
 
@@ -128,7 +130,7 @@ def pieces(*alphabet: str) -> st.SearchStrategy[str]:
 
 @given(pieces("`", "```", "~~~", " ", "    ", "\t", "\n", "\r", "\\", "# ", "- ", "1. ", "a"))
 def test_spans_are_sorted_disjoint_and_in_range(text: str) -> None:
-    assert_well_formed(text, code_walls(text))
+    assert_well_formed(text, find_code_ranges(text))
 
 
 def naive_inline(text: str) -> list[tuple[int, int]]:
@@ -168,7 +170,7 @@ def naive_inline(text: str) -> list[tuple[int, int]]:
 @given(pieces("`", "``", "a", " ", "\\"))
 def test_inline_code_matches_the_obvious_algorithm(text: str) -> None:
     line = "x" + text  # never a fence, list item, heading or indented line
-    assert code_walls(line) == naive_inline(line)
+    assert find_code_ranges(line) == naive_inline(line)
 
 
 # The whole scan pairs a paragraph's runs as they come, a chunk of 256 at a time, keeping only
@@ -182,13 +184,13 @@ def test_inline_code_matches_the_obvious_algorithm(text: str) -> None:
     ),
     st.sampled_from(["", "\u00e9", "\ue200", "\U0001f600"]),
 )
-def test_code_walls_pair_many_runs_as_the_rule(
+def test_find_code_ranges_pair_many_runs_as_the_rule(
     implementation: str, pieces_: list[str], wide: str
 ) -> None:
     text = "x" + wide + "".join(pieces_)
     kernel = load("commonmark", implementation)  # type: ignore[arg-type]
-    expected = load("commonmark", "python").code_walls(text)  # type: ignore[arg-type]
-    assert kernel.code_walls(text) == expected
+    expected = load("commonmark", "python").find_code_ranges(text)  # type: ignore[arg-type]
+    assert kernel.find_code_ranges(text) == expected
     if "\n" not in text:  # one paragraph of one line: the obvious algorithm too
         assert expected == naive_inline(text)
 
@@ -203,16 +205,16 @@ def test_code_walls_pair_many_runs_as_the_rule(
         "x" + "` " * 601 + "\n" + "` " * 600 + "\n\n" + "`` " * 777,  # lines, paragraphs
     ],
 )
-def test_code_walls_pair_held_openers(implementation: str, text: str) -> None:
+def test_find_code_ranges_pair_held_openers(implementation: str, text: str) -> None:
     kernel = load("commonmark", implementation)  # type: ignore[arg-type]
-    assert kernel.code_walls(text) == load("commonmark", "python").code_walls(text)  # type: ignore[arg-type]
+    assert kernel.find_code_ranges(text) == load("commonmark", "python").find_code_ranges(text)  # type: ignore[arg-type]
     if "\n" not in text:
-        assert kernel.code_walls(text) == naive_inline(text)
+        assert kernel.find_code_ranges(text) == naive_inline(text)
 
 
 @pytest.mark.parametrize("unit", ["` ", "`` ", " `", "\\` ", "`\\", "```` `"])
 @pytest.mark.parametrize("wide", ["", "\ue200"])
-def test_code_walls_runs_at_every_vector_and_chunk_alignment(
+def test_find_code_ranges_runs_at_every_vector_and_chunk_alignment(
     implementation: str, unit: str, wide: str
 ) -> None:
     # Up to 16 runs a vector and 256 a chunk: every shift puts a vector's last run, and a
@@ -221,7 +223,7 @@ def test_code_walls_runs_at_every_vector_and_chunk_alignment(
     twin = load("commonmark", "python")  # type: ignore[arg-type]
     for shift in range(40):
         text = "x" + wide + "a" * shift + unit * 700 + "`" * 45 + " " + unit * 20
-        assert kernel.code_walls(text) == twin.code_walls(text), shift
+        assert kernel.find_code_ranges(text) == twin.find_code_ranges(text), shift
 
 
 ADVERSARIAL = {
@@ -238,7 +240,7 @@ ADVERSARIAL = {
 @pytest.mark.parametrize("text", list(ADVERSARIAL.values()), ids=list(ADVERSARIAL))
 def test_adversarial_input_is_linear(text: str) -> None:
     # No clock here (a quadratic scan would hang the run): benches/bench_hostile.py times it.
-    spans = code_walls(text)
+    spans = find_code_ranges(text)
     assert_well_formed(text, spans)
 
 
@@ -270,7 +272,7 @@ def test_emphasis_is_the_inside_of_bold_and_italics() -> None:
 
 def test_emphasis_skips_code_and_markers() -> None:
     text = "`*a*` x *b*"
-    assert [text[s:e] for s, e in emphasis(text, code_walls(text), [])] == ["b"]
+    assert [text[s:e] for s, e in emphasis(text, find_code_ranges(text), [])] == ["b"]
 
 
 def emphasis_by_characters(
@@ -300,14 +302,14 @@ MARKED = "\ue200cite\ue202turn0file0\ue201"
 def test_emphasis_masks_by_slices_as_by_characters(text: str) -> None:
     from citemark import Parser
 
-    code = code_walls(text)
+    code = find_code_ranges(text)
     consumed = Parser().spans(text)
     assert emphasis(text, code, consumed) == emphasis_by_characters(text, code, consumed)
 
 
 def test_paragraphs_split_at_code_blocks_in_containers() -> None:
     text = "a\n- b\n\n      code\n\n  c\n```\nx\n```\nd"
-    found = [text[s:e] for s, e in paragraphs(text, code_walls(text))]
+    found = [text[s:e] for s, e in paragraphs(text, find_code_ranges(text))]
     assert found == ["a", "- b", "  c", "d"]
 
 
@@ -316,9 +318,9 @@ def test_span_helpers() -> None:
     assert spans == [(0, 3), (5, 9)]
     assert inside(spans, 5, 9)
     assert not inside(spans, 2, 5)
-    walls = ([start for start, _ in spans], [end for _, end in spans])
-    assert overlaps(walls, 2, 4)
-    assert not overlaps(walls, 3, 5)
+    code_ranges = ([start for start, _ in spans], [end for _, end in spans])
+    assert overlaps(code_ranges, 2, 4)
+    assert not overlaps(code_ranges, 3, 5)
     assert outermost([(0, 4), (1, 2), (3, 6), (7, 8)]) == [(0, 6), (7, 8)]
     assert without("abcdef", 0, 6, [(1, 2, True), (3, 5, False)]) == "acf"
     assert cut_at("abcdef", [(1, 2), (4, 5)]) == [
@@ -330,7 +332,7 @@ def test_span_helpers() -> None:
     ]
 
 
-# -- Parser(skip_code=True) and StreamParser read code through code_walls ------------------
+# -- Parser(skip_code=True) and StreamParser read code through find_code_ranges ------------------
 
 IN_LIST = f"- item\n\n      {MARKER}\n\nafter {MARKER}"
 
@@ -364,7 +366,7 @@ def _pair_oracle(runs: array[int]) -> list[tuple[int, int]]:
     """The straightforward reading of `pair`: each opener, left to right, is closed by the
     next run of its length (an escaped opener is one backtick shorter); quadratic."""
     triples = [tuple(runs[i : i + 3]) for i in range(0, len(runs), 3)]
-    walls = []
+    code_ranges = []
     index = 0
     while index < len(triples):
         start, end, escaped = triples[index]
@@ -374,11 +376,11 @@ def _pair_oracle(runs: array[int]) -> list[tuple[int, int]]:
             None,
         )
         if length and closer is not None:
-            walls.append((start + escaped, triples[closer][1]))
+            code_ranges.append((start + escaped, triples[closer][1]))
             index = closer + 1
         else:
             index += 1
-    return walls
+    return code_ranges
 
 
 # The `_commonmark_c` / `_commonmark_py` pair: the hot loops of the code scan, the same results
@@ -395,12 +397,12 @@ def test_commonmark_pair_matches_the_twin(
     first = min(cut, len(text))
     found = kernel.runs(text, first, len(text), base)
     assert found == _commonmark_py.runs(text, first, len(text), base)
-    walls: list[tuple[int, int]] = [(0, 0)]
-    kernel.pair(found, walls)
-    assert walls[1:] == _pair_oracle(found)
+    code_ranges: list[tuple[int, int]] = [(0, 0)]
+    kernel.pair_backticks(found, code_ranges)
+    assert code_ranges[1:] == _pair_oracle(found)
     expected: list[tuple[int, int]] = [(0, 0)]
-    _commonmark_py.pair(found, expected)
-    assert walls == expected
+    _commonmark_py.pair_backticks(found, expected)
+    assert code_ranges == expected
 
 
 # Long lines (the kernel reads the runs of whole vectors of 32 units apart from the rest):
@@ -421,7 +423,7 @@ def test_commonmark_runs_of_long_lines_match_the_twin(
     first = min(cut, len(text))
     for end in (len(text), max(first, len(text) - 5)):
         assert kernel.runs(text, first, end, 7) == _commonmark_py.runs(text, first, end, 7)
-    assert kernel.code_walls(text) == scanned_walls(text)
+    assert kernel.find_code_ranges(text) == scanned_code_ranges(text)
 
 
 @pytest.mark.c_extension
@@ -432,17 +434,17 @@ def test_commonmark_kernel_checks_its_arguments() -> None:
         (lambda: kernel.runs("a", "0", 1, 0), "first"),
         (lambda: kernel.runs("a", 0, 1.0, 0), "end"),
         (lambda: kernel.runs("a", 0, 1, None), "base"),
-        (lambda: kernel.pair((), []), "runs"),
-        (lambda: kernel.pair([(0, 1, False), (2, 3, False)], []), "runs"),
-        (lambda: kernel.pair(array("i"), []), "runs"),
-        (lambda: kernel.pair(array("q"), None), "walls"),
-        (lambda: kernel.plain(b"a", 0, 0, [], [], False, None), "text"),
-        (lambda: kernel.plain("a", None, 0, [], [], False, None), "start"),
-        (lambda: kernel.plain("a", 0, 0.0, [], [], False, None), "base"),
-        (lambda: kernel.plain("a", 0, 0, [], [], False, None), "pending"),
-        (lambda: kernel.plain("a", 0, 0, array("q"), {}, False, None), "walls"),
-        (lambda: kernel.plain("a", 0, 0, array("q"), [], 0, None), "in_paragraph"),
-        (lambda: kernel.plain("a", 0, 0, array("q"), [], False, "0"), "ticked_from"),
+        (lambda: kernel.pair_backticks((), []), "runs"),
+        (lambda: kernel.pair_backticks([(0, 1, False), (2, 3, False)], []), "runs"),
+        (lambda: kernel.pair_backticks(array("i"), []), "runs"),
+        (lambda: kernel.pair_backticks(array("q"), None), "code_ranges"),
+        (lambda: kernel.scan_plain_lines(b"a", 0, 0, [], [], False, None), "text"),
+        (lambda: kernel.scan_plain_lines("a", None, 0, [], [], False, None), "start"),
+        (lambda: kernel.scan_plain_lines("a", 0, 0.0, [], [], False, None), "base"),
+        (lambda: kernel.scan_plain_lines("a", 0, 0, [], [], False, None), "pending"),
+        (lambda: kernel.scan_plain_lines("a", 0, 0, array("q"), {}, False, None), "code_ranges"),
+        (lambda: kernel.scan_plain_lines("a", 0, 0, array("q"), [], 0, None), "in_paragraph"),
+        (lambda: kernel.scan_plain_lines("a", 0, 0, array("q"), [], False, "0"), "ticked_from"),
     ]:
         with pytest.raises(TypeError, match=name):
             call()
@@ -450,7 +452,7 @@ def test_commonmark_kernel_checks_its_arguments() -> None:
     # other than 0 or 1, an empty escaped run.
     for bad_runs in [[0, 1], [-1, 1, 0], [2, 1, 0], [0, 1, 2], [1, 1, 1]]:
         with pytest.raises(ValueError, match="runs"):
-            kernel.pair(array("q", bad_runs), [])
+            kernel.pair_backticks(array("q", bad_runs), [])
     for bad in [(-1, 1), (1, 0), (0, 2)]:
         with pytest.raises(ValueError, match=r"first|end"):
             kernel.runs("a", bad[0], bad[1], 0)
@@ -462,12 +464,12 @@ def test_commonmark_kernel_is_linear_on_many_runs() -> None:
     text = "".join("`" * (1 + k % 50) + "a" for k in range(20000))
     kernel = load("commonmark", "cython")
     found = kernel.runs(text, 0, len(text), 0)
-    walls: list[tuple[int, int]] = []
-    kernel.pair(found, walls)
+    code_ranges: list[tuple[int, int]] = []
+    kernel.pair_backticks(found, code_ranges)
     expected: list[tuple[int, int]] = []
-    _commonmark_py.pair(found, expected)
+    _commonmark_py.pair_backticks(found, expected)
     assert len(found) == 3 * 20000
-    assert walls == expected == _pair_oracle(found)
+    assert code_ranges == expected == _pair_oracle(found)
 
 
 @given(
@@ -482,14 +484,14 @@ def test_commonmark_plain_matches_the_twin(
     kernel = load("commonmark", implementation)  # type: ignore[arg-type]
     start = min(cut, len(text))
     pending = array("q", [0, 1, 0] if in_paragraph else [])
-    walls: list[tuple[int, int]] = []
-    got = kernel.plain(text, start, 3, pending, walls, in_paragraph, ticked_from)
+    code_ranges: list[tuple[int, int]] = []
+    got = kernel.scan_plain_lines(text, start, 3, pending, code_ranges, in_paragraph, ticked_from)
     twin_pending = array("q", [0, 1, 0] if in_paragraph else [])
-    twin_walls: list[tuple[int, int]] = []
-    expected = _commonmark_py.plain(
-        text, start, 3, twin_pending, twin_walls, in_paragraph, ticked_from
+    twin_code_ranges: list[tuple[int, int]] = []
+    expected = _commonmark_py.scan_plain_lines(
+        text, start, 3, twin_pending, twin_code_ranges, in_paragraph, ticked_from
     )
-    assert (got, pending, walls) == (expected, twin_pending, twin_walls)
+    assert (got, pending, code_ranges) == (expected, twin_pending, twin_code_ranges)
 
 
 @given(
@@ -497,15 +499,15 @@ def test_commonmark_plain_matches_the_twin(
         "`", "```", "~~~", " ", "    ", "\t", "\n", "\r", "\r\n", "\\", "# ", "- ", "> ", "a", "b"
     )
 )
-def test_code_walls_in_bulk_match_line_by_line(text: str) -> None:
-    # code_walls hands the common lines to the kernel's `plain` in bulk; line by line through
-    # CodeScanner.line the walls are the same.
+def test_find_code_ranges_in_bulk_match_line_by_line(text: str) -> None:
+    # find_code_ranges hands the common lines to the kernel's `plain` in bulk; line by line through
+    # CodeScanner.line the code ranges are the same.
     assert_bulk_is_line_by_line(text)
 
 
 @given(pieces("`", "```", "~~~", " ", "    ", "\t", "\n", "\\", "# ", "- ", "1. ", "> ", "a"))
-def test_code_walls_without_carriage_returns_match_line_by_line(text: str) -> None:
-    # Without a \r, code_walls finds the line breaks with str.find, not LINE_BREAK_RE.
+def test_find_code_ranges_without_carriage_returns_match_line_by_line(text: str) -> None:
+    # Without a \r, find_code_ranges finds the line breaks with str.find, not LINE_BREAK_RE.
     assert_bulk_is_line_by_line(text)
 
 
@@ -532,12 +534,13 @@ class FullWalk(CodeScanner):
 )  # fmt: skip
 def test_line_shortcuts_give_the_full_walk(text: str) -> None:
     # CodeScanner.line decides the common lines (plain text, fenced code outside containers,
-    # an empty line in a list) without the container walk: the walls are those of the walk.
+    # an empty line in a list) without the container walk: the code ranges are those of the walk.
     assert_bulk_is_line_by_line(text, FullWalk(text))
 
 
 def assert_bulk_is_line_by_line(text: str, scanner: CodeScanner | None = None) -> None:
-    """code_walls(text) is what `scanner` (a CodeScanner by default) finds fed line by line."""
+    """find_code_ranges(text) is what `scanner` (a CodeScanner by default) finds fed line by
+    line."""
     scanner = CodeScanner(text) if scanner is None else scanner
     start = 0
     for line_end in LINE_BREAK_RE.finditer(text):
@@ -546,7 +549,7 @@ def assert_bulk_is_line_by_line(text: str, scanner: CodeScanner | None = None) -
     if start < len(text):
         scanner.line(start, len(text))
     scanner.finish()
-    assert code_walls(text) == scanner.walls
+    assert find_code_ranges(text) == scanner.code_ranges
 
 
 # The kernel's whole scan against CodeScanner fed line by line (the Python reading), on both
@@ -585,20 +588,20 @@ def assert_bulk_is_line_by_line(text: str, scanner: CodeScanner | None = None) -
         "\U0001f600",
     )
 )
-def test_code_walls_kernel_matches_the_scanner(implementation: str, text: str) -> None:
+def test_find_code_ranges_kernel_matches_the_scanner(implementation: str, text: str) -> None:
     kernel = load("commonmark", implementation)  # type: ignore[arg-type]
-    walls = scanned_walls(text)
-    assert kernel.code_walls(text) == walls
+    code_ranges = scanned_code_ranges(text)
+    assert kernel.find_code_ranges(text) == code_ranges
     starts, ends = kernel.code_spans(text)
     assert type(starts) is type(ends) is array
     assert starts.typecode == ends.typecode == "q"
-    assert list(zip(starts, ends, strict=True)) == walls
+    assert list(zip(starts, ends, strict=True)) == code_ranges
 
 
 @pytest.mark.c_extension
-def test_code_walls_kernel_checks_its_argument() -> None:
+def test_find_code_ranges_kernel_checks_its_argument() -> None:
     with pytest.raises(TypeError, match="text"):
-        load("commonmark", "cython").code_walls(b"```\nx")
+        load("commonmark", "cython").find_code_ranges(b"```\nx")
     with pytest.raises(TypeError, match="text"):
         load("commonmark", "cython").code_spans(b"```\nx")
 
@@ -662,8 +665,8 @@ def nested_containers(draw: st.DrawFn) -> str:
 @settings(max_examples=400)
 @given(nested_containers())
 def test_nested_containers_kernel_matches_the_obvious_walk(implementation: str, text: str) -> None:
-    walls = scanned_walls(text)
-    assert load("commonmark", implementation).code_walls(text) == walls  # type: ignore[arg-type]
+    code_ranges = scanned_code_ranges(text)
+    assert load("commonmark", implementation).find_code_ranges(text) == code_ranges  # type: ignore[arg-type]
     assert_bulk_is_line_by_line(text, Obvious(text))
 
 
@@ -684,11 +687,11 @@ _deep_md = MarkdownIt("commonmark", {"maxNesting": 1000})
 @pytest.mark.parametrize("text", list(NESTED.values()), ids=list(NESTED))
 def test_nested_containers_agree_with_markdown_it(implementation: str, text: str) -> None:
     kernel = load("commonmark", implementation)  # type: ignore[arg-type]
-    walls = kernel.code_walls(text)
-    assert walls == scanned_walls(text)
+    code_ranges = kernel.find_code_ranges(text)
+    assert code_ranges == scanned_code_ranges(text)
     html = _deep_md.render(text)
     rendered = "".join(re.findall(r"<code[^>]*>(.*?)</code>", html, re.S))
-    code = "".join(text[start:end] for start, end in walls)
+    code = "".join(text[start:end] for start, end in code_ranges)
     assert "".join(code.replace("`", "").split()) == "".join(rendered.replace("`", "").split())
     assert rendered
 
@@ -728,7 +731,7 @@ def test_stream_scanner_in_pieces_reads_as_the_whole(
     # Cut at line starts (a stream's pieces are whole lines), never inside a \r\n.
     starts = [at for at in _line_starts(text) if not (text[at - 1] == "\r" and text[at] == "\n")]
     cuts = sorted(set(data.draw(st.lists(st.sampled_from(starts), max_size=4)))) if starts else []
-    walls: list[tuple[int, int]] = []
+    code_ranges: list[tuple[int, int]] = []
     for start, end in zip([0, *cuts], [*cuts, len(text)], strict=True):
         for each in (scanner, twin):
             each.scan(text[start:end], start)
@@ -736,11 +739,14 @@ def test_stream_scanner_in_pieces_reads_as_the_whole(
         assert scanner.ticked_from == twin.ticked_from
         assert scanner.neutral is twin.neutral
         if data.draw(st.booleans()):
-            walls += scanner.take_walls()
-            assert walls == [*walls[: len(walls) - len(twin.walls)], *twin.take_walls()]
+            code_ranges += scanner.take_code_ranges()
+            assert code_ranges == [
+                *code_ranges[: len(code_ranges) - len(twin.code_ranges)],
+                *twin.take_code_ranges(),
+            ]
     scanner.finish()
-    walls += scanner.take_walls()
-    assert walls == code_walls(text)
+    code_ranges += scanner.take_code_ranges()
+    assert code_ranges == find_code_ranges(text)
     found: list[int] = []
     whole = kernel.StreamScanner()
     whole.scan(text, 0, found)
@@ -750,16 +756,16 @@ def test_stream_scanner_in_pieces_reads_as_the_whole(
 def test_stream_scanner_settles_and_keeps_its_paragraph(implementation: str) -> None:
     scanner = load("commonmark", implementation).StreamScanner()  # type: ignore[arg-type]
     scanner.scan("a `b\nc ` d\n", 10)
-    assert (scanner.in_paragraph, scanner.ticked_from, scanner.take_walls()) == (True, 10, [])
+    assert (scanner.in_paragraph, scanner.ticked_from, scanner.take_code_ranges()) == (True, 10, [])
     scanner.settle()  # the runs so far paired now: `b\nc `
-    assert (scanner.in_paragraph, scanner.ticked_from, scanner.take_walls()) == (
+    assert (scanner.in_paragraph, scanner.ticked_from, scanner.take_code_ranges()) == (
         True,
         None,
         [(12, 18)],
     )
     scanner.scan("e `f`\n", 21)
     scanner.finish()
-    assert (scanner.neutral, scanner.take_walls()) == (True, [(23, 26)])
+    assert (scanner.neutral, scanner.take_code_ranges()) == (True, [(23, 26)])
 
 
 @pytest.mark.parametrize(

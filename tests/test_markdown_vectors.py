@@ -37,13 +37,13 @@ LINE_PIECES = [MARKER, "a", "@", " ", "`", "~", "\n", "\r", "\r\n", "\x0b", "\x0
 
 @given(st.lists(st.sampled_from(LINE_PIECES), max_size=40).map("".join), st.sampled_from(WIDE))
 @example("\x0b\x0c" * 40 + MARKER + "\r\n\x0b" + MARKER, "")
-def test_code_walls_with_every_break_match_the_twin(
+def test_find_code_ranges_with_every_break_match_the_twin(
     implementation: str, text: str, wide: str
 ) -> None:
     # A vertical tab and a form feed lie between LF and CR: they are passed over.
     twin, kernel = twin_and_kernel(implementation)
     text = wide + text
-    assert kernel.code_walls(text) == twin.code_walls(text)  # type: ignore[attr-defined]
+    assert kernel.find_code_ranges(text) == twin.find_code_ranges(text)  # type: ignore[attr-defined]
     assert kernel.line_spans(text) == twin.line_spans(text)  # type: ignore[attr-defined]
 
 
@@ -63,19 +63,19 @@ def test_openers_of_every_length_at_every_alignment(
     for shift in range(40):
         for middle in ("`" * (length + 1) + " ", "`" * max(length - 1, 1) + " ", "\\" + tick + " "):
             text = "x" + wide + tick + " " + "a" * shift + middle * 5 + tick + " z"
-            assert kernel.code_walls(text) == twin.code_walls(text), (shift, middle)  # type: ignore[attr-defined]
+            assert kernel.find_code_ranges(text) == twin.find_code_ranges(text), (shift, middle)  # type: ignore[attr-defined]
             text = "x" + wide + tick + " " + "a" * shift + middle * 5 + "\n" + middle * 9
-            assert kernel.code_walls(text) == twin.code_walls(text), (shift, middle)  # type: ignore[attr-defined]
+            assert kernel.find_code_ranges(text) == twin.find_code_ranges(text), (shift, middle)  # type: ignore[attr-defined]
 
 
-def test_pairing_grows_its_walls_in_the_scan(implementation: str) -> None:
+def test_pairing_grows_its_code_ranges_in_the_scan(implementation: str) -> None:
     # Thousands of code spans in one paragraph (the arrays grown while the scan runs), among
     # long runs that never close.
     twin, kernel = twin_and_kernel(implementation)
     text = "x\ue200" + ("`" * 3000 + " ``` " + "` " * 500) * 8
-    assert kernel.code_walls(text) == twin.code_walls(text)  # type: ignore[attr-defined]
+    assert kernel.find_code_ranges(text) == twin.find_code_ranges(text)  # type: ignore[attr-defined]
     starts, ends = kernel.code_spans(text)  # type: ignore[attr-defined]
-    assert list(zip(starts, ends, strict=True)) == twin.code_walls(text)  # type: ignore[attr-defined]
+    assert list(zip(starts, ends, strict=True)) == twin.find_code_ranges(text)  # type: ignore[attr-defined]
 
 
 # -- every search path ------------------------------------------------------------------------
@@ -92,11 +92,12 @@ for wide, shift in itertools.product(("", "\u00e9", "\ue200", "\U0001f600"), ran
         tick = "`" * length
         for middle in ("`" * (length + 1) + " ", "\\" + tick + " ", "` "):
             text = "x" + wide + "a" * shift + tick + " " + middle * 20 + tick + "\n" + middle * 7
-            assert kernel.code_walls(text) == twin.code_walls(text), (wide, shift, length)
+            found = kernel.find_code_ranges(text)
+            assert found == twin.find_code_ranges(text), (wide, shift, length)
             checked += 1
     for brk in ("\n", "\r", "\r\n", "\x0b\n", "\x0c\r"):
         text = wide + "a" * shift + brk + "` " * 40 + MARKER + brk + "@" * shift + "`x`" + brk
-        assert kernel.code_walls(text) == twin.code_walls(text), (wide, shift, brk)
+        assert kernel.find_code_ranges(text) == twin.find_code_ranges(text), (wide, shift, brk)
         assert kernel.line_spans(text) == twin.line_spans(text), (wide, shift, brk)
         checked += 1
 print(checked)

@@ -22,7 +22,7 @@ import citemark
 from citemark import CitationSpan, Parser
 from citemark._core.dropin import DropIn
 from citemark._kernels.loader import load
-from citemark._markdown.code import code_walls
+from citemark._markdown.code import find_code_ranges
 from parser_oracle import DELIM as D
 from parser_oracle import START as S
 from parser_oracle import STOP as E
@@ -49,7 +49,7 @@ def parser(impl: str, *args: Any, **options: Any) -> Parser:
 def oracle_for(options: dict[str, Any]) -> Oracle:
     options = dict(options)
     skip_code = options.pop("skip_code", False)
-    return Oracle(**options, code=code_walls if skip_code else None)
+    return Oracle(**options, code=find_code_ranges if skip_code else None)
 
 
 def label(record: CitationSpan) -> str:
@@ -473,7 +473,7 @@ def test_skip_code_inline_and_indented(impl: str) -> None:
     assert [c["source_ids"] for c in parser(impl).extract(indented)] == [["a"], ["b"]]
 
 
-def test_skip_code_regions_are_walls(impl: str) -> None:
+def test_skip_code_regions_are_code_ranges(impl: str) -> None:
     text = f"keep {S}cite{D} `x` {S}cite{D}turn0search0{E}"
     assert parser(impl).extract(text) == []
     assert parser(impl).spans(text) == [(5, 35, False)]

@@ -227,12 +227,12 @@ def test_filler_end_and_kept_bounds_check_their_arguments() -> None:
             rules.kept_bounds([row], [True])
 
 
-WALLS = st.lists(st.integers(0, 40), max_size=10).map(sorted)
+CODE_RANGES = st.lists(st.integers(0, 40), max_size=10).map(sorted)
 
 
 @given(
     st.lists(st.tuples(st.integers(0, 40), st.integers(0, 4)), max_size=12),
-    WALLS,
+    CODE_RANGES,
     st.lists(st.tuples(st.integers(0, 3), st.integers(1, 3)), max_size=4),
 )
 def test_code_rows_match_the_oracle(
@@ -242,9 +242,9 @@ def test_code_rows_match_the_oracle(
 ) -> None:
     starts = sorted(start for start, _ in places)
     ends = [start + length for start, (_, length) in zip(starts, places, strict=True)]
-    walls = list(zip(cuts[::2], cuts[1::2], strict=False))
-    wall_starts = array("q", [start for start, _ in walls])
-    wall_ends = array("q", [end for _, end in walls])
+    code_ranges = list(zip(cuts[::2], cuts[1::2], strict=False))
+    code_starts = array("q", [start for start, _ in code_ranges])
+    code_ends = array("q", [end for _, end in code_ranges])
     fenced = []
     at = 0
     for gap, size in lines:  # ascending rows of citations, within them
@@ -255,12 +255,12 @@ def test_code_rows_match_the_oracle(
     on_fence = {i for first, stop, _ in fenced for i in range(first, stop)}
     found = [rules.Diagnostic("before", "error", "", 0, 0)]
     row = ("citation-in-code", "error", "in code")
-    kept = rules.code_rows(starts, ends, wall_starts, wall_ends, fenced, row, found)
+    kept = rules.code_rows(starts, ends, code_starts, code_ends, fenced, row, found)
     expected_kept = []
     expected = [Row("before", "error", "", 0, 0)]
     for index, (start, end) in enumerate(zip(starts, ends, strict=True)):
-        # Within the last wall that starts at or before it (the walls are disjoint).
-        last = [wall for wall in walls if wall[0] <= start][-1:]
+        # Within the last code range that starts at or before it (the code ranges are disjoint).
+        last = [code_range for code_range in code_ranges if code_range[0] <= start][-1:]
         within = bool(last) and end <= last[0][1]
         if index in on_fence:
             expected_kept.append(False)

@@ -4,7 +4,7 @@ straightforward readings they replace on random text, on both implementations:
 - the stray marker characters: a character at a time (as validate read them before a run
   became one finding), runs of one fault then merged into one diagnostic;
 - bare ids: `pattern.finditer` over the whole text (the markers and the words glued to
-  open STARTs walled off, as validate walls them);
+  open STARTs in a code range off, as validate code ranges them);
 - escapes: `re.finditer` of the escape pattern, case-insensitive.
 """
 
@@ -86,14 +86,16 @@ def whole_text(text: str, parser: Parser) -> list[tuple[str, int, int, str]]:
     import citemark.validate as module
 
     check = module._Check(text, parser, None, None)
-    walls = check.markers()
+    code_ranges = check.markers()
     found = check.found
-    check.turn_ids = lambda words, walls: list(words.pattern.finditer(text))  # type: ignore
+    check.turn_ids = lambda words, code_ranges: list(words.pattern.finditer(text))  # type: ignore
     escape = re.compile(r"\\u(?:e200|e201|e202|e203|e204|e205|e206)", re.IGNORECASE)
-    check.references(walls, None)
+    check.references(code_ranges, None)
     escapes = [d for d in found if d.code == "escaped-marker"]
     assert [(d.start, d.end) for d in escapes] == [
-        m.span() for m in escape.finditer(text) if not check.walled(walls, None, *m.span())
+        m.span()
+        for m in escape.finditer(text)
+        if not check.skipped_over(code_ranges, None, *m.span())
     ]
     return sorted((d.code, d.start, d.end, d.message) for d in found)
 
@@ -107,13 +109,13 @@ def test_ids_found_from_turn_as_by_a_whole_text_search(
 
     chosen = parser.replace(families=families)
     check = module._Check(text, chosen, None, None)
-    walls = check.markers()  # the consumed markers and the foreign spans, as two arrays
-    starts, ends = walls
+    code_ranges = check.markers()  # the consumed markers and the foreign spans, as two arrays
+    starts, ends = code_ranges
     pairs = list(zip(starts, ends, strict=True))
     assert pairs == sorted(pairs)
     assert all(end <= start for (_, end), (start, _) in pairwise(pairs))  # disjoint
     assert all((start, end) in pairs for start, end, _ in check.consumed)
-    check.references(walls, None)
+    check.references(code_ranges, None)
     fast = sorted((d.code, d.start, d.end, d.message) for d in check.found)
     assert fast == whole_text(text, chosen)
 
@@ -151,20 +153,20 @@ def test_lines_passed_over_as_the_full_check_reads_them(parser: Parser, text: st
 
 @settings(max_examples=settings.default.max_examples * 3 // 2, deadline=None)
 @given(text=TEXTS)
-def test_walls_sorted_are_disjoint(parser: Parser, text: str) -> None:
-    # validate's walls come from `stray_findings` in order, not sorted: they must be the sorted
-    # consumed markers and foreign spans (of `strays` over each gap), none overlapping
+def test_code_ranges_sorted_are_disjoint(parser: Parser, text: str) -> None:
+    # validate's code ranges come from `stray_findings` in order, not sorted: they must be the
+    # sorted consumed markers and foreign spans (of `strays` over each gap), none overlapping
     # another (they may touch).
     import citemark.validate as module
     from citemark._validate.strays import held_gaps, strays
 
     check = module._Check(text, parser, None, None)
     starts, ends = check.markers()
-    walls = list(zip(starts, ends, strict=True))
+    code_ranges = list(zip(starts, ends, strict=True))
     chars = parser.start, parser.stop, parser.delimiter
     foreign: list[tuple[int, int]] = []
     for first, last, held in held_gaps(text, check.consumed, *chars):
         strays(text, first, last, held, *chars, [], foreign)
-    assert walls == sorted([*((start, end) for start, end, _ in check.consumed), *foreign])
-    assert all(left[1] <= right[0] for left, right in pairwise(walls))
-    assert all(start <= end for start, end in walls)
+    assert code_ranges == sorted([*((start, end) for start, end, _ in check.consumed), *foreign])
+    assert all(left[1] <= right[0] for left, right in pairwise(code_ranges))
+    assert all(start <= end for start, end in code_ranges)

@@ -133,18 +133,19 @@ def test_glued_word_ends_at_every_white_space(wide: str) -> None:
 
 
 def outside_oracle(
-    text: str, needle: str, at: int, walls: list[tuple[int, int]]
+    text: str, needle: str, at: int, skipped: list[tuple[int, int]]
 ) -> tuple[int, int]:
-    """Every place of needle from `at` on, in order, the first not inside a wall; with the
-    first wall that does not end at or before it (all walls passed when none is found)."""
+    """Every place of needle from `at` on, in order, the first not inside a skipped span; with the
+    first skipped span that does not end at or before it (all skipped spans passed when none is
+    found)."""
     for place in range(at, len(text) - len(needle) + 1):
-        if text.startswith(needle, place) and not any(s <= place < e for s, e in walls):
-            return place, next((i for i, (_, e) in enumerate(walls) if e > place), len(walls))
-    return -1, len(walls)
+        if text.startswith(needle, place) and not any(s <= place < e for s, e in skipped):
+            return place, next((i for i, (_, e) in enumerate(skipped) if e > place), len(skipped))
+    return -1, len(skipped)
 
 
-def as_arrays(walls: list[tuple[int, int]]) -> tuple[array[int], array[int]]:
-    return array("q", [start for start, _ in walls]), array("q", [end for _, end in walls])
+def as_arrays(skipped: list[tuple[int, int]]) -> tuple[array[int], array[int]]:
+    return array("q", [start for start, _ in skipped]), array("q", [end for _, end in skipped])
 
 
 @given(
@@ -154,11 +155,11 @@ def as_arrays(walls: list[tuple[int, int]]) -> tuple[array[int], array[int]]:
     st.sampled_from(["turn", "t", "rn x"]),
 )
 def test_next_outside_matches_the_oracle(text: str, cuts: list[int], at: int, needle: str) -> None:
-    points = sorted(cuts)  # repeated cuts: empty walls, and walls that touch
-    walls = list(zip(points[::2], points[1::2], strict=False))  # sorted, disjoint
-    place, wall = rules.next_outside(text, needle, at, *as_arrays(walls), 0)
-    assert (place, wall) == rules.next_outside(text, needle, at, *as_arrays(walls), 0)
-    assert (place, wall) == outside_oracle(text, needle, at, walls)
+    points = sorted(cuts)  # repeated cuts: empty skipped spans, and skipped spans that touch
+    skipped = list(zip(points[::2], points[1::2], strict=False))  # sorted, disjoint
+    place, skip = rules.next_outside(text, needle, at, *as_arrays(skipped), 0)
+    assert (place, skip) == rules.next_outside(text, needle, at, *as_arrays(skipped), 0)
+    assert (place, skip) == outside_oracle(text, needle, at, skipped)
 
 
 def test_next_outside_checks_its_arguments() -> None:
@@ -196,7 +197,7 @@ def findings_oracle(
     text: str, consumed: list[tuple[int, int, bool]]
 ) -> tuple[list[Row], list[int], list[tuple[int, int]]]:
     """`strays` over each gap `held_gaps` finds, each raw finding made a row, with the
-    walls sorted."""
+    skipped spans sorted."""
     found: list[Row] = []
     refused: list[int] = []
     foreign: list[tuple[int, int]] = []
@@ -209,8 +210,8 @@ def findings_oracle(
                 refused.append(len(found))
             message = one if kind == rules.REFUSED or end - start == 1 else many.format(end - start)
             found.append(Row(code, severity, message, start, end))
-    walls = sorted([*((start, end) for start, end, _ in consumed), *foreign])
-    return found, refused, walls
+    skipped = sorted([*((start, end) for start, end, _ in consumed), *foreign])
+    return found, refused, skipped
 
 
 @given(TEXTS)
@@ -219,10 +220,10 @@ def test_stray_findings_match_the_oracle(text: str) -> None:
     found = [rules.Diagnostic("before", "error", "", 0, 0)]  # appended to, not replaced
     starts, ends = array("q"), array("q")
     refused = rules.stray_findings(text, consumed, S, E, D, ROWS, found, starts, ends)
-    expected, expected_refused, walls = findings_oracle(text, consumed)
+    expected, expected_refused, skipped = findings_oracle(text, consumed)
     assert as_rows(found)[1:] == expected
     assert refused == [index + 1 for index in expected_refused]
-    assert list(zip(starts, ends, strict=True)) == walls
+    assert list(zip(starts, ends, strict=True)) == skipped
 
 
 def test_stray_findings_checks_its_arguments() -> None:
@@ -434,10 +435,10 @@ def test_covered_matches_inside(ranges: list[tuple[int, int]], cuts: list[int]) 
     starts = [start for start, _ in ranges]
     ends = [start + length for start, length in ranges]
     points = sorted(set(cuts))
-    walls = list(zip(points[::2], points[1::2], strict=False))  # sorted, disjoint
-    expected = [inside(walls, start, end) for start, end in zip(starts, ends, strict=True)]
-    lows = array("q", [start for start, _ in walls])
-    highs = array("q", [end for _, end in walls])
+    skipped = list(zip(points[::2], points[1::2], strict=False))  # sorted, disjoint
+    expected = [inside(skipped, start, end) for start, end in zip(starts, ends, strict=True)]
+    lows = array("q", [start for start, _ in skipped])
+    highs = array("q", [end for _, end in skipped])
     assert rules.covered(starts, ends, lows, highs) == expected
 
 
@@ -445,7 +446,7 @@ def test_covered_checks_its_arguments() -> None:
     empty = array("q")
     with pytest.raises(ValueError, match="starts and ends"):
         rules.covered([0], [], empty, empty)
-    with pytest.raises(ValueError, match="wall_starts and wall_ends"):
+    with pytest.raises(ValueError, match="code_starts and code_ends"):
         rules.covered([0], [1], array("q", [0]), empty)
     with pytest.raises(ValueError, match="ascending"):
         rules.covered([2, 1], [3, 3], empty, empty)

@@ -4,7 +4,7 @@ rules take there (`citemark._validate`), over the scanner of both implementation
 - `stray_findings` makes its rows in order of place, so validate sorts nothing when they are
   all it found (and sorts when anything else is found too);
 - `order` puts a list in order in place and returns it, checking every row;
-- `next_outside` passes walls a few characters apart, in every string width;
+- `next_outside` passes code ranges a few characters apart, in every string width;
 - the word glued to an open START is read when the START opens (the next START looked for
   after it), whatever closes it.
 """
@@ -121,31 +121,31 @@ def test_order_checks_every_row_and_leaves_the_list_on_error(at: int) -> None:
         assert rows == before
 
 
-WALLED = st.lists(
+SPANS = st.lists(
     st.tuples(st.integers(0, 10), st.integers(0, 25)), max_size=30
-)  # (gap before, length) of each wall
+)  # (gap before, length) of each code range
 
 
 @given(
-    WALLED,
+    SPANS,
     st.sampled_from(["", "\u0100", "\U0001f600"]),
     st.lists(st.sampled_from(["turn", "tu", "t", "x", " "]), max_size=60).map("".join),
     st.integers(0, 20),
     st.sampled_from(["turn", "t"]),
 )
-def test_next_outside_past_walls_a_few_characters_apart(
+def test_next_outside_past_spans_a_few_characters_apart(
     layout: list[tuple[int, int]], wide: str, body: str, at: int, needle: str
 ) -> None:
     text = wide + body * 3
-    walls = []
+    code_ranges = []
     place = 0
     for gap, length in layout:
         start = place + gap
-        walls.append((start, start + length))
+        code_ranges.append((start, start + length))
         place = start + length
-    walls = [(start, end) for start, end in walls if end <= len(text)]
-    got = rules.next_outside(text, needle, at, *as_arrays(walls), 0)
-    assert got == outside_oracle(text, needle, at, walls)
+    code_ranges = [(start, end) for start, end in code_ranges if end <= len(text)]
+    got = rules.next_outside(text, needle, at, *as_arrays(code_ranges), 0)
+    assert got == outside_oracle(text, needle, at, code_ranges)
 
 
 @pytest.mark.parametrize("wide", ["", "\u0100", "\U0001f600"])

@@ -67,6 +67,7 @@ from ._core.shapes import (
     DELIM,
     ENTITY,
     MARKER,
+    MARKERS_MAYBE_IN_CODE,
     PRIVATE_RANGE,
     START,
     STOP,
@@ -74,7 +75,7 @@ from ._core.shapes import (
     TITLED_FAMILIES,
 )
 from ._kernels.loader import Implementation, load
-from ._markdown.code import code_walls, maybe_code, stream_scanner
+from ._markdown.code import find_code_ranges, maybe_code, stream_scanner
 from .offsets import OFFSET_UNITS, OffsetMap, OffsetUnit
 
 __all__ = [
@@ -185,30 +186,34 @@ def clean(
         # The default options (checked by identity: no call) in one kernel call, as in
         # clean_many: the per-call work here cost a fifth of the time on a log of answers.
         kernel = _kernel(implementation)
-        done: str | None = kernel.clean_texts([text], code_walls, entity_name, True)[0]
+        done: str | None = kernel.clean_texts([text], find_code_ranges, entity_name, True)[0]
         if done is not None:
             return done
     _check(lenient, skip_code, widgets)
     kernel = _kernel(implementation)
     if not lenient and not widgets:
-        done = kernel.clean_texts([text], code_walls if skip_code else None, entity_name, True)[0]
+        done = kernel.clean_texts(
+            [text], find_code_ranges if skip_code else None, entity_name, True
+        )[0]
         if done is not None:
             return done
     plain = check_text(text)
     if lenient:
-        walls = code_walls(plain) if skip_code and maybe_code(plain) else []
-        plain, walls = _degraded(plain, walls)
+        code_ranges = find_code_ranges(plain) if skip_code and maybe_code(plain) else []
+        plain, code_ranges = _degraded(plain, code_ranges)
     else:
-        hints = kernel.hints(plain)
-        if not hints:
+        marker_state = kernel.marker_state(plain)
+        if not marker_state:
             return text
-        walls = code_walls(plain) if skip_code and hints == 3 else []
+        code_ranges = (
+            find_code_ranges(plain) if skip_code and marker_state == MARKERS_MAYBE_IN_CODE else []
+        )
     if not widgets:
         # None: a marker whose title shows, which only the general path renders.
-        fast: str | None = kernel.clean(plain, walls, entity_name, True)
+        fast: str | None = kernel.clean(plain, code_ranges, entity_name, True)
         if fast is not None:
             return text if fast is text else fast
-    return _clean(kernel, plain, walls, widgets)[0]
+    return _clean(kernel, plain, code_ranges, widgets)[0]
 
 
 def clean_many(
@@ -232,7 +237,7 @@ def clean_many(
         done: list[str | None] = [None] * len(batch)
     else:
         kernel = _kernel(implementation)
-        done = kernel.clean_texts(batch, code_walls if skip_code else None, entity_name, True)
+        done = kernel.clean_texts(batch, find_code_ranges if skip_code else None, entity_name, True)
     return [
         clean(
             text,
@@ -264,10 +269,10 @@ def clean_with_marks(
         raise ValueError(f"offsets must be one of {', '.join(OFFSET_UNITS)}, not {offsets!r}")
     kernel = _kernel(implementation)
     plain = check_text(text)
-    walls = code_walls(plain) if skip_code and maybe_code(plain) else []
+    code_ranges = find_code_ranges(plain) if skip_code and maybe_code(plain) else []
     if lenient:
-        plain, walls = _degraded(plain, walls)
-    result, marks = _clean(kernel, plain, walls, widgets)
+        plain, code_ranges = _degraded(plain, code_ranges)
+    result, marks = _clean(kernel, plain, code_ranges, widgets)
     if offsets != "codepoints" and marks:
         units = OffsetMap(result)
         marks = [
@@ -293,8 +298,8 @@ def clean_mapped(
     (`clean_position`): what a server needs to move offsets computed on the raw answer."""
     _check(lenient, skip_code, widgets)
     plain = check_text(text)
-    walls = code_walls(plain) if skip_code and maybe_code(plain) else []
-    return _clean_mapped(_kernel(implementation), plain, walls, lenient, widgets)
+    code_ranges = find_code_ranges(plain) if skip_code and maybe_code(plain) else []
+    return _clean_mapped(_kernel(implementation), plain, code_ranges, lenient, widgets)
 
 
 # What a marker that is a link's destination, `[text](<marker>)`, becomes: a str (the URL),
@@ -305,11 +310,13 @@ Destination = Callable[["Marker"], "str | None"]
 def _clean(
     kernel: ModuleType,
     plain: str,
-    walls: list[tuple[int, int]],
+    code_ranges: list[tuple[int, int]],
     widgets: Widgets | None,
     destination: Destination | None = None,
 ) -> tuple[str, list[Mark]]:
-    result, marks, _, _ = _joined(kernel, plain, kernel.scan(plain, walls), widgets, destination)
+    result, marks, _, _ = _joined(
+        kernel, plain, kernel.scan(plain, code_ranges), widgets, destination
+    )
     return result, marks
 
 
@@ -344,17 +351,17 @@ def _joined(
 def _clean_mapped(
     kernel: ModuleType,
     text: str,
-    walls: list[tuple[int, int]],
+    code_ranges: list[tuple[int, int]],
     lenient: bool,
     widgets: Widgets | None,
 ) -> Mapped:
     plain = text
     rewritten: list[Cut] = []  # lenient: from text to the markers rebuilt in plain
     if lenient:
-        plain, walls = _degraded(text, walls, rewritten)
+        plain, code_ranges = _degraded(text, code_ranges, rewritten)
     if not kernel.has_markers(plain):
         return Mapped(plain, [], rewritten)
-    tokens = kernel.scan(plain, walls)
+    tokens = kernel.scan(plain, code_ranges)
     result, marks, positions, replacements = _joined(kernel, plain, tokens, widgets)
     back = [Cut(c, d, a, b) for a, b, c, d in rewritten]
     spans = []
@@ -378,10 +385,10 @@ def _clean_for_render(
     """`clean(text, lenient=..., widgets=...)`, link destinations given by `destination`."""
     _check(lenient, True, widgets)
     plain = check_text(text)
-    walls = code_walls(plain) if maybe_code(plain) else []
+    code_ranges = find_code_ranges(plain) if maybe_code(plain) else []
     if lenient:
-        plain, walls = _degraded(plain, walls)
-    return _clean(_kernel(None), plain, walls, widgets, destination)[0]
+        plain, code_ranges = _degraded(plain, code_ranges)
+    return _clean(_kernel(None), plain, code_ranges, widgets, destination)[0]
 
 
 _KINDS = {MARKER: "citation", ENTITY: "entity", BROKEN: "broken", BARE: "anchor"}
@@ -592,15 +599,15 @@ def _degrade_prose(prose: str, cuts: list[Cut] | None = None) -> str:
 
 
 def _degraded(
-    text: str, walls: list[tuple[int, int]], cuts: list[Cut] | None = None
+    text: str, code_ranges: list[tuple[int, int]], cuts: list[Cut] | None = None
 ) -> tuple[str, list[tuple[int, int]]]:
-    """text with the degraded forms outside walls rewritten as the markers they were, and
-    the walls where they now are; when `cuts` is a list, the cuts from text to the result
+    """text with the degraded forms outside code ranges rewritten as the markers they were, and
+    the code ranges where they now are; when `cuts` is a list, the cuts from text to the result
     are appended to it."""
     pieces: list[str] = []
     moved: list[tuple[int, int]] = []
     at = length = 0
-    for start, end in walls:
+    for start, end in code_ranges:
         prose = _degrade_piece(text, at, start, length, cuts)
         pieces += (prose, text[start:end])
         length += len(prose)
@@ -909,13 +916,13 @@ class CleanStream:
         self._held_length = len(rest)
         base = self._released
         self._released = cut
-        # Every wall found so far ends before the cut: walls are found in order, and a
+        # Every code range found so far ends before the cut: code ranges are found in order, and a
         # paragraph still waiting for its backticks ends before any later one is found.
-        found = scanner.take_walls()
-        walls = [(a - base, b - base) for a, b in found] if self._skip_code else []
+        found = scanner.take_code_ranges()
+        code_ranges = [(a - base, b - base) for a, b in found] if self._skip_code else []
         if not self._mapped:
-            return self._clean_piece(piece, walls)
-        mapped = _clean_mapped(self._kernel, piece, walls, self._lenient, self._widgets)
+            return self._clean_piece(piece, code_ranges)
+        mapped = _clean_mapped(self._kernel, piece, code_ranges, self._lenient, self._widgets)
         shift = self._clean_length
         self._clean_length += len(mapped.text)
         self.marks += [
@@ -924,13 +931,13 @@ class CleanStream:
         self.cuts += [Cut(a + base, b + base, c + shift, d + shift) for a, b, c, d in mapped.cuts]
         return mapped.text
 
-    def _clean_piece(self, piece: str, walls: list[tuple[int, int]]) -> str:
+    def _clean_piece(self, piece: str, code_ranges: list[tuple[int, int]]) -> str:
         if self._lenient:
-            piece, walls = _degraded(piece, walls)
+            piece, code_ranges = _degraded(piece, code_ranges)
         elif not self._kernel.has_markers(piece):
             return piece
         if not self._widgets:
-            fast: str | None = self._kernel.clean(piece, walls, entity_name, True)
+            fast: str | None = self._kernel.clean(piece, code_ranges, entity_name, True)
             if fast is not None:
                 return fast
-        return _clean(self._kernel, piece, walls, self._widgets)[0]
+        return _clean(self._kernel, piece, code_ranges, self._widgets)[0]

@@ -34,7 +34,7 @@ from ._core.grammar import (
 from ._core.shapes import MAX_MARKER
 from ._core.spans import cut_at
 from ._kernels.loader import IMPLEMENTATION, Implementation, scanner_for
-from ._markdown.code import code_walls, maybe_code
+from ._markdown.code import find_code_ranges, maybe_code
 from .offsets import length as units_length
 
 # The guide's rules in the spellings a caller may hand back to us (with and without its
@@ -110,7 +110,7 @@ class Parser:
     match and its text stays as it is, so an unclosed START cannot swallow what follows.
     `offsets` is the unit of `finditer`'s offsets: code points (Python), "utf16" (what
     JavaScript indexes by) or "utf8" (bytes).  `skip_code=True` leaves markers inside
-    Markdown code (fenced and indented blocks, inline code) untouched: code is a wall
+    Markdown code (fenced and indented blocks, inline code) untouched: code is a code range
     the scanner never looks behind.
 
     A custom `source_id` or `locator` pattern runs in `re`, whose backtracking can take
@@ -341,10 +341,10 @@ class Parser:
             implementation=self.implementation,
         )
 
-    # -- skip_code plumbing: code regions are walls the scanner never looks behind --------
+    # -- skip_code plumbing: code regions are code ranges the scanner never looks behind --------
 
     def _code(self, plain: str) -> list[tuple[int, int]]:
-        return code_walls(plain) if self.skip_code and maybe_code(plain) else []
+        return find_code_ranges(plain) if self.skip_code and maybe_code(plain) else []
 
     def _pieces(self, plain: str) -> list[tuple[int, str]]:
         """The text cut at code: (offset, prose) pieces and (-1, code) pieces, in order."""

@@ -95,13 +95,13 @@ from ._markdown.blocks import (
 from ._markdown.code import code_spans
 from ._validate.diagnostic import Diagnostic, Severity, order
 from ._validate.lines import (
+    chars_in,
     cited_lines,
     code_rows,
     fence_cited,
     filler_end,
     kept_bounds,
     located_rows,
-    present,
     punctuated,
 )
 from ._validate.strays import (
@@ -324,7 +324,7 @@ class _Check:
         self.found.append(Diagnostic(code, CODES[code], message, start, end))
 
     def run(self) -> list[Diagnostic]:
-        walls = self.markers()
+        skipped = self.markers()
         self.locate_all()
         code: tuple[array[int], array[int]] | None = None
         marks: str | None = None  # which of _MARKS the text holds, once looked for
@@ -335,11 +335,11 @@ class _Check:
             self.fenced, self.bare, self.unsure = lines
             fence_rows = self.fence_lines()
             code = code_spans(self.masked_for_code(fence_rows))
-            marks = present(self.text, _MARKS)
+            marks = chars_in(self.text, _MARKS)
             self.placement(code, fence_rows, marks)
         # Without citations, code is looked for only when an id or an escape outside every
         # marker needs it.
-        self.references(walls, code, marks)
+        self.references(skipped, code, marks)
         if len(self.found) == self.strays_only:
             # Only the stray rows, made in order of place: nothing to sort.
             return self.found
@@ -351,7 +351,7 @@ class _Check:
     def markers(self) -> tuple[array[int], array[int]]:
         """invalid-marker, unterminated-marker, stray-stop, stray-delimiter; returns the
         spans of the markers the grammar did not consume (foreign families, unterminated
-        STARTs with the word glued to them) with the consumed markers, as the walls
+        STARTs with the word glued to them) with the consumed markers, as the skipped spans
         (starts, ends) the id checks then skip."""
         text, parser = self.text, self.parser
         # The consumed markers that are not citations, picked in C (most are citations).
@@ -376,11 +376,11 @@ class _Check:
                 f"not a citation (empty, or an id the id rule refuses): {_show(text[start:end])}",
             )
         # The stray marker characters between the markers, each run made a diagnostic by
-        # `stray_findings`, and the walls the id checks skip: every consumed marker and every
-        # span of a marker the grammar did not consume.  Sorted, they are disjoint (touching at
-        # most): the foreign spans lie between the consumed markers (an open START's glued
+        # `stray_findings`, and the skipped spans the id checks skip: every consumed marker and
+        # every span of a marker the grammar did not consume.  Sorted, they are disjoint (touching
+        # at most): the foreign spans lie between the consumed markers (an open START's glued
         # word stops at the next START), and one ends where the next starts at the latest.
-        walls = array("q"), array("q")
+        skipped = array("q"), array("q")
         found = self.found
         before = len(found)
         refused = stray_findings(
@@ -391,7 +391,7 @@ class _Check:
             parser.delimiter,
             _STRAY_ROWS,
             found,
-            *walls,
+            *skipped,
         )
         for index in refused:
             row = found[index]
@@ -400,7 +400,7 @@ class _Check:
         # How many findings there are when they are the stray rows alone (they come in
         # order of place: `run` sorts nothing if no other is added); -1 when there are others.
         self.strays_only = -1 if before else len(found)
-        return walls
+        return skipped
 
     def refused(self, start: int, end: int) -> str:
         body = self.text[start + 1 : end - 1]
@@ -617,7 +617,7 @@ class _Check:
 
     def references(
         self,
-        walls: tuple[array[int], array[int]],
+        skipped: tuple[array[int], array[int]],
         code: tuple[array[int], array[int]] | None,
         marks: str | None = None,
     ) -> None:
@@ -633,9 +633,9 @@ class _Check:
         if words.whole_text:
             found = list(words.pattern.finditer(self.text))
         else:
-            found = self.turn_ids(words, walls)
+            found = self.turn_ids(words, skipped)
         for match in found:
-            if self.walled(walls, code, match.start(), match.end()):
+            if self.skipped_over(skipped, code, match.start(), match.end()):
                 continue
             written = match.group()
             message = (
@@ -651,7 +651,7 @@ class _Check:
         at = text.find("\\") if marks is None or "\\" in marks else -1
         while at >= 0:
             escaped = escape(text, at)
-            if escaped is not None and not self.walled(walls, code, at, escaped.end()):
+            if escaped is not None and not self.skipped_over(skipped, code, at, escaped.end()):
                 self.add(
                     "escaped-marker",
                     at,
@@ -660,7 +660,9 @@ class _Check:
                 )
             at = text.find("\\", at + 1)
 
-    def turn_ids(self, words: _Words, walls: tuple[array[int], array[int]]) -> list[re.Match[str]]:
+    def turn_ids(
+        self, words: _Words, skipped: tuple[array[int], array[int]]
+    ) -> list[re.Match[str]]:
         """`words.pattern.finditer(text)` for a pattern whose ids all start with "turn": every
         match starts at a "turn" or at a family glued to one, so the pattern is matched at
         those places only, found with str.find (its lookbehind makes a regex search try
@@ -669,18 +671,18 @@ class _Check:
         The places are tried leftmost first as long as no family holds "turn" (the caller
         checks): a family glued to a later "turn" then ends before an earlier one.
 
-        Only the matches outside `walls` are returned (the markers, whose ids are no
+        Only the matches outside `skipped` are returned (the markers, whose ids are no
         finding): a "turn" inside one is skipped with the rest of it.  A match from inside
-        a wall would end inside it too, so skipping it changes no later match: every wall
-        ends with a marker character or before white space or one (a marker's STOP, a run
-        of STARTs, an open START's glued word), none of which a match can hold."""
+        a skipped span would end inside it too, so skipping it changes no later match: every skipped
+        span ends with a marker character or before white space or one (a marker's STOP, a run of
+        STARTs, an open START's glued word), none of which a match can hold."""
         text, pattern, families, glued = self.text, words.pattern, words.families, words.glued
         found: list[re.Match[str]] = []
         done = 0  # where the last match ends: finditer goes on from there
-        # The "turn"s inside walls skipped with the rest of the wall (thousands of open
-        # STARTs' glued words would cost a step each otherwise); wall: the first that does not
-        # end at or before `at`.
-        at, wall = next_outside(text, "turn", 0, *walls, 0)
+        # The "turn"s inside skipped spans skipped with the rest of the skipped span (thousands of
+        # open STARTs' glued words would cost a step each otherwise); skipped span: the first that
+        # does not end at or before `at`.
+        at, skip = next_outside(text, "turn", 0, *skipped, 0)
         while at >= 0:
             # The places a match through this "turn" can start, leftmost first.
             for size in glued:
@@ -697,18 +699,18 @@ class _Check:
                     if match is not None:
                         found.append(match)
                         done = match.end()
-            at, wall = next_outside(text, "turn", max(at + 1, done), *walls, wall)
+            at, skip = next_outside(text, "turn", max(at + 1, done), *skipped, skip)
         return found
 
-    def walled(
+    def skipped_over(
         self,
-        walls: tuple[array[int], array[int]],
+        skipped: tuple[array[int], array[int]],
         code: tuple[array[int], array[int]] | None,
         start: int,
         end: int,
     ) -> bool:
         """Whether [start, end) overlaps a marker or code (found now if not yet)."""
-        if overlaps(walls, start, end):
+        if overlaps(skipped, start, end):
             return True
         if self.code is None:
             self.code = code if code is not None else code_spans(self.text)
@@ -738,7 +740,7 @@ _FILLER = "".join(char for char in map(chr, range(128)) if _filler(char))
 
 
 # The characters whose presence in the text decides whether a check runs at all, looked for
-# in one pass (`present`: three searches cost a tenth of validate on 100 KB of backticks):
+# in one pass (`chars_in`: three searches cost a tenth of validate on 100 KB of backticks):
 # emphasis delimiters, and the backslash of an escape.
 _MARKS = "*_\\"
 

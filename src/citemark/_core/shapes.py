@@ -26,6 +26,12 @@ PRIVATE_RANGE = f"{chr(FIRST_PRIVATE)}-{chr(LAST_PRIVATE)}"  # the body of a reg
 # trusted, and the stream never holds more than this for one marker.
 MAX_MARKER = 4096
 
+# What `marker_state(text)` of the clean kernels says: whether a text holds a marker
+# character, and whether one may lie in Markdown code (then the code scan runs first).
+NO_MARKERS = 0
+MARKERS_OUTSIDE_CODE = 1
+MARKERS_MAYBE_IN_CODE = 3
+
 # Token kinds, as the scanners report them.
 STRAY = 0  # a lone marker character
 MARKER = 1  # START family [DELIM body] STOP

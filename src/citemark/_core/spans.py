@@ -16,10 +16,10 @@ def inside(spans: Sequence[tuple[int, int]], start: int, end: int) -> bool:
     return index >= 0 and spans[index][0] <= start and end <= spans[index][1]
 
 
-def overlaps(walls: tuple[Sequence[int], Sequence[int]], start: int, end: int) -> bool:
+def overlaps(code_ranges: tuple[Sequence[int], Sequence[int]], start: int, end: int) -> bool:
     """Whether [start, end) overlaps one of the sorted, disjoint spans given as two arrays,
     their starts and their ends (as the kernels give thousands of them: no object each)."""
-    starts, ends = walls
+    starts, ends = code_ranges
     index = bisect_right(starts, start) - 1  # the last that starts at or before
     if index >= 0 and ends[index] > start:
         return True

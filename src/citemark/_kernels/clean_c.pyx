@@ -22,20 +22,20 @@ include "grammar_c.pxi"
 include "clean_core.pxi"
 
 
-def hints(str text not None):
-    """0: no marker character; 1: markers, none of which can be in Markdown code; 3: markers,
-    some maybe in code (see _markdown.code.markers_may_be_in_code)."""
-    return hints_of(text)
+def marker_state(str text not None):
+    """`_core.shapes.NO_MARKERS`, `MARKERS_OUTSIDE_CODE` (none can be in Markdown code) or
+    `MARKERS_MAYBE_IN_CODE` (see _markdown.code.markers_may_be_in_code)."""
+    return marker_state_of(text)
 
 
-cdef int hints_of(str text) noexcept:
+cdef int marker_state_of(str text) noexcept:
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     if kind == 1:
-        return 0
+        return NO_MARKERS
     if kind == 2:
-        return hints_units(<const Py_UCS2*>data, len(text))
-    return hints_units(<const Py_UCS4*>data, len(text))
+        return marker_state_units(<const Py_UCS2*>data, len(text))
+    return marker_state_units(<const Py_UCS4*>data, len(text))
 
 
 def has_markers(str text not None):
@@ -47,52 +47,52 @@ def has_markers(str text not None):
     return find_special(<const Py_UCS4*>PyUnicode_DATA(text), 0, len(text)) >= 0
 
 
-def check_walls(str text not None, walls):
-    if type(walls) is not list:
-        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
+def check_code_ranges(str text not None, code_ranges):
+    if type(code_ranges) is not list:
+        raise TypeError(f"code_ranges must be a list, not {type(code_ranges).__name__}")
     cdef list checked = []
     cdef Py_ssize_t where = 0, start, end, n = len(text)
-    for wall in walls:
-        if type(wall) is not tuple or len(wall) != 2:
-            raise TypeError("walls must hold (start, end) tuples")
-        if type(wall[0]) is not int or type(wall[1]) is not int:
-            raise TypeError("walls must hold (start, end) tuples of int")
-        if not (where <= wall[0] <= wall[1] <= n):
-            raise ValueError("walls must be sorted, disjoint and inside the text")
-        start = wall[0]
-        end = wall[1]
+    for code_range in code_ranges:
+        if type(code_range) is not tuple or len(code_range) != 2:
+            raise TypeError("code_ranges must hold (start, end) tuples")
+        if type(code_range[0]) is not int or type(code_range[1]) is not int:
+            raise TypeError("code_ranges must hold (start, end) tuples of int")
+        if not (where <= code_range[0] <= code_range[1] <= n):
+            raise ValueError("code_ranges must be sorted, disjoint and inside the text")
+        start = code_range[0]
+        end = code_range[1]
         checked.append((start, end))
         where = end
     return checked
 
 
-cdef int scan_into(str text, object walls, Tokens* tokens) except -1:
+cdef int scan_into(str text, object code_ranges, Tokens* tokens) except -1:
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
-    cdef Py_ssize_t n = len(text), where = 0, wall_start, wall_end, i
-    cdef list checked = check_walls(text, walls)
+    cdef Py_ssize_t n = len(text), where = 0, code_start, code_end, i
+    cdef list checked = check_code_ranges(text, code_ranges)
     if kind == 1:
         return 0  # no marker character fits in one byte
     for i in range(len(checked) + 1):
         if i < len(checked):
-            wall_start, wall_end = checked[i]
+            code_start, code_end = checked[i]
         else:
-            wall_start = wall_end = n
+            code_start = code_end = n
         if kind == 2:
-            scan_segment(<const Py_UCS2*>data, where, wall_start, tokens, PY_SSIZE_T_MAX)
+            scan_segment(<const Py_UCS2*>data, where, code_start, tokens, PY_SSIZE_T_MAX)
         else:
-            scan_segment(<const Py_UCS4*>data, where, wall_start, tokens, PY_SSIZE_T_MAX)
-        where = wall_end
+            scan_segment(<const Py_UCS4*>data, where, code_start, tokens, PY_SSIZE_T_MAX)
+        where = code_end
     return 0
 
 
-def scan(str text not None, walls):
+def scan(str text not None, code_ranges):
     cdef Tokens tokens
     cdef Py_ssize_t i
     cdef Token* t
     init_tokens(&tokens)
     try:
-        scan_into(text, walls, &tokens)
+        scan_into(text, code_ranges, &tokens)
         result = []
         for i in range(tokens.count):
             t = &tokens.items[i]
@@ -209,38 +209,40 @@ cdef check_entity(entity, plain_names):
         raise TypeError(f"plain_names must be bool, not {type(plain_names).__name__}")
 
 
-def clean(str text not None, walls, entity=None, plain_names=False):
+def clean(str text not None, code_ranges, entity=None, plain_names=False):
     """scan and join in one call, entity markers shown as entity(body), or found in place
     when plain_names and the body has the common shape (see plain_name); None when there
     is an entity marker and no `entity` function, or a marker of TITLED_FAMILIES (the
     front renders those)."""
     check_entity(entity, plain_names)
-    return clean_one(text, check_walls(text, walls), entity, plain_names)
+    return clean_one(text, check_code_ranges(text, code_ranges), entity, plain_names)
 
 
-def clean_texts(list texts not None, walls_of, entity, plain_names):
+def clean_texts(list texts not None, code_ranges_of, entity, plain_names):
     """For each text: the text itself when it holds no marker character, else
-    clean(text, walls, entity, plain_names), the walls being walls_of(text) when a marker
-    may be in Markdown code (see hints; walls_of None: never any walls).  None for an item
-    that is not exactly a str, and where clean gives None: the front decides those.
-    One call for a batch, since the front's own work per text (checks, two kernel calls)
+    clean(text, code_ranges, entity, plain_names), the code ranges being code_ranges_of(text) when a
+    marker may be in Markdown code (see marker_state; code_ranges_of None: never any code ranges).
+    None for an item that is not exactly a str, and where clean gives None: the front decides those.
+    One
+    call for a batch, since the front's own work per text (checks, two kernel calls)
     cost as much as the kernel's on a log of answers."""
     check_entity(entity, plain_names)
-    if walls_of is not None and not callable(walls_of):
-        raise TypeError(f"walls_of must be None or callable, not {type(walls_of).__name__}")
+    if code_ranges_of is not None and not callable(code_ranges_of):
+        raise TypeError("code_ranges_of must be None or callable, not "
+                        f"{type(code_ranges_of).__name__}")
     cdef list results = []
-    cdef int hint
+    cdef int state
     cdef str text
     for item in texts:
         if type(item) is not str:
             results.append(None)
             continue
         text = <str>item
-        hint = hints_of(text)
-        if hint == 0:
+        state = marker_state_of(text)
+        if state == NO_MARKERS:
             results.append(text)
-        elif hint == 3 and walls_of is not None:
-            results.append(clean_one(text, check_walls(text, walls_of(text)), entity,
+        elif state == MARKERS_MAYBE_IN_CODE and code_ranges_of is not None:
+            results.append(clean_one(text, check_code_ranges(text, code_ranges_of(text)), entity,
                                      plain_names))
         else:
             results.append(clean_one(text, None, entity, plain_names))
@@ -248,12 +250,12 @@ def clean_texts(list texts not None, walls_of, entity, plain_names):
 
 
 cdef object clean_one(str text, list checked, entity, bint plain_names):
-    """clean() once its arguments are checked (checked None: no walls): the core's `cut`,
+    """clean() once its arguments are checked (checked None: no code ranges): the core's `cut`,
     into a buffer of the text's size (enough: a name shown is part of its marker's body)."""
     cdef int kind = PyUnicode_KIND(text), found
     cdef const void* data = PyUnicode_DATA(text)
-    cdef Py_ssize_t n = len(text), k, wall_count = 0 if checked is None else len(checked)
-    cdef Py_ssize_t* walls = NULL
+    cdef Py_ssize_t n = len(text), k, code_count = 0 if checked is None else len(checked)
+    cdef Py_ssize_t* code_ranges = NULL
     cdef Tokens tokens
     cdef Join state
     cdef bint names_in_place = plain_names and entity is not None
@@ -262,20 +264,20 @@ cdef object clean_one(str text, list checked, entity, bint plain_names):
     init_tokens(&tokens)
     state.out.data = NULL
     try:
-        if wall_count:
-            walls = <Py_ssize_t*>PyMem_Malloc(2 * wall_count * sizeof(Py_ssize_t))
-            if walls == NULL:
+        if code_count:
+            code_ranges = <Py_ssize_t*>PyMem_Malloc(2 * code_count * sizeof(Py_ssize_t))
+            if code_ranges == NULL:
                 raise MemoryError()
-            for k in range(wall_count):
-                walls[2 * k], walls[2 * k + 1] = checked[k]
+            for k in range(code_count):
+                code_ranges[2 * k], code_ranges[2 * k + 1] = checked[k]
         start_join(&state, PyMem_Malloc(n * kind + 1), kind, False)
         if state.out.data == NULL:
             raise MemoryError()
         if kind == 2:
-            found = cut(<const Py_UCS2*>data, n, walls, wall_count, names_in_place, &tokens,
+            found = cut(<const Py_UCS2*>data, n, code_ranges, code_count, names_in_place, &tokens,
                         &state)
         else:
-            found = cut(<const Py_UCS4*>data, n, walls, wall_count, names_in_place, &tokens,
+            found = cut(<const Py_UCS4*>data, n, code_ranges, code_count, names_in_place, &tokens,
                         &state)
         if found == CUT_NONE:
             return text
@@ -289,7 +291,7 @@ cdef object clean_one(str text, list checked, entity, bint plain_names):
     finally:
         free_tokens(&tokens)
         PyMem_Free(state.out.data)
-        PyMem_Free(walls)
+        PyMem_Free(code_ranges)
 
 
 cdef bint plain_name_of(int kind, const void* data, Token* token) noexcept nogil:
@@ -308,7 +310,7 @@ cdef bint titled_of(int kind, const void* data, const Token* token) noexcept nog
     return False  # no marker in one-byte text
 
 
-cdef object clean_with_entities(str text, list walls, entity, bint plain_names):
+cdef object clean_with_entities(str text, list code_ranges, entity, bint plain_names):
     cdef int kind = PyUnicode_KIND(text)
     cdef const void* data = PyUnicode_DATA(text)
     cdef Tokens tokens
@@ -317,7 +319,7 @@ cdef object clean_with_entities(str text, list walls, entity, bint plain_names):
     cdef list replacements = None
     init_tokens(&tokens)
     try:
-        scan_into(text, walls, &tokens)
+        scan_into(text, code_ranges, &tokens)
         for i in range(tokens.count):
             token = &tokens.items[i]
             if titled_of(kind, data, token):

@@ -198,6 +198,9 @@ if len(_private_first) != 3 or len(_private_last) != 3:
     raise ValueError("the UTF-8 scan of the clean core expects private-use characters of 3 bytes")
 cdef unsigned char PRIVATE_LEAD = _private_first[0]
 cdef unsigned char PRIVATE_LEAD_SPAN = _private_last[0] - _private_first[0]
+cdef int NO_MARKERS = clean_rules.NO_MARKERS
+cdef int MARKERS_OUTSIDE_CODE = clean_rules.MARKERS_OUTSIDE_CODE
+cdef int MARKERS_MAYBE_IN_CODE = clean_rules.MARKERS_MAYBE_IN_CODE
 cdef Py_ssize_t STRAY = clean_rules.STRAY
 cdef Py_ssize_t MARKER = clean_rules.MARKER
 cdef Py_ssize_t ENTITY = clean_rules.ENTITY
@@ -519,13 +522,12 @@ cdef bint may_be_in_code(const unit_t* data, Py_ssize_t n, Py_ssize_t first) noe
     )
 
 
-cdef inline int hints_units(const unit_t* data, Py_ssize_t n) noexcept nogil:
-    """0: no marker character; 1: markers, none of which can be in Markdown code; 3: markers,
-    some maybe in code."""
+cdef inline int marker_state_units(const unit_t* data, Py_ssize_t n) noexcept nogil:
+    """`_core.shapes.NO_MARKERS`, `MARKERS_OUTSIDE_CODE` or `MARKERS_MAYBE_IN_CODE`."""
     cdef Py_ssize_t first = find_special(data, 0, n)
     if first < 0:
-        return 0
-    return 3 if may_be_in_code(data, n, first) else 1
+        return NO_MARKERS
+    return MARKERS_MAYBE_IN_CODE if may_be_in_code(data, n, first) else MARKERS_OUTSIDE_CODE
 
 
 # --- the scan -------------------------------------------------------------------------------
@@ -1102,17 +1104,18 @@ cdef void join_one(Join* state, const unit_t* data, Py_ssize_t n, const Token* t
     state.run_first = index + 1
 
 
-cdef int cut(const unit_t* data, Py_ssize_t n, const Py_ssize_t* walls, Py_ssize_t wall_count,
+cdef int cut(const unit_t* data, Py_ssize_t n, const Py_ssize_t* code_ranges, Py_ssize_t code_count,
              bint names_in_place, Tokens* tokens, Join* state) except -1 nogil:
-    """clean's cut of data[:n] outside the walls (wall k: data[walls[2k]:walls[2k + 1]], in
-    order), into state (started by the caller on a buffer of n units at least):
+    """clean's cut of data[:n] outside the code ranges (code range k:
+    data[code_ranges[2k]:code_ranges[2k + 1]], in order), into state (started by the caller on a
+    buffer of n units at least):
 
     CUT_NONE: no token (the text stays as it is); CUT_DONE: the clean text is state.out;
     CUT_TITLED: a marker of TITLED_FAMILIES (only the front renders those); CUT_ENTITY: an
     entity marker whose name is not found in place (names_in_place False, or a body that is
     not a plain_name), which the caller's `entity` function shows.  The tokens are checked in
     order, a window at a time, and the first titled or entity one decides."""
-    cdef Py_ssize_t segment = 0, where = 0, resume, k, seen = 0, wall_start, wall_end
+    cdef Py_ssize_t segment = 0, where = 0, resume, k, seen = 0, code_start, code_end
     cdef Token carry
     cdef Token* token
     cdef bint carrying = False, done = False
@@ -1121,19 +1124,19 @@ cdef int cut(const unit_t* data, Py_ssize_t n, const Py_ssize_t* walls, Py_ssize
         if carrying:
             tokens.items[0] = carry
             tokens.count = 1
-        # Fill the window, segment by segment (walls are code: never scanned).
+        # Fill the window, segment by segment (code ranges are code: never scanned).
         while not done and tokens.count < WINDOW:
-            if segment < wall_count:
-                wall_start = walls[2 * segment]
-                wall_end = walls[2 * segment + 1]
+            if segment < code_count:
+                code_start = code_ranges[2 * segment]
+                code_end = code_ranges[2 * segment + 1]
             else:
-                wall_start = wall_end = n
-            resume = scan_segment(data, where, wall_start, tokens, WINDOW)
+                code_start = code_end = n
+            resume = scan_segment(data, where, code_start, tokens, WINDOW)
             if resume >= 0:
                 where = resume
-            elif segment < wall_count:
+            elif segment < code_count:
                 segment += 1
-                where = wall_end
+                where = code_end
             else:
                 done = True
         for k in range(1 if carrying else 0, tokens.count):

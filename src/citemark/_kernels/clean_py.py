@@ -2,17 +2,17 @@
 
 Same functions, names and branch order as the kernel; the rules are in `_core.shapes`.
 
-- `scan(text, walls)`: the tokens of text outside `walls` (code), as tuples
+- `scan(text, code_ranges)`: the tokens of text outside `code_ranges` (code), as tuples
   `(kind, start, end, family_start, family_end, body_start, body_end)`.
 - `join(text, tokens, replacements)`: the text with each token replaced (removed when its
   replacement is empty, with the spacing rule), and where each token landed in the result.
-- `clean(text, walls, entity, plain_names)`: scan and join in one call, entity bodies
+- `clean(text, code_ranges, entity, plain_names)`: scan and join in one call, entity bodies
   shown through `entity(body)`, or read in place when `plain_names` and the body is a JSON
   array of plain strings (`plain_name`).
-- `clean_texts(texts, walls_of, entity, plain_names)`: `clean` over a batch, each text's
-  walls asked of `walls_of` only when it may hold Markdown code.
+- `clean_texts(texts, code_ranges_of, entity, plain_names)`: `clean` over a batch, each text's
+  code ranges asked of `code_ranges_of` only when it may hold Markdown code.
 - `has_markers(text)`: whether text holds any private-use character (what clean removes:
-  the markers' characters and any other of `_core.shapes.PRIVATE_RANGE`); `hints(text)`
+  the markers' characters and any other of `_core.shapes.PRIVATE_RANGE`); `marker_state(text)`
   also says whether it may hold Markdown code.
 
 Linear: every START's body search ends at the next START, so bodies never overlap.
@@ -37,7 +37,10 @@ from .._core.shapes import (
     LINE_BREAKS,
     LINK_TEXT_MAX,
     MARKER,
+    MARKERS_MAYBE_IN_CODE,
+    MARKERS_OUTSIDE_CODE,
     MAX_MARKER,
+    NO_MARKERS,
     OPENERS,
     PRIVATE_RANGE,
     SEPARATORS,
@@ -64,12 +67,12 @@ _ITEM = f"{_JSON_BLANKS}({_PLAIN}){_JSON_BLANKS}"
 _PLAIN_ARRAY = re.compile(rf"\[{_ITEM}(?:,{_ITEM}(?:,{_JSON_BLANKS}{_PLAIN}{_JSON_BLANKS})*)?\]")
 
 
-def hints(text: str) -> int:
-    """0: no marker character; 1: markers, none of which can be in Markdown code; 3: markers,
-    some maybe in code (see _markdown.code.markers_may_be_in_code)."""
+def marker_state(text: str) -> int:
+    """`_core.shapes.NO_MARKERS`, `MARKERS_OUTSIDE_CODE` (none can be in Markdown code) or
+    `MARKERS_MAYBE_IN_CODE` (see _markdown.code.markers_may_be_in_code)."""
     if not has_markers(text):
-        return 0
-    return 3 if markers_may_be_in_code(text) else 1
+        return NO_MARKERS
+    return MARKERS_MAYBE_IN_CODE if markers_may_be_in_code(text) else MARKERS_OUTSIDE_CODE
 
 
 def has_markers(text: str) -> bool:
@@ -78,32 +81,32 @@ def has_markers(text: str) -> bool:
     return _SPECIAL.search(text) is not None
 
 
-def check_walls(text: str, walls: Any) -> list[tuple[int, int]]:
+def check_code_ranges(text: str, code_ranges: Any) -> list[tuple[int, int]]:
     if type(text) is not str:
         raise TypeError(f"text must be str, not {type(text).__name__}")
-    if type(walls) is not list:
-        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
+    if type(code_ranges) is not list:
+        raise TypeError(f"code_ranges must be a list, not {type(code_ranges).__name__}")
     checked = []
     at = 0
-    for wall in walls:
-        if type(wall) is not tuple or len(wall) != 2:
-            raise TypeError("walls must hold (start, end) tuples")
-        start, end = wall
+    for code_range in code_ranges:
+        if type(code_range) is not tuple or len(code_range) != 2:
+            raise TypeError("code_ranges must hold (start, end) tuples")
+        start, end = code_range
         if type(start) is not int or type(end) is not int:
-            raise TypeError("walls must hold (start, end) tuples of int")
+            raise TypeError("code_ranges must hold (start, end) tuples of int")
         if not at <= start <= end <= len(text):
-            raise ValueError("walls must be sorted, disjoint and inside the text")
+            raise ValueError("code_ranges must be sorted, disjoint and inside the text")
         checked.append((start, end))
         at = end
     return checked
 
 
-def scan(text: str, walls: list[tuple[int, int]]) -> list[Token]:
+def scan(text: str, code_ranges: list[tuple[int, int]]) -> list[Token]:
     tokens: list[Token] = []
     at = 0
-    for wall_start, wall_end in [*check_walls(text, walls), (len(text), len(text))]:
-        scan_segment(text, at, wall_start, tokens)
-        at = wall_end
+    for code_start, code_end in [*check_code_ranges(text, code_ranges), (len(text), len(text))]:
+        scan_segment(text, at, code_start, tokens)
+        at = code_end
     return tokens
 
 
@@ -458,7 +461,7 @@ def plain_name(text: str, start: int, end: int) -> str | None:
 
 def clean(
     text: str,
-    walls: list[tuple[int, int]],
+    code_ranges: list[tuple[int, int]],
     entity: Callable[[str], str] | None = None,
     plain_names: bool = False,
 ) -> str | None:
@@ -470,7 +473,7 @@ def clean(
         raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
     if type(plain_names) is not bool:
         raise TypeError(f"plain_names must be bool, not {type(plain_names).__name__}")
-    tokens = scan(text, walls)
+    tokens = scan(text, code_ranges)
     replacements = None
     for index, token in enumerate(tokens):
         if text[token[3] : token[4]] in TITLED_FAMILIES:
@@ -492,32 +495,35 @@ def clean(
 
 def clean_texts(
     texts: list[str],
-    walls_of: Callable[[str], list[tuple[int, int]]] | None,
+    code_ranges_of: Callable[[str], list[tuple[int, int]]] | None,
     entity: Callable[[str], str] | None,
     plain_names: bool,
 ) -> list[str | None]:
     """For each text: the text itself when it holds no marker character, else
-    clean(text, walls, entity, plain_names), the walls being walls_of(text) when a marker
-    may be in Markdown code (see hints; walls_of None: never any walls).  None for an item
-    that is not exactly a str, and where clean gives None: the front decides those."""
+    clean(text, code_ranges, entity, plain_names), the code ranges being code_ranges_of(text) when a
+    marker may be in Markdown code (see marker_state; code_ranges_of None: never any code ranges).
+    None for an item that is not exactly a str, and where clean gives None: the front decides
+    those."""
     if type(texts) is not list:
         raise TypeError(f"texts must be a list, not {type(texts).__name__}")
     if entity is not None and not callable(entity):
         raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
     if type(plain_names) is not bool:
         raise TypeError(f"plain_names must be bool, not {type(plain_names).__name__}")
-    if walls_of is not None and not callable(walls_of):
-        raise TypeError(f"walls_of must be None or callable, not {type(walls_of).__name__}")
+    if code_ranges_of is not None and not callable(code_ranges_of):
+        raise TypeError(
+            f"code_ranges_of must be None or callable, not {type(code_ranges_of).__name__}"
+        )
     results: list[str | None] = []
     for text in texts:
         if type(text) is not str:
             results.append(None)
             continue
-        hint = hints(text)
-        if hint == 0:
+        state = marker_state(text)
+        if state == NO_MARKERS:
             results.append(text)
-        elif hint == 3 and walls_of is not None:
-            results.append(clean(text, walls_of(text), entity, plain_names))
+        elif state == MARKERS_MAYBE_IN_CODE and code_ranges_of is not None:
+            results.append(clean(text, code_ranges_of(text), entity, plain_names))
         else:
             results.append(clean(text, [], entity, plain_names))
     return results

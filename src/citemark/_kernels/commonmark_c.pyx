@@ -8,10 +8,11 @@ Same functions, names and branch order as the twin in `commonmark_py.py`:
 
 - `runs(text, first, end, base)`: the backtick runs of text[first:end], flat in an
   `array("q")` (start, end, escaped of each), positions plus base.
-- `plain(text, start, base, pending, walls, in_paragraph, ticked_from)`: the common lines
+- `scan_plain_lines(text, start, base, pending, code_ranges, in_paragraph, ticked_from)`: the common
+lines
   outside every container and code block, up to the first other line.
-- `pair(runs, walls)`: append to walls the inline code spans those runs make.
-- `code_walls(text)`: `commonmark_py.CodeScanner` over a whole text, every line in C, the
+- `pair_backticks(runs, code_ranges)`: append to code ranges the inline code spans those runs make.
+- `find_code_ranges(text)`: `commonmark_py.CodeScanner` over a whole text, every line in C, the
   code spans as (start, end) pairs; `code_spans(text)`: the same as two arrays (starts,
   ends).
 - `StreamScanner`: the same scan over a text that comes in pieces (a stream's), its block
@@ -166,7 +167,7 @@ cdef int check_runs(object value, str name) except -1:
 
 
 @cython.final
-cdef class _Walls:
+cdef class _CodeRanges:
     """Where the code spans found go: appended to a list as (start, end) tuples (`out`, for
     the functions that take one), or into two arrays of longs (the whole scan: no Python
     object per span), handed over as they are, without a copy."""
@@ -214,7 +215,7 @@ cdef class _Walls:
                 for index in range(self.count)]
 
     cdef tuple as_arrays(self):
-        # The arrays themselves, cut to their count (the walls are not added to after).
+        # The arrays themselves, cut to their count (the code ranges are not added to after).
         if self.starts is None:
             return array.clone(RUNS_TEMPLATE, 0, False), array.clone(RUNS_TEMPLATE, 0, False)
         array.resize(self.starts, self.count)
@@ -223,9 +224,9 @@ cdef class _Walls:
         return self.starts, self.ends
 
 
-cdef _Walls list_walls(list walls):
-    cdef _Walls sink = _Walls()
-    sink.out = walls
+cdef _CodeRanges list_code_ranges(list code_ranges):
+    cdef _CodeRanges sink = _CodeRanges()
+    sink.out = code_ranges
     return sink
 
 
@@ -237,18 +238,18 @@ cdef enum:
 cdef class _Pairing:
     """Where the runs of one paragraph go on their way to its code spans.
 
-    Collecting (`online` False: `runs`, `plain`), every run is appended to the array `runs`
-    and the paragraph's end pairs them all.  Online (the whole scan), a run is paired as it
+    Collecting (`online` False: `runs`, `scan_plain_lines`), every run is appended to the array
+    `runs` and the paragraph's end pairs them all.  Online (the whole scan), a run is paired as it
     comes: the opener waiting (the first run kept) is closed by the first later run of its
     length, the twin's rule.  An opener still open at the paragraph's end closes nothing:
-    the runs after it are then paired as `pair` pairs them (the rule reads on from the next
-    run), read again from the parts of the lines after it, which are all that is kept
-    (`parts`: four entries a line, not three for every run after the opener).  Each run is
+    the runs after it are then paired as `pair_backticks` pairs them (the rule reads on from the
+    next run), read again from the parts of the lines after it, which are all that is kept (`parts`:
+    four entries a line, not three for every run after the opener).  Each run is
     read twice at most: once as it comes, once again if the opener before it never
     closes."""
 
     cdef array.array runs  # collecting
-    cdef _Walls walls
+    cdef _CodeRanges code_ranges
     cdef bint online
     # online: (lo, from, hi, offset) of each part of a line to read again, text[from:hi]
     # with its backslashes counted back to lo; none without an opener
@@ -256,7 +257,7 @@ cdef class _Pairing:
     cdef Py_ssize_t used  # entries of parts in use (four a part)
     cdef Py_ssize_t room  # entries of parts allocated
     cdef long long want  # online, an opener waiting: the length of the run that closes it
-    cdef long long wall_from  # ... and where its code span starts
+    cdef long long code_from  # ... and where its code span starts
     cdef int kind  # online: the text the parts are of (the walker's, alive while it scans)
     cdef const void* data
 
@@ -299,10 +300,10 @@ cdef class _Pairing:
             if not self.used:
                 if run[1] - run[0] - run[2] > 0:
                     self.want = run[1] - run[0] - run[2]
-                    self.wall_from = run[0] + run[2]
+                    self.code_from = run[0] + run[2]
                     self.keep(lo, run[1] - offset, hi, offset)
             elif run[1] - run[0] == self.want:
-                self.walls.add(self.wall_from, run[1])
+                self.code_ranges.add(self.code_from, run[1])
                 self.used = 0
         return 0
 
@@ -336,13 +337,13 @@ cdef class _Pairing:
         # The paragraph ends: pair what it left.
         if not self.online:
             try:
-                pair_array(self.runs, self.walls)
+                pair_array(self.runs, self.code_ranges)
             finally:
                 array.resize(self.runs, 0)
             return 0
         if not self.used:
             return 0
-        # The opener never closed: the runs after it read again and paired as `pair` does.
+        # The opener never closed: the runs after it read again and paired as `pair_backticks` does.
         cdef long long chunk[3 * CHUNK_RUNS]
         cdef array.array after = array.clone(RUNS_TEMPLATE, 0, False)
         cdef Py_ssize_t index, count, lo, pos, hi, offset, used = self.used
@@ -366,7 +367,7 @@ cdef class _Pairing:
                                       CHUNK_RUNS)
                 if count:
                     extend_runs(after, chunk, count)
-        pair_array(after, self.walls)
+        pair_array(after, self.code_ranges)
         return 0
 
 
@@ -377,20 +378,21 @@ cdef int extend_runs(array.array runs, const long long* chunk, Py_ssize_t count)
     return 0
 
 
-cdef _Pairing new_pairing(array.array runs, _Walls walls, bint online):
+cdef _Pairing new_pairing(array.array runs, _CodeRanges code_ranges, bint online):
     cdef _Pairing pairing = _Pairing.__new__(_Pairing)
     pairing.runs = runs
-    pairing.walls = walls
+    pairing.code_ranges = code_ranges
     pairing.online = online
     return pairing
 
 
-def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_from):
+def scan_plain_lines(str text not None, start, base, pending, code_ranges, in_paragraph,
+                     ticked_from):
     cdef Py_ssize_t at = as_index(start, "start")
     cdef Py_ssize_t offset = as_index(base, "base")
     check_runs(pending, "pending")
-    if type(walls) is not list:
-        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
+    if type(code_ranges) is not list:
+        raise TypeError(f"code_ranges must be a list, not {type(code_ranges).__name__}")
     if type(in_paragraph) is not bool:
         raise TypeError(f"in_paragraph must be a bool, not {type(in_paragraph).__name__}")
     if ticked_from is not None and type(ticked_from) is not int:
@@ -406,7 +408,8 @@ def plain(str text not None, start, base, pending, walls, in_paragraph, ticked_f
     # -1: None; -2: the caller's value, kept until an empty line resets it.
     cdef Py_ssize_t ticked = -1 if ticked_from is None else -2
     at = plain_lines(PyUnicode_KIND(text), PyUnicode_DATA(text), size, at, offset,
-                     new_pairing(pending, list_walls(walls), False), &paragraph, &ticked, NULL)
+                     new_pairing(pending, list_code_ranges(code_ranges), False), &paragraph,
+                     &ticked, NULL)
     return at, paragraph, None if ticked == -1 else ticked_from if ticked == -2 else ticked
 
 
@@ -452,14 +455,14 @@ cdef Py_ssize_t plain_lines(int kind, const void* data, Py_ssize_t size, Py_ssiz
     return at
 
 
-def pair(runs, walls):
+def pair_backticks(runs, code_ranges):
     check_runs(runs, "runs")
-    if type(walls) is not list:
-        raise TypeError(f"walls must be a list, not {type(walls).__name__}")
+    if type(code_ranges) is not list:
+        raise TypeError(f"code_ranges must be a list, not {type(code_ranges).__name__}")
     cdef array.array items = runs
     cdef Py_ssize_t count = Py_SIZE(items) // 3
     cdef const long long* data = items.data.as_longlongs
-    pair_runs(data, count, run_values(data, count), list_walls(walls))
+    pair_runs(data, count, run_values(data, count), list_code_ranges(code_ranges))
 
 
 cdef long long run_values(const long long* data, Py_ssize_t count) except -1:
@@ -477,7 +480,7 @@ cdef long long run_values(const long long* data, Py_ssize_t count) except -1:
     return longest
 
 
-cdef int pair_array(array.array runs, _Walls out) except -1:
+cdef int pair_array(array.array runs, _CodeRanges out) except -1:
     # pair for runs this module found, or checked by run_values (real ones).
     cdef Py_ssize_t count = Py_SIZE(runs) // 3, index
     cdef const long long* data = runs.data.as_longlongs
@@ -489,7 +492,7 @@ cdef int pair_array(array.array runs, _Walls out) except -1:
 
 
 cdef int pair_runs(const long long* data, Py_ssize_t count, long long longest,
-                   _Walls out) except -1:
+                   _CodeRanges out) except -1:
     if count < 2:
         return 0
     if count <= FEW_RUNS:
@@ -501,7 +504,7 @@ cdef int pair_runs(const long long* data, Py_ssize_t count, long long longest,
 
 
 cdef int pair_many(const long long* data, Py_ssize_t count, Py_ssize_t longest,
-                   _Walls out) except -1:
+                   _CodeRanges out) except -1:
     # The twin's pairing (an opener closed by the next run of its length), with that next
     # run found beforehand for every run, in one pass from the end: following[i] is the
     # first run after i whose length is run i's as an opener (one less when it is escaped),
@@ -542,7 +545,7 @@ cdef int pair_many(const long long* data, Py_ssize_t count, Py_ssize_t longest,
     return 0
 
 
-cdef int pair_few(const long long* data, Py_ssize_t count, _Walls out) except -1:
+cdef int pair_few(const long long* data, Py_ssize_t count, _CodeRanges out) except -1:
     cdef Py_ssize_t index, closer
     cdef long long length
     index = 0
@@ -590,7 +593,7 @@ cdef Py_ssize_t next_break(int kind, const void* data, Py_ssize_t at, Py_ssize_t
     # The first line break (CR or LF) at or after at, else size (at <= size).  With breaks
     # (the whole scan), each of LF and CR is found by simd.h's search and looked for again
     # only once passed: each part of the text is searched once for each, and a text without
-    # a CR costs one search for it.  Without (NULL: `plain`, called once per piece of a
+    # a CR costs one search for it.  Without (NULL: `scan_plain_lines`, called once per piece of a
     # stream), a unit at a time, reading only the line.
     if breaks == NULL:
         if kind == 1:
@@ -667,14 +670,14 @@ cdef class _Walker:
     """`_markdown.code.CodeScanner` line by line in C: the same state (containers, the
     waiting list item, fence, indented code, paragraph and its runs) and the same branches,
     in the same order; each method is named after the Python one.  Over one whole text
-    (`code_walls`, base 0) or over the pieces of a stream (`StreamScanner`)."""
+    (`find_code_ranges`, base 0) or over the pieces of a stream (`StreamScanner`)."""
 
     cdef str text  # the text being scanned (its lines' positions plus base are recorded)
     cdef int kind
     cdef const void* data
     cdef Py_ssize_t size
     cdef Py_ssize_t base
-    cdef _Walls walls
+    cdef _CodeRanges code_ranges
     # The open paragraph's runs: paired as they come over a whole text, collected over a
     # stream (a paragraph there may span pieces, and the online pairing reads lines again).
     cdef _Pairing pairing
@@ -693,8 +696,8 @@ cdef class _Walker:
     cdef readonly bint in_paragraph
 
     def __cinit__(self):
-        self.walls = _Walls()
-        self.pairing = new_pairing(None, self.walls, True)
+        self.code_ranges = _CodeRanges()
+        self.pairing = new_pairing(None, self.code_ranges, True)
         self.ticked = -1
         self.containers = []
         self.quotes = []
@@ -911,8 +914,8 @@ cdef class _Walker:
         self.pairing.take(self.kind, self.data, first, end, self.base)
         return 0
 
-    cdef int add_wall(self, Py_ssize_t start, Py_ssize_t end) except -1:
-        self.walls.add(self.base + start, self.base + end)
+    cdef int add_code_range(self, Py_ssize_t start, Py_ssize_t end) except -1:
+        self.code_ranges.add(self.base + start, self.base + end)
         return 0
 
     cdef bint at_neutral(self) noexcept:
@@ -933,7 +936,7 @@ cdef class _Walker:
                 if columns <= 3 and self.closes(first, end):
                     self.fence_length = 0
                 elif start < end:
-                    self.add_wall(start, end)
+                    self.add_code_range(start, end)
                 return 0
             if not self.indented:
                 if start == end:
@@ -990,14 +993,14 @@ cdef class _Walker:
                 if columns <= 3 and self.closes(first, end):
                     self.fence_length = 0
                 elif pos < end:
-                    self.add_wall(pos, end)
+                    self.add_code_range(pos, end)
                 return 0
             self.fence_length = 0
         self.indent(pos, end, col, extra, &columns, &first, &first_col)
         if self.indented:
             if matched == depth and (first == end or columns >= 4):
                 if first < end:
-                    self.add_wall(pos, end)
+                    self.add_code_range(pos, end)
                 return 0
             self.indented = False
         if first == end:
@@ -1059,7 +1062,7 @@ cdef class _Walker:
                 self.add(start, first, end)
             else:
                 self.indented = True
-                self.add_wall(pos, end)
+                self.add_code_range(pos, end)
             return 0
         opener = self.fence_opener(first, end, &fence_unit)
         if opener > 0:
@@ -1102,18 +1105,18 @@ cdef class _Walker:
         return 0
 
 
-def code_walls(str text not None):
+def find_code_ranges(str text not None):
     cdef _Walker walker = _Walker()
     walker.use(text, 0)
     walker.scan_whole()
-    return walker.walls.as_list()
+    return walker.code_ranges.as_list()
 
 
 def code_spans(str text not None):
     cdef _Walker walker = _Walker()
     walker.use(text, 0)
     walker.scan_whole()
-    return walker.walls.as_arrays()
+    return walker.code_ranges.as_arrays()
 
 
 @cython.final
@@ -1123,7 +1126,7 @@ cdef class StreamScanner(_Walker):
 
     def __cinit__(self):
         self.streaming = True
-        self.pairing = new_pairing(array.clone(RUNS_TEMPLATE, 0, False), self.walls, False)
+        self.pairing = new_pairing(array.clone(RUNS_TEMPLATE, 0, False), self.code_ranges, False)
 
     def scan(self, str text not None, base=0, cuts=None):
         cdef Py_ssize_t offset = as_index(base, "base")
@@ -1148,7 +1151,7 @@ cdef class StreamScanner(_Walker):
                     following += 1
                 start = following
         finally:
-            self.use("", offset)  # the text is not kept: its walls and runs are positions
+            self.use("", offset)  # the text is not kept: its code ranges and runs are positions
 
     def finish(self):
         self.end_paragraph()
@@ -1157,10 +1160,10 @@ cdef class StreamScanner(_Walker):
         self.pairing.close()
         self.ticked = -1
 
-    def take_walls(self):
-        cdef list walls = self.walls.as_list()
-        self.walls.count = 0
-        return walls
+    def take_code_ranges(self):
+        cdef list code_ranges = self.code_ranges.as_list()
+        self.code_ranges.count = 0
+        return code_ranges
 
     @property
     def ticked_from(self):

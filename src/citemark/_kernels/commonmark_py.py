@@ -9,19 +9,21 @@ calls them lives once, here, in `CodeScanner`.
   `array("q")`: start, end, escaped (1 or 0) for each run, positions plus base;
   escaped: an odd number of backslashes (within text[first:end]) stands before the run.
   Flat machine integers, not tuples: a paragraph of thousands of runs costs no object each.
-- `plain(text, start, base, pending, walls, in_paragraph, ticked_from)`: the common lines
+- `scan_plain_lines(text, start, base, pending, code_ranges, in_paragraph, ticked_from)`: the common
+lines
   outside every container and code block (empty, or starting with a character no block
   starts with) from the line at `start` on, up to the first other line: its start
-  (len(text) when none), with the paragraph state after them; `walls` is the list of code
+  (len(text) when none), with the paragraph state after them; `code_ranges` is the list of code
   spans found so far, `(start, end)` pairs.
-- `pair(runs, walls)`: append to walls the inline code spans those runs make: each opener
+- `pair_backticks(runs, code_ranges)`: append to code ranges the inline code spans those runs make:
+each opener
   (left to right) is closed by the next run of its length.
-- `code_walls(text)`: the whole code scan (here `CodeScanner` fed the lines), the code spans
+- `find_code_ranges(text)`: the whole code scan (here `CodeScanner` fed the lines), the code spans
   as (start, end) pairs; `code_spans(text)`: the same as two arrays, starts and ends.
 - `line_spans(text)`: (start, end) of every line's content.
 
 Linear: `runs` reads each character once (a backslash count stops at the previous run's
-end), and `pair` reads each run at most twice.
+end), and `pair_backticks` reads each run at most twice.
 """
 
 from __future__ import annotations
@@ -34,8 +36,16 @@ from operator import add, itemgetter
 
 from .._core.grammar import LINE_BREAK_RE, check_place
 
-__all__ = ["BLOCK_STARTS", "FEW_RUNS", "LINE_BREAKS", "RUNS_TYPECODE", "pair", "plain", "runs"]
-__all__ += ["StreamScanner", "code_spans", "code_walls", "line_spans"]
+__all__ = [
+    "BLOCK_STARTS",
+    "FEW_RUNS",
+    "LINE_BREAKS",
+    "RUNS_TYPECODE",
+    "pair_backticks",
+    "runs",
+    "scan_plain_lines",
+]
+__all__ += ["StreamScanner", "code_spans", "find_code_ranges", "line_spans"]
 
 RUNS_TYPECODE = "q"
 """The typecode of the runs arrays (the kernel checks its arguments against it)."""
@@ -46,7 +56,8 @@ BLOCK_STARTS = " \t>-+*#`~=_0123456789"
 _BLOCK_STARTS = frozenset(BLOCK_STARTS)
 
 LINE_BREAKS = LINE_BREAK_RE.pattern
-"""The line breaks `plain` splits at (the kernel checks at import that they are these)."""
+"""The line breaks `scan_plain_lines` splits at (the kernel checks at import that they are
+these)."""
 
 _BACKTICKS = re.compile(r"`+")
 
@@ -68,17 +79,17 @@ def runs(text: str, first: int, end: int, base: int) -> array[int]:
     return found
 
 
-def plain(
+def scan_plain_lines(
     text: str,
     start: int,
     base: int,
     pending: array[int],
-    walls: list[tuple[int, int]],
+    code_ranges: list[tuple[int, int]],
     in_paragraph: bool,
     ticked_from: int | None,
 ) -> tuple[int, bool, int | None]:
     """Process the plain lines from text[start:] on (see the module's text): `pending` (the
-    open paragraph's runs) and walls change in place."""
+    open paragraph's runs) and code ranges change in place."""
     size = len(text)
     while start < size:
         if text[start] in _BLOCK_STARTS:  # (an empty line starts with its line break)
@@ -87,7 +98,7 @@ def plain(
         end = size if found is None else found.start()
         if start == end:
             if in_paragraph:  # an empty line ends the paragraph
-                pair(pending, walls)
+                pair_backticks(pending, code_ranges)
                 in_paragraph = False
                 del pending[:]
                 ticked_from = None
@@ -101,7 +112,7 @@ def plain(
     return start, in_paragraph, ticked_from
 
 
-def pair(runs: array[int], walls: list[tuple[int, int]]) -> None:
+def pair_backticks(runs: array[int], code_ranges: list[tuple[int, int]]) -> None:
     """Append the inline code spans that the backtick runs of one paragraph make.
 
     Openers are taken left to right, each closed by the next run of its length.  That next
@@ -111,7 +122,7 @@ def pair(runs: array[int], walls: list[tuple[int, int]]) -> None:
     if count < 2:
         return
     if count <= FEW_RUNS:
-        _pair_few(runs, count, walls)
+        _pair_few(runs, count, code_ranges)
         return
     # following[i]: the first run after i whose length is run i's as an opener (one less
     # when it is escaped: only an opener can be, inside code a backslash is literal);
@@ -127,14 +138,14 @@ def pair(runs: array[int], walls: list[tuple[int, int]]) -> None:
         run_start, run_end, escaped = runs[3 * index : 3 * index + 3]
         closer = following[index]
         if run_end - run_start - escaped and closer < count:
-            walls.append((run_start + escaped, runs[3 * closer + 1]))
+            code_ranges.append((run_start + escaped, runs[3 * closer + 1]))
             index = closer + 1
         else:
             index += 1
 
 
-def _pair_few(runs: array[int], count: int, walls: list[tuple[int, int]]) -> None:
-    """`pair` for a handful of runs (the usual paragraph): the same pairing, looked up
+def _pair_few(runs: array[int], count: int, code_ranges: list[tuple[int, int]]) -> None:
+    """`pair_backticks` for a handful of runs (the usual paragraph): the same pairing, looked up
     directly (at most FEW_RUNS squared steps)."""
     index = 0
     while index < count:
@@ -144,7 +155,7 @@ def _pair_few(runs: array[int], count: int, walls: list[tuple[int, int]]) -> Non
         while closer < count and runs[3 * closer + 1] - runs[3 * closer] != length:
             closer += 1
         if length and closer < count:
-            walls.append((run_start + escaped, runs[3 * closer + 1]))
+            code_ranges.append((run_start + escaped, runs[3 * closer + 1]))
             index = closer + 1
         else:
             index += 1
@@ -157,19 +168,19 @@ def _escaped(text: str, index: int, floor: int) -> bool:
     return count % 2 == 1
 
 
-def code_walls(text: str) -> list[tuple[int, int]]:
-    """The code point ranges of Markdown code in `text` (`_markdown.code.code_walls`): the
+def find_code_ranges(text: str) -> list[tuple[int, int]]:
+    """The code point ranges of Markdown code in `text` (`_markdown.code.find_code_ranges`): the
     kernel scans the whole text in C; here `CodeScanner` is fed its lines."""
-    return scanned_walls(text)
+    return scanned_code_ranges(text)
 
 
 def code_spans(text: str) -> tuple[array[int], array[int]]:
-    """`code_walls(text)` as two arrays, the starts and the ends (validate reads thousands of
+    """`find_code_ranges(text)` as two arrays, the starts and the ends (validate reads thousands of
     code spans without a Python object each)."""
-    walls = code_walls(text)
+    code_ranges = find_code_ranges(text)
     return (
-        array(RUNS_TYPECODE, map(itemgetter(0), walls)),
-        array(RUNS_TYPECODE, map(itemgetter(1), walls)),
+        array(RUNS_TYPECODE, map(itemgetter(0), code_ranges)),
+        array(RUNS_TYPECODE, map(itemgetter(1), code_ranges)),
     )
 
 
@@ -204,11 +215,11 @@ _BLANK = " \t"
 _BLOCK_LEADS = "`~#*-_="
 _BLOCK_STARTS = frozenset(BLOCK_STARTS)
 if LINE_BREAK_RE.pattern != r"\r\n|\r|\n":
-    raise ImportError("code_walls finds the line breaks of a text without \\r as \\n")
+    raise ImportError("find_code_ranges finds the line breaks of a text without \\r as \\n")
 
 
 class CodeScanner:
-    """Feed it the lines of one text, in order; `walls` collects the code ranges found so far
+    """Feed it the lines of one text, in order; `code_ranges` collects the code ranges found so far
     (code point `(start, end)` pairs, sorted, disjoint).  A paragraph's inline code is known
     when the paragraph ends (`ticked_from`: where the lines waiting for it start).
     `neutral` is True where a new text could start with the same result.
@@ -217,13 +228,13 @@ class CodeScanner:
     module's own, and the compiled kernel's in `_markdown.code.CodeScanner`."""
 
     scan_runs = staticmethod(runs)
-    scan_pair = staticmethod(pair)
-    scan_plain = staticmethod(plain)
+    pair_backticks = staticmethod(pair_backticks)
+    scan_plain_lines = staticmethod(scan_plain_lines)
 
     def __init__(self, text: str = "") -> None:
         self.text = text
         self.base = 0  # added to every recorded position (a stream feeds its text in pieces)
-        self.walls: list[tuple[int, int]] = []
+        self.code_ranges: list[tuple[int, int]] = []
         self.containers: list[int] = []  # -1: block quote; else a list item's content column
         self.fence: tuple[str, int] | None = None  # (character, length)
         self.indented = False
@@ -244,14 +255,20 @@ class CodeScanner:
     def neutral(self) -> bool:
         return not (self.containers or self.fence or self.indented or self.in_paragraph)
 
-    def plain(self, start: int) -> int:
+    def read_plain_lines(self, start: int) -> int:
         """Process the common lines from the line at `start` on while no container or code
         block is open (see `commonmark_py.plain`): the start of the first line left (the
         text's length when none)."""
         if self.containers or self.fence or self.indented:
             return start
-        start, self.in_paragraph, self.ticked_from = self.scan_plain(
-            self.text, start, self.base, self.runs, self.walls, self.in_paragraph, self.ticked_from
+        start, self.in_paragraph, self.ticked_from = self.scan_plain_lines(
+            self.text,
+            start,
+            self.base,
+            self.runs,
+            self.code_ranges,
+            self.in_paragraph,
+            self.ticked_from,
         )
         return start
 
@@ -270,7 +287,7 @@ class CodeScanner:
                 if close and close[1][0] == self.fence[0] and len(close[1]) >= self.fence[1]:
                     self.fence = None
                 elif start < end:
-                    self.walls.append((self.base + start, self.base + end))
+                    self.code_ranges.append((self.base + start, self.base + end))
                 return
             if not self.indented:
                 # The common lines, decided without the full walk below: an empty line, and
@@ -332,14 +349,14 @@ class CodeScanner:
                 if close and close[1][0] == self.fence[0] and len(close[1]) >= self.fence[1]:
                     self.fence = None
                 elif pos < end:
-                    self.walls.append((self.base + pos, self.base + end))
+                    self.code_ranges.append((self.base + pos, self.base + end))
                 return
             self.fence = None
         columns, first, first_col = _indent(text, pos, end, col, extra)
         if self.indented:
             if matched == depth and (first == end or columns >= 4):
                 if first < end:
-                    self.walls.append((self.base + pos, self.base + end))
+                    self.code_ranges.append((self.base + pos, self.base + end))
                 return
             self.indented = False
         if first == end:
@@ -407,7 +424,7 @@ class CodeScanner:
                 self._add(start, first, end)
             else:
                 self.indented = True
-                self.walls.append((self.base + pos, self.base + end))
+                self.code_ranges.append((self.base + pos, self.base + end))
             return
         if lead in _BLOCK_LEADS:
             opener = _fence_opener(text, first, end)
@@ -417,7 +434,7 @@ class CodeScanner:
                 return
             if _HEADING.match(text, first, end):
                 self._end_paragraph()
-                self.scan_pair(self.scan_runs(text, first, end, self.base), self.walls)
+                self.pair_backticks(self.scan_runs(text, first, end, self.base), self.code_ranges)
                 return
             if self._thematic(first, end) or (
                 self.in_paragraph and _SETEXT.match(text, first, end)
@@ -436,7 +453,7 @@ class CodeScanner:
     def settle(self) -> None:
         """Pair the open paragraph's backtick runs now, as if it ended here (a stream's
         bound); the paragraph stays open for the block structure."""
-        self.scan_pair(self.runs, self.walls)
+        self.pair_backticks(self.runs, self.code_ranges)
         self.runs = array(RUNS_TYPECODE)
         self.ticked_from = None
 
@@ -492,7 +509,7 @@ class CodeScanner:
 
     def _end_paragraph(self) -> None:
         if self.in_paragraph:
-            self.scan_pair(self.runs, self.walls)
+            self.pair_backticks(self.runs, self.code_ranges)
             self.in_paragraph = False
             self.runs = array(RUNS_TYPECODE)
             self.ticked_from = None
@@ -500,8 +517,8 @@ class CodeScanner:
 
 class StreamScanner(CodeScanner):
     """The code scan of a text that comes in pieces (`citemark.display.CleanStream`,
-    `StreamParser`'s cuts): `scan` reads every line of a piece; the walls so far are taken
-    with `take_walls`, `finish` ends the text.  The kernel reads a piece's lines in C."""
+    `StreamParser`'s cuts): `scan` reads every line of a piece; the code ranges so far are taken
+    with `take_code_ranges`, `finish` ends the text.  The kernel reads a piece's lines in C."""
 
     def __init__(self) -> None:
         super().__init__("")
@@ -531,23 +548,23 @@ class StreamScanner(CodeScanner):
                     cuts.append(offset + start)
                 self.line(start, len(text))
         finally:
-            self.text = ""  # the text is not kept: its walls and runs are positions
+            self.text = ""  # the text is not kept: its code ranges and runs are positions
 
-    def take_walls(self) -> list[tuple[int, int]]:
-        """The walls found since the last call, in order."""
-        walls, self.walls = self.walls, []
-        return walls
+    def take_code_ranges(self) -> list[tuple[int, int]]:
+        """The code ranges found since the last call, in order."""
+        code_ranges, self.code_ranges = self.code_ranges, []
+        return code_ranges
 
 
-def scanned_walls(text: str) -> list[tuple[int, int]]:
-    """`code_walls` through `CodeScanner`, fed the lines of text in order (the pure twin of
+def scanned_code_ranges(text: str) -> list[tuple[int, int]]:
+    """`find_code_ranges` through `CodeScanner`, fed the lines of text in order (the pure twin of
     the kernel's whole scan, and the reading streams use)."""
     scanner = CodeScanner(text)
     start, size = 0, len(text)
     if "\r" not in text:
         # Only \n breaks (LINE_BREAK_RE's other two need a \r): str.find finds them.
         while start < size:  # a line starts at every start before the end
-            start = scanner.plain(start)
+            start = scanner.read_plain_lines(start)
             if start == size:
                 break
             line_end = text.find("\n", start)
@@ -557,9 +574,9 @@ def scanned_walls(text: str) -> list[tuple[int, int]]:
             scanner.line(start, line_end)
             start = line_end + 1
         scanner.finish()
-        return scanner.walls
+        return scanner.code_ranges
     while start < size:
-        start = scanner.plain(start)
+        start = scanner.read_plain_lines(start)
         if start == size:
             break
         found = LINE_BREAK_RE.search(text, start)
@@ -569,7 +586,7 @@ def scanned_walls(text: str) -> list[tuple[int, int]]:
         scanner.line(start, found.start())
         start = found.end()
     scanner.finish()
-    return scanner.walls
+    return scanner.code_ranges
 
 
 def _fence_opener(text: str, first: int, end: int) -> tuple[str, int] | None:

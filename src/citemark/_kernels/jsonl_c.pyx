@@ -8,16 +8,19 @@ accepted, lone surrogate escapes accepted, strict UTF-8), with a heap stack inst
 recursion, so any depth is either read or refused, never a RecursionError.  The value at the
 path follows `json.loads` on duplicate keys: the last one wins, at every level.
 
-The chunk functions (`text_lines`, `strip_lines`, `map_lines`, `clean_lines`,
-`extract_lines`) are one pass over the lines without the GIL (`_pass`, so the command runs
--j N in threads) that does with each value what its job says, in C: strip and extract with
-the shared grammar (`grammar_c.pxi`, as `arrow_c` does on Arrow rows), on a token's raw bytes
-or on its text decoded into UTF-8 (so a log written with json.dumps's default, every
-non-ASCII character escaped, takes the same path), clean with the clean core of `clean_c`
-(`clean_core.pxi`).  Only the rare token that UTF-8 cannot carry (a lone surrogate) or that
-must be read in Python is left to the callable `many`, called once after the pass.
+The chunk functions (`text_lines`, `strip_lines`, `map_lines`, `clean_lines`, `extract_lines`)
+are one pass over the lines without the GIL (`_pass`: -j N runs in threads) doing in C what
+the job says: strip and extract with the grammar of `grammar_c.pxi`, on a token's raw bytes
+or its text decoded into UTF-8 (a log of json.dumps's default, non-ASCII escaped, takes the
+same path), clean with the core of `clean_c` (`clean_core.pxi`).  Only a token that UTF-8
+cannot carry (a lone surrogate) or that Python must read goes to `many`, once, after it.
 
 Twin: `jsonl_py` (same functions, same results); `_cli.jsonl` turns codes into messages.
+
+| fast path (CPU time of the batch engine's chunk, `benches/bench_kernels.py`) | earns   |
+|-----------------------------------------------------------------------------|---------|
+| the whole walk in C, not the twin's `json.loads` and Python text per row    | 26-31x  |
+| simd.h's searches (line breaks, marker lead bytes), not CITEMARK_SIMD=portable | 1.1x |
 """
 
 from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize, PyBytes_GET_SIZE
@@ -919,7 +922,7 @@ cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
     marker character, raw or spelled by a \\u escape), CLEANED (decoded into cleaner.text and
     cut; cleaner.ascii: written in ASCII, as the token was) or LEFT to `many`: a lone
     surrogate, an ASCII token holding DEL (`_ascii_del`), markers maybe in Markdown code
-    (hint 3: the code spans are found in Python) and what `cut` leaves to Python."""
+    (MARKERS_MAYBE_IN_CODE: the code spans are found in Python) and what `cut` leaves to Python."""
     cdef Py_ssize_t i = start + 1, stop = end - 1, j, n = stop - i
     cdef const unsigned char* slash = <const unsigned char*>memchr(s + i, 92, stop - i)
     cdef const utf8_t* text = <const utf8_t*>s + i
@@ -949,7 +952,7 @@ cdef int _clean_token(const unsigned char* s, Py_ssize_t start, Py_ssize_t end,
         cleaner.ascii = False  # a raw marker is not ASCII
     elif _ascii_del(s, start, end, cleaner):
         return LEFT
-    if hints_units(text, n) == 3:
+    if marker_state_units(text, n) == MARKERS_MAYBE_IN_CODE:
         return LEFT
     start_join(&cleaner.join, cleaner.result, 1, True)
     found = cut(text, n, NULL, 0, True, &cleaner.tokens, &cleaner.join)

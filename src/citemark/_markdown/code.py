@@ -39,13 +39,20 @@ if TYPE_CHECKING:
     from .._kernels import commonmark_py as _kernel
 else:
     _kernel = load("commonmark")
-_code_walls = _kernel.code_walls
+_find_code_ranges = _kernel.find_code_ranges
 # The same code spans as two arrays, the starts and the ends (see `commonmark_py.code_spans`).
 code_spans = _kernel.code_spans
 # (start, end) of every line's content, line breaks excluded (see `commonmark_py`).
 line_spans = _kernel.line_spans
 
-__all__ = ["CodeScanner", "block_cuts", "code_spans", "code_walls", "line_spans", "maybe_code"]
+__all__ = [
+    "CodeScanner",
+    "block_cuts",
+    "code_spans",
+    "find_code_ranges",
+    "line_spans",
+    "maybe_code",
+]
 __all__ += ["markers_may_be_in_code", "stream_scanner"]
 
 
@@ -54,15 +61,15 @@ class CodeScanner(_twin.CodeScanner):
     implementation's hot loops."""
 
     scan_runs = staticmethod(_kernel.runs)
-    scan_pair = staticmethod(_kernel.pair)
-    scan_plain = staticmethod(_kernel.plain)
+    pair_backticks = staticmethod(_kernel.pair_backticks)
+    scan_plain_lines = staticmethod(_kernel.scan_plain_lines)
 
 
-def code_walls(text: str) -> list[tuple[int, int]]:
+def find_code_ranges(text: str) -> list[tuple[int, int]]:
     """The code point ranges of Markdown code in `text`: sorted, disjoint.  The whole scan
-    runs in the kernel (its twin is `scanned_walls`: a Python step per line is most of the
+    runs in the kernel (its twin is `scanned_code_ranges`: a Python step per line is most of the
     cost of a short answer with lists and fences)."""
-    return _code_walls(text)
+    return _find_code_ranges(text)
 
 
 def stream_scanner(implementation: Implementation | None = None) -> _twin.StreamScanner:
@@ -75,13 +82,13 @@ def stream_scanner(implementation: Implementation | None = None) -> _twin.Stream
 def block_cuts(
     text: str, implementation: Implementation | None = None
 ) -> tuple[list[tuple[int, int]], list[int]]:
-    """`code_walls(text)`, and the starts of the non-blank lines before which the scanner is
+    """`find_code_ranges(text)`, and the starts of the non-blank lines before which the scanner is
     `neutral`: cut there, each part reads as it does in the whole text (a stream's cuts)."""
     scanner = stream_scanner(implementation)
     cuts: list[int] = []
     scanner.scan(text, 0, cuts)
     scanner.finish()
-    return scanner.take_walls(), cuts
+    return scanner.take_code_ranges(), cuts
 
 
 def maybe_code(text: str) -> bool:
@@ -97,7 +104,7 @@ _ZONE = " \t>-+*.)0123456789"
 
 
 def markers_may_be_in_code(text: str) -> bool:
-    """False when no marker character of `text` can lie in Markdown code, so `code_walls`
+    """False when no marker character of `text` can lie in Markdown code, so `find_code_ranges`
     can be skipped.  Sound, not exact: code holding a marker needs a fence opener before
     it, a backtick on each side of it, or a line indented by 4 columns (4 spaces or a tab
     among the blanks and container markers that start its line)."""

@@ -24,7 +24,7 @@ from .._markdown.code import line_spans
 from .diagnostic import Diagnostic, Severity
 
 __all__ = ["BLANKS", "cited_lines", "code_rows", "covered", "fence_cited", "filler_end"]
-__all__ += ["kept_bounds", "located_rows", "present", "punctuated"]
+__all__ += ["chars_in", "kept_bounds", "located_rows", "punctuated"]
 
 BLANKS = " \t"
 """What validate takes for blanks between a citation and what follows it."""
@@ -169,20 +169,20 @@ def located_rows(
 
 
 def covered(
-    starts: list[int], ends: list[int], wall_starts: array[int], wall_ends: array[int]
+    starts: list[int], ends: list[int], code_starts: array[int], code_ends: array[int]
 ) -> list[bool]:
     """For each range `starts[i]`..`ends[i]` (the starts ascending), whether it lies within
-    one of the walls `wall_starts[j]`..`wall_ends[j]` (sorted, disjoint; `code_spans`'s
+    one of the code ranges `code_starts[j]`..`code_ends[j]` (sorted, disjoint; `code_spans`'s
     arrays): within the last that starts at or before it."""
     if len(starts) != len(ends):
         raise ValueError("starts and ends must be as long as each other")
-    if len(wall_starts) != len(wall_ends):
-        raise ValueError("wall_starts and wall_ends must be as long as each other")
+    if len(code_starts) != len(code_ends):
+        raise ValueError("code_starts and code_ends must be as long as each other")
     if any(map(gt, starts, starts[1:])):
         raise ValueError("starts must be ascending")
-    # The end of that wall for each (-1: none), found in C (bisect mapped over the starts).
-    reach = [-1, *wall_ends]
-    limits = map(reach.__getitem__, map(bisect_right, repeat(wall_starts), starts))
+    # The end of that code range for each (-1: none), found in C (bisect mapped over the starts).
+    reach = [-1, *code_ends]
+    limits = map(reach.__getitem__, map(bisect_right, repeat(code_starts), starts))
     return list(map(le, ends, limits))
 
 
@@ -285,19 +285,19 @@ def kept_bounds(rows: list[Any], kept: list[bool]) -> list[tuple[int, int, int]]
 def code_rows(
     starts: list[int],
     ends: list[int],
-    wall_starts: array[int],
-    wall_ends: array[int],
+    code_starts: array[int],
+    code_ends: array[int],
     fenced: list[tuple[int, int, bool]],
     row: tuple[str, Severity, str],
     found: list[Diagnostic],
 ) -> list[bool]:
     """Which citations (`starts[i]`..`ends[i]`, the starts ascending) to check further: those
-    neither within code (`covered` by the walls) nor on a fence line (first..stop-1 of each
+    neither within code (`covered` by the code ranges) nor on a fence line (first..stop-1 of each
     of `fence_cited`'s rows, ascending).  For each citation within code (and not on a fence
     line), a `Diagnostic` is appended to `found`: `row` (code, severity, message), start,
     end."""
     in_code: list[bool | None] = []
-    in_code += covered(starts, ends, wall_starts, wall_ends)
+    in_code += covered(starts, ends, code_starts, code_ends)
     done = 0
     for first, stop, _ in fenced:
         if not done <= first < stop <= len(starts):
@@ -309,7 +309,7 @@ def code_rows(
     return list(map(is_, in_code, repeat(False)))
 
 
-def present(text: str, chars: str) -> str:
+def chars_in(text: str, chars: str) -> str:
     """The characters of `chars` that occur in `text`, each once, in the order of `chars`:
     validate's look for emphasis delimiters and backslashes."""
     return "".join(char for char in dict.fromkeys(chars) if char in text)

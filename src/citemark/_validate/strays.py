@@ -8,7 +8,7 @@ outside every marker, found in the gaps between the markers the grammar consumed
   grammar did not consume.
 - `stray_findings(...)`: `strays` over every gap, as `Diagnostic`s, with the spans the id
   checks skip.
-- `next_outside(text, needle, at, starts, ends, wall)`: the next needle outside those spans.
+- `next_outside(text, needle, at, starts, ends, skip)`: the next needle outside those spans.
 
 Each reads every character a bounded number of times: linear in the text.
 """
@@ -76,7 +76,7 @@ def strays(
                 foreign.append(_unterminated(head, text, opened, opened_from, found))
             if end - at > 1:
                 # Each START but the last is followed by a START: left open, with no
-                # word glued to it.  Touching spans merge into one wall.
+                # word glued to it.  Touching spans merge into one skipped span.
                 foreign.append((at, end - 1))
             opened = end - 1
             opened_from = at
@@ -119,24 +119,24 @@ def _unterminated(
 
 
 def next_outside(
-    text: str, needle: str, at: int, starts: array[int], ends: array[int], wall: int
+    text: str, needle: str, at: int, starts: array[int], ends: array[int], skip: int
 ) -> tuple[int, int]:
-    """The next `needle` in text at or after `at` that starts outside every wall (walls
-    `starts[i]`..`ends[i]`, sorted, disjoint; those before `wall` end at or before `at`),
-    and the first wall that does not end at or before it: `(-1, len(starts))` when there
-    is none.  A needle inside a wall is skipped with the rest of the wall."""
+    """The next `needle` in text at or after `at` that starts outside every skipped span (skipped
+    spans `starts[i]`..`ends[i]`, sorted, disjoint; those before `skip` end at or before `at`), and
+    the first skipped span that does not end at or before it: `(-1, len(starts))` when there
+    is none.  A needle inside a skipped span is skipped with the rest of the skipped span."""
     if not needle:
         raise ValueError("needle must not be empty")
     if len(starts) != len(ends):
         raise ValueError("starts and ends must be as long as each other")
     at = text.find(needle, at)
     while at >= 0:
-        while wall < len(ends) and ends[wall] <= at:
-            wall += 1
-        if wall < len(starts) and starts[wall] <= at:
-            at = text.find(needle, ends[wall])
+        while skip < len(ends) and ends[skip] <= at:
+            skip += 1
+        if skip < len(starts) and starts[skip] <= at:
+            at = text.find(needle, ends[skip])
             continue
-        return at, wall
+        return at, skip
     return -1, len(starts)
 
 
@@ -156,7 +156,7 @@ def stray_findings(
     message, start, end) from `rows[k]` = (code, severity, message for
     one character, format of the message for a run of them, given its length), and
     appended to `found`.  Appends to
-    `starts`/`ends` the walls the id checks skip, in order: every consumed marker and every
+    `starts`/`ends` the skipped spans the id checks skip, in order: every consumed marker and every
     foreign span.  Returns the indexes in `found` of the refused markers (kind REFUSED),
     whose message the caller writes (it needs the grammar).  The rows come in order of
     place, each starting after the one before (validate sorts nothing when they are all it
@@ -175,11 +175,11 @@ def stray_findings(
             refused.append(len(found))
         message = one if kind == REFUSED or end - start == 1 else many.format(end - start)
         found.append(Diagnostic(code, severity, message, start, end))
-    # The walls in order, sorted in C (no Python step per marker): the foreign spans lie
+    # The skipped spans in order, sorted in C (no Python step per marker): the foreign spans lie
     # between the consumed markers, so sorting them all keeps that order.
-    walls = sorted([*map(itemgetter(0, 1), consumed), *foreign])
-    starts.extend(map(itemgetter(0), walls))
-    ends.extend(map(itemgetter(1), walls))
+    skipped = sorted([*map(itemgetter(0, 1), consumed), *foreign])
+    starts.extend(map(itemgetter(0), skipped))
+    ends.extend(map(itemgetter(1), skipped))
     return refused
 
 
