@@ -1,17 +1,18 @@
 """Fuzz targets: the compiled entry points no other target calls directly, each against its
 pure twin, with valid and hostile arguments.
 
-- clean: `clean_c`'s hints, has_markers, check_walls, scan, join (tokens from scan, or cut
-  and shifted at random), clean and clean_texts.
-- commonmark: `commonmark_c`'s code_walls, code_spans, line_spans, runs and plain (with any
-  first/end/start/base), pair (on found runs or random ones), and StreamScanner fed a text in
-  random pieces (its walls, cuts and state after each).
+- clean: `clean_c`'s marker_state, has_markers, check_code_ranges, scan, join (tokens from
+  scan, or cut and shifted at random), clean and clean_texts.
+- commonmark: `commonmark_c`'s find_code_ranges, code_spans, line_spans, runs and
+  scan_plain_lines (with any first/end/start/base), pair_backticks (on found runs or random
+  ones), and StreamScanner fed a text in random pieces (its code ranges, cuts and state after
+  each).
 - jsonl: `jsonl_c`'s may_hold_start (any span), raw_ok, text_lines, map_lines, citation_lines
   and strip_lines and extract_lines without raw families (and, only run, with wrong ones).
 
 "Agree" is strict: equal values of the same types, or exceptions of the same type.  Under ASan
 + UBSan (fuzz/README.md) these are the runs that check the kernels' bounds on hostile
-positions, walls and tokens.
+positions, code ranges and tokens.
 
     python fuzz/fuzz_kernels.py --examples 300                       # every target
     python fuzz/fuzz_kernels.py --target commonmark --examples 5000
@@ -93,8 +94,8 @@ def place(data: st.DataObject, text: str, hostile: bool) -> int:
 
 
 @st.composite
-def walls(draw: st.DrawFn, text: str, hostile: bool | None = None) -> list[tuple[int, int]]:
-    """Sorted disjoint walls within text or (hostile; by default now and then) any pairs."""
+def code_ranges(draw: st.DrawFn, text: str, hostile: bool | None = None) -> list[tuple[int, int]]:
+    """Sorted disjoint code ranges within text or (hostile; by default now and then) any pairs."""
     if hostile or (hostile is None and draw(st.integers(0, 4)) == 0):
         return draw(st.lists(st.tuples(places, places), max_size=4))
     cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=6)))
@@ -109,13 +110,15 @@ def clean_target() -> Callable[..., None]:
 
     @given(data=st.data(), text=texts)
     def clean(data: st.DataObject, text: str) -> None:
-        agree("hints", lambda: compiled.hints(text), lambda: pure.hints(text))
+        agree(
+            "marker_state", partial(compiled.marker_state, text), partial(pure.marker_state, text)
+        )
         agree("has_markers", lambda: compiled.has_markers(text), lambda: pure.has_markers(text))
-        fence = data.draw(walls(text))
+        fence = data.draw(code_ranges(text))
         status, checked = agree(
-            "check_walls",
-            lambda: compiled.check_walls(text, fence),
-            lambda: pure.check_walls(text, fence),
+            "check_code_ranges",
+            lambda: compiled.check_code_ranges(text, fence),
+            lambda: pure.check_code_ranges(text, fence),
         )
         if status != "ok":
             return
@@ -150,11 +153,11 @@ def clean_target() -> Callable[..., None]:
             lambda: pure.clean(text, checked, entity, plain_names),
         )
         many = [text, *data.draw(st.lists(texts, max_size=3))]
-        walls_of = data.draw(st.sampled_from([None, lambda t: [], lambda t: [(0, len(t))]]))
+        ranges_of = data.draw(st.sampled_from([None, lambda t: [], lambda t: [(0, len(t))]]))
         agree(
             "clean_texts",
-            lambda: compiled.clean_texts(many, walls_of, entity, plain_names),
-            lambda: pure.clean_texts(many, walls_of, entity, plain_names),
+            lambda: compiled.clean_texts(many, ranges_of, entity, plain_names),
+            lambda: pure.clean_texts(many, ranges_of, entity, plain_names),
         )
 
     return clean
@@ -168,11 +171,11 @@ def commonmark_target() -> Callable[..., None]:
 
     @given(data=st.data(), text=texts)
     def commonmark(data: st.DataObject, text: str) -> None:
-        for name in ("code_walls", "code_spans", "line_spans"):
+        for name in ("find_code_ranges", "code_spans", "line_spans"):
             ours, theirs = getattr(compiled, name), getattr(pure, name)
             agree(name, partial(ours, text), partial(theirs, text))
         # In the contract: first <= end within text, base >= 0, runs as runs() gives them,
-        # plain from a line's start with no paragraph open.  Hostile: anything, only run.
+        # scan_plain_lines from a line's start with no paragraph open.  Hostile: anything, only run.
         hostile = data.draw(st.integers(0, 3)) == 0
         first = place(data, text, hostile)
         end = place(data, text, hostile) if hostile else data.draw(st.integers(first, len(text)))
@@ -187,12 +190,12 @@ def commonmark_target() -> Callable[..., None]:
         if status != "ok" or (hostile and data.draw(st.booleans())):
             flat = data.draw(st.lists(places.filter(lambda n: -(2**63) <= n < 2**63), max_size=12))
             found = (typecode, flat)
-        fence = data.draw(walls(text, hostile))
+        fence = data.draw(code_ranges(text, hostile))
         outs = []
         for kernel in (compiled, pure):
-            runs_of, walls_of = array(typecode, found[1]), list(fence)
-            outs.append((outcome(partial(kernel.pair, runs_of, walls_of)), walls_of))
-        assert hostile or outs[0] == outs[1], ("pair", outs)
+            runs_of, ranges_of = array(typecode, found[1]), list(fence)
+            outs.append((outcome(partial(kernel.pair_backticks, runs_of, ranges_of)), ranges_of))
+        assert hostile or outs[0] == outs[1], ("pair_backticks", outs)
         lines = [0, *(i + 1 for i, char in enumerate(text) if char == "\n")]
         start = place(data, text, hostile) if hostile else data.draw(st.sampled_from(lines))
         in_paragraph = hostile and data.draw(st.booleans())
@@ -200,11 +203,11 @@ def commonmark_target() -> Callable[..., None]:
         planned = []
         for kernel in (compiled, pure):
             pending = array(typecode, found[1] if hostile else [])
-            walls_of = list(fence)
-            call = partial(kernel.plain, text, start, base, pending, walls_of)
+            ranges_of = list(fence)
+            call = partial(kernel.scan_plain_lines, text, start, base, pending, ranges_of)
             got = outcome(partial(call, in_paragraph, ticked))
-            planned.append((got, pending.tolist(), walls_of))
-        assert hostile or planned[0] == planned[1], ("plain", planned)
+            planned.append((got, pending.tolist(), ranges_of))
+        assert hostile or planned[0] == planned[1], ("scan_plain_lines", planned)
         # the stream: pieces of text, each scanned with or without cuts, the state after each
         points = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=5)))
         scanners = (compiled.StreamScanner(), pure.StreamScanner())
@@ -217,10 +220,10 @@ def commonmark_target() -> Callable[..., None]:
                 got = outcome(partial(scanner.scan, piece, offset, cuts))
                 settled = outcome(scanner.settle) if settle else None
                 after = (scanner.in_paragraph, scanner.ticked_from, scanner.neutral)
-                states.append((got, cuts, settled, after, scanner.take_walls()))
+                states.append((got, cuts, settled, after, scanner.take_code_ranges()))
             assert states[0] == states[1], ("StreamScanner.scan", piece, states)
             offset += len(piece)
-        finished = [(outcome(s.finish), s.take_walls(), s.neutral) for s in scanners]
+        finished = [(outcome(s.finish), s.take_code_ranges(), s.neutral) for s in scanners]
         assert finished[0] == finished[1], ("StreamScanner.finish", finished)
 
     return commonmark
