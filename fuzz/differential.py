@@ -657,6 +657,14 @@ def _check(case: Case, kernel: ModuleType, twin: ModuleType) -> None:
             text,
             units,
         )
+        compare(
+            f"spans_records(text, grammar, Record, {units})",
+            case,
+            lambda t, u: kernel.spans_records(t, k_grammar, Record, u),
+            lambda t, u: twin.spans_records(t, t_grammar, Record, u),
+            text,
+            units,
+        )
     check_consistent("twin", twin, t_grammar, case)
     if kernel is not twin:
         check_consistent("kernel", kernel, k_grammar, case)

@@ -10,7 +10,8 @@ by the str kernel), and so must the pure twin.
 `escaped`: for logs spelled as json.dumps writes them by default (ASCII), in UTF-8, or with
 escapes at random (in markers too), the compiled `strip_lines` and `extract_lines` (which decode
 such tokens in the pass) must give the old path's bytes, line by line
-(tests/cli/test_jsonl_escaped.py spells it out), and so must the pure twin.
+(tests/cli/test_jsonl_escaped.py spells it out), and so must the pure twin; half the time with
+no raw families, so that every text goes through `many`.
 
 Under ASan (fuzz/README.md) these are the runs that check the passes' bounds on UTF-8.
 
@@ -79,9 +80,13 @@ def escaped_target() -> object:
         data=st.one_of(escaped.logs(), long_logs(escaped.texts)),
         families=st.sampled_from(escaped.FAMILIES),
         skip_bad=st.booleans(),
+        scan_raw=st.booleans(),
     )
-    def jsonl_escaped(data: bytes, families: tuple[str, ...], skip_bad: bool) -> None:
-        raw = escaped.encoded(families)
+    def jsonl_escaped(
+        data: bytes, families: tuple[str, ...], skip_bad: bool, scan_raw: bool
+    ) -> None:
+        # None: no token is scanned raw, each text goes to `many` (the path with holes)
+        raw = escaped.encoded(families) if scan_raw else None
         strip = partial(strip_many, families=families)
         want = escaped.expected_strip(data, families, skip_bad)
         for kernel in (compiled, pure):

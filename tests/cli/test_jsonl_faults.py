@@ -116,3 +116,15 @@ def test_passes_with_nothing_to_write(data: bytes, kernel: ModuleType) -> None:
         assert isinstance(found[0], bytes)
         assert kernel.clean_lines(data, PATH, clean_many, skip_bad)[0] in (b"", data)
         assert isinstance(kernel.strip_lines(data, PATH, clean_many, skip_bad, None)[0], bytes)
+
+
+@pytest.mark.parametrize("families", [None, (b"cite",)])
+def test_first_line_handed_to_many(families: tuple[bytes, ...] | None, kernel: ModuleType) -> None:
+    """A first line whose text goes to `many` (no raw families) is written into an empty
+    output buffer: the zero-length copy before it is the memcpy(NULL, NULL, 0) that UBSan
+    reports when `_put` copies an empty piece (the sanitized build runs this test too)."""
+    text = f"a {S}cite{D}turn0search0{E}"
+    for ensure_ascii in (True, False):
+        data = json.dumps({"text": text}, ensure_ascii=ensure_ascii).encode() + b"\n"
+        found = kernel.extract_lines(data, PATH, extract_many, True, "f", 0, families)
+        assert found == (kernel.citation_lines("f", [0], extract_many([text])), 1, 0, [])
