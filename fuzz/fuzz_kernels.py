@@ -33,7 +33,9 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # strategies.py
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "display"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "cli"))
 
 from fuzz_targets import drive
 
