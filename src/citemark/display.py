@@ -777,8 +777,8 @@ _FRONT_OFF, _LINE_START, _FRONT_ON = 0, 1, 2
 # a piece on one of these.
 # (Any other private-use character is one too: `_plain_end` looks for those.)
 _NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + "\n\r"
-# A delta holding none of these is prose the front releases without a closer look.
-_FRONT_STOPS = re.compile(f"[{PRIVATE_RANGE}`\\[]")
+# A tail holding none of these lets the kernel's front take the next delta.
+_FRONT_STOPS = re.compile(f"[{PRIVATE_RANGE}`\\[\r\n]")
 # What may continue a bare DELIM's ids (`turn0search1`, `L8-L13`).
 _ID_CHARS = re.compile("[0-9A-Za-z_-]*")
 # Blanks and container marks that may start a line before its kind is known.
@@ -847,26 +847,33 @@ class CleanStream:
         # The last snapshot (feed_snapshot), None while no snapshot was fed; "" after a
         # feed(), which then rules out snapshots.
         self._snapshot: str | None = None
-        self.work = 0
         # The front (see _front): what it knows of the line being written.  _front_state is
         # _LINE_START (its first characters may still make it code), _FRONT_ON, or _FRONT_OFF
-        # (the rest of the line waits for its end).  _tail is the line's text not released,
-        # _context the last character released of it, _skip and _front_raw how many clean and
-        # raw characters of the next piece the front released already.
+        # (the rest of the line waits for its end).  The kernel's StreamFront answers the
+        # common delta in one call (its own method is this stream's `feed`: a Python call per
+        # delta would cost more than the work) and holds what the front shares with it: the
+        # line's text not released (`tail`, then `_tail_parts`), the last character released
+        # (`context`), how many clean and raw characters of the next piece it released
+        # (`skip`, `raw`), and `work`.  It holds the stream (a cycle the collector ends) so
+        # that `CleanStream().feed` alone keeps working.
         self._front_state = _FRONT_OFF if lenient else _LINE_START
-        self._tail = ""
+        self._f = self._kernel.StreamFront(self, self._pending)
+        self.feed = self._f.feed  # type: ignore[method-assign]
         self._tail_parts: list[str] = []
-        self._tail_length = 0
+        self._parts_length = 0
         self._looked = 0
-        self._context = ""
-        self._skip = 0
-        self._front_raw = 0
         self._maybe_fence = False  # a fence may be open: the front waits for a paragraph
 
     @property
     def held(self) -> str:
         """The raw text not released yet."""
-        return ("".join(self._lines) + "".join(self._pending))[self._front_raw :]
+        return ("".join(self._lines) + "".join(self._pending))[self._f.raw :]
+
+    @property
+    def work(self) -> int:
+        """The characters looked at so far (for the linearity tests)."""
+        work: int = self._f.work
+        return work
 
     @property
     def released(self) -> int:
@@ -875,12 +882,23 @@ class CleanStream:
 
     def feed(self, chunk: str) -> str:
         """Take the next piece of the answer; returns the clean text released so far."""
+        return self._f.feed(chunk)  # type: ignore[no-any-return]
+
+    def _slow(self, chunk: str) -> str:
+        """`feed` where the kernel's front leaves the delta to the stream."""
         if not isinstance(chunk, str):
             raise TypeError(f"chunk must be str, not {type(chunk).__name__}")
         if self._snapshot:
             raise ValueError("feed() after feed_snapshot(): give every piece as snapshots")
         self._snapshot = ""
-        return self._feed(chunk)
+        out = self._feed(chunk)
+        front = self._f
+        front.on = (
+            self._front_state == _FRONT_ON
+            and not self._tail_parts
+            and _FRONT_STOPS.search(front.tail) is None
+        )
+        return out
 
     def feed_snapshot(self, text: str) -> str:
         """Take the whole answer so far, for producers that send cumulative snapshots
@@ -908,36 +926,21 @@ class CleanStream:
         if self._closed:
             raise ValueError("feed() after close()")
         chunk = str.__str__(chunk)
-        self.work += len(chunk)
+        front = self._f
+        front.work += len(chunk)
         self._pending.append(chunk)
         if "\n" not in chunk and "\r" not in chunk:
             if self._front_state == _FRONT_OFF:
                 return ""
-            if (
-                self._front_state == _FRONT_ON
-                and not self._tail_length
-                and _FRONT_STOPS.search(chunk) is None
-            ):
-                # The common delta: prose with nothing held before it, out up to its last
-                # character that no later marker can change.
-                kept = chunk.rstrip(_NOT_PLAIN)
-                if kept:
-                    self._context = kept[-1]
-                    self._skip += len(kept)
-                    self._front_raw += len(kept)
-                if len(kept) < len(chunk):
-                    self._tail = chunk[len(kept) :]
-                    self._tail_length = len(self._tail)
-                return kept
             self._tail_parts.append(chunk)
-            self._tail_length += len(chunk)
+            self._parts_length += len(chunk)
             return self._front()
         data = "".join(self._pending)
-        self.work += len(data)
+        front.work += len(data)
         # Complete lines end at the last line break, unless it is a "\r" a "\n" may follow.
         last = len(data) - 1 if data.endswith("\r") else len(data)
         complete = max(data.rfind("\n", 0, last), data.rfind("\r", 0, last)) + 1
-        self._pending = [data[complete:]] if complete < len(data) else []
+        self._pending[:] = [data[complete:]] if complete < len(data) else []
         self._scan(data[:complete], final=False)
         out = self._release(final=False)
         if not self._lenient:
@@ -951,9 +954,10 @@ class CleanStream:
         if self._closed:
             return ""
         self._closed = True
+        self._f.on = False
         data = "".join(self._pending)
-        self.work += len(data)
-        self._pending = []
+        self._f.work += len(data)
+        self._pending.clear()
         self._scan(data, final=True)
         return self._release(final=True)
 
@@ -982,7 +986,7 @@ class CleanStream:
             return ""
         held = "".join(self._lines)
         piece, rest = held[: cut - self._released], held[cut - self._released :]
-        self.work += len(held)
+        self._f.work += len(held)
         self._lines = [rest] if rest else []
         self._held_length = len(rest)
         base = self._released
@@ -991,7 +995,8 @@ class CleanStream:
         # paragraph still waiting for its backticks ends before any later one is found.
         found = scanner.take_code_ranges()
         code_ranges = [(a - base, b - base) for a, b in found] if self._skip_code else []
-        skip, self._skip, self._front_raw = self._skip, 0, 0
+        front = self._f
+        skip, front.skip, front.raw = front.skip, 0, 0
         if not self._mapped:
             return self._clean_piece(piece, code_ranges)[skip:]
         mapped = _clean_mapped(self._kernel, piece, code_ranges, self._lenient, self._widgets)
@@ -1012,9 +1017,10 @@ class CleanStream:
         scanner = self._scanner
         if scanner.in_paragraph or scanner.neutral:
             self._maybe_fence = False
-        self._tail, self._tail_parts, self._tail_length = "", [], 0
+        front = self._f
+        front.tail, front.context = "", ""
+        self._tail_parts, self._parts_length = [], 0
         self._looked = 0
-        self._context = ""
         if self._lines or self._maybe_fence or self._closed:
             self._front_state = _FRONT_OFF
             return ""
@@ -1022,14 +1028,16 @@ class CleanStream:
         if not line:
             return ""
         self._tail_parts.append(line)
-        self._tail_length = len(line)
+        self._parts_length = len(line)
         return self._front()
 
     def _tail_text(self) -> str:
+        front = self._f
         if self._tail_parts:
-            self._tail = "".join([self._tail, *self._tail_parts])
-            self._tail_parts = []
-        return self._tail
+            front.tail = "".join([front.tail, *self._tail_parts])
+            self._tail_parts, self._parts_length = [], 0
+        tail: str = front.tail
+        return tail
 
     def _front(self) -> str:
         """Release what is decided of the line being written: text that no later character
@@ -1041,11 +1049,12 @@ class CleanStream:
         ids by a character that cannot continue them).  The piece is cleaned after the last
         character released, which gives the kernel the context it has in the whole line.
         A tail longer than _SHORT_HOLD is looked at again only once it has doubled (linear)."""
-        length = self._tail_length
+        front = self._f
+        length = len(front.tail) + self._parts_length
         if _SHORT_HOLD < length < 2 * self._looked:
             return ""
         tail = self._tail_text()
-        self.work += length
+        front.work += length
         self._looked = length
         if self._front_state == _LINE_START:
             # The line's first characters: blanks and container marks say nothing yet.
@@ -1084,13 +1093,13 @@ class CleanStream:
         if cut == 0:
             return ""
         piece = tail[:cut]
-        self._tail = tail[cut:]
-        self._tail_length = self._looked = len(self._tail)
-        context = self._context
+        front.tail = tail[cut:]
+        self._looked = len(tail) - cut
+        context = front.context
         shown = self._clean_piece(context + piece, [])[len(context) :]
-        self._context = piece[-1]
-        self._skip += len(shown)
-        self._front_raw += cut
+        front.context = piece[-1]
+        front.skip += len(shown)
+        front.raw += cut
         return shown
 
     def _clean_piece(self, piece: str, code_ranges: list[tuple[int, int]]) -> str:

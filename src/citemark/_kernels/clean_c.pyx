@@ -338,3 +338,79 @@ cdef object clean_with_entities(str text, list code_ranges, entity, bint plain_n
         return join_tokens(text, &tokens, replacements, None)
     finally:
         free_tokens(&tokens)
+
+
+# --- the stream's common delta (clean_py.StreamFront) --------------------------------------
+
+cdef CharSet NOT_PLAIN_SET
+fill(
+    &NOT_PLAIN_SET,
+    clean_rules.BLANKS + clean_rules.OPENERS + clean_rules.CLOSERS + clean_rules.SEPARATORS
+    + clean_rules.LINE_BREAKS,
+)
+
+
+cdef inline bint front_stop(Py_UCS4 unit) noexcept nogil:
+    # A line break, a backtick, a `[` or a private-use character: the stream's own path.
+    cdef unsigned int code = unit
+    return (
+        code == 10 or code == 13 or code == 96 or code == 91
+        or code - <unsigned int>FIRST_PRIVATE <= <unsigned int>PRIVATE_SPAN
+    )
+
+
+cdef class StreamFront:
+    """The common delta of a `CleanStream` in one C call (see clean_py.StreamFront)."""
+
+    cdef public object owner
+    cdef public list pending
+    cdef public bint on
+    cdef public str tail
+    cdef public str context
+    cdef public Py_ssize_t work, skip, raw
+
+    def __init__(self, owner, list pending not None):
+        if not callable(getattr(owner, "_slow", None)):
+            raise TypeError(f"owner must have a _slow method, not {type(owner).__name__}")
+        self.owner = owner
+        self.pending = pending
+        self.on = False
+        self.tail = ""
+        self.context = ""
+        self.work = self.skip = self.raw = 0
+
+    def feed(self, chunk):
+        cdef Py_ssize_t n, index, kept
+        cdef int kind
+        cdef const void* data
+        cdef Py_UCS4 unit
+        cdef str out
+        if not self.on or type(chunk) is not str or self.tail is None:
+            return self.slow(chunk)
+        n = len(<str>chunk)
+        kind = PyUnicode_KIND(chunk)
+        data = PyUnicode_DATA(chunk)
+        # Every read is at an index below n, the chunk's length: inside the string.
+        kept = 0
+        for index in range(n):
+            unit = read_unit(kind, data, index)
+            if front_stop(unit):
+                return self.slow(chunk)
+            if not in_set(&NOT_PLAIN_SET, unit):
+                kept = index + 1
+        self.pending.append(chunk)
+        self.work += n
+        if not kept:
+            self.tail = self.tail + chunk
+            return ""
+        out = chunk if kept == n else chunk[:kept]
+        if self.tail:
+            out = self.tail + out
+        self.tail = chunk[kept:]
+        self.context = chunk[kept - 1]
+        self.skip += len(out)
+        self.raw += len(out)
+        return out
+
+    cdef object slow(self, chunk):
+        return self.owner._slow(chunk)
