@@ -852,15 +852,14 @@ class CleanStream:
         # (the rest of the line waits for its end).  The kernel's StreamFront answers the
         # common delta in one call (its own method is this stream's `feed`: a Python call per
         # delta would cost more than the work) and holds what the front shares with it: the
-        # line's text not released (`tail`, then `_tail_parts`), the last character released
+        # line's text not released (`tail`, then the chunks in `parts`, `parts_length` long:
+        # joined only where they are looked at), the last character released
         # (`context`), how many clean and raw characters of the next piece it released
         # (`skip`, `raw`), and `work`.  It holds the stream (a cycle the collector ends) so
         # that `CleanStream().feed` alone keeps working.
         self._front_state = _FRONT_OFF if lenient else _LINE_START
         self._f = self._kernel.StreamFront(self, self._pending)
         self.feed = self._f.feed  # type: ignore[method-assign]
-        self._tail_parts: list[str] = []
-        self._parts_length = 0
         self._looked = 0
         self._maybe_fence = False  # a fence may be open: the front waits for a paragraph
 
@@ -893,11 +892,16 @@ class CleanStream:
         self._snapshot = ""
         out = self._feed(chunk)
         front = self._f
-        front.on = (
-            self._front_state == _FRONT_ON
-            and not self._tail_parts
-            and _FRONT_STOPS.search(front.tail) is None
-        )
+        front.on = front.waiting = False
+        if self._front_state == _FRONT_ON and not front.parts:
+            # The kernel's front takes the next delta: prose after a tail of blanks, brackets
+            # and separators, or, while a START waits for its STOP, what cannot decide it.
+            tail = front.tail
+            start = tail.rfind(START)
+            if start >= 0 and tail.find(STOP, start) < 0:
+                front.waiting = True
+            else:
+                front.on = _FRONT_STOPS.search(tail) is None
         return out
 
     def feed_snapshot(self, text: str) -> str:
@@ -932,8 +936,8 @@ class CleanStream:
         if "\n" not in chunk and "\r" not in chunk:
             if self._front_state == _FRONT_OFF:
                 return ""
-            self._tail_parts.append(chunk)
-            self._parts_length += len(chunk)
+            front.parts.append(chunk)
+            front.parts_length += len(chunk)
             return self._front()
         data = "".join(self._pending)
         front.work += len(data)
@@ -954,7 +958,7 @@ class CleanStream:
         if self._closed:
             return ""
         self._closed = True
-        self._f.on = False
+        self._f.on = self._f.waiting = False
         data = "".join(self._pending)
         self._f.work += len(data)
         self._pending.clear()
@@ -1019,7 +1023,8 @@ class CleanStream:
             self._maybe_fence = False
         front = self._f
         front.tail, front.context = "", ""
-        self._tail_parts, self._parts_length = [], 0
+        front.parts.clear()
+        front.parts_length = 0
         self._looked = 0
         if self._lines or self._maybe_fence or self._closed:
             self._front_state = _FRONT_OFF
@@ -1027,15 +1032,16 @@ class CleanStream:
         self._front_state = _LINE_START
         if not line:
             return ""
-        self._tail_parts.append(line)
-        self._parts_length = len(line)
+        front.parts.append(line)
+        front.parts_length = len(line)
         return self._front()
 
     def _tail_text(self) -> str:
         front = self._f
-        if self._tail_parts:
-            front.tail = "".join([front.tail, *self._tail_parts])
-            self._tail_parts, self._parts_length = [], 0
+        if front.parts:
+            front.tail = "".join([front.tail, *front.parts])
+            front.parts.clear()
+            front.parts_length = 0
         tail: str = front.tail
         return tail
 
@@ -1050,7 +1056,7 @@ class CleanStream:
         character released, which gives the kernel the context it has in the whole line.
         A tail longer than _SHORT_HOLD is looked at again only once it has doubled (linear)."""
         front = self._f
-        length = len(front.tail) + self._parts_length
+        length = len(front.tail) + front.parts_length
         if _SHORT_HOLD < length < 2 * self._looked:
             return ""
         tail = self._tail_text()

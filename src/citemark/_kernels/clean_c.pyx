@@ -359,12 +359,19 @@ cdef inline bint front_stop(Py_UCS4 unit) noexcept nogil:
     )
 
 
+cdef inline bint decides(Py_UCS4 unit) noexcept nogil:
+    # What may decide a START that waits for its STOP: a START, a STOP, a line break.
+    cdef unsigned int code = unit
+    return unit == START or unit == STOP or code == 10 or code == 13
+
+
 cdef class StreamFront:
     """The common delta of a `CleanStream` in one C call (see clean_py.StreamFront)."""
 
     cdef public object owner
-    cdef public list pending
-    cdef public bint on
+    cdef public list pending, parts
+    cdef public bint on, waiting
+    cdef public Py_ssize_t parts_length
     cdef public str tail
     cdef public str context
     cdef public Py_ssize_t work, skip, raw
@@ -374,32 +381,55 @@ cdef class StreamFront:
             raise TypeError(f"owner must have a _slow method, not {type(owner).__name__}")
         self.owner = owner
         self.pending = pending
-        self.on = False
+        self.on = self.waiting = False
+        self.parts = []
+        self.parts_length = 0
         self.tail = ""
         self.context = ""
         self.work = self.skip = self.raw = 0
 
     def feed(self, chunk):
-        cdef Py_ssize_t n, index, kept
+        cdef Py_ssize_t n, index, after, kept
         cdef int kind
         cdef const void* data
         cdef Py_UCS4 unit
         cdef str out
-        if not self.on or type(chunk) is not str or self.tail is None:
+        cdef bint started = False
+        if type(chunk) is not str or self.tail is None or self.parts is None:
             return self.slow(chunk)
         n = len(<str>chunk)
         kind = PyUnicode_KIND(chunk)
         data = PyUnicode_DATA(chunk)
-        # Every read is at an index below n, the chunk's length: inside the string.
+        # Every read below is at an index below n, the chunk's length: inside the string.
+        if self.waiting:
+            for index in range(n):
+                if decides(read_unit(kind, data, index)):
+                    return self.slow(chunk)
+            self.pending.append(chunk)
+            self.parts.append(chunk)
+            self.parts_length += n
+            self.work += n
+            return ""
+        if not self.on:
+            return self.slow(chunk)
         kept = 0
         for index in range(n):
             unit = read_unit(kind, data, index)
             if front_stop(unit):
-                return self.slow(chunk)
+                if unit != START:
+                    return self.slow(chunk)
+                for after in range(index + 1, n):
+                    if decides(read_unit(kind, data, after)):
+                        return self.slow(chunk)
+                started = True
+                break
             if not in_set(&NOT_PLAIN_SET, unit):
                 kept = index + 1
         self.pending.append(chunk)
         self.work += n
+        if started:
+            self.on = False
+            self.waiting = True
         if not kept:
             self.tail = self.tail + chunk
             return ""

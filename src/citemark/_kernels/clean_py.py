@@ -534,18 +534,23 @@ def clean_texts(
 # What the front never releases on its own: a line break, a backtick (inline code), a `[` (a
 # link text a marker may unwrap) and every private-use character (a marker's).
 _FRONT_STOP = re.compile(f"[\n\r`\\[{PRIVATE_RANGE}]")
+# What may decide a START that waits for its STOP.
+_DECIDES = re.compile(f"[{START}{STOP}\n\r]")
 # What a later marker may take away (blanks, brackets, separators): a delta's end of these waits.
 NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + LINE_BREAKS
 
 
 class StreamFront:
-    """The common delta of a `CleanStream` in one call: while `on` (the stream's line cannot
+    """The common delta of a `CleanStream` in one call.  While `on` (the stream's line cannot
     be code and holds nothing undecided but blanks, brackets or separators in `tail`), a
     delta with none of `_FRONT_STOP` goes out up to its last character not in NOT_PLAIN, the
-    held tail before it; anything else goes to `owner._slow(chunk)`, the stream's own
-    path.  `pending` is the stream's list of the current line's chunks; `work`, `skip` and
-    `raw` count the characters looked at and the clean and raw characters released of the
-    stream's next piece; `context` is the last character released."""
+    held tail before it; a START in it (and no START, STOP or line break after) goes out up
+    to there too, and the front then `waiting`.  While `waiting` (a START in the tail waits
+    for its STOP), a delta with no START, STOP or line break is only kept, in `parts`.
+    Anything else goes to `owner._slow(chunk)`, the stream's own path.  `pending` is the
+    stream's list of the current line's chunks; `work`, `skip` and `raw` count the
+    characters looked at and the clean and raw characters released of the stream's next
+    piece; `context` is the last character released."""
 
     def __init__(self, owner: Any, pending: list[str]) -> None:
         if not callable(getattr(owner, "_slow", None)):
@@ -555,6 +560,9 @@ class StreamFront:
         self.owner = owner
         self.pending = pending
         self.on = False
+        self.waiting = False
+        self.parts: list[str] = []
+        self.parts_length = 0
         self.tail = ""
         self.context = ""
         self.work = 0
@@ -562,11 +570,29 @@ class StreamFront:
         self.raw = 0
 
     def feed(self, chunk: str) -> str:
-        if not self.on or type(chunk) is not str or _FRONT_STOP.search(chunk) is not None:
+        if type(chunk) is not str:
             return self.owner._slow(chunk)  # type: ignore[no-any-return]
+        if self.waiting:
+            if _DECIDES.search(chunk) is not None:
+                return self.owner._slow(chunk)  # type: ignore[no-any-return]
+            self.pending.append(chunk)
+            self.parts.append(chunk)
+            self.parts_length += len(chunk)
+            self.work += len(chunk)
+            return ""
+        if not self.on:
+            return self.owner._slow(chunk)  # type: ignore[no-any-return]
+        stop = _FRONT_STOP.search(chunk)
+        end = len(chunk)
+        if stop is not None:
+            end = stop.start()
+            if chunk[end] != START or _DECIDES.search(chunk, end + 1) is not None:
+                return self.owner._slow(chunk)  # type: ignore[no-any-return]
+            self.on = False
+            self.waiting = True
         self.pending.append(chunk)
         self.work += len(chunk)
-        kept = len(chunk.rstrip(NOT_PLAIN))
+        kept = len(chunk[:end].rstrip(NOT_PLAIN))
         if not kept:
             self.tail += chunk
             return ""
