@@ -108,9 +108,15 @@ def test_mapped_marks_and_cuts(implementation: str, text: str, cuts: list[int]) 
     whole = clean_mapped(text)
     assert got == whole.text
     assert [mark.kind for mark in stream.marks] == [mark.kind for mark in whole.marks]
-    # Each mark sits where it sits in the whole text's clean form.
     for mark in stream.marks:
         assert 0 <= mark.start <= mark.end <= len(got)
+
+
+def test_a_mapped_stream_keeps_to_lines(implementation: str) -> None:
+    stream = CleanStream(mapped=True, implementation=implementation)  # type: ignore[arg-type]
+    assert stream.feed("prose") == ""  # its marks come with the text that holds them
+    assert stream.feed(" " + MARKER + "\n") == "prose\n"
+    assert [mark.family for mark in stream.marks] == ["cite"]
 
 
 @settings(max_examples=100)
@@ -180,3 +186,45 @@ def test_work_stays_linear(implementation: str) -> None:
         out = [stream.feed(char) for char in text]
         assert "".join(out) + stream.close() == clean(text)
         assert stream.work <= 6 * len(text) + 128 * 128  # a short tail is looked at each time
+
+
+class Owner:
+    """A stand-in stream: records what the front leaves to it."""
+
+    def __init__(self) -> None:
+        self.slow: list[object] = []
+
+    def _slow(self, chunk: object) -> str:
+        self.slow.append(chunk)
+        return "<slow>"
+
+
+def test_the_kernel_front_alone(implementation: str) -> None:
+    import pytest
+
+    from citemark._kernels.loader import load
+
+    kernel = load("clean", implementation)  # type: ignore[arg-type]
+    owner = Owner()
+    pending: list[str] = []
+    front = kernel.StreamFront(owner, pending)
+    assert front.feed("off") == "<slow>"  # born off: the stream's first delta is its own
+    front.on = True
+    assert front.feed("prose, ") == "prose"  # the separator and blank wait
+    assert front.tail == ", "
+    assert front.feed("more") == ", more"
+    assert front.feed("a `tick") == "<slow>"
+    assert front.feed("line\n") == "<slow>"
+    assert front.feed(b"x") == "<slow>"  # not a str: the stream raises
+    assert front.feed("then " + S + "cite" + D + "turn0") == "then"
+    assert (front.on, front.waiting, front.tail) == (False, True, " " + S + "cite" + D + "turn0")
+    assert front.feed("search1") == ""
+    assert front.parts == ["search1"] and front.parts_length == 7
+    assert front.feed(E + " x") == "<slow>"  # a STOP decides the START: the stream looks
+    assert pending == ["prose, ", "more", "then " + S + "cite" + D + "turn0", "search1"]
+    assert (front.skip, front.raw, front.context) == (15, 15, "n")
+    assert front.work == sum(map(len, pending))
+    with pytest.raises(TypeError):
+        kernel.StreamFront(object(), [])
+    with pytest.raises(TypeError):
+        kernel.StreamFront(owner, None)

@@ -85,7 +85,12 @@ class StreamParser:
         self._code_points = parser.offsets == "codepoints"
 
     def feed(self, chunk: str) -> StreamUpdate:
-        if type(chunk) is str and self._open_prose and not self._pieces and self._start not in chunk:
+        if (
+            type(chunk) is str
+            and self._open_prose
+            and not self._pieces
+            and self._start not in chunk
+        ):
             # The common chunk: no marker can start in it, so it all goes out as it is.  The
             # parser's settings are read once (in __init__) and the update is built without
             # the NamedTuple's Python-level constructor: per delta, those were most of the cost.
