@@ -219,7 +219,8 @@ def test_the_kernel_front_alone(implementation: str) -> None:
     assert front.feed("then " + S + "cite" + D + "turn0") == "then"
     assert (front.on, front.waiting, front.tail) == (False, True, " " + S + "cite" + D + "turn0")
     assert front.feed("search1") == ""
-    assert front.parts == ["search1"] and front.parts_length == 7
+    assert front.parts == ["search1"]
+    assert front.parts_length == 7
     assert front.feed(E + " x") == "<slow>"  # a STOP decides the START: the stream looks
     assert pending == ["prose, ", "more", "then " + S + "cite" + D + "turn0", "search1"]
     assert (front.skip, front.raw, front.context) == (15, 15, "n")
