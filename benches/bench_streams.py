@@ -11,8 +11,11 @@ And threads without the GIL: 2 threads running `clean`, `CleanStream` or
 least 0.85 of the pure-Python control measured in the same rounds (`bench_freethreaded`'s
 runner and control; meaningful on a free-threaded build such as 3.13t only).
 
+The release latency: how many characters a stream holds (given, not released) after each
+delta, on average and at worst (`--held`).
+
 Script mode (ratios from one run, medians):
-    python benches/bench_streams.py [--answers N] [--rounds N] [--threads-only]
+    python benches/bench_streams.py [--answers N] [--rounds N] [--threads-only] [--held]
 pytest-benchmark (groups "streams clean <delta>" and "streams parser <delta>"; the whole-text
 row of each group is its baseline):
     pytest benches/bench_streams.py -q
@@ -133,6 +136,31 @@ def ratios(count: int, rounds: int) -> list[tuple[str, int, float, float, float]
     return rows
 
 
+def held_figures(count: int) -> list[tuple[str, int, float, int]]:
+    """(stream, delta, mean held characters after a delta, most held): the release latency,
+    in characters the stream has been given but not released (its `held` text)."""
+    texts = answers(count)
+    rows = []
+    for name, make in (
+        ("CleanStream", CleanStream),
+        ("StreamParser", functools.partial(StreamParser, PARSER)),
+    ):
+        for size in DELTAS:
+            total = most = samples = 0
+            for chunks in deltas(size, count):
+                stream: Any = make()
+                for chunk in chunks:
+                    stream.feed(chunk)
+                    held = len(stream.held)
+                    total += held
+                    most = max(most, held)
+                    samples += 1
+                stream.close()
+            rows.append((name, size, total / samples, most))
+    assert len(texts) == count
+    return rows
+
+
 # ---------------------------------------------------------------- threads (3.13t)
 
 
@@ -187,7 +215,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--seconds", type=float, default=0.1, help="length of a 1-thread run in the threads table"
     )
+    parser.add_argument("--held", action="store_true", help="the held characters only")
     args = parser.parse_args(argv)
+    if args.held:
+        print(f"{'stream':<13} {'delta':>5} {'mean held':>9} {'most held':>9}")
+        for name, size, mean, most in held_figures(args.answers):
+            print(f"{name:<13} {size:>5} {mean:9.1f} {most:9d}")
+        return 0
     print(
         f"Python {sys.version.split()[0]}, GIL {'on' if gil_enabled() else 'off'}, "
         f"citemark {citemark.IMPLEMENTATION}; {args.answers} typical answers of ~4 KB; "

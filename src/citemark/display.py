@@ -63,12 +63,15 @@ from ._core.shapes import (
     BARE,
     BLANKS,
     BROKEN,
+    CLOSERS,
     CLOSING,
     DELIM,
     ENTITY,
     MARKER,
     MARKERS_MAYBE_IN_CODE,
+    OPENERS,
     PRIVATE_RANGE,
+    SEPARATORS,
     START,
     STOP,
     STRAY,
@@ -765,6 +768,33 @@ def _back_end(back: list[Cut], index: int) -> int:
 DEFAULT_MAX_HOLD = 1 << 16
 
 
+def _plain_end(text: str, end: int) -> int:
+    """The end of text[:end] without its trailing characters of _NOT_PLAIN and private use."""
+    while end:
+        end = len(text[:end].rstrip(_NOT_PLAIN))
+        if not end or not "\ue000" <= text[end - 1] <= "\uf8ff":
+            return end
+        end -= 1
+    return end
+
+
+# The front's states for the line being written (see CleanStream._front).
+_FRONT_OFF, _LINE_START, _FRONT_ON = 0, 1, 2
+# What a removal may take away before it (the spacing rule: blanks, a bracket or separator
+# it empties) or read after it, the marker characters and line breaks: the front never ends
+# a piece on one of these.
+# (Any other private-use character is one too: `_plain_end` looks for those.)
+_NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + "\n\r"
+# A tail holding none of these lets the kernel's front take the next delta.
+_FRONT_STOPS = re.compile(f"[{PRIVATE_RANGE}`\\[\r\n]")
+# What may continue a bare DELIM's ids (`turn0search1`, `L8-L13`).
+_ID_CHARS = re.compile("[0-9A-Za-z_-]*")
+# Blanks and container marks that may start a line before its kind is known.
+_ZONE = " \t>-+*.)0123456789"
+# A held tail up to this long (a marker or two) is looked at on every delta.
+_SHORT_HOLD = 128
+
+
 class CleanStream:
     """`clean` over an answer that arrives in chunks: the concatenated output of `feed` and
     `close` is exactly `clean(whole)` for every chunking.
@@ -786,6 +816,11 @@ class CleanStream:
     cut starts and ends count the text fed since the start, clean positions the text
     released since the start (code points).  A server places offsets computed on the raw
     text with `clean_position(stream.cuts, index)` once `index <= stream.released`.
+
+    Without `lenient` or `mapped`, the line being written goes out before its end too, as far
+    as it is decided (see `_front`): a prose delta with no marker character is one C call.
+    (A mapped stream gives each mark with the text that holds it, and a line's marks are
+    found at its end, so it keeps to whole lines.)
     """
 
     def __init__(
@@ -822,12 +857,33 @@ class CleanStream:
         # The last snapshot (feed_snapshot), None while no snapshot was fed; "" after a
         # feed(), which then rules out snapshots.
         self._snapshot: str | None = None
-        self.work = 0
+        # The front (see _front): what it knows of the line being written.  _front_state is
+        # _LINE_START (its first characters may still make it code), _FRONT_ON, or _FRONT_OFF
+        # (the rest of the line waits for its end).  The kernel's StreamFront answers the
+        # common delta in one call (its own method is this stream's `feed`: a Python call per
+        # delta would cost more than the work) and holds what the front shares with it: the
+        # line's text not released (`tail`, then the chunks in `parts`, `parts_length` long:
+        # joined only where they are looked at), the last character released
+        # (`context`), how many clean and raw characters of the next piece it released
+        # (`skip`, `raw`), and `work`.  It holds the stream (a cycle the collector ends) so
+        # that `CleanStream().feed` alone keeps working.
+        # A mapped stream keeps to whole lines: `openai` takes a release's marks with its text.
+        self._front_state = _FRONT_OFF if lenient or mapped else _LINE_START
+        self._f = self._kernel.StreamFront(self, self._pending)
+        self.feed = self._f.feed  # type: ignore[method-assign]
+        self._looked = 0
+        self._maybe_fence = False  # a fence may be open: the front waits for a paragraph
 
     @property
     def held(self) -> str:
         """The raw text not released yet."""
-        return "".join(self._lines) + "".join(self._pending)
+        return ("".join(self._lines) + "".join(self._pending))[self._f.raw :]
+
+    @property
+    def work(self) -> int:
+        """The characters looked at so far (for the linearity tests)."""
+        work: int = self._f.work
+        return work
 
     @property
     def released(self) -> int:
@@ -836,12 +892,28 @@ class CleanStream:
 
     def feed(self, chunk: str) -> str:
         """Take the next piece of the answer; returns the clean text released so far."""
+        return self._f.feed(chunk)  # type: ignore[no-any-return]
+
+    def _slow(self, chunk: str) -> str:
+        """`feed` where the kernel's front leaves the delta to the stream."""
         if not isinstance(chunk, str):
             raise TypeError(f"chunk must be str, not {type(chunk).__name__}")
         if self._snapshot:
             raise ValueError("feed() after feed_snapshot(): give every piece as snapshots")
         self._snapshot = ""
-        return self._feed(chunk)
+        out = self._feed(chunk)
+        front = self._f
+        front.on = front.waiting = False
+        if self._front_state == _FRONT_ON and not front.parts:
+            # The kernel's front takes the next delta: prose after a tail of blanks, brackets
+            # and separators, or, while a START waits for its STOP, what cannot decide it.
+            tail = front.tail
+            start = tail.rfind(START)
+            if start >= 0 and tail.find(STOP, start) < 0:
+                front.waiting = True
+            else:
+                front.on = _FRONT_STOPS.search(tail) is None
+        return out
 
     def feed_snapshot(self, text: str) -> str:
         """Take the whole answer so far, for producers that send cumulative snapshots
@@ -869,27 +941,38 @@ class CleanStream:
         if self._closed:
             raise ValueError("feed() after close()")
         chunk = str.__str__(chunk)
-        self.work += len(chunk)
+        front = self._f
+        front.work += len(chunk)
         self._pending.append(chunk)
         if "\n" not in chunk and "\r" not in chunk:
-            return ""
+            if self._front_state == _FRONT_OFF:
+                return ""
+            front.parts.append(chunk)
+            front.parts_length += len(chunk)
+            return self._front()
         data = "".join(self._pending)
-        self.work += len(data)
+        front.work += len(data)
         # Complete lines end at the last line break, unless it is a "\r" a "\n" may follow.
         last = len(data) - 1 if data.endswith("\r") else len(data)
         complete = max(data.rfind("\n", 0, last), data.rfind("\r", 0, last)) + 1
-        self._pending = [data[complete:]] if complete < len(data) else []
+        self._pending[:] = [data[complete:]] if complete < len(data) else []
         self._scan(data[:complete], final=False)
-        return self._release(final=False)
+        out = self._release(final=False)
+        if not self._lenient and not self._mapped:
+            if "`" in data or "~" in data:
+                self._maybe_fence = True  # cleared where the scanner rules a fence out
+            out += self._new_line(data[complete:])
+        return out
 
     def close(self) -> str:
         """Release everything held: the end of the stream decides it all."""
         if self._closed:
             return ""
         self._closed = True
+        self._f.on = self._f.waiting = False
         data = "".join(self._pending)
-        self.work += len(data)
-        self._pending = []
+        self._f.work += len(data)
+        self._pending.clear()
         self._scan(data, final=True)
         return self._release(final=True)
 
@@ -918,7 +1001,7 @@ class CleanStream:
             return ""
         held = "".join(self._lines)
         piece, rest = held[: cut - self._released], held[cut - self._released :]
-        self.work += len(held)
+        self._f.work += len(held)
         self._lines = [rest] if rest else []
         self._held_length = len(rest)
         base = self._released
@@ -927,8 +1010,10 @@ class CleanStream:
         # paragraph still waiting for its backticks ends before any later one is found.
         found = scanner.take_code_ranges()
         code_ranges = [(a - base, b - base) for a, b in found] if self._skip_code else []
+        front = self._f
+        skip, front.skip, front.raw = front.skip, 0, 0
         if not self._mapped:
-            return self._clean_piece(piece, code_ranges)
+            return self._clean_piece(piece, code_ranges)[skip:]
         mapped = _clean_mapped(self._kernel, piece, code_ranges, self._lenient, self._widgets)
         shift = self._clean_length
         self._clean_length += len(mapped.text)
@@ -936,7 +1021,103 @@ class CleanStream:
             mark._replace(start=mark.start + shift, end=mark.end + shift) for mark in mapped.marks
         ]
         self.cuts += [Cut(a + base, b + base, c + shift, d + shift) for a, b, c, d in mapped.cuts]
-        return mapped.text
+        return mapped.text[skip:]
+
+    # -- the front: the line being written, out before its end ----------------------------
+
+    def _new_line(self, line: str) -> str:
+        """A line starts (its text so far is `line`): the front takes it when nothing is
+        held before it and no fence may be open (a paragraph or a neutral scanner rules one
+        out; only a line starting with a backtick or a tilde may open one)."""
+        scanner = self._scanner
+        if scanner.in_paragraph or scanner.neutral:
+            self._maybe_fence = False
+        front = self._f
+        front.tail, front.context = "", ""
+        front.parts.clear()
+        front.parts_length = 0
+        self._looked = 0
+        if self._lines or self._maybe_fence or self._closed:
+            self._front_state = _FRONT_OFF
+            return ""
+        self._front_state = _LINE_START
+        if not line:
+            return ""
+        front.parts.append(line)
+        front.parts_length = len(line)
+        return self._front()
+
+    def _tail_text(self) -> str:
+        front = self._f
+        if front.parts:
+            front.tail = "".join([front.tail, *front.parts])
+            front.parts.clear()
+            front.parts_length = 0
+        tail: str = front.tail
+        return tail
+
+    def _front(self) -> str:
+        """Release what is decided of the line being written: text that no later character
+        of the stream can change.  In a line that cannot be code (not in a fence, not
+        indented, no backtick), only a marker changes text, and a marker reaches back only
+        over blanks, brackets and separators (the spacing rule) or to the `[` of a link it
+        is the destination of.  So the text goes out up to its last character that is none
+        of those, once every marker before that is decided (a START by its STOP, a DELIM's
+        ids by a character that cannot continue them).  The piece is cleaned after the last
+        character released, which gives the kernel the context it has in the whole line.
+        A tail longer than _SHORT_HOLD is looked at again only once it has doubled (linear)."""
+        front = self._f
+        length = len(front.tail) + front.parts_length
+        if _SHORT_HOLD < length < 2 * self._looked:
+            return ""
+        tail = self._tail_text()
+        front.work += length
+        self._looked = length
+        if self._front_state == _LINE_START:
+            # The line's first characters: blanks and container marks say nothing yet.
+            zone = len(tail) - len(tail.lstrip(_ZONE))
+            if zone == len(tail):
+                return ""
+            lead = tail[:zone]
+            if "\t" in lead or "    " in lead or tail[zone] in "`~":
+                self._front_state = _FRONT_OFF  # maybe code (indented, or a fence opener)
+                if tail[zone] in "`~":
+                    self._maybe_fence = True
+                return ""
+            self._front_state = _FRONT_ON
+        if "\r" in tail:
+            self._front_state = _FRONT_OFF
+            return ""
+        cut = len(tail)
+        for stop in "`[":
+            found = tail.find(stop)
+            if found >= 0:
+                # A backtick may open inline code; a `[` may be a link's text that a
+                # marker as its destination unwraps: the rest of the line waits.
+                cut = min(cut, found)
+                self._front_state = _FRONT_OFF
+        while True:
+            cut = _plain_end(tail, cut)
+            start = tail.rfind(START, 0, cut)
+            if start >= 0 and tail.find(STOP, start, cut) < 0:
+                cut = start  # a START its STOP may still close
+                continue
+            delim = tail.rfind(DELIM, 0, cut)
+            if delim >= 0 and _ID_CHARS.fullmatch(tail, delim + 1, cut) is not None:
+                cut = delim  # ids that may go on
+                continue
+            break
+        if cut == 0:
+            return ""
+        piece = tail[:cut]
+        front.tail = tail[cut:]
+        self._looked = len(tail) - cut
+        context = front.context
+        shown = self._clean_piece(context + piece, [])[len(context) :]
+        front.context = piece[-1]
+        front.skip += len(shown)
+        front.raw += cut
+        return shown
 
     def _clean_piece(self, piece: str, code_ranges: list[tuple[int, int]]) -> str:
         if self._lenient:

@@ -21,6 +21,7 @@ list(parser.finditer(whole)))`.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 from ._core.grammar import FAMILY_WORD_RE
@@ -38,6 +39,10 @@ class StreamUpdate(NamedTuple):
 
     text: str
     citations: list[CitationSpan]
+
+
+# A StreamUpdate from a (text, citations) pair in one C call (tuple.__new__).
+_update = partial(tuple.__new__, StreamUpdate)
 
 
 class StreamParser:
@@ -72,15 +77,33 @@ class StreamParser:
         self._raw_units = 0  # raw stream released so far, in the parser's unit
         self._clean_units = 0  # clean output emitted so far, in the parser's unit
         self._closed = False
+        # The fast path's view of the parser (its settings do not change: `replace` makes a
+        # new one): no Markdown to wait for, the START to look for, the unit of offsets.
+        self._open_prose = not parser.skip_code
+        self._start = parser.start
+        self._offsets = parser.offsets
+        self._code_points = parser.offsets == "codepoints"
 
     def feed(self, chunk: str) -> StreamUpdate:
+        if (
+            type(chunk) is str
+            and self._open_prose
+            and not self._pieces
+            and self._start not in chunk
+        ):
+            # The common chunk: no marker can start in it, so it all goes out as it is.  The
+            # parser's settings are read once (in __init__) and the update is built without
+            # the NamedTuple's Python-level constructor: per delta, those were most of the cost.
+            length = len(chunk) if self._code_points else units_length(chunk, self._offsets)
+            self._raw_units += length
+            self._clean_units += length
+            return _update((chunk, []))
         if not isinstance(chunk, str):
             raise TypeError(f"chunk must be str, not {type(chunk).__name__}")
         if self._closed:
             raise ValueError("feed() after close()")
         parser = self.parser
         if not self._pieces and not parser.skip_code and parser.start not in chunk:
-            # The common chunk: no marker can start in it, so it all goes out as it is.
             length = units_length(chunk, parser.offsets)
             self._raw_units += length
             self._clean_units += length
@@ -103,6 +126,7 @@ class StreamParser:
         if self._closed:
             return StreamUpdate("", [])
         self._closed = True
+        self._open_prose = False  # feed() then raises
         return self._release(self._take())
 
     @property

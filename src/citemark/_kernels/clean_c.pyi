@@ -1,4 +1,7 @@
 from collections.abc import Callable
+from typing import Any
+
+from typing_extensions import disjoint_base
 
 _Token = tuple[int, int, int, int, int, int, int]
 
@@ -21,3 +24,19 @@ def clean_texts(
     entity: Callable[[str], str] | None,
     plain_names: bool,
 ) -> list[str | None]: ...
+
+@disjoint_base
+class StreamFront:
+    owner: Any
+    pending: list[str]
+    parts: list[str]
+    on: bool
+    waiting: bool
+    parts_length: int
+    tail: str
+    context: str
+    work: int
+    skip: int
+    raw: int
+    def __init__(self, owner: Any, pending: list[str]) -> None: ...
+    def feed(self, chunk: str) -> str: ...

@@ -527,3 +527,78 @@ def clean_texts(
         else:
             results.append(clean(text, [], entity, plain_names))
     return results
+
+
+# --- the stream's common delta ---------------------------------------------------------------
+
+# What the front never releases on its own: a line break, a backtick (inline code), a `[` (a
+# link text a marker may unwrap) and every private-use character (a marker's).
+_FRONT_STOP = re.compile(f"[\n\r`\\[{PRIVATE_RANGE}]")
+# What may decide a START that waits for its STOP.
+_DECIDES = re.compile(f"[{START}{STOP}\n\r]")
+# What a later marker may take away (blanks, brackets, separators): a delta's end of these waits.
+NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + LINE_BREAKS
+
+
+class StreamFront:
+    """The common delta of a `CleanStream` in one call.  While `on` (the stream's line cannot
+    be code and holds nothing undecided but blanks, brackets or separators in `tail`), a
+    delta with none of `_FRONT_STOP` goes out up to its last character not in NOT_PLAIN, the
+    held tail before it; a START in it (and no START, STOP or line break after) goes out up
+    to there too, and the front then `waiting`.  While `waiting` (a START in the tail waits
+    for its STOP), a delta with no START, STOP or line break is only kept, in `parts`.
+    Anything else goes to `owner._slow(chunk)`, the stream's own path.  `pending` is the
+    stream's list of the current line's chunks; `work`, `skip` and `raw` count the
+    characters looked at and the clean and raw characters released of the stream's next
+    piece; `context` is the last character released."""
+
+    def __init__(self, owner: Any, pending: list[str]) -> None:
+        if not callable(getattr(owner, "_slow", None)):
+            raise TypeError(f"owner must have a _slow method, not {type(owner).__name__}")
+        if type(pending) is not list:
+            raise TypeError(f"pending must be a list, not {type(pending).__name__}")
+        self.owner = owner
+        self.pending = pending
+        self.on = False
+        self.waiting = False
+        self.parts: list[str] = []
+        self.parts_length = 0
+        self.tail = ""
+        self.context = ""
+        self.work = 0
+        self.skip = 0
+        self.raw = 0
+
+    def feed(self, chunk: str) -> str:
+        if type(chunk) is not str:
+            return self.owner._slow(chunk)  # type: ignore[no-any-return]
+        if self.waiting:
+            if _DECIDES.search(chunk) is not None:
+                return self.owner._slow(chunk)  # type: ignore[no-any-return]
+            self.pending.append(chunk)
+            self.parts.append(chunk)
+            self.parts_length += len(chunk)
+            self.work += len(chunk)
+            return ""
+        if not self.on:
+            return self.owner._slow(chunk)  # type: ignore[no-any-return]
+        stop = _FRONT_STOP.search(chunk)
+        end = len(chunk)
+        if stop is not None:
+            end = stop.start()
+            if chunk[end] != START or _DECIDES.search(chunk, end + 1) is not None:
+                return self.owner._slow(chunk)  # type: ignore[no-any-return]
+            self.on = False
+            self.waiting = True
+        self.pending.append(chunk)
+        self.work += len(chunk)
+        kept = len(chunk[:end].rstrip(NOT_PLAIN))
+        if not kept:
+            self.tail += chunk
+            return ""
+        out = self.tail + chunk[:kept] if self.tail else chunk[:kept]
+        self.tail = chunk[kept:]
+        self.context = chunk[kept - 1]
+        self.skip += len(out)
+        self.raw += len(out)
+        return out

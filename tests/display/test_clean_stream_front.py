@@ -1,0 +1,231 @@
+"""`CleanStream`'s front: the line being written goes out before its end, and the output of
+every chunking stays exactly `clean(whole)`, with every option and in mapped form."""
+
+from __future__ import annotations
+
+import itertools
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from citemark.display import CleanStream, clean, clean_mapped
+
+S, E, D = "\ue200", "\ue201", "\ue202"
+MARKER = S + "cite" + D + "turn0search5" + D + "turn0search15" + E
+TITLED = S + "link_title" + D + "Docs" + D + "turn0search1" + E
+ENTITY = S + "entity" + D + '["k","Name"]' + E
+
+pieces = st.sampled_from(
+    [
+        MARKER,
+        TITLED,
+        ENTITY,
+        S,
+        E,
+        D,
+        "\ue203",
+        "\ue204",
+        "\ue206",
+        "\ue316",
+        "cite",
+        "turn0search0",
+        "turn1",
+        "L8-L13",
+        " ",
+        "  ",
+        "\u00a0",
+        "\t",
+        ".",
+        ",",
+        ";",
+        "\uff0c",
+        "(",
+        ")",
+        "[",
+        "]",
+        "](",
+        "\uff08",
+        "\uff09",
+        "!",
+        "\n",
+        "\n\n",
+        "\r\n",
+        "\r",
+        "`",
+        "```",
+        "~~~",
+        "    ",
+        "- ",
+        "* ",
+        "1. ",
+        "> ",
+        "#",
+        "word",
+        "x",
+        "Paris",
+        "42",
+        "citeturn0news1",
+    ]
+)
+texts = st.lists(pieces, max_size=30).map("".join)
+
+
+def split(text: str, cuts: list[int]) -> list[str]:
+    points = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    return [text[a:b] for a, b in itertools.pairwise(points)]
+
+
+def run(chunks: list[str], **options: object) -> tuple[str, CleanStream]:
+    stream = CleanStream(**options)  # type: ignore[arg-type]
+    out = [stream.feed(chunk) for chunk in chunks]
+    return "".join(out) + stream.close(), stream
+
+
+def widget(marker: object) -> str:
+    return "[w]"
+
+
+@settings(max_examples=300)
+@given(texts, st.lists(st.integers(0, 300), max_size=15), st.booleans(), st.booleans())
+def test_every_chunking_and_option(
+    implementation: str, text: str, cuts: list[int], skip_code: bool, widgets: bool
+) -> None:
+    options = {"skip_code": skip_code, "widgets": {"cite": widget} if widgets else None}
+    got, _ = run(split(text, cuts), implementation=implementation, **options)
+    assert got == clean(text, **options)  # type: ignore[arg-type]
+
+
+@settings(max_examples=150)
+@given(texts)
+def test_one_character_deltas(implementation: str, text: str) -> None:
+    assert run(list(text), implementation=implementation)[0] == clean(text)
+
+
+@settings(max_examples=150)
+@given(texts, st.lists(st.integers(0, 300), max_size=15))
+def test_mapped_marks_and_cuts(implementation: str, text: str, cuts: list[int]) -> None:
+    got, stream = run(split(text, cuts), mapped=True, implementation=implementation)
+    whole = clean_mapped(text)
+    assert got == whole.text
+    assert [mark.kind for mark in stream.marks] == [mark.kind for mark in whole.marks]
+    for mark in stream.marks:
+        assert 0 <= mark.start <= mark.end <= len(got)
+
+
+def test_a_mapped_stream_keeps_to_lines(implementation: str) -> None:
+    stream = CleanStream(mapped=True, implementation=implementation)  # type: ignore[arg-type]
+    assert stream.feed("prose") == ""  # its marks come with the text that holds them
+    assert stream.feed(" " + MARKER + "\n") == "prose\n"
+    assert [mark.family for mark in stream.marks] == ["cite"]
+
+
+@settings(max_examples=100)
+@given(texts, st.lists(st.integers(0, 300), max_size=10))
+def test_snapshots(implementation: str, text: str, cuts: list[int]) -> None:
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    points = sorted({c % (len(text) + 1) for c in cuts} | {len(text)})
+    out = [stream.feed_snapshot(text[:point]) for point in points]
+    assert "".join(out) + stream.close() == clean(text)
+
+
+def test_prose_goes_out_as_it_comes(implementation: str) -> None:
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    assert stream.feed("Kyoto was") == "Kyoto was"
+    assert stream.feed(" the capital") == " the capital"
+    assert stream.feed(" for years. ") == " for years."  # the blank: a marker may follow
+    assert stream.feed(MARKER[:5]) == ""  # a START its STOP may close
+    assert stream.feed(MARKER[5:]) == ""  # the spacing rule needs what follows
+    assert stream.feed(" Then") == " Then"
+    assert stream.feed(" (") == ""  # a bracket a marker may empty
+    assert stream.feed(MARKER + ") it") == " it"
+    assert stream.feed(" saw " + D + "turn0") == " saw"  # ids that may go on
+    assert stream.feed("search1 ok") == " ok"
+    assert stream.close() == ""
+    text = "Kyoto was the capital for years. " + MARKER + " Then (" + MARKER + ") it saw "
+    assert clean(text + D + "turn0search1 ok") == "Kyoto was the capital for years. Then it saw ok"
+
+
+def test_lines_that_may_be_code_wait(implementation: str) -> None:
+    for start in ("    ", "\t", "```", "~~~", "> ```", "- `"):
+        stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+        assert stream.feed(start + "x " + MARKER + " y") == ""
+        text = start + "x " + MARKER + " y\nz"
+        assert stream.feed("\nz") + stream.close() == clean(text)[: len(clean(text)) - 1] + "z"
+
+
+def test_a_fence_keeps_the_front_off_until_it_closes(implementation: str) -> None:
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    out = stream.feed("```\n")
+    assert stream.feed("code " + MARKER) == ""  # inside the fence
+    out += stream.feed("\n```\n")
+    out += stream.feed("after")
+    text = "```\ncode " + MARKER + "\n```\nafter"
+    assert out + stream.close() == clean(text)
+
+
+def test_held_stays_short_on_prose(implementation: str) -> None:
+    text = ("word " * 40 + MARKER + ". ") * 20 + "\n\n- item one " + MARKER + "\n"
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    out = []
+    worst = 0
+    for at in range(0, len(text), 16):
+        out.append(stream.feed(text[at : at + 16]))
+        worst = max(worst, len(stream.held))
+    assert "".join(out) + stream.close() == clean(text)
+    assert worst <= len(MARKER) + 16
+
+
+def test_work_stays_linear(implementation: str) -> None:
+    for text in (
+        "x" + " " * 20000,  # a long run of blanks
+        "x " + S + "cite" + D + "turn0search" + "1" * 5000,  # a growing marker
+        "x " + D + "turn0search" + "1" * 20000,  # growing ids
+        "a (" + "(" * 20000,
+    ):
+        stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+        out = [stream.feed(char) for char in text]
+        assert "".join(out) + stream.close() == clean(text)
+        assert stream.work <= 6 * len(text) + 128 * 128  # a short tail is looked at each time
+
+
+class Owner:
+    """A stand-in stream: records what the front leaves to it."""
+
+    def __init__(self) -> None:
+        self.slow: list[object] = []
+
+    def _slow(self, chunk: object) -> str:
+        self.slow.append(chunk)
+        return "<slow>"
+
+
+def test_the_kernel_front_alone(implementation: str) -> None:
+    import pytest
+
+    from citemark._kernels.loader import load
+
+    kernel = load("clean", implementation)  # type: ignore[arg-type]
+    owner = Owner()
+    pending: list[str] = []
+    front = kernel.StreamFront(owner, pending)
+    assert front.feed("off") == "<slow>"  # born off: the stream's first delta is its own
+    front.on = True
+    assert front.feed("prose, ") == "prose"  # the separator and blank wait
+    assert front.tail == ", "
+    assert front.feed("more") == ", more"
+    assert front.feed("a `tick") == "<slow>"
+    assert front.feed("line\n") == "<slow>"
+    assert front.feed(b"x") == "<slow>"  # not a str: the stream raises
+    assert front.feed("then " + S + "cite" + D + "turn0") == "then"
+    assert (front.on, front.waiting, front.tail) == (False, True, " " + S + "cite" + D + "turn0")
+    assert front.feed("search1") == ""
+    assert front.parts == ["search1"]
+    assert front.parts_length == 7
+    assert front.feed(E + " x") == "<slow>"  # a STOP decides the START: the stream looks
+    assert pending == ["prose, ", "more", "then " + S + "cite" + D + "turn0", "search1"]
+    assert (front.skip, front.raw, front.context) == (15, 15, "n")
+    assert front.work == sum(map(len, pending))
+    with pytest.raises(TypeError):
+        kernel.StreamFront(object(), [])
+    with pytest.raises(TypeError):
+        kernel.StreamFront(owner, None)
