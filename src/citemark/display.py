@@ -817,10 +817,11 @@ class CleanStream:
     released since the start (code points).  A server places offsets computed on the raw
     text with `clean_position(stream.cuts, index)` once `index <= stream.released`.
 
-    Without `lenient` or `mapped`, the line being written goes out before its end too, as far
-    as it is decided (see `_front`): a prose delta with no marker character is one C call.
-    (A mapped stream gives each mark with the text that holds it, and a line's marks are
-    found at its end, so it keeps to whole lines.)
+    Without `lenient`, the line being written goes out before its end too, as far as it is
+    decided (see `_front`): a prose delta with no marker character is one C call.  A mapped
+    stream adds a line's marks and cuts when the line ends (its whole piece is cleaned then,
+    so they are `clean_mapped`'s), which may be after the text that holds them went out:
+    `released` moves line by line.
     """
 
     def __init__(
@@ -867,8 +868,9 @@ class CleanStream:
         # (`context`), how many clean and raw characters of the next piece it released
         # (`skip`, `raw`), and `work`.  It holds the stream (a cycle the collector ends) so
         # that `CleanStream().feed` alone keeps working.
-        # A mapped stream keeps to whole lines: `openai` takes a release's marks with its text.
-        self._front_state = _FRONT_OFF if lenient or mapped else _LINE_START
+        # A mapped stream's front releases text early too; its marks and cuts are found when
+        # the line's whole piece is cleaned at its end (the front's text is a prefix of it).
+        self._front_state = _FRONT_OFF if lenient else _LINE_START
         self._f = self._kernel.StreamFront(self, self._pending)
         self.feed = self._f.feed  # type: ignore[method-assign]
         self._looked = 0
@@ -958,7 +960,7 @@ class CleanStream:
         self._pending[:] = [data[complete:]] if complete < len(data) else []
         self._scan(data[:complete], final=False)
         out = self._release(final=False)
-        if not self._lenient and not self._mapped:
+        if not self._lenient:
             if "`" in data or "~" in data:
                 self._maybe_fence = True  # cleared where the scanner rules a fence out
             out += self._new_line(data[complete:])

@@ -12,7 +12,8 @@ itself (only a stream without any text delta makes it build one from the SDK's c
 Per text part (`output_index`, `content_index`; a choice's `index` for chat):
 
 - `response.output_text.delta` carries the clean text released so far (a `CleanStream`:
-  line by line, a paragraph from its first backtick on); a delta that releases nothing is
+  as soon as it is decided, a line that may be code at its end, a paragraph from its first
+  backtick on at its end); a delta that releases nothing is
   dropped, and the `logprobs` of a delta whose text changed are dropped.  Text released when
   the part ends goes out in a copy of the part's last delta (same `sequence_number`).
 - `output_text.done`, `content_part.done`, `output_item.done` and `response.completed`
@@ -22,13 +23,15 @@ Per text part (`output_index`, `content_index`; a choice's `index` for chat):
 - Annotations: their positions (`_POSITIONS`) are moved into the clean text with
   `citemark.display.clean_position`: one over text that survives covers the same characters,
   one over a removed marker only becomes a point where the marker was.  An
-  `annotation.added` event waits until the text up to its positions is released (never sent
-  with offsets that could still move; so it waits no longer than that text, whose hold
-  `max_hold` bounds), then goes out with `annotation_index` 0, 1, 2... for its part.  Held
-  events keep their `sequence_number`, so they may follow events numbered after them.
+  `annotation.added` event waits until the stream's cuts cover its positions, which is at
+  the end of their line (never sent with offsets that could still move; the text itself may
+  go out before; the hold is bounded by `max_hold` and the line), then goes out with
+  `annotation_index` 0, 1, 2... for its part.  Held events keep their `sequence_number`, so
+  they may follow events numbered after them.
 - The markers removed, with their places in the part's clean text (`offsets`: code points,
   UTF-16 or UTF-8), are in `marks(output_index, content_index)` of the cleaner, and go to
-  `on_marks(part, marks)` as they are released, for a front end's citation chips.
+  `on_marks(part, marks)` as they are found (at the end of their line), for a front end's
+  citation chips.
 - Every other event passes through unchanged, in order (reasoning and refusal text too).  A
   stream that ends without its done events (cancelled, failed, an error event, the iterator
   raising) releases what it holds by `clean`'s end-of-text rules.  An event of unknown shape
@@ -326,7 +329,8 @@ class _Part:
         assert self.stream is not None
         self.raw += len(text)
         released = self.stream.feed(text)
-        if released:
+        if released or len(self.marks) > self.marks_told:
+            # A line's marks come at its end, which may release no text (the front sent it).
             self.released(released)
         return released
 
@@ -335,13 +339,13 @@ class _Part:
             return ""
         self.closed = True
         released = self.stream.close()
-        if released:
+        if released or len(self.marks) > self.marks_told:
             self.released(released)
         return released
 
     def released(self, text: str) -> None:
-        """Record `text`, released, and tell on_marks of the marks it holds."""
-        start, start_units = self.length, self.units
+        """Record `text`, released, and tell on_marks of the marks found since the last
+        call (they may lie in text released before: the front sends a line before its end)."""
         self.pieces.append(text)
         self.length += len(text)
         unit = self.options.offsets
@@ -352,15 +356,31 @@ class _Part:
             new = self.marks[self.marks_told :]
             self.marks_told = len(self.marks)
             if unit != "codepoints":
-                units = OffsetMap(text)
+                # Convert from the first new mark on: the text after it is the current
+                # line's, so the conversions of a stream stay linear.
+                low = min(mark.start for mark in new)
+                units = OffsetMap(self._last(self.length - low))
+                low_units = self.units - units.length(unit)
                 new = [
                     mark._replace(
-                        start=start_units + units.convert(mark.start - start, target=unit),
-                        end=start_units + units.convert(mark.end - start, target=unit),
+                        start=low_units + units.convert(mark.start - low, target=unit),
+                        end=low_units + units.convert(mark.end - low, target=unit),
                     )
                     for mark in new
                 ]
             on_marks(self.key, new)
+
+    def _last(self, count: int) -> str:
+        """The last `count` code points of the clean text released."""
+        if count <= 0:
+            return ""
+        taken, size = [], 0
+        for piece in reversed(self.pieces):
+            taken.append(piece)
+            size += len(piece)
+            if size >= count:
+                break
+        return "".join(reversed(taken))[-count:]
 
     def text(self) -> str:
         if len(self.pieces) > 1:

@@ -4,11 +4,12 @@ every chunking stays exactly `clean(whole)`, with every option and in mapped for
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citemark.display import CleanStream, clean, clean_mapped
+from citemark.display import CleanStream, clean, clean_mapped, clean_with_marks
 
 S, E, D = "\ue200", "\ue201", "\ue202"
 MARKER = S + "cite" + D + "turn0search5" + D + "turn0search15" + E
@@ -102,21 +103,30 @@ def test_one_character_deltas(implementation: str, text: str) -> None:
 
 
 @settings(max_examples=150)
-@given(texts, st.lists(st.integers(0, 300), max_size=15))
-def test_mapped_marks_and_cuts(implementation: str, text: str, cuts: list[int]) -> None:
-    got, stream = run(split(text, cuts), mapped=True, implementation=implementation)
-    whole = clean_mapped(text)
+@given(texts, st.lists(st.integers(0, 300), max_size=15), st.booleans(), st.booleans())
+def test_mapped_marks_and_cuts(
+    implementation: str, text: str, cuts: list[int], skip_code: bool, widgets: bool
+) -> None:
+    options: dict[str, Any] = {
+        "skip_code": skip_code,
+        "widgets": {"cite": widget} if widgets else None,
+        "implementation": implementation,
+    }
+    got, stream = run(split(text, cuts), mapped=True, **options)
+    whole = clean_mapped(text, **options)
     assert got == whole.text
-    assert [mark.kind for mark in stream.marks] == [mark.kind for mark in whole.marks]
-    for mark in stream.marks:
-        assert 0 <= mark.start <= mark.end <= len(got)
+    assert stream.marks == whole.marks
+    assert stream.cuts == whole.cuts
+    assert stream.marks == clean_with_marks(text, **options).marks
 
 
-def test_a_mapped_stream_keeps_to_lines(implementation: str) -> None:
+def test_a_mapped_stream_releases_text_before_its_marks(implementation: str) -> None:
     stream = CleanStream(mapped=True, implementation=implementation)  # type: ignore[arg-type]
-    assert stream.feed("prose") == ""  # its marks come with the text that holds them
-    assert stream.feed(" " + MARKER + "\n") == "prose\n"
-    assert [mark.family for mark in stream.marks] == ["cite"]
+    assert stream.feed("prose") == "prose"  # the front: prose goes out as it comes
+    assert stream.feed(" " + MARKER) == ""  # the blank waits: the marker may take it
+    assert stream.marks == []  # a line's marks are found at its end
+    assert stream.feed("\n") == "\n"
+    assert [(mark.family, mark.start, mark.end) for mark in stream.marks] == [("cite", 5, 5)]
 
 
 @settings(max_examples=100)

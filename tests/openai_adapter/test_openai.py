@@ -18,7 +18,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from citemark.display import clean, clean_mapped, clean_position
+from citemark.display import clean, clean_mapped, clean_position, clean_with_marks
 from citemark.openai import (
     ChatCleaner,
     ResponsesCleaner,
@@ -241,7 +241,8 @@ def test_chat_stream(implementation: str) -> None:
     assert out[-1] is upstream[-1]  # the usage chunk
     finish = [c for c in out if c["choices"] and c["choices"][0]["finish_reason"] == "stop"]
     assert len(finish) == 1
-    assert finish[0]["choices"][0]["delta"]["content"]  # the held last line
+    # The last line went out as it came (the front): the finish carries what was held.
+    assert text.endswith(finish[0]["choices"][0]["delta"].get("content") or "")
     annotations = [
         a for c in out for ch in c["choices"] for a in ch["delta"].get("annotations", [])
     ]
@@ -660,13 +661,24 @@ def streams(draw: st.DrawFn) -> tuple[str, list[Event], list[Event]]:
 
 
 @settings(max_examples=100)
-@given(streams())
+@given(streams(), st.sampled_from(["codepoints", "utf16", "utf8"]))
 def test_every_split_and_placement_gives_the_same_stream(
-    implementation: str, case: tuple[str, list[Event], list[Event]]
+    implementation: str, case: tuple[str, list[Event], list[Event]], offsets: str
 ) -> None:
     raw, annotations, events = case
-    out = list(clean_responses(events, implementation=implementation))  # type: ignore[arg-type]
+    told: list[Any] = []
+    out = list(
+        clean_responses(
+            events,
+            offsets=offsets,  # type: ignore[arg-type]
+            on_marks=lambda part, marks: told.extend(marks),
+            implementation=implementation,  # type: ignore[arg-type]
+        )
+    )
     text = clean(raw)
+    # The marks told, in order, whatever the split and the release timing.
+    whole = clean_with_marks(raw, offsets=offsets, implementation=implementation)  # type: ignore[arg-type]
+    assert told == whole.marks
     assert "".join(e["delta"] for e in out if e["type"] == DELTA) == text
     added = [e for e in out if e["type"] == ADDED]
     assert [e["annotation_index"] for e in added] == list(range(len(annotations)))
@@ -691,14 +703,20 @@ def test_importing_the_module_imports_no_sdk() -> None:
 
 
 def test_a_finish_without_a_delta_carries_the_held_text() -> None:
+    # The front sends "held" at once; a backtick keeps the rest of the line for its end.
     chunks: list[Event] = [
-        {"choices": [{"index": 0, "delta": {"content": "held " + MARKER}, "finish_reason": None}]},
+        {
+            "choices": [
+                {"index": 0, "delta": {"content": "held `x` " + MARKER}, "finish_reason": None}
+            ]
+        },
         {"choices": [{"index": 0, "delta": None, "finish_reason": "stop"}]},
     ]
     out = list(clean_chat(chunks))
-    assert len(out) == 1
+    assert len(out) == 2
     assert out[0]["choices"][0]["delta"] == {"content": "held"}
-    assert out[0]["choices"][0]["finish_reason"] == "stop"
+    assert out[1]["choices"][0]["delta"] == {"content": " `x`"}
+    assert out[1]["choices"][0]["finish_reason"] == "stop"
 
 
 def test_chat_annotations_before_their_text_wait_for_it() -> None:
