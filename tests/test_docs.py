@@ -50,7 +50,7 @@ README_LIMIT = 10_000
 FIRST_COMMANDS = (
     "python -m pip install . && citemark extract examples/answer.txt"
     " && citemark clean examples/answer.txt",
-    'python -m pip install ".[test]" && python -m pytest -n auto',
+    'python -m pip install ".[test]" && python -m pytest',
 )
 
 FENCE = re.compile(r"^(\s*)```(.*)$")
