@@ -107,9 +107,9 @@ IMPLEMENTATION: Implementation = _choose()
 # What `load` gives, by implementation then pair, in tuples.  `load` runs once per call of
 # clean and the streams, and on a free-threaded CPython 3.13 a dict read of an object that
 # another thread made takes the dict's lock whenever that object's shared reference count is
-# back to 0 (its lock-free read cannot take a reference then): two threads reading
-# `_LOADED` queued on that lock and ran 80 times slower than one (benches/bench_streams.py).
-# Reading a tuple's item is a plain reference, and these dicts hold only immortal ints.
+# back to 0 (its lock-free read cannot take a reference then), so threads calling `load`
+# queue on that lock.  Reading a tuple's item is a plain reference, and these dicts hold only
+# immortal ints (the figures are in docs/performance.md).
 _ROW: dict[str, int] = {implementation: row for row, implementation in enumerate(_SUFFIX)}
 _COLUMN: dict[str, int] = {pair: column for column, pair in enumerate(PAIRS)}
 _MODULES: tuple[tuple[ModuleType | None, ...], ...] = ((None,) * len(PAIRS),) * len(_SUFFIX)
