@@ -137,6 +137,55 @@ def _clean_typical() -> tuple[Call, Any]:
     return call, call()
 
 
+def _streamed(make: str, size: int) -> Setup:
+    """A typical answer cut into `size`-character deltas, fed by a Python loop as a server
+    feeds them: to a `CleanStream` (make "clean") or a `StreamParser` ("parser")."""
+
+    def setup() -> tuple[Call, Any]:
+        import corpus
+
+        from citemark.display import CleanStream
+        from citemark.parser import Parser
+        from citemark.stream import StreamParser
+
+        text = corpus.text_of("typical_4KB")
+        deltas = [text[at : at + size] for at in range(0, len(text), size)]
+        parser = Parser()
+
+        def clean_stream() -> str:
+            stream = CleanStream()
+            feed = stream.feed
+            out = [feed(delta) for delta in deltas]
+            out.append(stream.close())
+            return "".join(out)
+
+        def parser_stream() -> tuple[str, int]:
+            stream = StreamParser(parser)
+            feed = stream.feed
+            updates = [feed(delta) for delta in deltas]
+            updates.append(stream.close())
+            return "".join(u.text for u in updates), sum(len(u.citations) for u in updates)
+
+        call = clean_stream if make == "clean" else parser_stream
+        return call, call()
+
+    return setup
+
+
+def _parse_typical() -> tuple[Call, Any]:
+    import corpus
+
+    from citemark.parser import Parser
+
+    parser = Parser()
+    text = corpus.text_of("typical_4KB")
+
+    def call() -> tuple[str, int]:
+        return parser.strip(text), len(list(parser.finditer(text)))
+
+    return call, call()
+
+
 def _extract_many_answers() -> tuple[Call, Any]:
     import citemark
     import corpus
@@ -220,6 +269,30 @@ def _workloads() -> dict[str, Workload]:
             finditer_dense_helper,
         ),
         Workload("clean_typical_4KB", "clean(t), a typical 4 KB answer", _clean_typical, None),
+        *(
+            Workload(
+                f"clean_stream_{size}_4KB",
+                f"CleanStream over the same answer in {size}-character deltas",
+                _streamed("clean", size),
+                None,
+            )
+            for size in (64, 16, 4)
+        ),
+        Workload(
+            "parse_typical_4KB",
+            "Parser().strip(t) and list(Parser().finditer(t)), the same answer",
+            _parse_typical,
+            None,
+        ),
+        *(
+            Workload(
+                f"parser_stream_{size}_4KB",
+                f"StreamParser over the same answer in {size}-character deltas",
+                _streamed("parser", size),
+                None,
+            )
+            for size in (64, 16, 4)
+        ),
         Workload(
             "extract_dense_1MB",
             "extract_citations(t), 1 MB with 30% in markers",

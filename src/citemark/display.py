@@ -56,7 +56,7 @@ import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from ._core.grammar import FAMILY_CHAR, LINE_LOCATOR_RE, check_text
 from ._core.shapes import (
@@ -67,11 +67,16 @@ from ._core.shapes import (
     CLOSING,
     DELIM,
     ENTITY,
+    FRONT_OFF,
+    FRONT_ON,
+    LINE_START,
+    LINE_ZONE,
     MARKER,
     MARKERS_MAYBE_IN_CODE,
     OPENERS,
     PRIVATE_RANGE,
     SEPARATORS,
+    SHORT_HOLD,
     START,
     STOP,
     STRAY,
@@ -80,6 +85,9 @@ from ._core.shapes import (
 from ._kernels.loader import Implementation, load
 from ._markdown.code import find_code_ranges, maybe_code, stream_scanner
 from .offsets import OFFSET_UNITS, OffsetMap, OffsetUnit
+
+if TYPE_CHECKING:
+    from ._kernels.commonmark_py import StreamScanner
 
 __all__ = [
     "CITATION_FAMILIES",
@@ -778,8 +786,6 @@ def _plain_end(text: str, end: int) -> int:
     return end
 
 
-# The front's states for the line being written (see CleanStream._front).
-_FRONT_OFF, _LINE_START, _FRONT_ON = 0, 1, 2
 # What a removal may take away before it (the spacing rule: blanks, a bracket or separator
 # it empties) or read after it, the marker characters and line breaks: the front never ends
 # a piece on one of these.
@@ -789,10 +795,6 @@ _NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + "\n\r"
 _FRONT_STOPS = re.compile(f"[{PRIVATE_RANGE}`\\[\r\n]")
 # What may continue a bare DELIM's ids (`turn0search1`, `L8-L13`).
 _ID_CHARS = re.compile("[0-9A-Za-z_-]*")
-# Blanks and container marks that may start a line before its kind is known.
-_ZONE = " \t>-+*.)0123456789"
-# A held tail up to this long (a marker or two) is looked at on every delta.
-_SHORT_HOLD = 128
 
 
 class CleanStream:
@@ -849,7 +851,8 @@ class CleanStream:
         self._released = 0  # stream offset where self._lines start
         self._pending: list[str] = []  # the chunks of the incomplete line
         self._complete = 0  # stream offset where the incomplete line starts
-        self._scanner = stream_scanner(implementation)
+        self._implementation = implementation
+        self._code: StreamScanner | None = None  # made when first needed (see _scanner)
         self._closed = False
         self._mapped = mapped
         self._clean_length = 0  # the length of everything released
@@ -858,23 +861,37 @@ class CleanStream:
         # The last snapshot (feed_snapshot), None while no snapshot was fed; "" after a
         # feed(), which then rules out snapshots.
         self._snapshot: str | None = None
-        # The front (see _front): what it knows of the line being written.  _front_state is
-        # _LINE_START (its first characters may still make it code), _FRONT_ON, or _FRONT_OFF
-        # (the rest of the line waits for its end).  The kernel's StreamFront answers the
-        # common delta in one call (its own method is this stream's `feed`: a Python call per
-        # delta would cost more than the work) and holds what the front shares with it: the
-        # line's text not released (`tail`, then the chunks in `parts`, `parts_length` long:
-        # joined only where they are looked at), the last character released
-        # (`context`), how many clean and raw characters of the next piece it released
-        # (`skip`, `raw`), and `work`.  It holds the stream (a cycle the collector ends) so
-        # that `CleanStream().feed` alone keeps working.
+        # The front (see _front): what it knows of the line being written.  The kernel's
+        # StreamFront answers the common delta in one call (its own method is this stream's
+        # `feed`: a Python call per delta would cost more than the work) and holds what the
+        # front shares with it: the line's `state` (LINE_START: its first characters may still
+        # make it code; FRONT_ON; FRONT_OFF: the rest waits for its end), its text not released
+        # (`tail`, then the chunks in `parts`, `parts_length` long: joined only where they are
+        # looked at), the last character released (`context`), how many clean and raw
+        # characters of the next piece it released (`skip`, `raw`), the tail's length when it
+        # was last looked at (`looked`), and `work`.  It holds the stream (a cycle the collector
+        # ends) so that `CleanStream().feed` alone keeps working.
         # A mapped stream's front releases text early too; its marks and cuts are found when
         # the line's whole piece is cleaned at its end (the front's text is a prefix of it).
-        self._front_state = _FRONT_OFF if lenient else _LINE_START
+        # A plain stream (not mapped, lenient or with widgets) lets the compiled front also end
+        # lines and decide markers itself (`own`): the lines it ends wait in its `behind` for
+        # the scanner (`_sync`), and `mixed` says a delta of the line came this way, so the
+        # stream ends that line (a `~` in it may open a fence).
         self._f = self._kernel.StreamFront(self, self._pending)
+        self._f.state = FRONT_OFF if lenient else LINE_START
+        self._f.entity = entity_name
+        self._own = not (mapped or lenient or widgets)
+        self._f.own = self._own
         self.feed = self._f.feed  # type: ignore[method-assign]
-        self._looked = 0
         self._maybe_fence = False  # a fence may be open: the front waits for a paragraph
+
+    @property
+    def _scanner(self) -> StreamScanner:
+        """The Markdown code scanner of the stream's lines, made when first needed: a stream
+        whose lines the compiled front ends itself never needs one."""
+        if self._code is None:
+            self._code = stream_scanner(self._implementation)
+        return self._code
 
     @property
     def held(self) -> str:
@@ -890,7 +907,8 @@ class CleanStream:
     @property
     def released(self) -> int:
         """How much of the stream's text (code points) is released: its clean text is final."""
-        return self._released
+        released: int = self._released + self._f.behind_length
+        return released
 
     def feed(self, chunk: str) -> str:
         """Take the next piece of the answer; returns the clean text released so far."""
@@ -903,10 +921,12 @@ class CleanStream:
         if self._snapshot:
             raise ValueError("feed() after feed_snapshot(): give every piece as snapshots")
         self._snapshot = ""
+        self._sync()
         out = self._feed(chunk)
         front = self._f
         front.on = front.waiting = False
-        if self._front_state == _FRONT_ON and not front.parts:
+        front.own = self._own and not self._closed
+        if self._f.state == FRONT_ON and not front.parts:
             # The kernel's front takes the next delta: prose after a tail of blanks, brackets
             # and separators, or, while a START waits for its STOP, what cannot decide it.
             tail = front.tail
@@ -926,8 +946,9 @@ class CleanStream:
         if not isinstance(text, str):
             raise TypeError(f"text must be str, not {type(text).__name__}")
         previous = self._snapshot
-        if previous == "":
+        if previous == "" or (previous is None and self._f.work):
             raise ValueError("feed_snapshot() after feed(): give every piece as deltas")
+        self._f.own = False  # a feed() now reaches _slow, which refuses it
         previous = previous or ""
         if not text.startswith(previous):
             raise ValueError(
@@ -936,6 +957,7 @@ class CleanStream:
             )
         text = str.__str__(text)
         added = text[len(previous) :]
+        self._sync()
         self._snapshot = text if text else None
         return self._feed(added)
 
@@ -947,7 +969,9 @@ class CleanStream:
         front.work += len(chunk)
         self._pending.append(chunk)
         if "\n" not in chunk and "\r" not in chunk:
-            if self._front_state == _FRONT_OFF:
+            if "~" in chunk:
+                front.mixed = True
+            if self._f.state == FRONT_OFF:
                 return ""
             front.parts.append(chunk)
             front.parts_length += len(chunk)
@@ -970,13 +994,38 @@ class CleanStream:
         """Release everything held: the end of the stream decides it all."""
         if self._closed:
             return ""
+        front = self._f
+        if front.own:
+            # The compiled front ends a line it owns itself: no scan, no join of the stream.
+            out: str | None = front.finish()
+            if out is not None:
+                self._closed = True
+                front.on = front.waiting = front.own = False
+                self._pending.clear()
+                return out
+        self._sync()
         self._closed = True
-        self._f.on = self._f.waiting = False
+        front.on = front.waiting = front.own = False
         data = "".join(self._pending)
         self._f.work += len(data)
         self._pending.clear()
         self._scan(data, final=True)
         return self._release(final=True)
+
+    def _sync(self) -> None:
+        """Give the scanner the lines the compiled front ended itself (they held no code: the
+        front takes only lines that cannot, so the scanner finds none in them)."""
+        front = self._f
+        if not front.behind:
+            return
+        text = "".join(front.behind)
+        front.behind.clear()
+        front.behind_length = 0
+        front.work += len(text)
+        self._scanner.scan(text, self._complete)
+        self._scanner.take_code_ranges()  # none
+        self._complete += len(text)
+        self._released += len(text)
 
     def _scan(self, lines: str, final: bool) -> None:
         """Feed complete lines (and, when final, a last incomplete one) to the scanner."""
@@ -1038,11 +1087,12 @@ class CleanStream:
         front.tail, front.context = "", ""
         front.parts.clear()
         front.parts_length = 0
-        self._looked = 0
+        front.looked = 0
+        front.mixed = "~" in line
         if self._lines or self._maybe_fence or self._closed:
-            self._front_state = _FRONT_OFF
+            self._f.state = FRONT_OFF
             return ""
-        self._front_state = _LINE_START
+        self._f.state = LINE_START
         if not line:
             return ""
         front.parts.append(line)
@@ -1067,28 +1117,28 @@ class CleanStream:
         of those, once every marker before that is decided (a START by its STOP, a DELIM's
         ids by a character that cannot continue them).  The piece is cleaned after the last
         character released, which gives the kernel the context it has in the whole line.
-        A tail longer than _SHORT_HOLD is looked at again only once it has doubled (linear)."""
+        A tail longer than SHORT_HOLD is looked at again only once it has doubled (linear)."""
         front = self._f
         length = len(front.tail) + front.parts_length
-        if _SHORT_HOLD < length < 2 * self._looked:
+        if SHORT_HOLD < length < 2 * self._f.looked:
             return ""
         tail = self._tail_text()
         front.work += length
-        self._looked = length
-        if self._front_state == _LINE_START:
+        self._f.looked = length
+        if self._f.state == LINE_START:
             # The line's first characters: blanks and container marks say nothing yet.
-            zone = len(tail) - len(tail.lstrip(_ZONE))
+            zone = len(tail) - len(tail.lstrip(LINE_ZONE))
             if zone == len(tail):
                 return ""
             lead = tail[:zone]
             if "\t" in lead or "    " in lead or tail[zone] in "`~":
-                self._front_state = _FRONT_OFF  # maybe code (indented, or a fence opener)
+                self._f.state = FRONT_OFF  # maybe code (indented, or a fence opener)
                 if tail[zone] in "`~":
                     self._maybe_fence = True
                 return ""
-            self._front_state = _FRONT_ON
+            self._f.state = FRONT_ON
         if "\r" in tail:
-            self._front_state = _FRONT_OFF
+            self._f.state = FRONT_OFF
             return ""
         cut = len(tail)
         for stop in "`[":
@@ -1097,7 +1147,7 @@ class CleanStream:
                 # A backtick may open inline code; a `[` may be a link's text that a
                 # marker as its destination unwraps: the rest of the line waits.
                 cut = min(cut, found)
-                self._front_state = _FRONT_OFF
+                self._f.state = FRONT_OFF
         while True:
             cut = _plain_end(tail, cut)
             start = tail.rfind(START, 0, cut)
@@ -1113,7 +1163,7 @@ class CleanStream:
             return ""
         piece = tail[:cut]
         front.tail = tail[cut:]
-        self._looked = len(tail) - cut
+        self._f.looked = len(tail) - cut
         context = front.context
         shown = self._clean_piece(context + piece, [])[len(context) :]
         front.context = piece[-1]

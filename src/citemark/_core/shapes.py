@@ -62,3 +62,18 @@ SEPARATORS = ",;\uff0c\uff1b\u3001"
 LINE_BREAKS = "\n\r"
 # `[text](<marker>)`: how far back the `[` of the link text may be (same line only).
 LINK_TEXT_MAX = 512
+
+# The stream's front (display.CleanStream._front and the kernels' StreamFront that takes its
+# common deltas): the states of the line being written.
+FRONT_OFF = 0  # the rest of the line waits for its end (it may be code, or holds a `[`)
+LINE_START = 1  # its first characters (blanks, container marks) say nothing yet
+FRONT_ON = 2  # it goes out as far as it is decided
+# What may start a line before its kind is known: blanks and container marks (an indented
+# code line's code comes after them).
+LINE_ZONE = " \t>-+*.)0123456789"
+# A held tail up to this long (a marker or two) is looked at on every delta; a longer one again
+# only once it has doubled, so the looks stay linear.
+SHORT_HOLD = 128
+# Complete lines that the compiled front ended itself reach the Markdown scanner when it is
+# next needed, or once this many characters wait (so what the front keeps for it is bounded).
+SCAN_BEHIND = 1 << 16

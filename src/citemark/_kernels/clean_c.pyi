@@ -28,11 +28,18 @@ def clean_texts(
 @disjoint_base
 class StreamFront:
     owner: Any
+    entity: Any
     pending: list[str]
     parts: list[str]
+    behind: list[str]
     on: bool
     waiting: bool
+    own: bool
+    mixed: bool
+    state: int
     parts_length: int
+    looked: int
+    behind_length: int
     tail: str
     context: str
     work: int
@@ -40,3 +47,4 @@ class StreamFront:
     raw: int
     def __init__(self, owner: Any, pending: list[str]) -> None: ...
     def feed(self, chunk: str) -> str: ...
+    def finish(self) -> str | None: ...

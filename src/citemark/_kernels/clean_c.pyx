@@ -357,13 +357,158 @@ fill(
 )
 
 
+cdef int FRONT_OFF = clean_rules.FRONT_OFF
+cdef int LINE_START = clean_rules.LINE_START
+cdef int FRONT_ON = clean_rules.FRONT_ON
+cdef Py_ssize_t SHORT_HOLD = clean_rules.SHORT_HOLD
+cdef Py_ssize_t SCAN_BEHIND = clean_rules.SCAN_BEHIND
+# What a line's first characters say (`line_start_kind`): nothing yet, or that its text may be
+# code because a tab or four spaces lead it, or because a backtick or tilde may open a fence.
+cdef enum:
+    UNDECIDED = -1
+    MAYBE_FENCE = -2
+
+
+cdef extern from *:
+    """
+    /* The stream front's searches over a delta, one per unit width: the first unit it stops
+       at (a line break, a backtick, a tilde, a `[`, a private-use character) and the first
+       that may decide a waiting START (a START, a STOP, a line break).  With SSE2 (any
+       x86-64; CITEMARK_SIMD=portable tests the plain loop) 16 bytes are tested at a time; the
+       plain loop tests a unit at a time, which costs about 20 instructions a unit of prose
+       where SSE2 needs about 1 (callgrind). */
+    #define CF_STOP(c) ((c) == 10 || (c) == 13 || (c) == 96 || (c) == 126 || (c) == 91)
+    #define CF_PRIVATE(c) ((unsigned int)((c) - 0xE000u) <= 0x18FFu)
+    #define CF_STOP_WIDE(c) (CF_STOP(c) || CF_PRIVATE(c))
+    #define CF_DECIDES(c) ((c) == 10 || (c) == 13 || (c) == 0xE200u || (c) == 0xE201u)
+    #define CF_PLAIN(NAME, UNIT, TEST)                                                    \
+    static inline Py_ssize_t NAME(const UNIT *d, Py_ssize_t i, Py_ssize_t n) {           \
+        for (; i < n; i++) { unsigned int c = d[i]; if (TEST(c)) return i; }            \
+        return -1;                                                                       \
+    }
+    CF_PLAIN(cf_stop_plain_ucs1, Py_UCS1, CF_STOP)
+    CF_PLAIN(cf_stop_plain_ucs2, Py_UCS2, CF_STOP_WIDE)
+    CF_PLAIN(cf_stop_ucs4, Py_UCS4, CF_STOP_WIDE)
+    CF_PLAIN(cf_decides_plain_ucs2, Py_UCS2, CF_DECIDES)
+    CF_PLAIN(cf_decides_ucs4, Py_UCS4, CF_DECIDES)
+
+    static inline Py_ssize_t cf_stop_ucs1(const Py_UCS1 *d, Py_ssize_t i, Py_ssize_t n) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i lf = _mm_set1_epi8(10), cr = _mm_set1_epi8(13);
+            const __m128i tick = _mm_set1_epi8(96), tilde = _mm_set1_epi8(126);
+            const __m128i bracket = _mm_set1_epi8(91);
+            for (; i + 16 <= n; i += 16) {
+                __m128i x = _mm_loadu_si128((const __m128i *)(d + i));
+                __m128i hit = _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi8(x, lf), _mm_cmpeq_epi8(x, cr)),
+                    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, tick), _mm_cmpeq_epi8(x, tilde)),
+                                 _mm_cmpeq_epi8(x, bracket)));
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(hit);
+                if (mask) return i + cm_ctz(mask);
+            }
+        }
+    #endif
+        return cf_stop_plain_ucs1(d, i, n);
+    }
+
+    static inline Py_ssize_t cf_stop_ucs2(const Py_UCS2 *d, Py_ssize_t i, Py_ssize_t n) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i lf = _mm_set1_epi16(10), cr = _mm_set1_epi16(13);
+            const __m128i tick = _mm_set1_epi16(96), tilde = _mm_set1_epi16(126);
+            const __m128i bracket = _mm_set1_epi16(91);
+            const __m128i lo = _mm_set1_epi16((short)0xE000), span = _mm_set1_epi16(0x18FF);
+            for (; i + 8 <= n; i += 8) {
+                __m128i x = _mm_loadu_si128((const __m128i *)(d + i));
+                __m128i hit = _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi16(x, lf), _mm_cmpeq_epi16(x, cr)),
+                    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi16(x, tick),
+                                              _mm_cmpeq_epi16(x, tilde)),
+                                 _mm_or_si128(_mm_cmpeq_epi16(x, bracket),
+                                              cc_in_range16(d + i, lo, span))));
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(hit);
+                if (mask) return i + cm_ctz(mask) / 2;
+            }
+        }
+    #endif
+        return cf_stop_plain_ucs2(d, i, n);
+    }
+
+    static inline Py_ssize_t cf_decides_ucs1(const Py_UCS1 *d, Py_ssize_t i, Py_ssize_t n) {
+        /* No START or STOP fits in a byte: the line breaks alone. */
+        const Py_UCS1 *lf = memchr(d + i, 10, (size_t)(n - i));
+        const Py_UCS1 *cr = memchr(d + i, 13, (size_t)(n - i));
+        if (lf == NULL && cr == NULL) return -1;
+        if (lf == NULL || (cr != NULL && cr < lf)) return cr - d;
+        return lf - d;
+    }
+
+    static inline Py_ssize_t cf_decides_ucs2(const Py_UCS2 *d, Py_ssize_t i, Py_ssize_t n) {
+    #if defined(CM_SSE2)
+        if (cm_level >= CM_VECTOR) {
+            const __m128i lf = _mm_set1_epi16(10), cr = _mm_set1_epi16(13);
+            const __m128i start = _mm_set1_epi16((short)0xE200);
+            const __m128i stop = _mm_set1_epi16((short)0xE201);
+            for (; i + 8 <= n; i += 8) {
+                __m128i x = _mm_loadu_si128((const __m128i *)(d + i));
+                __m128i hit = _mm_or_si128(
+                    _mm_or_si128(_mm_cmpeq_epi16(x, lf), _mm_cmpeq_epi16(x, cr)),
+                    _mm_or_si128(_mm_cmpeq_epi16(x, start), _mm_cmpeq_epi16(x, stop)));
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(hit);
+                if (mask) return i + cm_ctz(mask) / 2;
+            }
+        }
+    #endif
+        return cf_decides_plain_ucs2(d, i, n);
+    }
+    """
+    Py_ssize_t cf_stop_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t n) nogil
+    Py_ssize_t cf_stop_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t n) nogil
+    Py_ssize_t cf_stop_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t n) nogil
+    Py_ssize_t cf_decides_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t n) nogil
+    Py_ssize_t cf_decides_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t n) nogil
+    Py_ssize_t cf_decides_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t n) nogil
+
+if (<long>START, <long>STOP, <long>FIRST_PRIVATE, <long>PRIVATE_SPAN) != (0xE200, 0xE201, 0xE000, 0x18FF):
+    raise ImportError("the stream front's searches (CF_STOP, CF_DECIDES) need updating")
+
+
+cdef inline Py_ssize_t find_stop(int kind, const void* data, Py_ssize_t i,
+                                 Py_ssize_t n) noexcept nogil:
+    """The first index in [i, n) of a unit `front_stop` is true of, else -1."""
+    if kind == 1:
+        return cf_stop_ucs1(<const Py_UCS1*>data, i, n)
+    if kind == 2:
+        return cf_stop_ucs2(<const Py_UCS2*>data, i, n)
+    return cf_stop_ucs4(<const Py_UCS4*>data, i, n)
+
+
+cdef inline Py_ssize_t find_decides(int kind, const void* data, Py_ssize_t i,
+                                    Py_ssize_t n) noexcept nogil:
+    """The first index in [i, n) of a unit `decides` is true of, else -1."""
+    if kind == 1:
+        return cf_decides_ucs1(<const Py_UCS1*>data, i, n)
+    if kind == 2:
+        return cf_decides_ucs2(<const Py_UCS2*>data, i, n)
+    return cf_decides_ucs4(<const Py_UCS4*>data, i, n)
+
+
 cdef inline bint front_stop(Py_UCS4 unit) noexcept nogil:
-    # A line break, a backtick, a `[` or a private-use character: the stream's own path.
+    # A line break, a backtick, a tilde, a `[` or a private-use character: the stream's own path.
     cdef unsigned int code = unit
     return (
-        code == 10 or code == 13 or code == 96 or code == 91
+        code == 10 or code == 13 or code == 96 or code == 126 or code == 91
         or code - <unsigned int>FIRST_PRIVATE <= <unsigned int>PRIVATE_SPAN
     )
+
+
+cdef inline bint own_stop(Py_UCS4 unit) noexcept nogil:
+    # What a line the front owns leaves to the stream: a carriage return, a backtick, a tilde
+    # (either may open a fence, which only the stream's scanner can rule out) or a `[` (a
+    # link's text, which a marker as its destination unwraps).
+    cdef unsigned int code = unit
+    return code == 13 or code == 96 or code == 126 or code == 91
 
 
 cdef inline bint decides(Py_UCS4 unit) noexcept nogil:
@@ -372,15 +517,129 @@ cdef inline bint decides(Py_UCS4 unit) noexcept nogil:
     return unit == START or unit == STOP or code == 10 or code == 13
 
 
-cdef class StreamFront:
-    """The common delta of a `CleanStream` in one C call (see clean_py.StreamFront)."""
+cdef inline bint is_id_char(Py_UCS4 unit) noexcept nogil:
+    # What may continue a bare DELIM's ids (`turn0search1`, `L8-L13`): display._ID_CHARS.
+    return is_letter(unit) or is_digit(unit) or unit == c'_' or unit == c'-'
 
-    cdef public object owner
-    cdef public list pending, parts
-    cdef public bint on, waiting
-    cdef public Py_ssize_t parts_length
+
+cdef int line_start_kind(int kind, const void* data, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """What the first characters of the line data[a:b] say (display.CleanStream._front at
+    LINE_START): UNDECIDED (blanks and container marks only), FRONT_OFF (a tab or four spaces
+    among them: maybe indented code), MAYBE_FENCE (a backtick or tilde after them) or
+    FRONT_ON."""
+    cdef Py_ssize_t i = a, spaces = 0
+    cdef bint indented = False
+    cdef Py_UCS4 unit
+    while i < b:
+        unit = read_unit(kind, data, i)
+        if not is_zone(unit):
+            break
+        if unit == c' ':
+            spaces += 1
+            indented = indented or spaces >= 4
+        else:
+            spaces = 0
+            indented = indented or unit == c'\t'
+        i += 1
+    if i == b:
+        return UNDECIDED
+    unit = read_unit(kind, data, i)
+    if unit == c'`' or unit == c'~':
+        return MAYBE_FENCE
+    return FRONT_OFF if indented else FRONT_ON
+
+
+cdef inline bint has_private(int kind, const void* data, Py_ssize_t a,
+                             Py_ssize_t b) noexcept nogil:
+    if kind == 2:
+        return find_special(<const Py_UCS2*>data, a, b) >= 0
+    if kind == 4:
+        return find_special(<const Py_UCS4*>data, a, b) >= 0
+    return False  # no private-use character fits in one byte
+
+
+cdef struct Last:
+    # The last index below a bound where a unit of one class stands (-1: none), for bounds that
+    # only go down: each unit is read once however often the bound moves.
+    bint known
+    Py_ssize_t found
+
+
+cdef inline bint of_class(Py_UCS4 unit, int cls) noexcept nogil:
+    if cls == 0:
+        return unit == START
+    if cls == 1:
+        return unit == STOP
+    if cls == 2:
+        return unit == DELIM
+    return not is_id_char(unit)
+
+
+cdef Py_ssize_t last_below(Last* last, int kind, const void* data, Py_ssize_t bound,
+                           int cls) noexcept nogil:
+    cdef Py_ssize_t i
+    if last.known and last.found < bound:
+        return last.found  # nothing of the class between it and the earlier, higher bound
+    i = bound - 1
+    while i >= 0 and not of_class(read_unit(kind, data, i), cls):
+        i -= 1
+    last.known = True
+    last.found = i
+    return i
+
+
+cdef Py_ssize_t decided_end(int kind, const void* data, Py_ssize_t n) noexcept nogil:
+    """display.CleanStream._front's cut: the end of the decided text of a line's undecided
+    text.  A piece ends on a plain character (not blank, bracket, separator or private use),
+    after every START its STOP closed and before any DELIM whose ids may go on."""
+    cdef Last starts, stops, delims, non_ids
+    cdef Py_ssize_t cut = n, start, delim
+    cdef Py_UCS4 unit
+    starts.known = stops.known = delims.known = non_ids.known = False
+    if not has_private(kind, data, 0, n):
+        # No marker character: only the trailing blanks, brackets and separators wait.
+        while cut and in_set(&NOT_PLAIN_SET, read_unit(kind, data, cut - 1)):
+            cut -= 1
+        return cut
+    while True:
+        while cut:
+            unit = read_unit(kind, data, cut - 1)
+            if not (in_set(&NOT_PLAIN_SET, unit) or is_private(unit)):
+                break
+            cut -= 1
+        start = last_below(&starts, kind, data, cut, 0)
+        if start >= 0 and last_below(&stops, kind, data, cut, 1) < start:
+            cut = start  # a START its STOP may still close
+            continue
+        delim = last_below(&delims, kind, data, cut, 2)
+        if delim >= 0 and last_below(&non_ids, kind, data, cut, 3) <= delim:
+            cut = delim  # ids that may go on
+            continue
+        return cut
+
+
+cdef inline Py_ssize_t find_break(int kind, const void* data, Py_ssize_t i,
+                                  Py_ssize_t n) noexcept nogil:
+    """The first line feed in [i, n), else -1."""
+    if kind == 1:
+        return cm_find_ucs1(<const Py_UCS1*>data, i, n, c'\n')
+    if kind == 2:
+        return cm_find_ucs2(<const Py_UCS2*>data, i, n, c'\n')
+    return cm_find_ucs4(<const Py_UCS4*>data, i, n, c'\n')
+
+
+cdef class StreamFront:
+    """The common delta of a `CleanStream` in one C call (see clean_py.StreamFront); with `own`
+    (set by a plain stream) also the deltas that end a line or decide a marker, in a line that
+    cannot be code (see `own_feed`)."""
+
+    cdef public object owner, entity
+    cdef public list pending, parts, behind
+    cdef public bint on, waiting, own, mixed
+    cdef public int state
+    cdef public Py_ssize_t parts_length, looked, behind_length
     cdef public str tail
-    cdef public str context
+    cdef Py_UCS4 context_unit  # the last character released (0: none), `context` to Python
     cdef public Py_ssize_t work, skip, raw
 
     def __init__(self, owner, list pending not None):
@@ -388,66 +647,307 @@ cdef class StreamFront:
             raise TypeError(f"owner must have a _slow method, not {type(owner).__name__}")
         self.owner = owner
         self.pending = pending
-        self.on = self.waiting = False
+        self.on = self.waiting = self.own = self.mixed = False
+        self.state = FRONT_OFF
+        self.entity = None
         self.parts = []
-        self.parts_length = 0
+        self.behind = []
+        self.parts_length = self.looked = self.behind_length = 0
         self.tail = ""
-        self.context = ""
+        self.context_unit = 0
         self.work = self.skip = self.raw = 0
 
+    @property
+    def context(self):
+        return chr(self.context_unit) if self.context_unit else ""
+
+    @context.setter
+    def context(self, str value not None):
+        if len(value) > 1:
+            raise ValueError("context must be one character or empty")
+        self.context_unit = ord(value) if value else 0
+
     def feed(self, chunk):
-        cdef Py_ssize_t n, index, after, kept
+        cdef Py_ssize_t n, kept
         cdef int kind
         cdef const void* data
-        cdef Py_UCS4 unit
-        cdef str out
+        cdef str text, out
         cdef bint started = False
-        if type(chunk) is not str or self.tail is None or self.parts is None:
+        if (type(chunk) is not str or self.tail is None or self.parts is None
+                or self.pending is None):
             return self.slow(chunk)
-        n = len(<str>chunk)
-        kind = PyUnicode_KIND(chunk)
-        data = PyUnicode_DATA(chunk)
+        text = <str>chunk
+        n = len(text)
+        kind = PyUnicode_KIND(text)
+        data = PyUnicode_DATA(text)
         # Every read below is at an index below n, the chunk's length: inside the string.
         if self.waiting:
-            for index in range(n):
-                if decides(read_unit(kind, data, index)):
-                    return self.slow(chunk)
-            self.pending.append(chunk)
-            self.parts.append(chunk)
+            if find_decides(kind, data, 0, n) >= 0:
+                return self.own_or_slow(text)
+            self.pending.append(text)
+            self.parts.append(text)
             self.parts_length += n
             self.work += n
             return ""
         if not self.on:
-            return self.slow(chunk)
-        kept = 0
-        for index in range(n):
-            unit = read_unit(kind, data, index)
-            if front_stop(unit):
-                if unit != START:
-                    return self.slow(chunk)
-                for after in range(index + 1, n):
-                    if decides(read_unit(kind, data, after)):
-                        return self.slow(chunk)
-                started = True
-                break
-            if not in_set(&NOT_PLAIN_SET, unit):
-                kept = index + 1
-        self.pending.append(chunk)
+            return self.own_or_slow(text)
+        kept = find_stop(kind, data, 0, n)
+        if kept >= 0:
+            if read_unit(kind, data, kept) != START or find_decides(kind, data, kept + 1, n) >= 0:
+                return self.own_or_slow(text)
+            started = True
+        else:
+            kept = n
+        while kept and in_set(&NOT_PLAIN_SET, read_unit(kind, data, kept - 1)):
+            kept -= 1
+        self.pending.append(text)
         self.work += n
         if started:
             self.on = False
             self.waiting = True
         if not kept:
-            self.tail = self.tail + chunk
+            self.tail = self.tail + text
             return ""
-        out = chunk if kept == n else chunk[:kept]
+        out = text if kept == n else text[:kept]
         if self.tail:
             out = self.tail + out
-        self.tail = chunk[kept:]
-        self.context = chunk[kept - 1]
+        self.tail = "" if kept == n else text[kept:]
+        self.context_unit = read_unit(kind, data, kept - 1)
         self.skip += len(out)
         self.raw += len(out)
         return out
 
+    def finish(self):
+        """`CleanStream.close()` of a line the front owns: its held text cleaned by the rules
+        of the end of the text.  None when the stream must close it itself."""
+        cdef str text
+        cdef object shown
+        cdef int start_kind
+        if not self.own or self.state == FRONT_OFF or self.mixed or self.tail is None:
+            return None
+        text = self.joined(None)
+        if self.state == LINE_START:
+            start_kind = line_start_kind(PyUnicode_KIND(text), PyUnicode_DATA(text), 0, len(text))
+            if start_kind == FRONT_OFF or start_kind == MAYBE_FENCE:
+                return None
+        shown = self.shown(self.context_unit, text, len(text))
+        if shown is None:
+            return None
+        self.work += len(text)
+        self.tail = ""
+        self.parts = []
+        self.parts_length = 0
+        return shown
+
     cdef object slow(self, chunk):
         return self.owner._slow(chunk)
+
+    cdef object own_or_slow(self, str chunk):
+        cdef object out
+        if self.own and self.state != FRONT_OFF:
+            out = self.own_feed(chunk)
+            if out is not None:
+                return out
+        return self.slow(chunk)
+
+    cdef str joined(self, str chunk):
+        """The line's undecided text: the tail, the parts, then chunk (None: none)."""
+        if not self.parts:
+            if chunk is None or not self.tail:
+                return self.tail if chunk is None else chunk
+            return self.tail + chunk
+        pieces = [self.tail, *self.parts]
+        if chunk is not None:
+            pieces.append(chunk)
+        return "".join(pieces)
+
+    cdef object shown(self, Py_UCS4 context, str text, Py_ssize_t end):
+        """text[:end] as the kernel cleans it after `context` (display.CleanStream._clean_piece
+        without lenient or widgets); None when the stream must clean it (a titled marker)."""
+        cdef str piece = text if end == len(text) else text[:end]
+        cdef object cleaned
+        if not has_private(PyUnicode_KIND(text), PyUnicode_DATA(text), 0, end):
+            return piece
+        if not context:
+            return clean_one(piece, None, self.entity, True)
+        cleaned = clean_one(chr(context) + piece, None, self.entity, True)
+        if cleaned is None:
+            return None
+        return (<str>cleaned)[1:]
+
+    cdef object look(self, str text, int* state, Py_ssize_t* cut, Py_UCS4 context):
+        """display.CleanStream._front's look at a line's undecided text (without its doubling
+        rule): the clean text it releases ("" for none), its end in `cut` and the line's state
+        in `state`; None when the stream must look itself."""
+        cdef int kind = PyUnicode_KIND(text), start_kind
+        cdef const void* data = PyUnicode_DATA(text)
+        cdef Py_ssize_t n = len(text)
+        cut[0] = 0
+        if state[0] == LINE_START:
+            start_kind = line_start_kind(kind, data, 0, n)
+            if start_kind == UNDECIDED:
+                return ""
+            if start_kind == MAYBE_FENCE:
+                return None  # the stream notes that a fence may open
+            state[0] = start_kind
+            if start_kind == FRONT_OFF:
+                return ""
+        # (No carriage return, backtick or `[` here: the stream turns a line holding one
+        # FRONT_OFF, and own_feed leaves a delta with one to it.)
+        cut[0] = decided_end(kind, data, n)
+        if cut[0] == 0:
+            return ""
+        return self.shown(context, text, cut[0])
+
+    cdef object own_feed(self, str chunk):
+        """A delta the fast paths leave, in a line that is not FRONT_OFF: what
+        display.CleanStream._feed and _front make of it, or None (nothing changed) where the
+        stream must (a carriage return, backtick, tilde or `[`, a line that may be code, a
+        titled marker)."""
+        cdef Py_ssize_t n = len(chunk), index = -1, first = -1, last = -1
+        cdef int kind = PyUnicode_KIND(chunk)
+        cdef const void* data = PyUnicode_DATA(chunk)
+        cdef Py_UCS4 unit
+        while True:
+            index = find_stop(kind, data, index + 1, n)
+            if index < 0:
+                break
+            unit = read_unit(kind, data, index)
+            if unit == c'\n':
+                if first < 0:
+                    first = index
+                last = index
+            elif own_stop(unit):
+                return None
+        if first < 0:
+            return self.own_part(chunk)
+        return self.own_line_end(chunk, first, last)
+
+    cdef object own_part(self, str chunk):
+        """A delta inside the line: kept, or looked at with what the line holds."""
+        cdef Py_ssize_t n = len(chunk), cut
+        cdef int state = self.state
+        cdef str text
+        cdef object shown
+        if SHORT_HOLD < len(self.tail) + self.parts_length + n < 2 * self.looked:
+            self.pending.append(chunk)
+            self.parts.append(chunk)
+            self.parts_length += n
+            self.work += n
+            return ""
+        text = self.joined(chunk)
+        shown = self.look(text, &state, &cut, self.context_unit)
+        if shown is None:
+            return None
+        self.pending.append(chunk)
+        self.work += n + len(text)
+        self.parts = []
+        self.parts_length = 0
+        self.state = state
+        self.take(text, cut, <str>shown)
+        return shown
+
+    cdef void take(self, str text, Py_ssize_t cut, str shown):
+        """The look released text[:cut] as shown: keep the rest, then the fast paths' flags
+        (as display.CleanStream._slow sets them)."""
+        cdef Py_ssize_t start, index
+        cdef int kind
+        cdef const void* data
+        if cut:
+            self.tail = text[cut:]
+            self.context_unit = text[cut - 1]
+            self.skip += len(shown)
+            self.raw += cut
+        else:
+            self.tail = text
+        self.looked = len(self.tail)
+        self.on = self.waiting = False
+        if self.state != FRONT_ON:
+            return
+        kind = PyUnicode_KIND(self.tail)
+        data = PyUnicode_DATA(self.tail)
+        start = -1
+        for index in range(len(self.tail)):
+            if read_unit(kind, data, index) == START:
+                start = index
+            elif read_unit(kind, data, index) == STOP:
+                start = -1
+        if start >= 0:
+            self.waiting = True
+            return
+        self.on = True
+        for index in range(len(self.tail)):
+            if front_stop(read_unit(kind, data, index)):
+                self.on = False
+                return
+
+    cdef object own_line_end(self, str chunk, Py_ssize_t first, Py_ssize_t last):
+        """A delta that ends the line (at first) and maybe more lines (up to last): each
+        complete line cleaned whole (after what the line released), then the next line's
+        start looked at.  None where a line may be code, or the line had a delta the stream
+        took (`mixed`)."""
+        cdef Py_ssize_t n = len(chunk), a, b, cut = 0, line_length
+        cdef int kind = PyUnicode_KIND(chunk), state = LINE_START, start_kind
+        cdef const void* data = PyUnicode_DATA(chunk)
+        cdef str text, rest = None
+        cdef object shown
+        cdef list out
+        if self.mixed:
+            return None
+        text = self.joined(chunk[:first + 1])
+        if self.state == LINE_START:
+            start_kind = line_start_kind(PyUnicode_KIND(text), PyUnicode_DATA(text), 0,
+                                         len(text) - 1)
+            if start_kind == FRONT_OFF or start_kind == MAYBE_FENCE:
+                return None
+        shown = self.shown(self.context_unit, text, len(text))
+        if shown is None:
+            return None
+        out = [shown]
+        a = first + 1
+        while a <= last:
+            b = find_break(kind, data, a, last + 1)  # >= a: a line feed stands at last
+            start_kind = line_start_kind(kind, data, a, b)
+            if start_kind == FRONT_OFF or start_kind == MAYBE_FENCE:
+                return None
+            shown = self.shown(0, chunk[a:b + 1], b + 1 - a)
+            if shown is None:
+                return None
+            out.append(shown)
+            a = b + 1
+        if last + 1 < n:
+            rest = chunk[last + 1:]
+            shown = self.look(rest, &state, &cut, 0)
+            if shown is None:
+                return None
+            out.append(shown)
+        # Decided: the complete lines go behind, for the scanner; the next line starts.
+        line_length = 0
+        for piece in self.pending:
+            line_length += len(<str>piece)
+        self.behind.extend(self.pending)
+        self.behind.append(chunk if rest is None else chunk[:last + 1])
+        self.behind_length += line_length + last + 1
+        self.pending.clear()
+        self.work += n + len(text)
+        self.parts = []
+        self.parts_length = 0
+        self.tail = ""
+        self.context_unit = 0
+        self.skip = self.raw = 0
+        self.mixed = False
+        self.state = state
+        self.looked = 0
+        if rest is not None:
+            self.pending.append(rest)
+            self.work += len(rest)
+            self.take(rest, cut, <str>out[len(out) - 1])
+        else:
+            self.on = self.waiting = False
+        if self.behind_length > SCAN_BEHIND:
+            self.owner._sync()
+        if len(out) == 1:
+            return out[0]
+        if len(out) == 2:
+            return <str>out[0] + <str>out[1]
+        return "".join(out)

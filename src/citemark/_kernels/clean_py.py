@@ -34,6 +34,7 @@ from .._core.shapes import (
     DELIM,
     ENTITY,
     ENTITY_FAMILY,
+    FRONT_OFF,
     LINE_BREAKS,
     LINK_TEXT_MAX,
     MARKER,
@@ -550,7 +551,12 @@ class StreamFront:
     Anything else goes to `owner._slow(chunk)`, the stream's own path.  `pending` is the
     stream's list of the current line's chunks; `work`, `skip` and `raw` count the
     characters looked at and the clean and raw characters released of the stream's next
-    piece; `context` is the last character released."""
+    piece; `context` is the last character released.
+
+    The stream also keeps here its line's `state` and `looked`, and, for the compiled front's
+    path that ends lines itself (`own`: not in this twin, whose stream takes those deltas),
+    `mixed`, `behind`, `behind_length` and `entity`; `finish()` leaves the close to the
+    stream."""
 
     def __init__(self, owner: Any, pending: list[str]) -> None:
         if not callable(getattr(owner, "_slow", None)):
@@ -561,13 +567,23 @@ class StreamFront:
         self.pending = pending
         self.on = False
         self.waiting = False
+        self.own = False
+        self.mixed = False
+        self.state = FRONT_OFF
+        self.entity: Any = None
         self.parts: list[str] = []
+        self.behind: list[str] = []
         self.parts_length = 0
+        self.looked = 0
+        self.behind_length = 0
         self.tail = ""
         self.context = ""
         self.work = 0
         self.skip = 0
         self.raw = 0
+
+    def finish(self) -> str | None:
+        return None
 
     def feed(self, chunk: str) -> str:
         if type(chunk) is not str:
