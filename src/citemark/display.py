@@ -849,7 +849,6 @@ class CleanStream:
         self._widgets = widgets
         self._lines: list[str] = []  # complete lines not released, in order
         self._released = 0  # stream offset where self._lines start
-        self._pending: list[str] = []  # the chunks of the incomplete line
         self._complete = 0  # stream offset where the incomplete line starts
         self._implementation = implementation
         self._code: StreamScanner | None = None  # made when first needed (see _scanner)
@@ -877,7 +876,8 @@ class CleanStream:
         # lines and decide markers itself (`own`): the lines it ends wait in its `behind` for
         # the scanner (`_sync`), and `mixed` says a delta of the line came this way, so the
         # stream ends that line (a `~` in it may open a fence).
-        self._f = self._kernel.StreamFront(self, self._pending)
+        # The chunks of the incomplete line are the front's `pending` (it may swap the list).
+        self._f = self._kernel.StreamFront(self, [])
         self._f.state = FRONT_OFF if lenient else LINE_START
         self._f.entity = entity_name
         self._own = not (mapped or lenient or widgets)
@@ -896,7 +896,7 @@ class CleanStream:
     @property
     def held(self) -> str:
         """The raw text not released yet."""
-        return ("".join(self._lines) + "".join(self._pending))[self._f.raw :]
+        return ("".join(self._lines) + "".join(self._f.pending))[self._f.raw :]
 
     @property
     def work(self) -> int:
@@ -967,7 +967,7 @@ class CleanStream:
         chunk = str.__str__(chunk)
         front = self._f
         front.work += len(chunk)
-        self._pending.append(chunk)
+        front.pending.append(chunk)
         if "\n" not in chunk and "\r" not in chunk:
             if "~" in chunk:
                 front.mixed = True
@@ -976,12 +976,12 @@ class CleanStream:
             front.parts.append(chunk)
             front.parts_length += len(chunk)
             return self._front()
-        data = "".join(self._pending)
+        data = "".join(front.pending)
         front.work += len(data)
         # Complete lines end at the last line break, unless it is a "\r" a "\n" may follow.
         last = len(data) - 1 if data.endswith("\r") else len(data)
         complete = max(data.rfind("\n", 0, last), data.rfind("\r", 0, last)) + 1
-        self._pending[:] = [data[complete:]] if complete < len(data) else []
+        front.pending = [data[complete:]] if complete < len(data) else []
         self._scan(data[:complete], final=False)
         out = self._release(final=False)
         if not self._lenient:
@@ -1001,14 +1001,14 @@ class CleanStream:
             if out is not None:
                 self._closed = True
                 front.on = front.waiting = front.own = False
-                self._pending.clear()
+                front.pending = []
                 return out
         self._sync()
         self._closed = True
         front.on = front.waiting = front.own = False
-        data = "".join(self._pending)
-        self._f.work += len(data)
-        self._pending.clear()
+        data = "".join(front.pending)
+        front.work += len(data)
+        front.pending = []
         self._scan(data, final=True)
         return self._release(final=True)
 
@@ -1018,8 +1018,15 @@ class CleanStream:
         front = self._f
         if not front.behind:
             return
-        text = "".join(front.behind)
-        front.behind.clear()
+        # Each line's chunks (a list), then the piece of the delta that ended it.
+        pieces: list[str] = []
+        for part in front.behind:
+            if type(part) is list:
+                pieces += part
+            else:
+                pieces.append(part)
+        text = "".join(pieces)
+        front.behind = []
         front.behind_length = 0
         front.work += len(text)
         self._scanner.scan(text, self._complete)

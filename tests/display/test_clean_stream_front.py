@@ -6,6 +6,8 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import pytest
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -239,3 +241,133 @@ def test_the_kernel_front_alone(implementation: str) -> None:
         kernel.StreamFront(object(), [])
     with pytest.raises(TypeError):
         kernel.StreamFront(owner, None)
+
+
+# -- the compiled front's own lines (a plain stream: it ends lines and decides markers) ------
+
+# Lines a plain stream's compiled front ends itself, and the ones it leaves to the stream.
+own_pieces = st.sampled_from(
+    [
+        MARKER,
+        TITLED,
+        ENTITY,
+        S,
+        E,
+        D,
+        "\ue206",
+        "cite",
+        "turn0search0",
+        " ",
+        ".",
+        ", ",
+        "(",
+        ")",
+        "[",
+        "](",
+        "~",
+        "`",
+        "\n",
+        "\n\n",
+        "\r\n",
+        "    ",
+        "\t",
+        "- ",
+        "1. ",
+        "> ",
+        "```\n",
+        "Paris",
+        "word word",
+        "\u2014",
+        "\U0001f600",
+    ]
+)
+own_texts = st.lists(own_pieces, max_size=40).map("".join)
+
+
+def deltas_of(text: str, cuts: list[int]) -> list[str]:
+    return split(text, cuts) if cuts else [text[at : at + 3] for at in range(0, len(text), 3)]
+
+
+def feeds(chunks: list[str], implementation: str) -> tuple[list[str], list[int]]:
+    """What each feed and the close released, and `released` after each."""
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    out = []
+    released = []
+    for chunk in chunks:
+        out.append(stream.feed(chunk))
+        released.append(stream.released)
+    out.append(stream.close())
+    return out, released
+
+
+@settings(max_examples=300)
+@given(own_texts, st.lists(st.integers(0, 400), max_size=20))
+def test_own_lines_clean_as_the_whole(implementation: str, text: str, cuts: list[int]) -> None:
+    out, _ = feeds(deltas_of(text, cuts), implementation)
+    assert "".join(out) == clean(text)
+
+
+@pytest.mark.c_extension
+@settings(max_examples=300)
+@given(own_texts, st.lists(st.integers(0, 400), max_size=20))
+def test_the_compiled_front_releases_what_the_twin_releases(text: str, cuts: list[int]) -> None:
+    """Delta by delta, not only in the end: the kernel's own lines are a fast path of the
+    stream's logic, so they release the same text at the same delta."""
+    chunks = deltas_of(text, cuts)
+    assert feeds(chunks, "cython") == feeds(chunks, "python")
+
+
+def test_the_scanner_catches_up_before_code(implementation: str) -> None:
+    """Lines the front ended itself reach the scanner before the stream looks at a line that
+    may be code: a list item's indented code after many prose lines is still code."""
+    prose = "".join(f"- item {n} {MARKER} done.\n" for n in range(50))
+    text = prose + "\n      code " + MARKER + "\n\nafter " + MARKER + "\n"
+    for size in (1, 7, 64):
+        out, _ = feeds([text[at : at + size] for at in range(0, len(text), size)], implementation)
+        assert "".join(out) == clean(text)
+        assert MARKER in "".join(out)  # the marker in code stays
+
+
+def test_what_waits_for_the_scanner_is_bounded(implementation: str) -> None:
+    from citemark._core.shapes import SCAN_BEHIND
+
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    line = "A line of prose " + MARKER + " that ends.\n"
+    fed = 0
+    while fed < 3 * SCAN_BEHIND:
+        stream.feed(line)
+        fed += len(line)
+        assert stream._f.behind_length <= SCAN_BEHIND + len(line)
+        assert stream.released == fed
+    assert stream.close() == ""
+
+
+def test_a_tilde_leaves_the_line_end_to_the_stream(implementation: str) -> None:
+    """A `~` may open a fence only at a line's start, but the stream's rule looks at the
+    whole line: the front leaves such a line's end to it, and the text is the same."""
+    text = "about ~5 km " + MARKER + "\n~~~\ncode " + MARKER + "\n~~~\nend " + MARKER
+    for size in (1, 2, 5, 64):
+        out, _ = feeds([text[at : at + size] for at in range(0, len(text), size)], implementation)
+        assert "".join(out) == clean(text)
+
+
+def test_feed_and_snapshots_do_not_mix(implementation: str) -> None:
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    assert stream.feed("Paris is ") == "Paris is"
+    with pytest.raises(ValueError, match="after feed"):
+        stream.feed_snapshot("Paris is big")
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    assert stream.feed_snapshot("Paris is ") == "Paris is"
+    with pytest.raises(ValueError, match="after feed_snapshot"):
+        stream.feed("big")
+
+
+def test_the_front_context_is_one_character(implementation: str) -> None:
+    from citemark._kernels.loader import load
+
+    front = load("clean", implementation).StreamFront(Owner(), [])  # type: ignore[arg-type]
+    assert front.context == ""
+    front.context = "x"
+    assert front.context == "x"
+    front.context = ""
+    assert front.context == ""
