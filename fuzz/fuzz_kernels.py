@@ -7,6 +7,8 @@ pure twin, with valid and hostile arguments.
   scan_plain_lines (with any first/end/start/base), pair_backticks (on found runs or random
   ones), and StreamScanner fed a text in random pieces (its code ranges, cuts and state after
   each).
+- front: `clean_c.StreamFront` under a `CleanStream` (its own lines too), each delta's release
+  against the twin's; then its public state set at random between deltas, only run.
 - jsonl: `jsonl_c`'s may_hold_start (any span), raw_ok, text_lines, map_lines, citation_lines
   and strip_lines and extract_lines without raw families (and, only run, with wrong ones).
 
@@ -316,7 +318,57 @@ def jsonl_target() -> Callable[..., None]:
     return jsonl
 
 
-TARGETS = {"clean": clean_target, "commonmark": commonmark_target, "jsonl": jsonl_target}
+# --- the clean stream's front -------------------------------------------------------------
+
+
+def front_target() -> Callable[..., None]:
+    import test_clean_stream_front as stream_tests
+
+    from citemark.display import CleanStream
+
+    @given(
+        text=st.one_of(stream_tests.own_texts, stream_tests.texts),
+        cuts=st.lists(st.integers(0, 400), max_size=20),
+        data=st.data(),
+    )
+    def front(text: str, cuts: list[int], data: st.DataObject) -> None:
+        chunks = stream_tests.deltas_of(text, cuts)
+        compiled = stream_tests.feeds(chunks, "cython")
+        assert compiled == stream_tests.feeds(chunks, "python"), "the fronts differ"
+        # Hostile: the compiled front's public state set at random between deltas (only run:
+        # the stream's output is then anything, but memory stays in bounds).
+        stream = CleanStream(implementation="cython")
+        front = stream._f
+        for chunk in chunks:
+            if data.draw(st.booleans()):
+                name = data.draw(
+                    st.sampled_from(["state", "looked", "behind_length", "skip", "raw", "tail"])
+                )
+                value: Any = data.draw(
+                    st.text(max_size=4) if name == "tail" else st.integers(-3, 2**40)
+                )
+                try:
+                    setattr(front, name, value)
+                except (OverflowError, TypeError, ValueError):
+                    pass
+            try:
+                stream.feed(chunk)
+            except (IndexError, OverflowError, TypeError, ValueError):
+                return
+        try:
+            stream.close()
+        except (IndexError, OverflowError, TypeError, ValueError):
+            pass
+
+    return front
+
+
+TARGETS = {
+    "clean": clean_target,
+    "commonmark": commonmark_target,
+    "jsonl": jsonl_target,
+    "front": front_target,
+}
 
 
 def main(argv: list[str] | None = None) -> int:

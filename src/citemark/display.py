@@ -826,6 +826,17 @@ class CleanStream:
     `released` moves line by line.
     """
 
+    _held_length = 0  # len("".join(self._lines))
+    _released = 0  # stream offset where self._lines start
+    _complete = 0  # stream offset where the incomplete line starts
+    _code: StreamScanner | None = None  # made when first needed (see _scanner)
+    _closed = False
+    _clean_length = 0  # the length of everything released
+    # The last snapshot (feed_snapshot), None while no snapshot was fed; "" after a feed(),
+    # which then rules out snapshots.
+    _snapshot: str | None = None
+    _maybe_fence = False  # a fence may be open: the front waits for a paragraph
+
     def __init__(
         self,
         *,
@@ -836,30 +847,24 @@ class CleanStream:
         mapped: bool = False,
         implementation: Implementation | None = None,
     ) -> None:
-        _check(lenient, skip_code, widgets)
+        if not (lenient is False and skip_code is True and widgets is None):
+            _check(lenient, skip_code, widgets)  # (the defaults need no check)
         if max_hold is not None and (type(max_hold) is not int or max_hold < 1):
             raise TypeError(f"max_hold must be a positive int or None, not {max_hold!r}")
         if type(mapped) is not bool:
             raise TypeError(f"mapped must be bool, not {type(mapped).__name__}")
+        # (What starts at 0, False or None is a class attribute until it changes: a stream
+        # per answer pays for each attribute it sets here.)
         self._max_hold = max_hold
-        self._held_length = 0  # len("".join(self._lines))
         self._kernel = _kernel(implementation)
         self._lenient = lenient
         self._skip_code = skip_code
         self._widgets = widgets
         self._lines: list[str] = []  # complete lines not released, in order
-        self._released = 0  # stream offset where self._lines start
-        self._complete = 0  # stream offset where the incomplete line starts
         self._implementation = implementation
-        self._code: StreamScanner | None = None  # made when first needed (see _scanner)
-        self._closed = False
         self._mapped = mapped
-        self._clean_length = 0  # the length of everything released
         self.marks: list[Mark] = []
         self.cuts: list[Cut] = []
-        # The last snapshot (feed_snapshot), None while no snapshot was fed; "" after a
-        # feed(), which then rules out snapshots.
-        self._snapshot: str | None = None
         # The front (see _front): what it knows of the line being written.  The kernel's
         # StreamFront answers the common delta in one call (its own method is this stream's
         # `feed`: a Python call per delta would cost more than the work) and holds what the
@@ -877,13 +882,11 @@ class CleanStream:
         # the scanner (`_sync`), and `mixed` says a delta of the line came this way, so the
         # stream ends that line (a `~` in it may open a fence).
         # The chunks of the incomplete line are the front's `pending` (it may swap the list).
-        self._f = self._kernel.StreamFront(self, [])
-        self._f.state = FRONT_OFF if lenient else LINE_START
-        self._f.entity = entity_name
         self._own = not (mapped or lenient or widgets)
-        self._f.own = self._own
+        self._f = self._kernel.StreamFront(
+            self, [], FRONT_OFF if lenient else LINE_START, entity_name, self._own
+        )
         self.feed = self._f.feed  # type: ignore[method-assign]
-        self._maybe_fence = False  # a fence may be open: the front waits for a paragraph
 
     @property
     def _scanner(self) -> StreamScanner:

@@ -41,10 +41,20 @@ class StreamFront:
     looked: int
     behind_length: int
     tail: str
-    context: str
+    @property
+    def context(self) -> str: ...
+    @context.setter
+    def context(self, value: str) -> None: ...
     work: int
     skip: int
     raw: int
-    def __init__(self, owner: Any, pending: list[str]) -> None: ...
+    def __init__(
+        self,
+        owner: Any,
+        pending: list[str],
+        state: int = 0,
+        entity: Callable[[str], str] | None = None,
+        own: bool = False,
+    ) -> None: ...
     def feed(self, chunk: str) -> str: ...
     def finish(self) -> str | None: ...

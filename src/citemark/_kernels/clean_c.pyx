@@ -658,14 +658,18 @@ cdef class StreamFront:
     cdef Py_UCS4 context_unit  # the last character released (0: none), `context` to Python
     cdef public Py_ssize_t work, skip, raw
 
-    def __init__(self, owner, list pending not None):
+    def __init__(self, owner, list pending not None, int state=FRONT_OFF, entity=None,
+                 bint own=False):
         if not callable(getattr(owner, "_slow", None)):
             raise TypeError(f"owner must have a _slow method, not {type(owner).__name__}")
+        if entity is not None and not callable(entity):
+            raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
         self.owner = owner
         self.pending = pending
-        self.on = self.waiting = self.own = self.mixed = False
-        self.state = FRONT_OFF
-        self.entity = None
+        self.on = self.waiting = self.mixed = False
+        self.own = own
+        self.state = state
+        self.entity = entity
         self.parts = []
         self.behind = []
         self.parts_length = self.looked = self.behind_length = 0
@@ -694,8 +698,8 @@ cdef class StreamFront:
         cdef str text, out
         cdef bint started = False
         if (type(chunk) is not str or self.tail is None or self.parts is None
-                or self.pending is None):
-            return self.slow(chunk)
+                or self.pending is None or self.behind is None):
+            return self.slow(chunk)  # (the lists may be set from Python; None is not one)
         text = <str>chunk
         n = len(text)
         kind = PyUnicode_KIND(text)
@@ -743,7 +747,8 @@ cdef class StreamFront:
         cdef str text
         cdef object shown
         cdef int start_kind
-        if not self.own or self.state == FRONT_OFF or self.mixed or self.tail is None:
+        if (not self.own or self.state == FRONT_OFF or self.mixed or self.tail is None
+                or self.parts is None):
             return None
         text = self.joined(None)
         if self.state == LINE_START:
@@ -943,7 +948,7 @@ cdef class StreamFront:
         # then the piece of this delta), and the next line starts.
         line_length = 0
         for piece in self.pending:
-            line_length += len(<str>piece)
+            line_length += len(piece)
         self.behind.append(self.pending)
         self.behind.append(chunk if rest is None else chunk[:last + 1])
         self.behind_length += line_length + last + 1

@@ -560,19 +560,28 @@ class StreamFront:
     `mixed`, `behind`, `behind_length` and `entity`; `finish()` leaves the close to the
     stream."""
 
-    def __init__(self, owner: Any, pending: list[str]) -> None:
+    def __init__(
+        self,
+        owner: Any,
+        pending: list[str],
+        state: int = FRONT_OFF,
+        entity: Callable[[str], str] | None = None,
+        own: bool = False,
+    ) -> None:
         if not callable(getattr(owner, "_slow", None)):
             raise TypeError(f"owner must have a _slow method, not {type(owner).__name__}")
         if type(pending) is not list:
             raise TypeError(f"pending must be a list, not {type(pending).__name__}")
+        if entity is not None and not callable(entity):
+            raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
         self.owner = owner
         self.pending = pending
         self.on = False
         self.waiting = False
-        self.own = False
+        self.own = own
         self.mixed = False
-        self.state = FRONT_OFF
-        self.entity: Any = None
+        self.state = state
+        self.entity = entity
         self.parts: list[str] = []
         self.behind: list[str] = []
         self.parts_length = 0
