@@ -23,6 +23,7 @@ list(parser.finditer(whole)))`.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 from ._markdown.code import block_cuts
@@ -39,6 +40,11 @@ class StreamUpdate(NamedTuple):
 
     text: str
     citations: list[CitationSpan]
+
+
+# A StreamUpdate from a (text, citations) pair in one C call (tuple.__new__), without the
+# NamedTuple's Python-level constructor: once a stream, it is most of the cost of close().
+_update = partial(tuple.__new__, StreamUpdate)
 
 
 class StreamParser:
@@ -111,7 +117,10 @@ class StreamParser:
         if self._closed:
             return StreamUpdate("", [])
         self._closed = True
-        self._f.open = False  # feed() then raises
+        front = self._f
+        front.open = False  # feed() then raises
+        if not front.pieces:
+            return _update(("", []))
         return self._release(self._take())
 
     @property

@@ -1095,6 +1095,13 @@ cdef object look_units(StreamFront front, str text, const text_t* data):
         matches.count = kept
         if cut == 0:
             update = empty_update(front.update, "")
+        elif kept == 0:
+            # No citation (a START that waits for its STOP): the text goes out as it is.
+            ready = text if cut == n else PyUnicode_Substring(text, 0, cut)
+            length = units_of(data, cut, front.units)
+            front.raw_units += length
+            front.clean_units += length
+            update = empty_update(front.update, ready)
         else:
             ready = text if cut == n else PyUnicode_Substring(text, 0, cut)
             start_offsets(&offsets, front.units)

@@ -437,6 +437,12 @@ class StreamFront:
         matches = [m for m in matches if m.end <= cut and m.source_ids is not None]
         if cut == 0:
             update = tuple.__new__(self.update, ("", []))
+        elif not matches:
+            ready = text[:cut]
+            length = Offsets(ready, self.units).convert(cut)
+            self.raw_units += length
+            self.clean_units += length
+            update = tuple.__new__(self.update, (ready, []))
         else:
             ready = text[:cut]
             offsets = Offsets(ready, self.units)
