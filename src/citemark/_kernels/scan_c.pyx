@@ -20,6 +20,10 @@ Kernel name -> twin name in `scan_py.py` (read the two side by side):
     Offsets / convert            Offsets / Offsets.convert
     records / new_record         records
     cut                          cut
+    undecided                    undecided
+    first_undecided              first_undecided
+    undecided_from               undecided_from
+    StreamFront / look_units     StreamFront / StreamFront.look
 
 Kernel-only fast paths, each with what it earns (CPU time, min of 15, kernel with and
 without it; 1,000 varied answers from benches/corpus.py and one 1 MB text of 20,000
@@ -33,6 +37,8 @@ citations):
                          citation instead of 650, a page fault each 10 citations not 6
     NOGIL_MIN_LENGTH     the GIL is released only for texts long enough to pay for it
     Grammar.header_line  rules on their own cache line, for threads without the GIL
+    StreamFront.feed     a StreamParser's delta in one C call (METH_O), held text looked at
+                         in C: XXX
 
 Not kernel-only: both implementations build each dict as a copy of one split-table dict,
 `_core.dropin.CITATION_TEMPLATE`, whose copies share its key table (`Shared, dict copies` above
@@ -980,6 +986,15 @@ cdef inline object empty_update(object cls, object text):
     return update
 
 
+cdef int make_room(StreamFront front, Py_ssize_t length) except -1:
+    """OverflowError unless both counts can take `length` (>= 0) more units: then every
+    offset a release computes, count + index with index <= length, fits."""
+    if not (0 <= front.raw_units <= PY_SSIZE_T_MAX - length
+            and 0 <= front.clean_units <= PY_SSIZE_T_MAX - length):
+        raise OverflowError("a stream's offsets must stay within 0..PY_SSIZE_T_MAX")
+    return 0
+
+
 cdef Py_ssize_t units_of(const text_t* data, Py_ssize_t n, int units) noexcept nogil:
     """The length of data[:n] in `units`."""
     cdef Offsets offsets
@@ -1045,15 +1060,20 @@ cdef class StreamFront:
                     length = units_of(<const Py_UCS2*>data, n, self.units)
                 else:
                     length = units_of(<const Py_UCS4*>data, n, self.units)
+                make_room(self, length)
                 self.raw_units += length
                 self.clean_units += length
                 return empty_update(self.update, chunk)
             return self.look(chunk)
+        if not 0 <= self.held_length <= PY_SSIZE_T_MAX - n:
+            raise OverflowError("held_length must stay within 0..PY_SSIZE_T_MAX")
         self.pieces.append(chunk)
         self.held_length += n
         # Held text is looked at again once it has doubled, or when a STOP comes (it
-        # decides every START before it): each look is linear, and so is their sum.
-        if self.held_length < 2 * self.looked_at:
+        # decides every START before it): each look is linear, and so is their sum.  The
+        # test is held_length < 2 * looked_at without the product, which could overflow.
+        if self.looked_at > 0 and (self.held_length < self.looked_at
+                                   or self.held_length - self.looked_at < self.looked_at):
             if kind == 2:
                 marked = find_mark(<const Py_UCS2*>data, 0, n, &self.grammar.rules.stop) >= 0
             elif kind == 1:
@@ -1095,24 +1115,21 @@ cdef object look_units(StreamFront front, str text, const text_t* data):
         matches.count = kept
         if cut == 0:
             update = empty_update(front.update, "")
-        elif kept == 0:
-            # No citation (a START that waits for its STOP): the text goes out as it is.
-            ready = text if cut == n else PyUnicode_Substring(text, 0, cut)
-            length = units_of(data, cut, front.units)
-            front.raw_units += length
-            front.clean_units += length
-            update = empty_update(front.update, ready)
         else:
+            length = units_of(data, cut, front.units)
+            make_room(front, length)
             ready = text if cut == n else PyUnicode_Substring(text, 0, cut)
-            start_offsets(&offsets, front.units)
-            citations = records_of(ready, data, grammar, &matches, front.cls, &offsets, None,
-                                   front.raw_units, front.clean_units, &removed)
-            # cut_units reads data[:cut], ready's characters, and ready's length, cut.
-            clean = cut_units(ready, data, &matches)
-            length = convert(data, &offsets, cut)
+            if kept == 0:
+                # No citation (a START that waits for its STOP): the text goes out as it is.
+                update = empty_update(front.update, ready)
+            else:
+                start_offsets(&offsets, front.units)
+                citations = records_of(ready, data, grammar, &matches, front.cls, &offsets,
+                                       None, front.raw_units, front.clean_units, &removed)
+                # cut_units reads data[:cut], ready's characters, and ready's length, cut.
+                update = new_update(front.update, cut_units(ready, data, &matches), citations)
             front.raw_units += length
             front.clean_units += length - removed
-            update = new_update(front.update, clean, citations)
         front.pieces = [PyUnicode_Substring(text, cut, n)] if cut < n else []
         front.held_length = front.looked_at = n - cut
         return update

@@ -25,6 +25,7 @@ Twin name -> kernel name (the kernel's table lists its fast paths and what they 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -417,15 +418,27 @@ class StreamFront:
         if not self.pieces:
             if self.grammar.start not in chunk:
                 length = Offsets(chunk, self.units).convert(len(chunk))
+                self.make_room(length)
                 self.raw_units += length
                 self.clean_units += length
                 return tuple.__new__(self.update, (chunk, []))
             return self.look(chunk)
+        if not 0 <= self.held_length <= sys.maxsize - len(chunk):
+            raise OverflowError("held_length must stay within 0..PY_SSIZE_T_MAX")
         self.pieces.append(chunk)
         self.held_length += len(chunk)
-        if self.held_length < 2 * self.looked_at and self.grammar.stop not in chunk:
+        if 0 < self.looked_at and self.held_length < 2 * self.looked_at and (
+            self.grammar.stop not in chunk
+        ):
             return tuple.__new__(self.update, ("", []))
         return self.look("".join(self.pieces))
+
+    def make_room(self, length: int) -> None:
+        """OverflowError unless both counts can take `length` more units (the kernel's
+        offsets are Py_ssize_t)."""
+        limit = sys.maxsize - length
+        if not (0 <= self.raw_units <= limit and 0 <= self.clean_units <= limit):
+            raise OverflowError("a stream's offsets must stay within 0..PY_SSIZE_T_MAX")
 
     def look(self, text: str) -> Any:
         """What is decided goes out, the rest is held again (`look_units`)."""
@@ -437,23 +450,22 @@ class StreamFront:
         matches = [m for m in matches if m.end <= cut and m.source_ids is not None]
         if cut == 0:
             update = tuple.__new__(self.update, ("", []))
-        elif not matches:
-            ready = text[:cut]
-            length = Offsets(ready, self.units).convert(cut)
-            self.raw_units += length
-            self.clean_units += length
-            update = tuple.__new__(self.update, (ready, []))
         else:
             ready = text[:cut]
-            offsets = Offsets(ready, self.units)
-            citations, removed = records_of(
-                matches, self.cls, offsets, self.raw_units, self.clean_units
-            )
-            clean = cut_spans(ready, [(match.start, match.end) for match in matches]) or ""
-            length = offsets.convert(cut)
+            length = Offsets(ready, self.units).convert(cut)
+            self.make_room(length)
+            removed = 0
+            if not matches:
+                # No citation (a START that waits for its STOP): the text goes out as it is.
+                update = tuple.__new__(self.update, (ready, []))
+            else:
+                citations, removed = records_of(
+                    matches, self.cls, Offsets(ready, self.units), self.raw_units, self.clean_units
+                )
+                clean = cut_spans(ready, [(match.start, match.end) for match in matches]) or ""
+                update = tuple.__new__(self.update, (clean, citations))
             self.raw_units += length
             self.clean_units += length - removed
-            update = tuple.__new__(self.update, (clean, citations))
         self.pieces = [text[cut:]] if cut < n else []
         self.held_length = self.looked_at = n - cut
         return update
