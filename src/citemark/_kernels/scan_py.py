@@ -427,8 +427,10 @@ class StreamFront:
             raise OverflowError("held_length must stay within 0..PY_SSIZE_T_MAX")
         self.pieces.append(chunk)
         self.held_length += len(chunk)
-        if 0 < self.looked_at and self.held_length < 2 * self.looked_at and (
-            self.grammar.stop not in chunk
+        if (
+            self.looked_at > 0
+            and self.held_length < 2 * self.looked_at
+            and (self.grammar.stop not in chunk)
         ):
             return tuple.__new__(self.update, ("", []))
         return self.look("".join(self.pieces))
