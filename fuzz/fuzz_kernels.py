@@ -11,6 +11,9 @@ pure twin, with valid and hostile arguments.
   against the twin's; then its public state set at random between deltas, only run.
 - jsonl: `jsonl_c`'s may_hold_start (any span), raw_ok, text_lines, map_lines, citation_lines
   and strip_lines and extract_lines without raw families (and, only run, with wrong ones).
+- scan_stream: `scan_c`'s undecided_from, and StreamFront fed a text in random pieces (its
+  updates and state after each), for random grammars and units; hostile runs also set its
+  state (held pieces, held_length, looked_at) to anything, and are only run.
 
 "Agree" is strict: equal values of the same types, or exceptions of the same type.  Under ASan
 + UBSan (fuzz/README.md) these are the runs that check the kernels' bounds on hostile
@@ -45,6 +48,8 @@ import test_clean_differential as clean_tests
 from citemark import extract_many, strip_many
 from citemark._kernels.loader import load
 from citemark.display import entity_name
+from citemark.parser import CitationSpan
+from citemark.stream import StreamUpdate
 from strategies import ATOMS as SCAN_ATOMS
 from strategies import jsonl_lines
 from test_jsonl_escaped import FAMILIES, encoded
@@ -363,16 +368,86 @@ def front_target() -> Callable[..., None]:
     return front
 
 
+# --- scan_stream ---------------------------------------------------------------------------
+
+STREAM_GRAMMARS = st.fixed_dictionaries(
+    {
+        "families": st.sampled_from([("cite",), ("cite", "ci"), ("",), ("c" + S,)]),
+        "any_family": st.booleans(),
+        "max_marker_length": st.sampled_from([None, 1, 4, 16, 4096, 2**62, 2**63 - 1]),
+    }
+)
+STREAM_MARKERS = st.sampled_from([(S, D, E), ("[", "|", "]"), ("\U0001f600", D, "\udfff")])
+
+
+class Owner:
+    """The stream a front calls back: what it leaves to the stream is recorded, not fed."""
+
+    def __init__(self) -> None:
+        self.slow: list[Any] = []
+
+    def _slow(self, chunk: Any) -> Any:
+        self.slow.append(chunk)
+        return StreamUpdate("", [])
+
+
+def scan_stream_target() -> Callable[..., None]:
+    compiled, pure = load("scan", "cython"), load("scan", "python")
+
+    @given(data=st.data(), text=texts, options=STREAM_GRAMMARS, markers=STREAM_MARKERS)
+    def scan_stream(
+        data: st.DataObject, text: str, options: dict[str, Any], markers: tuple[str, str, str]
+    ) -> None:
+        text = text.replace(S, markers[0]).replace(D, markers[1]).replace(E, markers[2])
+        args = (options["families"], *markers, options["any_family"], options["max_marker_length"])
+        grammars = (compiled.Grammar(*args), pure.Grammar(*args))
+        agree(
+            "undecided_from",
+            partial(compiled.undecided_from, text, grammars[0]),
+            partial(pure.undecided_from, text, grammars[1]),
+        )
+        units = data.draw(st.sampled_from([0, 1, 2]))
+        owners = (Owner(), Owner())
+        fronts = [
+            kernel.StreamFront(owner, grammar, CitationSpan, StreamUpdate, units)
+            for kernel, owner, grammar in zip((compiled, pure), owners, grammars, strict=True)
+        ]
+        points = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=12)))
+        for a, b in zip([0, *points], [*points, len(text)], strict=True):
+            hostile = data.draw(st.integers(0, 9)) == 0
+            if hostile:
+                held = data.draw(st.lists(st.sampled_from(ATOMS) | st.none(), max_size=3))
+                lengths = (data.draw(places), data.draw(places))
+                for front in fronts:
+                    outcome(partial(setattr, front, "pieces", list(held)))
+                    outcome(partial(setattr, front, "held_length", lengths[0]))
+                    outcome(partial(setattr, front, "looked_at", lengths[1]))
+            piece = text[a:b]
+            states = []
+            for front in fronts:
+                got = outcome(partial(front.feed, piece))
+                state = (front.pieces, front.held_length, front.looked_at, front.raw_units)
+                states.append((got, state, front.clean_units, front.work))
+            assert hostile or states[0] == states[1], ("StreamFront.feed", piece, states)
+            if hostile:
+                return
+        assert owners[0].slow == owners[1].slow == []
+
+    return scan_stream
+
+
 TARGETS = {
     "clean": clean_target,
     "commonmark": commonmark_target,
     "jsonl": jsonl_target,
     "front": front_target,
+    "scan_stream": scan_stream_target,
 }
 
 
 def main(argv: list[str] | None = None) -> int:
-    return drive(TARGETS, ("clean", "commonmark", "jsonl"), argv, __doc__.split("\n\n")[0])
+    kernels = ("clean", "commonmark", "jsonl", "scan")
+    return drive(TARGETS, kernels, argv, __doc__.split("\n\n")[0])
 
 
 if __name__ == "__main__":

@@ -100,6 +100,10 @@ class _Capped:
         return None if len(part) > self.cap else self.regex.fullmatch(part)
 
 
+# The bounded copies a Parser keeps for streams (see Parser._bounded): one or two in practice.
+_BOUNDS_KEPT = 8
+
+
 class Parser:
     """Finds citation markers with a given grammar.
 
@@ -206,6 +210,7 @@ class Parser:
         self.implementation = IMPLEMENTATION if implementation is None else implementation
         self.scanner = scanner_for(implementation)
         self._units = OFFSET_UNITS.index(offsets)
+        self._bounded_by: dict[int, Parser] = {}  # see _bounded
         self._grammar = self.scanner.Grammar(
             self.families,
             *markers,
@@ -218,6 +223,21 @@ class Parser:
     def replace(self, **changes: Any) -> Parser:
         """A new Parser with the same options but `changes`."""
         return Parser(**{**self._options, **changes})
+
+    def _bounded(self, max_marker_length: int) -> Parser:
+        """This parser when it has a bound, else one with `max_marker_length` (a stream's):
+        made once per bound and kept, since a stream starts per answer and a replace()
+        costs more than a short answer's feeds (a Parser never changes)."""
+        if self.max_marker_length is not None:
+            return self
+        found = self._bounded_by.get(max_marker_length)
+        if found is None:
+            if len(self._bounded_by) >= _BOUNDS_KEPT:
+                self._bounded_by.clear()
+            found = self._bounded_by[max_marker_length] = self.replace(
+                max_marker_length=max_marker_length
+            )
+        return found
 
     def extract(self, text: str) -> list[Citation]:
         """The citations of `text` as the drop-in's dicts (offsets in code points)."""

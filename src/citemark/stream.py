@@ -13,6 +13,8 @@ doubled since the last look (or, without skip_code, when a STOP arrives, which d
 every START before it), so the total work is linear in the stream whatever the chunking
 and whatever `max_marker_length`; a chunk with no START and nothing held goes out as it
 is.  The price is latency: held text may wait up to one doubling longer than needed.
+Without skip_code all of this is the scanner's `StreamFront`, one C call a chunk with the
+compiled kernel.
 
 Invariant (tested on random chunkings down to one character, for every Parser option):
 the concatenated output and citations equal `(parser.strip(whole),
@@ -24,7 +26,6 @@ from __future__ import annotations
 from functools import partial
 from typing import NamedTuple
 
-from ._core.grammar import FAMILY_WORD_RE
 from ._markdown.code import block_cuts
 from .offsets import length as units_length
 from .parser import CitationSpan, Parser
@@ -41,7 +42,8 @@ class StreamUpdate(NamedTuple):
     citations: list[CitationSpan]
 
 
-# A StreamUpdate from a (text, citations) pair in one C call (tuple.__new__).
+# A StreamUpdate from a (text, citations) pair in one C call (tuple.__new__), without the
+# NamedTuple's Python-level constructor: once a stream, it is most of the cost of close().
 _update = partial(tuple.__new__, StreamUpdate)
 
 
@@ -56,7 +58,7 @@ class StreamParser:
         self, parser: Parser | None = None, *, max_marker_length: int = DEFAULT_MAX_MARKER_LENGTH
     ) -> None:
         if parser is None:
-            parser = Parser()
+            parser = _DEFAULT_PARSER
         elif not isinstance(parser, Parser):
             raise TypeError(
                 f"parser must be a citemark.Parser or None, not {type(parser).__name__}"
@@ -66,57 +68,46 @@ class StreamParser:
                 "max_marker_length must be a positive int (a stream needs a bound to release "
                 f"an unclosed START), not {max_marker_length!r}"
             )
-        if parser.max_marker_length is None:
-            parser = parser.replace(max_marker_length=max_marker_length)
+        # Made once per Parser and bound, not per stream: a replace() costs more than a
+        # whole short answer's feeds.
+        parser = parser._bounded(max_marker_length)
         self.parser = parser
-        # Decides STARTs inside one stretch of prose (skip_code: between code spans).
-        self._prose_parser = parser.replace(skip_code=False) if parser.skip_code else parser
-        self._pieces: list[str] = []  # the held text, as it came
-        self._held_length = 0
-        self._looked_at = 0  # held length after the last look
-        self._raw_units = 0  # raw stream released so far, in the parser's unit
-        self._clean_units = 0  # clean output emitted so far, in the parser's unit
         self._closed = False
-        # The fast path's view of the parser (its settings do not change: `replace` makes a
-        # new one): no Markdown to wait for, the START to look for, the unit of offsets.
-        self._open_prose = not parser.skip_code
-        self._start = parser.start
-        self._offsets = parser.offsets
-        self._code_points = parser.offsets == "codepoints"
+        # The scanner's front answers the common delta, and every look at held text without
+        # skip_code, in one call (its own method is this stream's `feed`: a Python call per
+        # delta would cost more than the work).  It holds the stream's state: the held text
+        # (`pieces`, the chunks as they came, `held_length` long; `looked_at`, its length
+        # after the last look), the raw and clean units released (`raw_units`,
+        # `clean_units`) and `work`.  It holds the stream (a cycle the collector ends) so
+        # that `StreamParser().feed` alone keeps working.
+        self._f = parser.scanner.StreamFront(
+            self, parser._grammar, CitationSpan, StreamUpdate, parser._units
+        )
+        # With skip_code every chunk goes to `_slow`: its Markdown blocks are decided here.
+        self._f.open = not parser.skip_code
+        self.feed = self._f.feed  # type: ignore[method-assign]
 
     def feed(self, chunk: str) -> StreamUpdate:
-        if (
-            type(chunk) is str
-            and self._open_prose
-            and not self._pieces
-            and self._start not in chunk
-        ):
-            # The common chunk: no marker can start in it, so it all goes out as it is.  The
-            # parser's settings are read once (in __init__) and the update is built without
-            # the NamedTuple's Python-level constructor: per delta, those were most of the cost.
-            length = len(chunk) if self._code_points else units_length(chunk, self._offsets)
-            self._raw_units += length
-            self._clean_units += length
-            return _update((chunk, []))
+        """Take the next chunk of the answer; returns what it released."""
+        return self._f.feed(chunk)  # type: ignore[no-any-return]
+
+    def _slow(self, chunk: str) -> StreamUpdate:
+        """`feed` where the front leaves the chunk to the stream: not a str, after close, a
+        str subclass, or skip_code."""
         if not isinstance(chunk, str):
             raise TypeError(f"chunk must be str, not {type(chunk).__name__}")
         if self._closed:
             raise ValueError("feed() after close()")
-        parser = self.parser
-        if not self._pieces and not parser.skip_code and parser.start not in chunk:
-            length = units_length(chunk, parser.offsets)
-            self._raw_units += length
-            self._clean_units += length
-            return StreamUpdate(str.__str__(chunk), [])
-        self._pieces.append(chunk)
-        self._held_length += len(chunk)
-        # A STOP decides every START before it (it closes it, or shows it cannot close in
-        # bound), so a look then releases all but the text after the STOP: linear too.
-        stop_decides = not parser.skip_code and parser.stop in chunk
-        if self._held_length < 2 * self._looked_at and not stop_decides:
+        front = self._f
+        if front.open:  # a str subclass: the front takes its plain copy
+            return front.feed(str.__str__(chunk))  # type: ignore[no-any-return]
+        front.pieces.append(chunk)
+        front.held_length += len(chunk)
+        if front.held_length < 2 * front.looked_at:
             return StreamUpdate("", [])
         data = self._take()
-        cut = self._block_cut(data) if parser.skip_code else self._undecided_from(data, parser)
+        front.work += len(data)
+        cut = self._block_cut(data)
         update = self._release(data[:cut])
         self._hold(data[cut:])
         return update
@@ -126,45 +117,58 @@ class StreamParser:
         if self._closed:
             return StreamUpdate("", [])
         self._closed = True
-        self._open_prose = False  # feed() then raises
+        front = self._f
+        front.open = False  # feed() then raises
+        if not front.pieces:
+            return _update(("", []))
         return self._release(self._take())
 
     @property
     def held(self) -> str:
         """The raw text held back, waiting for the chunks that decide it."""
         data = self._take()
-        self._hold(data, self._looked_at)
+        self._hold(data, self._f.looked_at)
         return data
 
+    @property
+    def work(self) -> int:
+        """The characters looked at so far (for the linearity tests)."""
+        work: int = self._f.work
+        return work
+
     def _take(self) -> str:
-        data = "".join(self._pieces)
-        self._pieces = []
-        self._held_length = 0
+        front = self._f
+        data = "".join(front.pieces)
+        front.pieces = []
+        front.held_length = 0
         return data
 
     def _hold(self, data: str, looked_at: int | None = None) -> None:
-        self._pieces = [data] if data else []
-        self._held_length = len(data)
-        self._looked_at = len(data) if looked_at is None else looked_at
+        front = self._f
+        front.pieces = [data] if data else []
+        front.held_length = len(data)
+        front.looked_at = len(data) if looked_at is None else looked_at
 
     def _release(self, ready: str) -> StreamUpdate:
         if not ready:
             return StreamUpdate("", [])
         parser = self.parser
+        front = self._f
+        raw_units, clean_units = front.raw_units, front.clean_units
         citations = [
             citation._replace(
-                start=citation.start + self._raw_units,
-                end=citation.end + self._raw_units,
-                clean_start=citation.clean_start + self._clean_units,
+                start=citation.start + raw_units,
+                end=citation.end + raw_units,
+                clean_start=citation.clean_start + clean_units,
             )
             for citation in parser.finditer(ready)
         ]
         clean = parser.strip(ready)
-        self._raw_units += units_length(ready, parser.offsets)
-        self._clean_units += units_length(clean, parser.offsets)
+        front.raw_units += units_length(ready, parser.offsets)
+        front.clean_units += units_length(clean, parser.offsets)
         return StreamUpdate(clean, citations)
 
-    # -- where the decided text ends -------------------------------------------------------
+    # -- where the decided text ends (skip_code) -----------------------------------------------
 
     def _block_cut(self, data: str) -> int:
         """skip_code: the last place where data can be cut so that both halves read as
@@ -173,11 +177,13 @@ class StreamParser:
         A cut goes at the start of a non-blank line before which the CommonMark scanner is
         neutral (no container, fence, indented block or paragraph open: the Markdown state
         at the start of a text), so code is found the same on both sides.  The prose before
-        it must also hold no START whose fate the rest of the stream could change.  Two
-        candidates at most are tried per look (the last cut, then the last one before the
-        first undecided START), so a look is linear.
+        it must also hold no START whose fate the rest of the stream could change (the
+        scanner's `undecided_from`).  Two candidates at most are tried per look (the last
+        cut, then the last one before the first undecided START), so a look is linear.
         """
-        code, cuts = block_cuts(data, self.parser.implementation)
+        parser = self.parser
+        code, cuts = block_cuts(data, parser.implementation)
+        undecided_from = parser.scanner.undecided_from
         tried = 0
         index = len(cuts) - 1
         while index >= 0 and tried < 2:
@@ -188,68 +194,12 @@ class StreamParser:
                     break
                 prose_from = code_end
             tried += 1
-            undecided = prose_from + self._undecided_from(data[prose_from:cut], self._prose_parser)
+            undecided = prose_from + undecided_from(data[prose_from:cut], parser._grammar)
             if undecided == cut:
                 return cut
             while index >= 0 and cuts[index] > undecided:
                 index -= 1
         return 0
 
-    def _undecided_from(self, data: str, parser: Parser) -> int:
-        """Index of the first START whose fate the rest of the stream could still change,
-        or len(data).  Only the last max_marker_length characters can hold one: a START
-        further back either closed within the bound or never will.  Linear in data."""
-        bound = parser.max_marker_length
-        if bound is None:  # pragma: no cover - set in __init__
-            raise ValueError("a stream parser needs a max_marker_length")
-        consumed = parser.spans(data)
-        last_stop = data.rfind(parser.stop)
-        window = max(0, len(data) - bound)
-        span_index = 0
-        pos = data.find(parser.start, window)
-        while pos >= 0:
-            while span_index < len(consumed) and consumed[span_index][1] <= pos:
-                span_index += 1
-            covered = span_index < len(consumed) and consumed[span_index][0] <= pos
-            if not covered and _undecided(parser, data, pos, last_stop):
-                return pos
-            pos = data.find(parser.start, pos + 1)
-        return len(data)
 
-
-def _undecided(parser: Parser, data: str, pos: int, last_stop: int) -> bool:
-    """Could more text make the START at pos a marker?  (It is not one yet.)"""
-    bound = parser.max_marker_length
-    if bound is not None and len(data) - pos >= bound:
-        return False
-    for head in _heads_at(parser, data, pos + 1):
-        if head is None:
-            return True  # the family and DELIM are not all there yet
-        if last_stop < head:
-            return True  # no STOP after the DELIM yet: one may still come in bound
-    return False
-
-
-def _heads_at(parser: Parser, data: str, i: int) -> list[int | None]:
-    """For each family that fits at i so far: the index after its DELIM, or None when the
-    text ends before the family and DELIM are complete.  In family order, up to the first
-    undecided one."""
-    heads: list[int | None] = []
-    if parser.any_family:
-        word = FAMILY_WORD_RE.match(data, i)
-        end = word.end() if word else i
-        if end == len(data):
-            heads.append(None)
-        elif end > i and data[end] == parser.delimiter:
-            heads.append(end + 1)
-        return heads
-    for family in parser.families:
-        head = family + parser.delimiter
-        seen = data[i : i + len(head)]
-        if not head.startswith(seen):
-            continue
-        if len(seen) < len(head):
-            heads.append(None)
-            return heads
-        heads.append(i + len(head))
-    return heads
+_DEFAULT_PARSER = Parser()

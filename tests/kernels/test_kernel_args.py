@@ -61,7 +61,7 @@ def test_grammar_markers_are_one_character(scanner, argument) -> None:
         scanner.Grammar(**{**GRAMMAR_ARGS, argument: "ab"})
 
 
-@pytest.mark.parametrize("entry", ["extract", "strip", "spans"])
+@pytest.mark.parametrize("entry", ["extract", "strip", "spans", "undecided_from"])
 def test_text_entry_points_name_a_wrong_argument(scanner, entry) -> None:
     grammar = scanner.Grammar(**GRAMMAR_ARGS)
     function = getattr(scanner, entry)
@@ -89,6 +89,73 @@ def test_records_names_a_wrong_argument(scanner, name) -> None:
             function("x", grammar, CitationSpan, bad)
     with pytest.raises(ValueError, match="units"):
         function("x", grammar, CitationSpan, 3)
+
+
+class Owner:
+    """What a StreamFront calls back: `_slow` gets what the front leaves to the stream."""
+
+    def __init__(self) -> None:
+        self.slow: list[object] = []
+
+    def _slow(self, chunk: object) -> str:
+        self.slow.append(chunk)
+        return "slow"
+
+
+@pytest.mark.parametrize(
+    ("argument", "bad"),
+    [
+        ("owner", None),
+        ("owner", object()),
+        ("grammar", None),
+        ("grammar", "grammar"),
+        ("cls", None),
+        ("cls", list),
+        ("update", None),
+        ("update", dict),
+        ("units", None),
+        ("units", "0"),
+    ],
+)
+def test_stream_front_names_a_wrong_argument(scanner, argument, bad) -> None:
+    from citemark.stream import StreamUpdate
+
+    arguments = {
+        "owner": Owner(),
+        "grammar": scanner.Grammar(**GRAMMAR_ARGS, max_marker_length=64),
+        "cls": CitationSpan,
+        "update": StreamUpdate,
+        "units": 0,
+    }
+    with names(argument):
+        scanner.StreamFront(*{**arguments, argument: bad}.values())
+    with pytest.raises(ValueError, match="units"):
+        scanner.StreamFront(*{**arguments, "units": 5}.values())
+
+
+def test_stream_front_leaves_the_rest_to_its_owner(scanner) -> None:
+    """Not a str, or a front that is not open: `owner._slow(chunk)`, whatever the chunk."""
+    from citemark.stream import StreamUpdate
+
+    owner = Owner()
+    grammar = scanner.Grammar(**GRAMMAR_ARGS, max_marker_length=64)
+    front = scanner.StreamFront(owner, grammar, CitationSpan, StreamUpdate, 0)
+    text = type("Text", (str,), {})("x")
+    for chunk in (None, b"x", 3, text):
+        assert front.feed(chunk) == "slow"
+    front.open = False
+    assert front.feed("plain") == "slow"
+    assert owner.slow == [None, b"x", 3, text, "plain"]
+    front.open = True
+    front.pieces = None  # a stream never does this: the front must not read it then
+    assert front.feed("x") == "slow"
+    front.pieces = ["x" + S]
+    front.held_length = 2
+    assert front.feed("cite" + D + "a" + E + "!") == (
+        "x!",
+        [CitationSpan("cite", ("a",), None, 1, 9, 1)],
+    )
+    assert (front.raw_units, front.clean_units, front.pieces) == (10, 2, [])
 
 
 def test_cut_declines_what_it_cannot_cut(scanner) -> None:

@@ -66,7 +66,16 @@ def test_both_scanners_are_scanners(implementation) -> None:
 
     module = scanner_for(implementation)
     assert isinstance(module, Scanner)
-    for name in ("Grammar", "extract", "strip", "spans", "records", "cut"):
+    for name in (
+        "Grammar",
+        "extract",
+        "strip",
+        "spans",
+        "records",
+        "cut",
+        "undecided_from",
+        "StreamFront",
+    ):
         assert callable(getattr(module, name)), name
 
 

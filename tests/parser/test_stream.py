@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from citemark.parser import Parser
 from citemark.stream import StreamParser
 from strategies import chunked, feed_all
+from stream_oracle import ReferenceStream
 
 S, D, E = "\ue200", "\ue202", "\ue201"
 PIECES = [S, D, E, "cite", "ci", "te", "turn0search1", "L1-L2", " ", "x", "\n", "😀", "é", "中"]
@@ -88,3 +89,139 @@ def test_feed_checks_its_input(implementation):
     stream.close()
     with pytest.raises(ValueError, match="after close"):
         stream.feed("more")
+
+
+# -- update by update: the stream gives what it gave before its front moved to the scanners --
+
+OPTIONS = st.sampled_from(
+    [
+        {"families": ("cite",)},
+        {"families": ("cite", "ci")},
+        {"families": ("",)},
+        {"any_family": True},
+        {"families": ("cite",), "max_marker_length": 12},
+        {"families": ("cite",), "skip_code": True},
+        {"families": ("cite",), "source_id": "turn[0-9a-z]+", "locator": "L[0-9]+"},
+        {"start": "[", "delimiter": "|", "stop": "]", "families": ("cite",)},
+    ]
+)
+CODE_PIECES = [*PIECES, "`", "```", "\n\n", "    ", "[", "|", "]", "Ā"]
+
+
+class Text(str):
+    """A str subclass: the front hands its plain copy on."""
+
+
+@given(
+    text=st.lists(st.sampled_from(CODE_PIECES), max_size=40).map("".join),
+    cuts=st.lists(st.integers(0, 400), max_size=40),
+    options=OPTIONS,
+    offsets=st.sampled_from(["codepoints", "utf16", "utf8"]),
+    bound=st.sampled_from([4, 16, 4096]),
+    subclass=st.booleans(),
+)
+def test_every_update_is_the_reference_streams(
+    implementation, text, cuts, options, offsets, bound, subclass
+):
+    parser = Parser(**options, offsets=offsets, implementation=implementation)
+    stream = StreamParser(parser, max_marker_length=bound)
+    reference = ReferenceStream(parser, max_marker_length=bound)
+    for chunk in chunked(text, cuts):
+        given_chunk = Text(chunk) if subclass else chunk
+        got = stream.feed(given_chunk)
+        want = reference.feed(given_chunk)
+        assert got == want
+        assert type(got.text) is str
+        assert stream.held == reference.held
+    assert stream.close() == reference.close()
+    assert stream.close() == reference.close() == ("", [])
+
+
+def updates(stream: StreamParser, chunks: list[str]) -> list[tuple[str, list[tuple[int, ...]]]]:
+    """Each feed's text, and its citations as (start, end, clean_start)."""
+    out = []
+    for chunk in chunks:
+        update = stream.feed(chunk)
+        out.append((update.text, [(c.start, c.end, c.clean_start) for c in update.citations]))
+    return out
+
+
+def test_a_delta_that_closes_a_marker_releases_it_with_the_text_after(implementation):
+    stream = StreamParser(Parser(implementation=implementation))
+    marker = S + "cite" + D + "turn0search3" + E
+    got = updates(stream, ["Some prose.", marker[:9], marker[9:16], marker[16:] + " More."])
+    assert got == [
+        ("Some prose.", []),
+        ("", []),  # the START and the start of its family: held
+        ("", []),
+        (" More.", [(11, 11 + len(marker), 11)]),
+    ]
+    assert stream.held == ""
+
+
+def test_a_start_split_from_its_family_is_held_until_decided(implementation):
+    stream = StreamParser(Parser(implementation=implementation))
+    assert updates(stream, ["a ", S]) == [("a ", []), ("", [])]
+    assert stream.held == S
+    assert updates(stream, ["c"]) == [("", [])]
+    # "x" after the START fits no family: the START is plain text after all.
+    assert updates(stream, ["x then"]) == [(S + "cx then", [])]
+    assert stream.held == ""
+    assert updates(stream, [S, "cite", D, "turn1news2", E]) == [
+        ("", []),
+        ("", []),
+        ("", []),
+        ("", []),
+        ("", [(10, 27, 10)]),
+    ]
+
+
+def test_several_markers_in_one_delta(implementation):
+    stream = StreamParser(Parser(implementation=implementation))
+    first = S + "cite" + D + "turn0search1" + E
+    second = S + "cite" + D + "turn0news2" + D + "L4-L5" + E
+    update = stream.feed("A" + first + "B" + second + "C" + S + "ci")
+    assert update.text == "ABC"
+    assert [(c.source_ids, c.locator, c.start, c.clean_start) for c in update.citations] == [
+        (("turn0search1",), None, 1, 1),
+        (("turn0news2",), "L4-L5", 2 + len(first), 2),
+    ]
+    assert stream.held == S + "ci"
+    assert stream.close().text == S + "ci"
+
+
+@pytest.mark.parametrize(
+    ("offsets", "expected"),
+    [
+        ("codepoints", [(3, 23, 3), (26, 46, 6)]),
+        ("utf16", [(4, 24, 4), (28, 48, 8)]),
+        ("utf8", [(7, 33, 7), (41, 67, 15)]),
+    ],
+)
+def test_offsets_in_every_unit_across_deltas(implementation, offsets, expected):
+    """A wide character before a marker, inside held text and after a release."""
+    marker = S + "cite" + D + "turn0search12" + E  # 20 code points, 26 UTF-8 bytes
+    text = "é😀 " + marker + "中😀 " + marker + "."
+    stream = StreamParser(Parser(offsets=offsets, implementation=implementation))
+    got = []
+    for chunk in (text[:4], text[4:12], text[12:26], text[26:31], text[31:]):
+        got += stream.feed(chunk).citations
+    got += stream.close().citations
+    assert [(c.start, c.end, c.clean_start) for c in got] == expected
+    parser = stream.parser
+    assert got == list(parser.finditer(text))
+
+
+def test_the_front_takes_the_common_delta(implementation):
+    """The stream's feed is its front's: one call a delta, no Python frame of the stream's."""
+    stream = StreamParser(Parser(implementation=implementation))
+    assert stream.feed == stream._f.feed
+
+
+def test_streams_share_the_bounded_parser(implementation):
+    parser = Parser(implementation=implementation)
+    assert StreamParser(parser).parser is StreamParser(parser).parser
+    assert StreamParser(parser).parser.max_marker_length == 4096
+    assert StreamParser(parser, max_marker_length=9).parser.max_marker_length == 9
+    bounded = Parser(max_marker_length=30, implementation=implementation)
+    assert StreamParser(bounded, max_marker_length=9).parser is bounded

@@ -5,7 +5,7 @@ the twin to one, so mypy proves that `scan_py` satisfies the Protocol, and
 tests/kernels/test_select.py checks at run time that both modules carry every name.  A grammar
 is opaque to the callers: they build it with `Grammar(...)` and hand it back to the same scanner.
 
-Of the nine names the compiled module exports, `Offsets` (the unit walker behind `records`)
+Of the eleven names the compiled module exports, `Offsets` (the unit walker behind `records`)
 is internal to each scanner and `SIMD` (which vector path the kernel picked) has no meaning
 for the twin: neither is part of the Protocol.
 """
@@ -65,3 +65,12 @@ class Scanner(Protocol):
 
     def cut(self, text: Any, citations: Iterable[Any], /) -> str | None:
         """text without the spans of plain citation dicts, or None for the general path."""
+
+    def undecided_from(self, text: str, grammar: Any, /) -> int:
+        """Index of the first START that more text could still make a marker, or len(text)."""
+
+    def StreamFront(
+        self, owner: Any, grammar: Any, cls: type[tuple[Any, ...]], update: type, units: int, /
+    ) -> Any:
+        """The front of a `StreamParser`: its `feed` takes a delta, calling `owner._slow`
+        for what it leaves to the stream."""

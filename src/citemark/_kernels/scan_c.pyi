@@ -41,3 +41,35 @@ def spans_records(
     text: str, grammar: Grammar, cls: type[_Record], units: int
 ) -> tuple[list[tuple[int, int, bool]], list[_Record]]: ...
 def cut(text: object, citations: object) -> str | None: ...
+def undecided_from(text: str, grammar: Grammar) -> int: ...
+
+@disjoint_base
+class StreamFront:
+    """The common delta of a `StreamParser` in one C call (see scan_py.StreamFront, which
+    says what each path does)."""
+
+    owner: Any
+    pieces: list[str]
+    held_length: int
+    looked_at: int
+    raw_units: int
+    clean_units: int
+    work: int
+    open: bool
+    @property
+    def grammar(self) -> Grammar: ...
+    @property
+    def cls(self) -> type[tuple[Any, ...]]: ...
+    @property
+    def update(self) -> type[tuple[Any, ...]]: ...
+    @property
+    def units(self) -> int: ...
+    def __init__(
+        self,
+        owner: Any,
+        grammar: Grammar,
+        cls: type[tuple[Any, ...]],
+        update: type[tuple[Any, ...]],
+        units: int,
+    ) -> None: ...
+    def feed(self, chunk: str, /) -> Any: ...

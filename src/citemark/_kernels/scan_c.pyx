@@ -20,6 +20,10 @@ Kernel name -> twin name in `scan_py.py` (read the two side by side):
     Offsets / convert            Offsets / Offsets.convert
     records / new_record         records
     cut                          cut
+    undecided                    undecided
+    first_undecided              first_undecided
+    undecided_from               undecided_from
+    StreamFront / look_units     StreamFront / StreamFront.look
 
 Kernel-only fast paths, each with what it earns (CPU time, min of 15, kernel with and
 without it; 1,000 varied answers from benches/corpus.py and one 1 MB text of 20,000
@@ -33,6 +37,10 @@ citations):
                          citation instead of 650, a page fault each 10 citations not 6
     NOGIL_MIN_LENGTH     the GIL is released only for texts long enough to pay for it
     Grammar.header_line  rules on their own cache line, for threads without the GIL
+    StreamFront.feed     a StreamParser's delta in one C call (METH_O), its looks at held
+                         text in C: 2.8x / 3.1x / 4.0x fewer instructions a typical 4 KB
+                         answer in 4 / 16 / 64-character deltas than the stream of 25ee52e
+                         over this kernel (callgrind, benches/bench_streams.parse_streamed)
 
 Not kernel-only: both implementations build each dict as a copy of one split-table dict,
 `_core.dropin.CITATION_TEMPLATE`, whose copies share its key table (`Shared, dict copies` above
@@ -48,6 +56,7 @@ Bounds: every read of `data` is at an index proven < n by the code next to it (t
 comments say how); lengths and offsets are Py_ssize_t, so their sums cannot overflow.
 """
 
+cimport cython
 from cpython.dict cimport PyDict_Copy, PyDict_GetItemRef
 from cpython.exc cimport PyErr_Clear, PyErr_Occurred
 from cpython.list cimport PyList_New, PyList_SET_ITEM
@@ -611,24 +620,21 @@ cdef object new_record(object cls, bint untrack, object family, tuple source_ids
     return record
 
 
-cdef list records_units(str text, const text_t* data, Grammar grammar, object cls, int units,
-                        list spans=None):
-    # The citations as records; with `spans` (a list), every consumed match appended to it
-    # too, as `spans_units` makes them (one scan for both: validate needs both).
-    cdef Matches matches
+cdef list records_of(str text, const text_t* data, Grammar grammar, Matches* matches,
+                     object cls, Offsets* offsets, list spans, Py_ssize_t raw_base,
+                     Py_ssize_t clean_base, Py_ssize_t* removed_units):
+    # The citations of `matches` (text's, in order) as records, offsets walked by `offsets`
+    # and moved by raw_base (start, end) and clean_base (clean_start): a stream's look
+    # releases a piece whose offsets count from what it released before.  With `spans` (a
+    # list), every match appended to it too, as `spans_units` makes them.  removed_units:
+    # the units of the citations, added to.
     cdef Shared shared
     cdef Shared* share = NULL
-    cdef Offsets offsets
     cdef Py_ssize_t i, start, end, removed = 0, valid = 0
     cdef Match* match
     # Records of a class without __dict__ hold immutable, atomic fields only.
     cdef bint untrack = (<PyTypeObject*>cls).tp_dictoffset == 0
-    offsets.units = units
-    offsets.at = 0
-    offsets.extra = 0
-    init_matches(&matches)
     try:
-        scan(text, data, grammar, spans is not None, &matches)
         share = start_sharing(&shared, matches.count)
         for i in range(matches.count):
             valid += matches.items[i].n_ids != INVALID
@@ -642,21 +648,44 @@ cdef list records_units(str text, const text_t* data, Grammar grammar, object cl
                 spans.append(span)
             if match.n_ids == INVALID:
                 continue
-            start = convert(data, &offsets, match.start)
-            end = convert(data, &offsets, match.end)
+            start = convert(data, offsets, match.start)
+            end = convert(data, offsets, match.end)
             record = new_record(
                 cls, untrack, family_of(text, data, grammar, match, share),
                 source_ids(text, data, grammar, match, True, share),
-                locator_of(text, data, match, share), start, end, start - removed,
+                locator_of(text, data, match, share), raw_base + start, raw_base + end,
+                clean_base + start - removed,
             )
             Py_INCREF(record)  # PyList_SET_ITEM steals a reference
             PyList_SET_ITEM(result, valid, record)
             valid += 1
             removed += end - start
         gc_track(result)
+        removed_units[0] += removed
         return result
     finally:
         free_shared(share)
+
+
+cdef inline void start_offsets(Offsets* offsets, int units) noexcept nogil:
+    offsets.units = units
+    offsets.at = 0
+    offsets.extra = 0
+
+
+cdef list records_units(str text, const text_t* data, Grammar grammar, object cls, int units,
+                        list spans=None):
+    # The citations as records; with `spans` (a list), every consumed match appended to it
+    # too, as `spans_units` makes them (one scan for both: validate needs both).
+    cdef Matches matches
+    cdef Offsets offsets
+    cdef Py_ssize_t removed = 0
+    start_offsets(&offsets, units)
+    init_matches(&matches)
+    try:
+        scan(text, data, grammar, spans is not None, &matches)
+        return records_of(text, data, grammar, &matches, cls, &offsets, spans, 0, 0, &removed)
+    finally:
         free_matches(&matches)
 
 
@@ -842,5 +871,264 @@ def cut(object text, object citations):
         if kind == 2:
             return cut_units(<str>text, <const Py_UCS2*>data, &matches)
         return cut_units(<str>text, <const Py_UCS4*>data, &matches)
+    finally:
+        free_matches(&matches)
+
+
+# --- a stream's front --------------------------------------------------------------------
+
+cdef Py_ssize_t last_mark(const text_t* data, Py_ssize_t n, const Mark* mark) noexcept nogil:
+    """The last index of the marker character in data[:n], else -1 (str.rfind)."""
+    cdef Py_ssize_t i = n
+    while i > 0:  # reads data[i - 1], i <= n
+        i -= 1
+        if data[i] == mark.point:
+            return i
+    return -1
+
+
+cdef bint undecided(const text_t* data, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t last_stop,
+                    const Rules* rules) noexcept nogil:
+    """Could more text make the START at pos (< n, not consumed) a marker?"""
+    cdef Py_ssize_t i = pos + 1, j, f, k, length
+    cdef const Family* family
+    if n - pos >= rules.max_length:
+        return False
+    if rules.any_family:
+        j = i
+        while j < n and is_word(data[j]):
+            j += 1
+        if j == n:
+            return True  # the name, or its DELIM, is still to come
+        # j < n: data[j] is in the text
+        return j > i and data[j] == rules.delim.point and last_stop < j + 1
+    for f in range(rules.n_families):
+        family = &rules.families[f]
+        length = family.length
+        k = 0
+        while k < length and i + k < n and data[i + k] == read_unit(family.kind, family.chars, k):
+            k += 1
+        if k < length:
+            if i + k == n:
+                return True  # the text ends inside the family
+            continue
+        if i + length == n:
+            return True  # the family is there, its DELIM still to come
+        # i + length < n
+        if data[i + length] == rules.delim.point and last_stop < i + length + 1:
+            return True  # no STOP after the DELIM yet: one may still come in bound
+    return False
+
+
+cdef Py_ssize_t first_undecided(const text_t* data, Py_ssize_t n, const Rules* rules,
+                                const Matches* consumed) noexcept nogil:
+    """Index of the first START whose fate more text could still change, or n.  Only the
+    last max_length units can hold one: a START further back closed in bound or never will.
+    `consumed`: every match of data[:n], valid or not.  Linear: pos and span_index only move
+    on, and the STOP is searched for once."""
+    cdef Py_ssize_t window = n - rules.max_length if n > rules.max_length else 0
+    cdef Py_ssize_t pos, span_index = 0, last_stop = -2  # -2: not searched for yet
+    pos = find_mark(data, window, n, &rules.start)
+    while pos >= 0:  # pos < n
+        while span_index < consumed.count and consumed.items[span_index].end <= pos:
+            span_index += 1
+        if not (span_index < consumed.count and consumed.items[span_index].start <= pos):
+            if last_stop == -2:
+                last_stop = last_mark(data, n, &rules.stop)
+            if undecided(data, n, pos, last_stop, rules):
+                return pos
+        pos = find_mark(data, pos + 1, n, &rules.start)
+    return n
+
+
+cdef Py_ssize_t undecided_units(str text, const text_t* data, Grammar grammar,
+                                Matches* matches) except -1:
+    """first_undecided over text, `matches` (initialised, freed by the caller) filled with
+    every match of the text, valid or not."""
+    if grammar.cannot_match(text):
+        return len(text)
+    scan(text, data, grammar, True, &matches[0])
+    return first_undecided(data, len(text), &grammar.rules, matches)
+
+
+def undecided_from(str text not None, Grammar grammar not None):
+    """Index of the first START of text whose fate more text could still change (it is no
+    marker yet, but could close within the grammar's bound), or len(text)."""
+    cdef Matches matches
+    cdef const void* data = PyUnicode_DATA(text)
+    cdef int kind = PyUnicode_KIND(text)
+    init_matches(&matches)
+    try:
+        if kind == 1:
+            return undecided_units(text, <const Py_UCS1*>data, grammar, &matches)
+        if kind == 2:
+            return undecided_units(text, <const Py_UCS2*>data, grammar, &matches)
+        return undecided_units(text, <const Py_UCS4*>data, grammar, &matches)
+    finally:
+        free_matches(&matches)
+
+
+cdef inline object new_update(object cls, object text, object citations):
+    """cls((text, citations)) for a tuple subclass of two fields, filled in place."""
+    update = <object>type_alloc(<PyTypeObject*>cls, 2)
+    Py_DECREF(update)  # type_alloc's reference now belongs to `update`
+    fill(update, 0, text)
+    fill(update, 1, citations)
+    return update
+
+
+cdef inline object empty_update(object cls, object text):
+    """cls((text, [])).  Both stay in the collector's view: the list is the caller's, who
+    may put into it what refers back to the update."""
+    return new_update(cls, text, PyList_New(0))
+
+
+cdef int make_room(StreamFront front, Py_ssize_t length) except -1:
+    """OverflowError unless both counts can take `length` (>= 0) more units: then every
+    offset a release computes, count + index with index <= length, fits."""
+    if not (0 <= front.raw_units <= PY_SSIZE_T_MAX - length
+            and 0 <= front.clean_units <= PY_SSIZE_T_MAX - length):
+        raise OverflowError("a stream's offsets must stay within 0..PY_SSIZE_T_MAX")
+    return 0
+
+
+cdef Py_ssize_t units_of(const text_t* data, Py_ssize_t n, int units) noexcept nogil:
+    """The length of data[:n] in `units`."""
+    cdef Offsets offsets
+    start_offsets(&offsets, units)
+    return convert(data, &offsets, n)
+
+
+cdef class StreamFront:
+    """The common delta of a `StreamParser` in one C call (see scan_py.StreamFront, which
+    says what each path does)."""
+
+    cdef public object owner
+    cdef public list pieces
+    cdef public Py_ssize_t held_length, looked_at, raw_units, clean_units, work
+    cdef public bint open
+    cdef readonly Grammar grammar
+    cdef readonly object cls, update
+    cdef readonly int units
+
+    def __init__(self, owner, Grammar grammar not None, cls, update, units):
+        if not callable(getattr(owner, "_slow", None)):
+            raise TypeError(f"owner must have a _slow method, not {type(owner).__name__}")
+        check_record_args(cls, units)
+        if not (isinstance(update, type) and issubclass(update, tuple)):
+            raise TypeError("update must be a tuple subclass")
+        self.owner = owner
+        self.grammar = grammar
+        self.cls = cls
+        self.update = update
+        self.units = units
+        self.pieces = []
+        self.held_length = self.looked_at = self.raw_units = self.clean_units = self.work = 0
+        self.open = True
+
+    # A plain C method taking one argument (METH_O): a server calls it once a delta, and the
+    # default (a cyfunction that parses keywords) costs as much as the common delta's work.
+    @cython.binding(False)
+    @cython.always_allow_keywords(False)
+    def feed(self, chunk):
+        cdef Py_ssize_t n, length
+        cdef int kind
+        cdef const void* data
+        cdef bint marked
+        if type(chunk) is not str or not self.open or self.pieces is None:
+            return self.owner._slow(chunk)
+        n = len(<str>chunk)
+        kind = PyUnicode_KIND(chunk)
+        data = PyUnicode_DATA(chunk)
+        if len(self.pieces) == 0:
+            # Nothing held: a chunk without START goes out as it is.
+            if self.grammar.cannot_match(<str>chunk):
+                marked = False
+            elif kind == 2:
+                marked = find_mark(<const Py_UCS2*>data, 0, n, &self.grammar.rules.start) >= 0
+            elif kind == 1:
+                marked = find_mark(<const Py_UCS1*>data, 0, n, &self.grammar.rules.start) >= 0
+            else:
+                marked = find_mark(<const Py_UCS4*>data, 0, n, &self.grammar.rules.start) >= 0
+            if not marked:
+                if kind == 1:
+                    length = units_of(<const Py_UCS1*>data, n, self.units)
+                elif kind == 2:
+                    length = units_of(<const Py_UCS2*>data, n, self.units)
+                else:
+                    length = units_of(<const Py_UCS4*>data, n, self.units)
+                make_room(self, length)
+                self.raw_units += length
+                self.clean_units += length
+                return empty_update(self.update, chunk)
+            return self.look(chunk)
+        if not 0 <= self.held_length <= PY_SSIZE_T_MAX - n:
+            raise OverflowError("held_length must stay within 0..PY_SSIZE_T_MAX")
+        self.pieces.append(chunk)
+        self.held_length += n
+        # Held text is looked at again once it has doubled, or when a STOP comes (it
+        # decides every START before it): each look is linear, and so is their sum.  The
+        # test is held_length < 2 * looked_at without the product, which could overflow.
+        if self.looked_at > 0 and (self.held_length < self.looked_at
+                                   or self.held_length - self.looked_at < self.looked_at):
+            if kind == 2:
+                marked = find_mark(<const Py_UCS2*>data, 0, n, &self.grammar.rules.stop) >= 0
+            elif kind == 1:
+                marked = find_mark(<const Py_UCS1*>data, 0, n, &self.grammar.rules.stop) >= 0
+            else:
+                marked = find_mark(<const Py_UCS4*>data, 0, n, &self.grammar.rules.stop) >= 0
+            if not marked:
+                return empty_update(self.update, "")
+        return self.look("".join(self.pieces))
+
+    cdef object look(self, str text):
+        cdef const void* data = PyUnicode_DATA(text)
+        cdef int kind = PyUnicode_KIND(text)
+        if kind == 1:
+            return look_units(self, text, <const Py_UCS1*>data)
+        if kind == 2:
+            return look_units(self, text, <const Py_UCS2*>data)
+        return look_units(self, text, <const Py_UCS4*>data)
+
+
+cdef object look_units(StreamFront front, str text, const text_t* data):
+    """A look at the held text: what is decided goes out, the rest is held again."""
+    cdef Matches matches
+    cdef Offsets offsets
+    cdef Grammar grammar = front.grammar
+    cdef Py_ssize_t n = len(text), cut, i, kept = 0, removed = 0, length
+    front.work += n
+    init_matches(&matches)
+    try:
+        cut = undecided_units(text, data, grammar, &matches)
+        # No match crosses cut (a START inside one is consumed): those before it are
+        # ready's own, the citations are the valid ones.
+        for i in range(matches.count):
+            if matches.items[i].end > cut:
+                break
+            if matches.items[i].n_ids != INVALID:
+                matches.items[kept] = matches.items[i]
+                kept += 1
+        matches.count = kept
+        if cut == 0:
+            update = empty_update(front.update, "")
+        else:
+            length = units_of(data, cut, front.units)
+            make_room(front, length)
+            ready = text if cut == n else PyUnicode_Substring(text, 0, cut)
+            if kept == 0:
+                # No citation (a START that waits for its STOP): the text goes out as it is.
+                update = empty_update(front.update, ready)
+            else:
+                start_offsets(&offsets, front.units)
+                citations = records_of(ready, data, grammar, &matches, front.cls, &offsets,
+                                       None, front.raw_units, front.clean_units, &removed)
+                # cut_units reads data[:cut], ready's characters, and ready's length, cut.
+                update = new_update(front.update, cut_units(ready, data, &matches), citations)
+            front.raw_units += length
+            front.clean_units += length - removed
+        front.pieces = [PyUnicode_Substring(text, cut, n)] if cut < n else []
+        front.held_length = front.looked_at = n - cut
+        return update
     finally:
         free_matches(&matches)

@@ -15,12 +15,17 @@ Twin name -> kernel name (the kernel's table lists its fast paths and what they 
     Offsets.convert     Offsets / convert
     records             records / records_units / new_record
     cut                 cut
+    undecided           undecided (last_mark: str.rfind)
+    first_undecided     first_undecided / undecided_units
+    undecided_from      undecided_from
+    StreamFront         StreamFront / look_units / new_update / units_of
     check_args          the typed arguments of the kernel's entry points
 """
 
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -260,16 +265,30 @@ def _check_record_args(cls: object, units: object) -> None:
 def _records_of(
     text: str, matches: list[Match], cls: type[tuple[Any, ...]], units: int
 ) -> list[Any]:
-    offsets = Offsets(text, units)
+    return records_of(matches, cls, Offsets(text, units), 0, 0)[0]
+
+
+def records_of(
+    matches: list[Match],
+    cls: type[tuple[Any, ...]],
+    offsets: Offsets,
+    raw_base: int,
+    clean_base: int,
+) -> tuple[list[Any], int]:
+    """The records of the valid matches, offsets walked by `offsets` and moved by raw_base
+    (start, end) and clean_base (clean_start), and the units they cover."""
     result = []
     removed = 0
     for match in matches:
+        if match.source_ids is None:
+            continue
         start = offsets.convert(match.start)
         end = offsets.convert(match.end)
-        fields = (match.family, tuple(match.source_ids or ()), match.locator, start, end)
-        result.append(tuple.__new__(cls, (*fields, start - removed)))
+        fields = (match.family, tuple(match.source_ids), match.locator)
+        record = (*fields, raw_base + start, raw_base + end, clean_base + start - removed)
+        result.append(tuple.__new__(cls, record))
         removed += end - start
-    return result
+    return result, removed
 
 
 def cut(text: Any, citations: Iterable[Any]) -> str | None:
@@ -302,3 +321,153 @@ def cut_spans(text: str, spans: list[tuple[int, int]]) -> str | None:
         return text
     kept.append(text[kept_from:])
     return "".join(kept)
+
+
+# --- a stream's front ----------------------------------------------------------------------
+
+
+def undecided(text: str, pos: int, last_stop: int, grammar: Grammar) -> bool:
+    """Could more text make the START at pos (not consumed) a marker?"""
+    n = len(text)
+    i = pos + 1
+    if grammar.max_length is not None and n - pos >= grammar.max_length:
+        return False
+    if grammar.any_family:
+        word = FAMILY_WORD_RE.match(text, i)
+        j = word.end() if word else i
+        if j == n:
+            return True  # the name, or its DELIM, is still to come
+        return j > i and text[j] == grammar.delimiter and last_stop < j + 1
+    for _family, head in grammar.heads:
+        seen = text[i : i + len(head)]
+        if not head.startswith(seen):
+            continue
+        if len(seen) < len(head):
+            return True  # the text ends inside the family or before its DELIM
+        if last_stop < i + len(head):
+            return True  # no STOP after the DELIM yet: one may still come in bound
+    return False
+
+
+def first_undecided(text: str, grammar: Grammar, consumed: list[Match]) -> int:
+    """Index of the first START whose fate more text could still change, or len(text).
+    Only the last max_length characters can hold one: a START further back closed in
+    bound or never will.  `consumed`: every match of text, valid or not."""
+    n = len(text)
+    bound = grammar.max_length
+    window = n - bound if bound is not None and n > bound else 0
+    span_index = 0
+    last_stop = -2  # not searched for yet
+    pos = text.find(grammar.start, window)
+    while pos >= 0:
+        while span_index < len(consumed) and consumed[span_index].end <= pos:
+            span_index += 1
+        if not (span_index < len(consumed) and consumed[span_index].start <= pos):
+            if last_stop == -2:
+                last_stop = text.rfind(grammar.stop)
+            if undecided(text, pos, last_stop, grammar):
+                return pos
+        pos = text.find(grammar.start, pos + 1)
+    return n
+
+
+def undecided_from(text: str, grammar: Grammar) -> int:
+    """Index of the first START of text whose fate more text could still change (it is no
+    marker yet, but could close within the grammar's bound), or len(text)."""
+    check_args(text, grammar)
+    return first_undecided(text, grammar, scan(text, grammar, True))
+
+
+class StreamFront:
+    """The common delta of a `citemark.stream.StreamParser` in one call.  While `open` (a
+    parser without skip_code, a stream not closed), the held text is `pieces` (the chunks
+    as they came, `held_length` long; `looked_at`: its length after the last look):
+
+    - nothing held and no START in the chunk: the chunk goes out as it is;
+    - something held, the chunk without STOP and the held text not doubled since the last
+      look: the chunk is held too;
+    - else a look: the held text up to its first START that more text could still make a
+      marker (`first_undecided`) goes out, stripped, with its citations; the rest is held.
+
+    Anything else (not a str, not open) goes to `owner._slow(chunk)`.  `raw_units` and
+    `clean_units` count the raw and clean text released, in `units` (a `records` unit);
+    `work` the characters looked at."""
+
+    def __init__(
+        self, owner: Any, grammar: Grammar, cls: type[tuple[Any, ...]], update: type, units: int
+    ) -> None:
+        if not callable(getattr(owner, "_slow", None)):
+            raise TypeError(f"owner must have a _slow method, not {type(owner).__name__}")
+        if not isinstance(grammar, Grammar):
+            raise TypeError(_wrong_type("grammar", "Grammar", grammar))
+        _check_record_args(cls, units)
+        if not (isinstance(update, type) and issubclass(update, tuple)):
+            raise TypeError("update must be a tuple subclass")
+        self.owner = owner
+        self.grammar = grammar
+        self.cls = cls
+        self.update = update
+        self.units = units
+        self.pieces: list[str] = []
+        self.held_length = self.looked_at = self.raw_units = self.clean_units = self.work = 0
+        self.open = True
+
+    def feed(self, chunk: str) -> Any:
+        if type(chunk) is not str or not self.open or self.pieces is None:
+            return self.owner._slow(chunk)
+        if not self.pieces:
+            if self.grammar.start not in chunk:
+                length = Offsets(chunk, self.units).convert(len(chunk))
+                self.make_room(length)
+                self.raw_units += length
+                self.clean_units += length
+                return tuple.__new__(self.update, (chunk, []))
+            return self.look(chunk)
+        if not 0 <= self.held_length <= sys.maxsize - len(chunk):
+            raise OverflowError("held_length must stay within 0..PY_SSIZE_T_MAX")
+        self.pieces.append(chunk)
+        self.held_length += len(chunk)
+        if (
+            self.looked_at > 0
+            and self.held_length < 2 * self.looked_at
+            and (self.grammar.stop not in chunk)
+        ):
+            return tuple.__new__(self.update, ("", []))
+        return self.look("".join(self.pieces))
+
+    def make_room(self, length: int) -> None:
+        """OverflowError unless both counts can take `length` more units (the kernel's
+        offsets are Py_ssize_t)."""
+        limit = sys.maxsize - length
+        if not (0 <= self.raw_units <= limit and 0 <= self.clean_units <= limit):
+            raise OverflowError("a stream's offsets must stay within 0..PY_SSIZE_T_MAX")
+
+    def look(self, text: str) -> Any:
+        """What is decided goes out, the rest is held again (`look_units`)."""
+        n = len(text)
+        self.work += n
+        matches = scan(text, self.grammar, True)
+        cut = first_undecided(text, self.grammar, matches)
+        # No match crosses cut (a START inside one is consumed).
+        matches = [m for m in matches if m.end <= cut and m.source_ids is not None]
+        if cut == 0:
+            update = tuple.__new__(self.update, ("", []))
+        else:
+            ready = text[:cut]
+            length = Offsets(ready, self.units).convert(cut)
+            self.make_room(length)
+            removed = 0
+            if not matches:
+                # No citation (a START that waits for its STOP): the text goes out as it is.
+                update = tuple.__new__(self.update, (ready, []))
+            else:
+                citations, removed = records_of(
+                    matches, self.cls, Offsets(ready, self.units), self.raw_units, self.clean_units
+                )
+                clean = cut_spans(ready, [(match.start, match.end) for match in matches]) or ""
+                update = tuple.__new__(self.update, (clean, citations))
+            self.raw_units += length
+            self.clean_units += length - removed
+        self.pieces = [text[cut:]] if cut < n else []
+        self.held_length = self.looked_at = n - cut
+        return update
