@@ -347,7 +347,7 @@ def front_target() -> Callable[..., None]:
         for chunk in chunks:
             if data.draw(st.booleans()):
                 name = data.draw(
-                    st.sampled_from(["state", "looked", "behind_length", "skip", "raw", "tail"])
+                    st.sampled_from(["state", "looked", "line_from", "skip", "raw", "tail"])
                 )
                 value: Any = data.draw(
                     st.text(max_size=4) if name == "tail" else st.integers(-3, 2**40)

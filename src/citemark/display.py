@@ -878,10 +878,11 @@ class CleanStream:
         # A mapped stream's front releases text early too; its marks and cuts are found when
         # the line's whole piece is cleaned at its end (the front's text is a prefix of it).
         # A plain stream (not mapped, lenient or with widgets) lets the compiled front also end
-        # lines and decide markers itself (`own`): the lines it ends wait in its `behind` for
-        # the scanner (`_sync`), and `mixed` says a delta of the line came this way, so the
-        # stream ends that line (a `~` in it may open a fence).
-        # The chunks of the incomplete line are the front's `pending` (it may swap the list).
+        # lines and decide markers itself (`own`): the lines it ends stay in its `pending`
+        # (`line_from` characters of it) until the scanner is given them (`_sync`), and
+        # `mixed` says a delta of the line came this way, so the stream ends that line (a `~`
+        # in it may open a fence).  After a sync, `pending` holds the incomplete line's chunks
+        # (`pending_length` characters).
         self._own = not (mapped or lenient or widgets)
         self._f = self._kernel.StreamFront(
             self, [], FRONT_OFF if lenient else LINE_START, entity_name, self._own
@@ -899,7 +900,7 @@ class CleanStream:
     @property
     def held(self) -> str:
         """The raw text not released yet."""
-        return ("".join(self._lines) + "".join(self._f.pending))[self._f.raw :]
+        return ("".join(self._lines) + "".join(self._f.pending))[self._f.line_from + self._f.raw :]
 
     @property
     def work(self) -> int:
@@ -910,7 +911,7 @@ class CleanStream:
     @property
     def released(self) -> int:
         """How much of the stream's text (code points) is released: its clean text is final."""
-        released: int = self._released + self._f.behind_length
+        released: int = self._released + self._f.line_from
         return released
 
     def feed(self, chunk: str) -> str:
@@ -971,6 +972,7 @@ class CleanStream:
         front = self._f
         front.work += len(chunk)
         front.pending.append(chunk)
+        front.pending_length += len(chunk)
         if "\n" not in chunk and "\r" not in chunk:
             if "~" in chunk:
                 front.mixed = True
@@ -985,6 +987,7 @@ class CleanStream:
         last = len(data) - 1 if data.endswith("\r") else len(data)
         complete = max(data.rfind("\n", 0, last), data.rfind("\r", 0, last)) + 1
         front.pending = [data[complete:]] if complete < len(data) else []
+        front.pending_length = len(data) - complete
         self._scan(data[:complete], final=False)
         out = self._release(final=False)
         if not self._lenient:
@@ -1005,6 +1008,7 @@ class CleanStream:
                 self._closed = True
                 front.on = front.waiting = front.own = False
                 front.pending = []
+                front.pending_length = front.line_from = 0
                 return out
         self._sync()
         self._closed = True
@@ -1012,6 +1016,7 @@ class CleanStream:
         data = "".join(front.pending)
         front.work += len(data)
         front.pending = []
+        front.pending_length = 0
         self._scan(data, final=True)
         return self._release(final=True)
 
@@ -1019,18 +1024,13 @@ class CleanStream:
         """Give the scanner the lines the compiled front ended itself (they held no code: the
         front takes only lines that cannot, so the scanner finds none in them)."""
         front = self._f
-        if not front.behind:
+        if not front.line_from:
             return
-        # Each line's chunks (a list), then the piece of the delta that ended it.
-        pieces: list[str] = []
-        for part in front.behind:
-            if type(part) is list:
-                pieces += part
-            else:
-                pieces.append(part)
-        text = "".join(pieces)
-        front.behind = []
-        front.behind_length = 0
+        data = "".join(front.pending)
+        text, rest = data[: front.line_from], data[front.line_from :]
+        front.pending = [rest] if rest else []
+        front.pending_length = len(rest)
+        front.line_from = 0
         front.work += len(text)
         self._scanner.scan(text, self._complete)
         self._scanner.take_code_ranges()  # none

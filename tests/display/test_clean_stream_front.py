@@ -337,7 +337,7 @@ def test_what_waits_for_the_scanner_is_bounded(implementation: str) -> None:
     while fed < 3 * SCAN_BEHIND:
         stream.feed(line)
         fed += len(line)
-        assert stream._f.behind_length <= SCAN_BEHIND + len(line)
+        assert stream._f.line_from <= SCAN_BEHIND + len(line)
         assert stream.released == fed
     assert stream.close() == ""
 

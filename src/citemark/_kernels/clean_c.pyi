@@ -31,7 +31,6 @@ class StreamFront:
     entity: Any
     pending: list[str]
     parts: list[str]
-    behind: list[str]
     on: bool
     waiting: bool
     own: bool
@@ -39,7 +38,8 @@ class StreamFront:
     state: int
     parts_length: int
     looked: int
-    behind_length: int
+    pending_length: int
+    line_from: int
     tail: str
     @property
     def context(self) -> str: ...

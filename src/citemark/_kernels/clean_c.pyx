@@ -650,10 +650,10 @@ cdef class StreamFront:
     cannot be code (see `own_feed`)."""
 
     cdef public object owner, entity
-    cdef public list pending, parts, behind
+    cdef public list pending, parts
     cdef public bint on, waiting, own, mixed
     cdef public int state
-    cdef public Py_ssize_t parts_length, looked, behind_length
+    cdef public Py_ssize_t parts_length, looked, pending_length, line_from
     cdef public str tail
     cdef Py_UCS4 context_unit  # the last character released (0: none), `context` to Python
     cdef public Py_ssize_t work, skip, raw
@@ -671,8 +671,8 @@ cdef class StreamFront:
         self.state = state
         self.entity = entity
         self.parts = []
-        self.behind = []
-        self.parts_length = self.looked = self.behind_length = 0
+        self.parts_length = self.looked = self.line_from = 0
+        self.pending_length = sum([len(piece) for piece in pending])
         self.tail = ""
         self.context_unit = 0
         self.work = self.skip = self.raw = 0
@@ -698,7 +698,7 @@ cdef class StreamFront:
         cdef str text, out
         cdef bint started = False
         if (type(chunk) is not str or self.tail is None or self.parts is None
-                or self.pending is None or self.behind is None):
+                or self.pending is None):
             return self.slow(chunk)  # (the lists may be set from Python; None is not one)
         text = <str>chunk
         n = len(text)
@@ -709,6 +709,7 @@ cdef class StreamFront:
             if find_decides(kind, data, 0, n) >= 0:
                 return self.own_or_slow(text)
             self.pending.append(text)
+            self.pending_length += n
             self.parts.append(text)
             self.parts_length += n
             self.work += n
@@ -725,6 +726,7 @@ cdef class StreamFront:
         while kept and in_set(&NOT_PLAIN_SET, read_unit(kind, data, kept - 1)):
             kept -= 1
         self.pending.append(text)
+        self.pending_length += n
         self.work += n
         if started:
             self.on = False
@@ -856,6 +858,7 @@ cdef class StreamFront:
         cdef object shown
         if SHORT_HOLD < len(self.tail) + self.parts_length + n < 2 * self.looked:
             self.pending.append(chunk)
+            self.pending_length += n
             self.parts.append(chunk)
             self.parts_length += n
             self.work += n
@@ -865,6 +868,7 @@ cdef class StreamFront:
         if shown is None:
             return None
         self.pending.append(chunk)
+        self.pending_length += n
         self.work += n + len(text)
         self.parts = []
         self.parts_length = 0
@@ -911,13 +915,15 @@ cdef class StreamFront:
         complete line cleaned whole (after what the line released), then the next line's
         start looked at.  None where a line may be code, or the line had a delta the stream
         took (`mixed`)."""
-        cdef Py_ssize_t n = len(chunk), a, b, cut = 0, line_length
+        cdef Py_ssize_t n = len(chunk), a, b, cut = 0
         cdef int kind = PyUnicode_KIND(chunk), state = LINE_START, start_kind
         cdef const void* data = PyUnicode_DATA(chunk)
         cdef str text, out, rest = None
         cdef object shown
         if self.mixed:
             return None
+        if not self.tail and not self.parts and not has_private(kind, data, 0, n):
+            return self.prose_line_end(chunk, first, last)
         text = self.joined(chunk if first + 1 == n else chunk[:first + 1])
         if self.state == LINE_START:
             start_kind = line_start_kind(PyUnicode_KIND(text), PyUnicode_DATA(text), 0,
@@ -944,15 +950,60 @@ cdef class StreamFront:
             shown = self.look(rest, &state, &cut, 0)
             if shown is None:
                 return None
-        # Decided: the complete lines go behind, for the scanner (the line's chunks as a list,
-        # then the piece of this delta), and the next line starts.
-        line_length = 0
-        for piece in self.pending:
-            line_length += len(piece)
-        self.behind.append(self.pending)
-        self.behind.append(chunk if rest is None else chunk[:last + 1])
-        self.behind_length += line_length + last + 1
-        self.work += n + len(text)
+        self.next_line(chunk, last, n + len(text), state)
+        if rest is not None:
+            self.take(rest, cut, <str>shown)
+            if shown:
+                out += <str>shown
+        return out
+
+    cdef object prose_line_end(self, str chunk, Py_ssize_t first, Py_ssize_t last):
+        """own_line_end of a delta with no private-use character after a line that holds
+        nothing undecided: every line of it goes out as it is, so the release is one slice of
+        the delta (or the delta itself)."""
+        cdef Py_ssize_t n = len(chunk), a = first + 1, b, end, cut = 0
+        cdef int kind = PyUnicode_KIND(chunk), state = LINE_START, start_kind
+        cdef const void* data = PyUnicode_DATA(chunk)
+        if self.state == LINE_START:
+            start_kind = line_start_kind(kind, data, 0, first)
+            if start_kind == FRONT_OFF or start_kind == MAYBE_FENCE:
+                return None
+        while a <= last:
+            b = find_break(kind, data, a, last + 1)  # >= a: a line feed stands at last
+            start_kind = line_start_kind(kind, data, a, b)
+            if start_kind == FRONT_OFF or start_kind == MAYBE_FENCE:
+                return None
+            a = b + 1
+        if last + 1 < n:
+            start_kind = line_start_kind(kind, data, last + 1, n)
+            if start_kind == MAYBE_FENCE:
+                return None
+            if start_kind != UNDECIDED:
+                state = start_kind
+            if state == FRONT_ON:
+                cut = n - last - 1
+                while cut and in_set(&NOT_PLAIN_SET, read_unit(kind, data, last + cut)):
+                    cut -= 1
+        self.next_line(chunk, last, n, state)
+        end = last + 1 + cut
+        if end < n:
+            self.tail = chunk[end:]
+        self.looked = n - end
+        if cut:
+            self.context_unit = read_unit(kind, data, end - 1)
+            self.skip = self.raw = cut
+        self.on = state == FRONT_ON
+        return chunk if end == n else chunk[:end]
+
+    cdef void next_line(self, str chunk, Py_ssize_t last, Py_ssize_t work, int state):
+        """The lines up to chunk[last] are out: they wait for the scanner in `pending` (whose
+        join is the stream since the last sync; `line_from` is where the line being written
+        starts in it), and the next line starts, empty, in `state`."""
+        cdef Py_ssize_t n = len(chunk)
+        self.pending.append(chunk)
+        self.pending_length += n
+        self.line_from = self.pending_length - (n - last - 1)
+        self.work += work
         if self.parts:
             self.parts = []
         self.parts_length = 0
@@ -962,15 +1013,6 @@ cdef class StreamFront:
         self.mixed = False
         self.state = state
         self.looked = 0
-        if rest is None:
-            self.pending = []
-            self.on = self.waiting = False
-        else:
-            self.pending = [rest]
-            self.work += len(rest)
-            self.take(rest, cut, <str>shown)
-            if shown:
-                out += <str>shown
-        if self.behind_length > SCAN_BEHIND:
+        self.on = self.waiting = False
+        if self.line_from > SCAN_BEHIND:
             self.owner._sync()
-        return out

@@ -557,7 +557,7 @@ class StreamFront:
 
     The stream also keeps here its line's `state` and `looked`, and, for the compiled front's
     path that ends lines itself (`own`: not in this twin, whose stream takes those deltas),
-    `mixed`, `behind`, `behind_length` and `entity`; `finish()` leaves the close to the
+    `mixed`, `pending_length`, `line_from` and `entity`; `finish()` leaves the close to the
     stream."""
 
     def __init__(
@@ -583,10 +583,10 @@ class StreamFront:
         self.state = state
         self.entity = entity
         self.parts: list[str] = []
-        self.behind: list[str] = []
         self.parts_length = 0
         self.looked = 0
-        self.behind_length = 0
+        self.pending_length = sum(len(piece) for piece in pending)
+        self.line_from = 0
         self.tail = ""
         self.context = ""
         self.work = 0
@@ -603,6 +603,7 @@ class StreamFront:
             if _DECIDES.search(chunk) is not None:
                 return self.owner._slow(chunk)  # type: ignore[no-any-return]
             self.pending.append(chunk)
+            self.pending_length += len(chunk)
             self.parts.append(chunk)
             self.parts_length += len(chunk)
             self.work += len(chunk)
@@ -618,6 +619,7 @@ class StreamFront:
             self.on = False
             self.waiting = True
         self.pending.append(chunk)
+        self.pending_length += len(chunk)
         self.work += len(chunk)
         kept = len(chunk[:end].rstrip(NOT_PLAIN))
         if not kept:
