@@ -143,7 +143,6 @@ def _streamed(make: str, size: int) -> Setup:
 
     def setup() -> tuple[Call, Any]:
         import corpus
-
         from citemark.display import CleanStream
         from citemark.parser import Parser
         from citemark.stream import StreamParser
@@ -174,7 +173,6 @@ def _streamed(make: str, size: int) -> Setup:
 
 def _parse_typical() -> tuple[Call, Any]:
     import corpus
-
     from citemark.parser import Parser
 
     parser = Parser()

@@ -28,6 +28,7 @@ Exit status: 0 when every target held, 1 on a failure (hypothesis prints the shr
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from array import array
 from collections.abc import Callable
@@ -328,7 +329,6 @@ def jsonl_target() -> Callable[..., None]:
 
 def front_target() -> Callable[..., None]:
     import test_clean_stream_front as stream_tests
-
     from citemark.display import CleanStream
 
     @given(
@@ -352,18 +352,14 @@ def front_target() -> Callable[..., None]:
                 value: Any = data.draw(
                     st.text(max_size=4) if name == "tail" else st.integers(-3, 2**40)
                 )
-                try:
+                with contextlib.suppress(OverflowError, TypeError, ValueError):
                     setattr(front, name, value)
-                except (OverflowError, TypeError, ValueError):
-                    pass
             try:
                 stream.feed(chunk)
             except (IndexError, OverflowError, TypeError, ValueError):
                 return
-        try:
+        with contextlib.suppress(IndexError, OverflowError, TypeError, ValueError):
             stream.close()
-        except (IndexError, OverflowError, TypeError, ValueError):
-            pass
 
     return front
 

@@ -7,7 +7,6 @@ import itertools
 from typing import Any
 
 import pytest
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
