@@ -278,6 +278,8 @@ own_pieces = st.sampled_from(
         "word word",
         "\u2014",
         "\U0001f600",
+        " " * 150,  # a tail past SHORT_HOLD: looked at again only once it has doubled
+        "turn0search" * 15,
     ]
 )
 own_texts = st.lists(own_pieces, max_size=40).map("".join)

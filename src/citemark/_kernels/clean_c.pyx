@@ -544,6 +544,18 @@ cdef inline bint is_id_char(Py_UCS4 unit) noexcept nogil:
     return is_letter(unit) or is_digit(unit) or unit == c'_' or unit == c'-'
 
 
+cdef bint has_own_stop(int kind, const void* data, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """Whether data[a:b] holds what an owned line leaves to the stream (`own_stop`): a delta
+    the stream took without a look (its doubling rule) may have put one in the held parts."""
+    cdef Py_ssize_t index = a - 1
+    while True:
+        index = find_stop(kind, data, index + 1, b)
+        if index < 0:
+            return False
+        if own_stop(read_unit(kind, data, index)):
+            return True
+
+
 cdef int line_start_kind(int kind, const void* data, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
     """What the first characters of the line data[a:b] say (display.CleanStream._front at
     LINE_START): UNDECIDED (blanks and container marks only), FRONT_OFF (a tab or four spaces
@@ -763,6 +775,8 @@ cdef class StreamFront:
             start_kind = line_start_kind(PyUnicode_KIND(text), PyUnicode_DATA(text), 0, len(text))
             if start_kind == FRONT_OFF or start_kind == MAYBE_FENCE:
                 return None
+        if has_own_stop(PyUnicode_KIND(text), PyUnicode_DATA(text), 0, len(text)):
+            return None
         shown = self.shown(self.context_unit, text, len(text))
         if shown is None:
             return None
@@ -825,8 +839,8 @@ cdef class StreamFront:
             state[0] = start_kind
             if start_kind == FRONT_OFF:
                 return ""
-        # (No carriage return, backtick or `[` here: the stream turns a line holding one
-        # FRONT_OFF, and own_feed leaves a delta with one to it.)
+        if has_own_stop(kind, data, 0, n):
+            return None
         cut[0] = decided_end(kind, data, n)
         if cut[0] == 0:
             return ""
@@ -868,6 +882,7 @@ cdef class StreamFront:
             self.parts.append(chunk)
             self.parts_length += n
             self.work += n
+            self.on = self.waiting = False  # held parts: the next delta comes here too
             return ""
         text = self.joined(chunk)
         shown = self.look(text, &state, &cut, self.context_unit)
@@ -936,6 +951,8 @@ cdef class StreamFront:
                                          len(text) - 1)
             if start_kind == FRONT_OFF or start_kind == MAYBE_FENCE:
                 return None
+        if has_own_stop(PyUnicode_KIND(text), PyUnicode_DATA(text), 0, len(text)):
+            return None
         shown = self.shown(self.context_unit, text, len(text))
         if shown is None:
             return None
