@@ -66,3 +66,39 @@ def test_threads_share_inputs_and_get_exact_results(api) -> None:
     for thread in threads:
         thread.join()
     assert failures == []
+
+
+@pytest.mark.slow  # thread stress
+def test_threads_feeding_one_stream_keep_it_whole(implementation: str) -> None:
+    """A stream is one writer's, but threads that share one by mistake must not break it: each
+    feed runs whole (a critical section without the GIL).  Every thread feeds the same delta,
+    which closes the marker the one before it opened, so any order gives the same text."""
+    from citemark.display import CleanStream, clean
+    from citemark.parser import Parser
+    from citemark.stream import StreamParser
+
+    head = "Start " + S + "cite" + D + "turn0"
+    delta = "search1" + E + " word,\n" + S + "cite" + D + "turn0"
+    count = 200
+    whole = head + delta * (4 * count)
+    for stream, expected in (
+        (CleanStream(implementation=implementation), clean(whole)),  # type: ignore[arg-type]
+        (StreamParser(Parser(implementation=implementation)), Parser().strip(whole)),
+    ):
+        out: list[Any] = [stream.feed(head)]
+        barrier = threading.Barrier(4)
+
+        def feed_all(stream: Any = stream, out: list[Any] = out) -> None:
+            barrier.wait()
+            for _ in range(count):
+                out.append(stream.feed(delta))  # list.append is atomic
+
+        threads = [threading.Thread(target=feed_all) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        out.append(stream.close())
+        text = "".join(piece if isinstance(piece, str) else piece.text for piece in out)
+        assert len(text) == len(expected)  # the releases' order is the threads'
+        assert sorted(text) == sorted(expected)

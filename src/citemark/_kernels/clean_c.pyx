@@ -709,6 +709,7 @@ cdef class StreamFront:
     # the generic calling convention cost about as much as the common delta's own work.
     @cython.binding(False)
     @cython.always_allow_keywords(False)
+    @cython.critical_section  # one delta at a time per stream, with or without the GIL
     def feed(self, chunk):
         cdef Py_ssize_t n, kept
         cdef int kind
@@ -761,6 +762,7 @@ cdef class StreamFront:
         self.raw += len(out)
         return out
 
+    @cython.critical_section
     def finish(self):
         """`CleanStream.close()` of a line the front owns: its held text cleaned by the rules
         of the end of the text.  None when the stream must close it itself."""

@@ -1030,6 +1030,7 @@ cdef class StreamFront:
     # default (a cyfunction that parses keywords) costs as much as the common delta's work.
     @cython.binding(False)
     @cython.always_allow_keywords(False)
+    @cython.critical_section  # one delta at a time per stream, with or without the GIL
     def feed(self, chunk):
         cdef Py_ssize_t n, length
         cdef int kind
