@@ -88,7 +88,9 @@ def test_threads_feeding_one_stream_keep_it_whole(implementation: str) -> None:
         out: list[Any] = [stream.feed(head)]
         barrier = threading.Barrier(4)
 
-        def feed_all(stream: Any = stream, out: list[Any] = out) -> None:
+        def feed_all(
+            stream: Any = stream, out: list[Any] = out, barrier: threading.Barrier = barrier
+        ) -> None:
             barrier.wait()
             for _ in range(count):
                 out.append(stream.feed(delta))  # list.append is atomic
