@@ -395,23 +395,36 @@ cdef extern from *:
     CF_PLAIN(cf_stop_plain_ucs1, Py_UCS1, CF_STOP)
     CF_PLAIN(cf_stop_plain_ucs2, Py_UCS2, CF_STOP_WIDE)
     CF_PLAIN(cf_stop_ucs4, Py_UCS4, CF_STOP_WIDE)
-    CF_PLAIN(cf_decides_plain_ucs1, Py_UCS1, CF_DECIDES)
     CF_PLAIN(cf_decides_plain_ucs2, Py_UCS2, CF_DECIDES)
     CF_PLAIN(cf_decides_ucs4, Py_UCS4, CF_DECIDES)
 
+    #if defined(CM_SSE2)
+    /* All-ones in each lane holding one of the ASCII stops: \n, \r, `, ~, [. */
+    static inline __m128i cf_ascii8(__m128i x) {
+        return _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(10)),
+                         _mm_cmpeq_epi8(x, _mm_set1_epi8(13))),
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8(96)),
+                                      _mm_cmpeq_epi8(x, _mm_set1_epi8(126))),
+                         _mm_cmpeq_epi8(x, _mm_set1_epi8(91))));
+    }
+    static inline __m128i cf_ascii16(__m128i x) {
+        return _mm_or_si128(
+            _mm_or_si128(_mm_cmpeq_epi16(x, _mm_set1_epi16(10)),
+                         _mm_cmpeq_epi16(x, _mm_set1_epi16(13))),
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi16(x, _mm_set1_epi16(96)),
+                                      _mm_cmpeq_epi16(x, _mm_set1_epi16(126))),
+                         _mm_cmpeq_epi16(x, _mm_set1_epi16(91))));
+    }
+    #endif
+
+    /* In one-byte text the two searches are one: no START, STOP or private-use character. */
     static inline Py_ssize_t cf_stop_ucs1(const Py_UCS1 *d, Py_ssize_t i, Py_ssize_t n) {
     #if defined(CM_SSE2)
         if (cm_level >= CM_VECTOR) {
-            const __m128i lf = _mm_set1_epi8(10), cr = _mm_set1_epi8(13);
-            const __m128i tick = _mm_set1_epi8(96), tilde = _mm_set1_epi8(126);
-            const __m128i bracket = _mm_set1_epi8(91);
             for (; i + 16 <= n; i += 16) {
                 __m128i x = _mm_loadu_si128((const __m128i *)(d + i));
-                __m128i hit = _mm_or_si128(
-                    _mm_or_si128(_mm_cmpeq_epi8(x, lf), _mm_cmpeq_epi8(x, cr)),
-                    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, tick), _mm_cmpeq_epi8(x, tilde)),
-                                 _mm_cmpeq_epi8(x, bracket)));
-                unsigned int mask = (unsigned int)_mm_movemask_epi8(hit);
+                unsigned int mask = (unsigned int)_mm_movemask_epi8(cf_ascii8(x));
                 if (mask) return i + cm_ctz(mask);
             }
         }
@@ -422,18 +435,10 @@ cdef extern from *:
     static inline Py_ssize_t cf_stop_ucs2(const Py_UCS2 *d, Py_ssize_t i, Py_ssize_t n) {
     #if defined(CM_SSE2)
         if (cm_level >= CM_VECTOR) {
-            const __m128i lf = _mm_set1_epi16(10), cr = _mm_set1_epi16(13);
-            const __m128i tick = _mm_set1_epi16(96), tilde = _mm_set1_epi16(126);
-            const __m128i bracket = _mm_set1_epi16(91);
             const __m128i lo = _mm_set1_epi16((short)0xE000), span = _mm_set1_epi16(0x18FF);
             for (; i + 8 <= n; i += 8) {
                 __m128i x = _mm_loadu_si128((const __m128i *)(d + i));
-                __m128i hit = _mm_or_si128(
-                    _mm_or_si128(_mm_cmpeq_epi16(x, lf), _mm_cmpeq_epi16(x, cr)),
-                    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi16(x, tick),
-                                              _mm_cmpeq_epi16(x, tilde)),
-                                 _mm_or_si128(_mm_cmpeq_epi16(x, bracket),
-                                              cc_in_range16(d + i, lo, span))));
+                __m128i hit = _mm_or_si128(cf_ascii16(x), cc_in_range16(d + i, lo, span));
                 unsigned int mask = (unsigned int)_mm_movemask_epi8(hit);
                 if (mask) return i + cm_ctz(mask) / 2;
             }
@@ -442,44 +447,16 @@ cdef extern from *:
         return cf_stop_plain_ucs2(d, i, n);
     }
 
-    static inline Py_ssize_t cf_decides_ucs1(const Py_UCS1 *d, Py_ssize_t i, Py_ssize_t n) {
-    #if defined(CM_SSE2)
-        if (cm_level >= CM_VECTOR) {
-            /* No START or STOP fits in a byte. */
-            const __m128i lf = _mm_set1_epi8(10), cr = _mm_set1_epi8(13);
-            const __m128i tick = _mm_set1_epi8(96), tilde = _mm_set1_epi8(126);
-            const __m128i bracket = _mm_set1_epi8(91);
-            for (; i + 16 <= n; i += 16) {
-                __m128i x = _mm_loadu_si128((const __m128i *)(d + i));
-                __m128i hit = _mm_or_si128(
-                    _mm_or_si128(_mm_cmpeq_epi8(x, lf), _mm_cmpeq_epi8(x, cr)),
-                    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, tick), _mm_cmpeq_epi8(x, tilde)),
-                                 _mm_cmpeq_epi8(x, bracket)));
-                unsigned int mask = (unsigned int)_mm_movemask_epi8(hit);
-                if (mask) return i + cm_ctz(mask);
-            }
-        }
-    #endif
-        return cf_decides_plain_ucs1(d, i, n);
-    }
-
     static inline Py_ssize_t cf_decides_ucs2(const Py_UCS2 *d, Py_ssize_t i, Py_ssize_t n) {
     #if defined(CM_SSE2)
         if (cm_level >= CM_VECTOR) {
-            const __m128i lf = _mm_set1_epi16(10), cr = _mm_set1_epi16(13);
             const __m128i start = _mm_set1_epi16((short)0xE200);
             const __m128i stop = _mm_set1_epi16((short)0xE201);
-            const __m128i tick = _mm_set1_epi16(96), tilde = _mm_set1_epi16(126);
-            const __m128i bracket = _mm_set1_epi16(91);
             for (; i + 8 <= n; i += 8) {
                 __m128i x = _mm_loadu_si128((const __m128i *)(d + i));
                 __m128i hit = _mm_or_si128(
-                    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi16(x, lf), _mm_cmpeq_epi16(x, cr)),
-                                 _mm_or_si128(_mm_cmpeq_epi16(x, start),
-                                              _mm_cmpeq_epi16(x, stop))),
-                    _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi16(x, tick),
-                                              _mm_cmpeq_epi16(x, tilde)),
-                                 _mm_cmpeq_epi16(x, bracket)));
+                    cf_ascii16(x),
+                    _mm_or_si128(_mm_cmpeq_epi16(x, start), _mm_cmpeq_epi16(x, stop)));
                 unsigned int mask = (unsigned int)_mm_movemask_epi8(hit);
                 if (mask) return i + cm_ctz(mask) / 2;
             }
@@ -491,7 +468,6 @@ cdef extern from *:
     Py_ssize_t cf_stop_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t n) nogil
     Py_ssize_t cf_stop_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t n) nogil
     Py_ssize_t cf_stop_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t n) nogil
-    Py_ssize_t cf_decides_ucs1(const Py_UCS1* data, Py_ssize_t i, Py_ssize_t n) nogil
     Py_ssize_t cf_decides_ucs2(const Py_UCS2* data, Py_ssize_t i, Py_ssize_t n) nogil
     Py_ssize_t cf_decides_ucs4(const Py_UCS4* data, Py_ssize_t i, Py_ssize_t n) nogil
 
@@ -516,7 +492,7 @@ cdef inline Py_ssize_t find_decides(int kind, const void* data, Py_ssize_t i,
                                     Py_ssize_t n) noexcept nogil:
     """The first index in [i, n) of a unit `decides` is true of, else -1."""
     if kind == 1:
-        return cf_decides_ucs1(<const Py_UCS1*>data, i, n)
+        return cf_stop_ucs1(<const Py_UCS1*>data, i, n)
     if kind == 2:
         return cf_decides_ucs2(<const Py_UCS2*>data, i, n)
     return cf_decides_ucs4(<const Py_UCS4*>data, i, n)
