@@ -33,6 +33,7 @@ import sysconfig
 import warnings
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -103,8 +104,8 @@ FREE_THREADED_WITHOUT = ("openai", "fastapi", "uvicorn")
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 _left_out: dict[str, None] = {}  # "<what> (<why>)" lines, once each (pytest may ask twice)
-_deselected: defaultdict[str, list[str]] = defaultdict(list)  # why -> node ids
-_slow: list[str] = []  # counted, not listed: every quick run has them
+_deselected: defaultdict[str, dict[str, None]] = defaultdict(dict)  # why -> node ids
+_slow: dict[str, None] = {}  # counted, not listed: every quick run has them
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -206,11 +207,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     drop: list[pytest.Item] = []
     for item in items:
         if not config.getoption("--slow") and item.get_closest_marker("slow") is not None:
-            _slow.append(item.nodeid)
+            _slow[item.nodeid] = None
         elif (module := missing(item, config)) is not None:
-            _deselected[f"needing {module} (--without {module})"].append(item.nodeid)
+            _deselected[f"needing {module} (--without {module})"][item.nodeid] = None
         elif pure(config) and needs_kernel(item):
-            _deselected["compiled-kernel cases (--no-c-extensions)"].append(item.nodeid)
+            _deselected["compiled-kernel cases (--no-c-extensions)"][item.nodeid] = None
         else:
             keep.append(item)
             continue
@@ -231,6 +232,29 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return lines
 
 
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under pytest-xdist (`-n`) a worker collects and deselects, and the controller prints
+    the summary: each worker sends what it left out (the same lists in every worker)."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["citemark"] = {
+            "left_out": list(_left_out),
+            "deselected": {why: list(nodeids) for why, nodeids in _deselected.items()},
+            "slow": list(_slow),
+        }
+
+
+@pytest.hookimpl(optionalhook=True)  # pytest-xdist's hook: the suite runs without it too
+def pytest_testnodedown(node: Any, error: object) -> None:
+    sent = getattr(node, "workeroutput", {}).get("citemark")
+    if not sent:
+        return
+    _left_out.update(dict.fromkeys(sent["left_out"]))
+    for why, nodeids in sent["deselected"].items():
+        _deselected[why].update(dict.fromkeys(nodeids))
+    _slow.update(dict.fromkeys(sent["slow"]))
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
     write = terminalreporter.write_line
     if _slow:
@@ -242,7 +266,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         write(f"left out: {line}")
     for why, nodeids in _deselected.items():
         write(f"deselected {len(nodeids)} {why}, e.g.:")
-        for nodeid in nodeids[:10]:
+        for nodeid in list(nodeids)[:10]:
             write(f"  {nodeid}")
 
 

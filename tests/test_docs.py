@@ -36,6 +36,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -50,7 +51,7 @@ README_LIMIT = 10_000
 FIRST_COMMANDS = (
     "python -m pip install . && citemark extract examples/answer.txt"
     " && citemark clean examples/answer.txt",
-    'python -m pip install ".[test]" && python -m pytest',
+    'python -m pip install ".[test]" && python -m pytest -n auto',
 )
 
 FENCE = re.compile(r"^(\s*)```(.*)$")
@@ -301,11 +302,17 @@ def make_inputs(where: Path) -> None:
 
 
 class Pages:
-    """The run of every page on each implementation, started together, waited for on demand."""
+    """The run of every page on each implementation, started together, waited for on demand.
 
-    def __init__(self, base: Path, without: list[str]) -> None:
+    Under pytest-xdist every worker collects these tests and any may be sent some of them:
+    `shared` is then a directory of the whole session, where each page's run is claimed by
+    the first worker to start it (a file made with O_EXCL) and its results left for the
+    others, so no page runs twice."""
+
+    def __init__(self, base: Path, without: list[str], shared: Path | None = None) -> None:
         self.base = base
         self.without = without
+        self.shared = shared
         self.inputs = base / "inputs"
         make_inputs(self.inputs)
         self.bin = base / "bin"
@@ -315,7 +322,8 @@ class Pages:
             script.write_text(f'#!/bin/sh\nexec "{sys.executable}" {command} "$@"\n')
             script.chmod(0o755)
         self.pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 2)
-        self.runs: dict[str, Future[dict[str, dict[str, str]]]] = {}
+        # None: another worker runs that page (see `shared`)
+        self.runs: dict[str, Future[dict[str, dict[str, str]]] | None] = {}
 
     def start(self, *implementations: str) -> None:
         # The longest pages first, so that the short ones fill the gaps at the end.
@@ -325,15 +333,52 @@ class Pages:
         for page in pages:
             for implementation in implementations:
                 key = f"{implementation}:{page}"
-                if key not in self.runs:
-                    self.runs[key] = self.pool.submit(self.run, implementation, page)
+                if key in self.runs:
+                    continue
+                if self.shared is not None and not self.claim(implementation, page):
+                    self.runs[key] = None
+                    continue
+                self.runs[key] = self.pool.submit(self.run, implementation, page)
 
     def result(self, implementation: str, block: Block) -> dict[str, str]:
         self.start(implementation)
-        return self.runs[f"{implementation}:{block.page}"].result()[block.id]
+        run = self.runs[f"{implementation}:{block.page}"]
+        found = run.result() if run is not None else self.wait(implementation, block.page)
+        return found[block.id]
+
+    def claim(self, implementation: str, page: str) -> bool:
+        """Whether this worker is the one to run the page (under pytest-xdist)."""
+        assert self.shared is not None
+        flags = os.O_CREAT | os.O_EXCL | os.O_WRONLY
+        try:
+            os.close(os.open(self.shared / f"{page_name(implementation, page)}.claim", flags))
+        except FileExistsError:
+            return False
+        return True
+
+    def wait(self, implementation: str, page: str) -> dict[str, dict[str, str]]:
+        """The results of a page another worker runs."""
+        assert self.shared is not None
+        path = self.shared / f"{page_name(implementation, page)}.json"
+        deadline = time.monotonic() + 660  # the page's own run is bounded at 600 s
+        while not path.exists():
+            if time.monotonic() > deadline:
+                pytest.fail(f"no results for {implementation}:{page} from the worker running it")
+            time.sleep(0.05)
+        found: dict[str, dict[str, str]] = json.loads(path.read_text(encoding="utf-8"))
+        return found
 
     def run(self, implementation: str, page: str) -> dict[str, dict[str, str]]:
-        name = f"{implementation}-{page.replace('/', '-')}"
+        found = self.run_here(implementation, page)
+        if self.shared is not None:  # for the other workers: written whole, then renamed
+            path = self.shared / f"{page_name(implementation, page)}.json"
+            partial = path.with_suffix(".partial")
+            partial.write_text(json.dumps(found), encoding="utf-8")
+            partial.replace(path)
+        return found
+
+    def run_here(self, implementation: str, page: str) -> dict[str, dict[str, str]]:
+        name = page_name(implementation, page)
         work = self.base / name
         shutil.copytree(self.inputs, work)
         request = self.base / f"{name}.request.json"
@@ -363,11 +408,20 @@ class Pages:
         return found
 
 
+def page_name(implementation: str, page: str) -> str:
+    return f"{implementation}-{page.replace('/', '-')}"
+
+
 @pytest.fixture(scope="module")
 def pages(
     tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest
 ) -> Iterator[Pages]:
-    made = Pages(tmp_path_factory.mktemp("docs"), request.config.getoption("--without"))
+    shared = None
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        # A worker's base directory is popen-gwN in the session's, which all workers share.
+        shared = tmp_path_factory.getbasetemp().parent / "docs-pages"
+        shared.mkdir(exist_ok=True)
+    made = Pages(tmp_path_factory.mktemp("docs"), request.config.getoption("--without"), shared)
     # Every page of every implementation selected starts now, so the runs overlap.
     chosen: dict[str, None] = {}  # in order, once each
     for item in request.session.items:

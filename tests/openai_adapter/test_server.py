@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import importlib.util
 import io
 import json
@@ -98,6 +99,9 @@ def _close_clients() -> Iterator[None]:
     yield
     while _clients:
         _clients.popitem()[1].close()
+    # A client socket left open is reported when it is garbage-collected, which may be in any
+    # later test (of another file, under pytest-xdist); collected here, it fails this file.
+    gc.collect()
 
 
 def client(base_url: str) -> openai.OpenAI:
@@ -288,6 +292,10 @@ def test_the_examples_of_the_docs_run(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setenv("OPENAI_BASE_URL", upstream + "/v1")
         monkeypatch.setenv("OPENAI_API_KEY", "test")
         namespace: dict[str, Any] = {}
+        # Every SDK client a block makes, to close: a later block may bind the same name to
+        # another one (`client = OpenAI()`, then `client = OpenAI(base_url=...)`), and the
+        # first one's pooled connection would otherwise stay open until garbage collection.
+        made: dict[int, openai.OpenAI] = {}
         ran = 0
         try:
             for number, (language, code) in enumerate(blocks):
@@ -295,14 +303,21 @@ def test_the_examples_of_the_docs_run(monkeypatch: pytest.MonkeyPatch) -> None:
                     continue
                 code = code.replace("http://127.0.0.1:8000/v1", proxy + "/v1")
                 printed = io.StringIO()
-                with contextlib.redirect_stdout(printed):
-                    exec(compile(code, f"docs/openai.md, block {number}", "exec"), namespace)
+                try:
+                    with contextlib.redirect_stdout(printed):
+                        exec(compile(code, f"docs/openai.md, block {number}", "exec"), namespace)
+                finally:
+                    made.update(
+                        (id(value), value)
+                        for value in namespace.values()
+                        if isinstance(value, openai.OpenAI)
+                    )
                 ran += 1
                 following = blocks[number + 1] if number + 1 < len(blocks) else None
                 if following is not None and following[0] == "text":
                     assert printed.getvalue() == following[1]
         finally:
-            for value in namespace.values():
-                if isinstance(value, openai.OpenAI):
-                    value.close()
+            for sdk in made.values():
+                sdk.close()
+    assert len(made) >= 2, "the docs' blocks make two clients: the upstream's and the proxy's"
     assert ran >= 4
