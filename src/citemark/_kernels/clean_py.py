@@ -21,6 +21,7 @@ Linear: every START's body search ends at the next START, so bodies never overla
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -575,6 +576,7 @@ class StreamFront:
         if entity is not None and not callable(entity):
             raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
         self.owner = owner
+        self._lock = threading.RLock()  # the stream may hand a delta back (a str subclass)
         self.pending = pending
         self.on = False
         self.waiting = False
@@ -597,6 +599,12 @@ class StreamFront:
         return None
 
     def feed(self, chunk: str) -> str:
+        # One delta at a time per stream, as the compiled front's critical section: threads
+        # that share a stream by mistake must not tear its state, with or without the GIL.
+        with self._lock:
+            return self._feed(chunk)
+
+    def _feed(self, chunk: str) -> str:
         if type(chunk) is not str:
             return self.owner._slow(chunk)  # type: ignore[no-any-return]
         if self.waiting:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -404,6 +405,7 @@ class StreamFront:
         if not (isinstance(update, type) and issubclass(update, tuple)):
             raise TypeError("update must be a tuple subclass")
         self.owner = owner
+        self._lock = threading.RLock()  # the stream may hand a delta back (a str subclass)
         self.grammar = grammar
         self.cls = cls
         self.update = update
@@ -413,6 +415,12 @@ class StreamFront:
         self.open = True
 
     def feed(self, chunk: str) -> Any:
+        # One delta at a time per stream, as the compiled front's critical section: threads
+        # that share a stream by mistake must not tear its state, with or without the GIL.
+        with self._lock:
+            return self._feed(chunk)
+
+    def _feed(self, chunk: str) -> Any:
         if type(chunk) is not str or not self.open or self.pieces is None:
             return self.owner._slow(chunk)
         if not self.pieces:
