@@ -476,6 +476,8 @@ cdef extern from *:
 if ((<long>START, <long>STOP, <long>FIRST_PRIVATE, <long>PRIVATE_SPAN)
         != (0xE200, 0xE201, 0xE000, 0x18FF)):
     raise ImportError("the stream front's searches (CF_STOP, CF_DECIDES) need updating")
+if [chr(_unit) for _unit in range(128) if is_zone(_unit)] != sorted(clean_rules.LINE_ZONE):
+    raise ImportError("clean_core.is_zone must hold _core.shapes.LINE_ZONE")
 
 
 cdef inline Py_ssize_t find_stop(int kind, const void* data, Py_ssize_t i,

@@ -418,7 +418,8 @@ cdef int push_token(Tokens* tokens, Py_ssize_t kind, Py_ssize_t start, Py_ssize_
 
 
 cdef inline bint is_zone(Py_UCS4 ch) noexcept nogil:
-    # What may start an indented code line before its code (see _markdown.code._ZONE).
+    # What may start an indented code line before its code (_core.shapes.LINE_ZONE, checked
+    # against this at import by clean_c).
     return (
         ch == c' ' or ch == c'\t' or ch == c'>' or ch == c'-' or ch == c'+' or ch == c'*'
         or ch == c'.' or ch == c')' or (ch >= c'0' and ch <= c'9')

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from .._core.shapes import PRIVATE_RANGE
+from .._core.shapes import LINE_ZONE, PRIVATE_RANGE
 from .._kernels import commonmark_py as _twin
 from .._kernels.loader import Implementation, load
 
@@ -99,8 +99,6 @@ def maybe_code(text: str) -> bool:
 # Every character clean removes outside code (the markers' and any other private-use one).
 _MARKER_CHAR = re.compile(f"[{PRIVATE_RANGE}]")
 _LINE_BREAKS = re.compile(r"[\r\n]")
-# What may stand before an indented code line's code: blanks and container syntax.
-_ZONE = " \t>-+*.)0123456789"
 
 
 def markers_may_be_in_code(text: str) -> bool:
@@ -120,7 +118,7 @@ def markers_may_be_in_code(text: str) -> bool:
         if carriage:
             line_start = max(line_start, text.rfind("\r", 0, at) + 1)
         prefix = text[line_start:at]
-        zone = prefix[: len(prefix) - len(prefix.lstrip(_ZONE))]
+        zone = prefix[: len(prefix) - len(prefix.lstrip(LINE_ZONE))]
         if "\t" in zone or "    " in zone:
             return True
         found = _LINE_BREAKS.search(text, at)
