@@ -70,9 +70,13 @@ def test_ctrl_c_during_two_jobs_exits_130_with_whole_lines(tmp_path: Path) -> No
     interrupted = time.monotonic()
     try:
         code = process.wait(timeout=30)
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+        assert process.stderr is not None
+        raise AssertionError(
+            "no exit 30 s after SIGINT; stderr: " + process.stderr.read().decode()
+        ) from None
     elapsed = time.monotonic() - interrupted
     process.stdin.close()
     assert process.stderr is not None

@@ -75,6 +75,12 @@ def _stop(pool: Executor) -> None:
         terminate()
         return
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    # The queue's feeder thread may be blocked writing a task into a full pipe that no worker
+    # will read once they are terminated; the pool's manager thread joins it on the way out,
+    # and the interpreter's exit joins that thread: without this, the exit can hang.
+    call_queue = getattr(pool, "_call_queue", None)
+    if call_queue is not None:
+        call_queue.cancel_join_thread()
     pool.shutdown(wait=False, cancel_futures=True)
     for worker in processes:
         if worker.is_alive():
