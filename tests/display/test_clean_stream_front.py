@@ -372,3 +372,19 @@ def test_the_front_context_is_one_character(implementation: str) -> None:
     assert front.context == "x"
     front.context = ""
     assert front.context == ""
+
+
+def test_a_long_run_with_nothing_to_release_is_not_rebuilt(implementation: str) -> None:
+    """Blanks and brackets with no word after them: the front keeps a long run as parts for
+    the stream's doubling rule instead of growing its tail one delta at a time (which copied
+    the run on every delta: quadratic)."""
+    from citemark._core.shapes import SHORT_HOLD
+
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    front = stream._f
+    assert stream.feed("Start") == "Start"
+    for _ in range(5_000):
+        assert stream.feed("( , ") == ""
+        assert len(front.tail) <= max(SHORT_HOLD, front.looked)
+    # (the word may wait for the doubling rule's next look, here the close)
+    assert stream.feed("x") + stream.close() == "( , " * 5_000 + "x"

@@ -729,7 +729,14 @@ cdef class StreamFront:
             self.on = False
             self.waiting = True
         if not kept:
-            self.tail = self.tail + text
+            if len(self.tail) + n <= SHORT_HOLD:
+                self.tail = self.tail + text
+            else:
+                # A long run with nothing to release (blanks, brackets): kept in parts, which
+                # the stream looks at by its doubling rule, so the run costs its length once.
+                self.parts.append(text)
+                self.parts_length += n
+                self.on = False
             return ""
         out = text if kept == n else text[:kept]
         if self.tail:

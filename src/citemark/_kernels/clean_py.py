@@ -46,6 +46,7 @@ from .._core.shapes import (
     OPENERS,
     PRIVATE_RANGE,
     SEPARATORS,
+    SHORT_HOLD,
     START,
     STOP,
     STRAY,
@@ -631,7 +632,14 @@ class StreamFront:
         self.work += len(chunk)
         kept = len(chunk[:end].rstrip(NOT_PLAIN))
         if not kept:
-            self.tail += chunk
+            if len(self.tail) + len(chunk) <= SHORT_HOLD:
+                self.tail += chunk
+            else:
+                # A long run with nothing to release (blanks, brackets): kept in parts, which
+                # the stream looks at by its doubling rule, so the run costs its length once.
+                self.parts.append(chunk)
+                self.parts_length += len(chunk)
+                self.on = False
             return ""
         out = self.tail + chunk[:kept] if self.tail else chunk[:kept]
         self.tail = chunk[kept:]
