@@ -69,6 +69,7 @@ from ._core.shapes import (
     ENTITY,
     FRONT_OFF,
     FRONT_ON,
+    FRONT_STOPS,
     LINE_START,
     LINE_ZONE,
     MARKER,
@@ -792,7 +793,7 @@ def _plain_end(text: str, end: int) -> int:
 # (Any other private-use character is one too: `_plain_end` looks for those.)
 _NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + "\n\r"
 # A tail holding none of these lets the kernel's front take the next delta.
-_FRONT_STOPS = re.compile(f"[{PRIVATE_RANGE}`\\[\r\n]")
+_FRONT_STOPS = re.compile(f"[{re.escape(FRONT_STOPS)}{PRIVATE_RANGE}]")
 # What may continue a bare DELIM's ids (`turn0search1`, `L8-L13`).
 _ID_CHARS = re.compile("[0-9A-Za-z_-]*")
 

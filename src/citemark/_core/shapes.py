@@ -68,6 +68,10 @@ LINK_TEXT_MAX = 512
 FRONT_OFF = 0  # the rest of the line waits for its end (it may be code, or holds a `[`)
 LINE_START = 1  # its first characters (blanks, container marks) say nothing yet
 FRONT_ON = 2  # it goes out as far as it is decided
+# What the front never releases on its own, besides every private-use character (a marker's):
+# a line break, a backtick (inline code), a tilde (a fence, at a line's start) and a `[` (a
+# link text that a marker as its destination unwraps).
+FRONT_STOPS = "\n\r`~["
 # What may start a line before its kind is known: blanks and container marks (an indented
 # code line's code comes after them).
 LINE_ZONE = " \t>-+*.)0123456789"

@@ -17,6 +17,8 @@ docs/performance.md#streams):
 | `StreamFront.feed`: a `CleanStream`'s common delta in C, not the twin's   | 3.4x the twin   |
 | `own_feed`: a plain stream's line ends and marker decisions in C, not the | 6.4x, 3.9x and  |
 | stream's Python path (a line that cannot be code; it leaves the rest)     | 2.2x at 64/16/4 |
+| `cf_stop_*`, `cf_decides_*`: a delta searched 16 bytes at a time (SSE2),  | 1.43x, 1.18x,   |
+| not a unit at a time                                                      | 1.0x            |
 """
 
 cimport cython
@@ -49,13 +51,18 @@ cdef int marker_state_of(str text) noexcept:
     return marker_state_units(<const Py_UCS4*>data, len(text))
 
 
-def has_markers(str text not None):
-    cdef int kind = PyUnicode_KIND(text)
-    if kind == 1:
-        return False  # every unit is < 0x100
+cdef inline bint has_private(int kind, const void* data, Py_ssize_t a,
+                             Py_ssize_t b) noexcept nogil:
+    # Whether data[a:b] holds a private-use character (what clean removes).
     if kind == 2:
-        return find_special(<const Py_UCS2*>PyUnicode_DATA(text), 0, len(text)) >= 0
-    return find_special(<const Py_UCS4*>PyUnicode_DATA(text), 0, len(text)) >= 0
+        return find_special(<const Py_UCS2*>data, a, b) >= 0
+    if kind == 4:
+        return find_special(<const Py_UCS4*>data, a, b) >= 0
+    return False  # no private-use character fits in one byte
+
+
+def has_markers(str text not None):
+    return has_private(PyUnicode_KIND(text), PyUnicode_DATA(text), 0, len(text))
 
 
 def check_code_ranges(str text not None, code_ranges):
@@ -379,9 +386,7 @@ cdef extern from *:
        at (a line break, a backtick, a tilde, a `[`, a private-use character) and the first
        that a waiting START leaves to the stream (a START or a STOP, which may decide it, a
        line break, and the backtick, tilde and `[` that the stream must see).  With SSE2 (any
-       x86-64; CITEMARK_SIMD=portable tests the plain loop) 16 bytes are tested at once; the
-       plain loop tests each unit against every stop in turn, several times the work on a
-       delta of prose, which is most deltas. */
+       x86-64; CITEMARK_SIMD=portable tests the plain loop) 16 bytes are tested at once. */
     #define CF_STOP(c) ((c) == 10 || (c) == 13 || (c) == 96 || (c) == 126 || (c) == 91)
     #define CF_PRIVATE(c) ((unsigned int)((c) - 0xE000u) <= 0x18FFu)
     #define CF_STOP_WIDE(c) (CF_STOP(c) || CF_PRIVATE(c))
@@ -474,7 +479,8 @@ cdef extern from *:
 # The searches above write the rules' characters as numbers: a change in _core.shapes must
 # reach them, or the import fails here.
 if ((<long>START, <long>STOP, <long>FIRST_PRIVATE, <long>PRIVATE_SPAN)
-        != (0xE200, 0xE201, 0xE000, 0x18FF)):
+        != (0xE200, 0xE201, 0xE000, 0x18FF)
+        or sorted(clean_rules.FRONT_STOPS) != sorted("\n\r`~[")):
     raise ImportError("the stream front's searches (CF_STOP, CF_DECIDES) need updating")
 if [chr(_unit) for _unit in range(128) if is_zone(_unit)] != sorted(clean_rules.LINE_ZONE):
     raise ImportError("clean_core.is_zone must hold _core.shapes.LINE_ZONE")
@@ -482,7 +488,8 @@ if [chr(_unit) for _unit in range(128) if is_zone(_unit)] != sorted(clean_rules.
 
 cdef inline Py_ssize_t find_stop(int kind, const void* data, Py_ssize_t i,
                                  Py_ssize_t n) noexcept nogil:
-    """The first index in [i, n) of a unit `front_stop` is true of, else -1."""
+    """The first index in [i, n) of a front stop (`_core.shapes.FRONT_STOPS`, or a private-use
+    character), else -1."""
     if kind == 1:
         return cf_stop_ucs1(<const Py_UCS1*>data, i, n)
     if kind == 2:
@@ -492,21 +499,13 @@ cdef inline Py_ssize_t find_stop(int kind, const void* data, Py_ssize_t i,
 
 cdef inline Py_ssize_t find_decides(int kind, const void* data, Py_ssize_t i,
                                     Py_ssize_t n) noexcept nogil:
-    """The first index in [i, n) of a unit `decides` is true of, else -1."""
+    """The first index in [i, n) of what a waiting START leaves to the stream (a START, a STOP
+    or a front stop), else -1."""
     if kind == 1:
         return cf_stop_ucs1(<const Py_UCS1*>data, i, n)
     if kind == 2:
         return cf_decides_ucs2(<const Py_UCS2*>data, i, n)
     return cf_decides_ucs4(<const Py_UCS4*>data, i, n)
-
-
-cdef inline bint front_stop(Py_UCS4 unit) noexcept nogil:
-    # A line break, a backtick, a tilde, a `[` or a private-use character: the stream's own path.
-    cdef unsigned int code = unit
-    return (
-        code == 10 or code == 13 or code == 96 or code == 126 or code == 91
-        or code - <unsigned int>FIRST_PRIVATE <= <unsigned int>PRIVATE_SPAN
-    )
 
 
 cdef inline bint own_stop(Py_UCS4 unit) noexcept nogil:
@@ -559,15 +558,6 @@ cdef int line_start_kind(int kind, const void* data, Py_ssize_t a, Py_ssize_t b)
     if unit == c'`' or unit == c'~':
         return MAYBE_FENCE
     return FRONT_OFF if indented else FRONT_ON
-
-
-cdef inline bint has_private(int kind, const void* data, Py_ssize_t a,
-                             Py_ssize_t b) noexcept nogil:
-    if kind == 2:
-        return find_special(<const Py_UCS2*>data, a, b) >= 0
-    if kind == 4:
-        return find_special(<const Py_UCS4*>data, a, b) >= 0
-    return False  # no private-use character fits in one byte
 
 
 cdef struct Last:
@@ -683,8 +673,8 @@ cdef class StreamFront:
             raise ValueError("context must be one character or empty")
         self.context_unit = ord(value) if value else 0
 
-    # A builtin method taking one argument (METH_O): a server calls it once per delta, and
-    # the generic calling convention cost about as much as the common delta's own work.
+    # A builtin method taking one argument (METH_O): a server calls it once per delta, so the
+    # calling convention is part of every delta's cost.
     @cython.binding(False)
     @cython.always_allow_keywords(False)
     @cython.critical_section  # one delta at a time per stream, with or without the GIL
@@ -912,11 +902,7 @@ cdef class StreamFront:
         if start >= 0:
             self.waiting = True
             return
-        self.on = True
-        for index in range(len(self.tail)):
-            if front_stop(read_unit(kind, data, index)):
-                self.on = False
-                return
+        self.on = find_stop(kind, data, 0, len(self.tail)) < 0
 
     cdef object own_line_end(self, str chunk, Py_ssize_t first, Py_ssize_t last):
         """A delta that ends the line (at first) and maybe more lines (up to last): each

@@ -36,6 +36,7 @@ from .._core.shapes import (
     ENTITY,
     ENTITY_FAMILY,
     FRONT_OFF,
+    FRONT_STOPS,
     LINE_BREAKS,
     LINK_TEXT_MAX,
     MARKER,
@@ -534,13 +535,12 @@ def clean_texts(
 
 # --- the stream's common delta ---------------------------------------------------------------
 
-# What the front never releases on its own: a line break, a backtick (inline code), a tilde
-# (a fence, at a line's start), a `[` (a link text a marker may unwrap) and every private-use
-# character (a marker's).
-_FRONT_STOP = re.compile(f"[\n\r`~\\[{PRIVATE_RANGE}]")
+# What the front never releases on its own (`_core.shapes.FRONT_STOPS`, and any private-use
+# character).
+_FRONT_STOP = re.compile(f"[{re.escape(FRONT_STOPS)}{PRIVATE_RANGE}]")
 # What a START that waits for its STOP leaves to the stream: a START or STOP (which may decide
-# it), a line break, and the backtick, tilde and `[` that the stream must see.
-_DECIDES = re.compile(f"[{START}{STOP}\n\r`~\\[]")
+# it), and the front's stops that the stream must see.
+_DECIDES = re.compile(f"[{START}{STOP}{re.escape(FRONT_STOPS)}]")
 # What a later marker may take away (blanks, brackets, separators): a delta's end of these waits.
 NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + LINE_BREAKS
 
