@@ -159,11 +159,17 @@ def _streamed(make: str, size: int) -> Setup:
             return "".join(out)
 
         def parser_stream() -> tuple[str, int]:
+            # A server's loop (bench_streams.parse_streamed): each update used as it comes.
             stream = StreamParser(parser)
             feed = stream.feed
-            updates = [feed(delta) for delta in deltas]
-            updates.append(stream.close())
-            return "".join(u.text for u in updates), sum(len(u.citations) for u in updates)
+            text, citations = [], 0
+            for delta in deltas:
+                update = feed(delta)
+                text.append(update.text)
+                citations += len(update.citations)
+            update = stream.close()
+            text.append(update.text)
+            return "".join(text), citations + len(update.citations)
 
         call = clean_stream if make == "clean" else parser_stream
         return call, call()

@@ -59,6 +59,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
 from ._core.grammar import FAMILY_CHAR, LINE_LOCATOR_RE, check_text
+from ._core.protocols import CLOSED_OWNER
 from ._core.shapes import (
     BARE,
     BLANKS,
@@ -837,6 +838,14 @@ class CleanStream:
     # which then rules out snapshots.
     _snapshot: str | None = None
     _maybe_fence = False  # a fence may be open: the front waits for a paragraph
+    # The options, when they are the defaults (see __init__).
+    _lenient = False
+    _skip_code = True
+    _widgets: Widgets | None = None
+    _max_hold: int | None = DEFAULT_MAX_HOLD
+    _mapped = False
+    _implementation: Implementation | None = None
+    _own = True  # not mapped, lenient or with widgets (see _f)
 
     def __init__(
         self,
@@ -848,22 +857,25 @@ class CleanStream:
         mapped: bool = False,
         implementation: Implementation | None = None,
     ) -> None:
+        # (What starts at 0, False, None or a default is a class attribute until it changes:
+        # a stream per answer pays for each attribute it sets here.)
         if not (lenient is False and skip_code is True and widgets is None):
             _check(lenient, skip_code, widgets)  # (the defaults need no check)
-        if max_hold is not None and (type(max_hold) is not int or max_hold < 1):
-            raise TypeError(f"max_hold must be a positive int or None, not {max_hold!r}")
-        if type(mapped) is not bool:
-            raise TypeError(f"mapped must be bool, not {type(mapped).__name__}")
-        # (What starts at 0, False or None is a class attribute until it changes: a stream
-        # per answer pays for each attribute it sets here.)
-        self._max_hold = max_hold
+            self._lenient, self._skip_code, self._widgets = lenient, skip_code, widgets
+            self._own = not (lenient or widgets)
+        if max_hold is not DEFAULT_MAX_HOLD:
+            if max_hold is not None and (type(max_hold) is not int or max_hold < 1):
+                raise TypeError(f"max_hold must be a positive int or None, not {max_hold!r}")
+            self._max_hold = max_hold
+        if mapped is not False:
+            if type(mapped) is not bool:
+                raise TypeError(f"mapped must be bool, not {type(mapped).__name__}")
+            self._mapped = mapped
+            self._own = False
+        if implementation is not None:
+            self._implementation = implementation
         self._kernel = _kernel(implementation)
-        self._lenient = lenient
-        self._skip_code = skip_code
-        self._widgets = widgets
         self._lines: list[str] = []  # complete lines not released, in order
-        self._implementation = implementation
-        self._mapped = mapped
         self.marks: list[Mark] = []
         self.cuts: list[Cut] = []
         # The front (see _front): what it knows of the line being written.  The kernel's
@@ -874,8 +886,8 @@ class CleanStream:
         # (`tail`, then the chunks in `parts`, `parts_length` long: joined only where they are
         # looked at), the last character released (`context`), how many clean and raw
         # characters of the next piece it released (`skip`, `raw`), the tail's length when it
-        # was last looked at (`looked`), and `work`.  It holds the stream (a cycle the collector
-        # ends) so that `CleanStream().feed` alone keeps working.
+        # was last looked at (`looked`), and `work`.  It holds the stream so that
+        # `CleanStream().feed` alone keeps working, until close() ends that cycle.
         # A mapped stream's front releases text early too; its marks and cuts are found when
         # the line's whole piece is cleaned at its end (the front's text is a prefix of it).
         # A plain stream (not mapped, lenient or with widgets) lets the compiled front also end
@@ -884,7 +896,6 @@ class CleanStream:
         # `mixed` says a delta of the line came this way, so the stream ends that line (a `~`
         # in it may open a fence).  After a sync, `pending` holds the incomplete line's chunks
         # (`pending_length` characters).
-        self._own = not (mapped or lenient or widgets)
         self._f = self._kernel.StreamFront(
             self, [], FRONT_OFF if lenient else LINE_START, entity_name, self._own
         )
@@ -1010,10 +1021,12 @@ class CleanStream:
                 front.on = front.waiting = front.own = False
                 front.pending = []
                 front.pending_length = front.line_from = 0
+                front.owner = CLOSED_OWNER
                 return out
         self._sync()
         self._closed = True
         front.on = front.waiting = front.own = False
+        front.owner = CLOSED_OWNER
         data = "".join(front.pending)
         front.work += len(data)
         front.pending = []

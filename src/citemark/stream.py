@@ -26,6 +26,7 @@ from __future__ import annotations
 from functools import partial
 from typing import NamedTuple
 
+from ._core.protocols import CLOSED_OWNER
 from ._markdown.code import block_cuts
 from .offsets import length as units_length
 from .parser import CitationSpan, Parser
@@ -78,8 +79,8 @@ class StreamParser:
         # delta would cost more than the work).  It holds the stream's state: the held text
         # (`pieces`, the chunks as they came, `held_length` long; `looked_at`, its length
         # after the last look), the raw and clean units released (`raw_units`,
-        # `clean_units`) and `work`.  It holds the stream (a cycle the collector ends) so
-        # that `StreamParser().feed` alone keeps working.
+        # `clean_units`) and `work`.  It holds the stream so that `StreamParser().feed`
+        # alone keeps working, until close() ends that cycle.
         self._f = parser.scanner.StreamFront(
             self, parser._grammar, CitationSpan, StreamUpdate, parser._units
         )
@@ -118,7 +119,8 @@ class StreamParser:
             return StreamUpdate("", [])
         self._closed = True
         front = self._f
-        front.open = False  # feed() then raises
+        front.open = False
+        front.owner = CLOSED_OWNER  # feed() then raises
         if not front.pieces:
             return _update(("", []))
         return self._release(self._take())

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
+import weakref
 
 import pytest
 from hypothesis import given
@@ -90,6 +92,27 @@ def test_feed_after_close_and_types() -> None:
         stream.feed("x")
     with pytest.raises(TypeError, match="chunk must be str"):
         CleanStream().feed(b"x")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("mapped", [False, True])
+def test_a_closed_stream_is_freed_without_the_collector(implementation, mapped) -> None:
+    # The front holds the stream (its feed is the stream's); close() ends that cycle, so a
+    # server's finished streams go with their last reference, not at the next collection.
+    stream = CleanStream(mapped=mapped, implementation=implementation)
+    feed = stream.feed
+    assert feed("Seen " + MARKER + ".\nNext") == "Seen.\nNext"
+    stream.close()
+    with pytest.raises(ValueError, match="after close"):
+        feed("x")
+    with pytest.raises(TypeError, match="chunk must be str"):
+        feed(b"x")  # type: ignore[arg-type]
+    gone = weakref.ref(stream)
+    gc.disable()
+    try:
+        del stream, feed
+        assert gone() is None
+    finally:
+        gc.enable()
 
 
 fragments = st.lists(

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import weakref
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -89,6 +92,25 @@ def test_feed_checks_its_input(implementation):
     stream.close()
     with pytest.raises(ValueError, match="after close"):
         stream.feed("more")
+
+
+@pytest.mark.parametrize("skip_code", [False, True])
+def test_a_closed_stream_is_freed_without_the_collector(implementation, skip_code):
+    stream = StreamParser(Parser(skip_code=skip_code, implementation=implementation))
+    feed = stream.feed
+    feed("Evidence " + S + "cite" + D + "turn0search0" + E + ".")
+    stream.close()
+    with pytest.raises(ValueError, match="after close"):
+        feed("more")
+    with pytest.raises(TypeError, match="chunk must be str"):
+        feed(b"bytes")  # type: ignore[arg-type]
+    gone = weakref.ref(stream)
+    gc.disable()
+    try:
+        del stream, feed
+        assert gone() is None
+    finally:
+        gc.enable()
 
 
 # -- update by update: the stream gives what it gave before its front moved to the scanners --

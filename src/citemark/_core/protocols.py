@@ -74,3 +74,21 @@ class Scanner(Protocol):
     ) -> Any:
         """The front of a `StreamParser`: its `feed` takes a delta, calling `owner._slow`
         for what it leaves to the stream."""
+
+
+class ClosedOwner:
+    """The owner a stream hands its front on close.  The front's `feed` is the stream's own
+    (the front holds the stream, so that `stream.feed` alone keeps working): on close the
+    stream lets go of that cycle, and is freed at once instead of by the cyclic collector,
+    while a later feed still gets the stream's errors."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def _slow(chunk: object) -> Any:
+        if not isinstance(chunk, str):
+            raise TypeError(f"chunk must be str, not {type(chunk).__name__}")
+        raise ValueError("feed() after close()")
+
+
+CLOSED_OWNER = ClosedOwner()
