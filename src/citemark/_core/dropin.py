@@ -8,6 +8,7 @@ to the scanner that `_kernels.loader` chose.
 from __future__ import annotations
 
 import sys
+import sysconfig
 from collections.abc import Iterable
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, Final
@@ -39,9 +40,13 @@ def _citation_template() -> dict[str, None]:
     instances and owns only its values, less than half the memory of a copy of a dict built
     key by key (docs/performance.md has the figures).  A copy is a plain `dict` either way;
     an interpreter that shares no keys, or that cannot tell the sizes, gets the plain one.
+    So does a free-threaded build: there every copy takes a reference on the shared key
+    table with an atomic add, and threads making citations contend on that one counter.
     """
     keys = tuple(Citation.__annotations__)
     plain = dict.fromkeys(keys)
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        return plain
     holder = type("CitationKeys", (), {"__module__": __name__})
     made = holder()
     for _ in range(_SPLIT_INSTANCES):
