@@ -5,9 +5,9 @@ module takes the events of the Responses API (`clean_responses`, `aclean_respons
 chunks of Chat Completions (`clean_chat`, `aclean_chat`), or whole results
 (`clean_response`, `clean_completion`), and gives back the same stream with the text clean
 (`citemark.clean(raw)`) and the annotations moved into the clean text.  It takes the SDK's
-objects (pydantic models, copied with `model_copy(update=...)`, so extra fields such as
-`obfuscation` stay) or plain dicts, and gives back the same kind; it never imports `openai`
-itself (only a stream without any text delta makes it build one from the SDK's class).
+objects (pydantic models, copied as `model_copy(update=...)` copies them, so extra fields
+such as `obfuscation` stay) or plain dicts, and gives back the same kind; it never imports
+`openai` itself (only a stream without any text delta makes it build one from the SDK's class).
 
 Per text part (`output_index`, `content_index`; a choice's `index` for chat):
 
@@ -46,6 +46,7 @@ an emoji, only when counted in code points (see docs/openai.md).
 from __future__ import annotations
 
 import importlib
+import sys
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any, TypeVar
@@ -126,7 +127,7 @@ def _get(obj: Any, name: str) -> Any:
     """A field of a dict or a model (declared or extra), None when it has none."""
     if type(obj) is dict:
         return obj.get(name)
-    shape = _shape(obj)
+    shape = _SHAPES.get(type(obj)) or _shape(obj)  # (_DICT is 0: asked again, still right)
     if shape == _DICT:
         return obj.get(name)
     if shape == _MODEL:
@@ -141,7 +142,12 @@ def _get(obj: Any, name: str) -> Any:
 def _view(obj: Any) -> Mapping[str, Any]:
     """What to read obj's declared fields from in a hurry: a dict itself, a model's
     `__dict__` (its extra fields are read with `_get`)."""
-    if type(obj) is dict or _shape(obj) == _DICT:
+    if type(obj) is dict:
+        return obj
+    shape = _SHAPES.get(type(obj)) or _shape(obj)
+    if shape == _MODEL:
+        return obj.__dict__  # type: ignore[no-any-return]
+    if shape == _DICT:
         return obj  # type: ignore[no-any-return]
     return getattr(obj, "__dict__", None) or {}
 
@@ -153,10 +159,62 @@ def _has(obj: Any, name: str) -> bool:
 
 
 def _with(obj: T, changes: dict[str, Any]) -> T:
-    """obj with `changes`, the same kind: a dict, or a copy of the model (extra fields kept)."""
-    if _is_mapping(obj):
-        return {**obj, **changes}  # type: ignore[dict-item,return-value]
-    return obj.model_copy(update=changes)  # type: ignore[attr-defined,no-any-return]
+    """obj with `changes`, the same kind: a dict, or a copy of the model (extra fields kept),
+    what `model_copy(update=changes)` gives."""
+    copier = _COPIERS.get(type(obj))
+    if copier is None:
+        if type(obj) is dict or _is_mapping(obj):
+            return {**obj, **changes}  # type: ignore[dict-item,return-value]
+        copier = _COPIERS[type(obj)] = _copier(type(obj))
+    if not copier or getattr(obj, "__pydantic_private__", None) is not None:
+        return obj.model_copy(update=changes)  # type: ignore[attr-defined,no-any-return]
+    declared, allow_extra = copier
+    copied = _new_object(type(obj))
+    values = obj.__dict__.copy()
+    extra = obj.__pydantic_extra__  # type: ignore[attr-defined]
+    if extra is not None:
+        extra = extra.copy()
+    for name, value in changes.items():
+        if allow_extra and name not in declared:
+            if extra is None:
+                extra = {}
+            extra[name] = value
+        else:
+            values[name] = value
+    fields_set = obj.__pydantic_fields_set__.copy()  # type: ignore[attr-defined]
+    fields_set.update(changes)
+    _set_slot(copied, "__dict__", values)
+    _set_slot(copied, "__pydantic_extra__", extra)
+    _set_slot(copied, "__pydantic_fields_set__", fields_set)
+    _set_slot(copied, "__pydantic_private__", None)
+    return copied
+
+
+# Per model class: (its declared fields, whether it keeps unknown fields as extra) when it
+# copies as pydantic 2's BaseModel does, else ().  `model_copy` is a third of a delta's
+# handling, most of it in generic `copy.copy` calls; `_with` sets the same four slots itself.
+_COPIERS: dict[type, tuple[Mapping[str, Any], bool] | tuple[()]] = {}
+_set_slot = object.__setattr__
+_new_object = object.__new__
+
+
+def _copier(cls: type) -> tuple[Mapping[str, Any], bool] | tuple[()]:
+    base = getattr(sys.modules.get("pydantic"), "BaseModel", None)
+    if not (isinstance(base, type) and issubclass(cls, base)):
+        return ()
+    declared = getattr(cls, "__pydantic_fields__", None)
+    config = getattr(cls, "model_config", None)
+    if not (
+        cls.__new__ is object.__new__
+        and getattr(cls, "model_copy", None) is getattr(base, "model_copy", _MISSING)
+        and getattr(cls, "__copy__", None) is getattr(base, "__copy__", _MISSING)
+        and set(getattr(base, "__slots__", ()))
+        == {"__dict__", "__pydantic_extra__", "__pydantic_fields_set__", "__pydantic_private__"}
+        and isinstance(declared, dict)
+        and isinstance(config, dict)
+    ):
+        return ()
+    return declared, config.get("extra") == "allow"
 
 
 def _without(obj: T, name: str) -> T:
@@ -512,7 +570,8 @@ class ResponsesCleaner(_Cleaner):
         released = part.feed(delta)
         if not released:
             return []
-        return [self._carrying(part, event, released, delta), *self._annotations(part)]
+        carrier = self._carrying(part, event, released, delta)
+        return [carrier, *self._annotations(part)] if part.held else [carrier]
 
     def _annotation(self, event: Any) -> list[Any]:
         part = self._text_part(event)
@@ -590,8 +649,8 @@ class ResponsesCleaner(_Cleaner):
 
     def _carrying(self, part: _Part, event: Any, text: str, raw: str | None) -> Any:
         """The delta event that carries `text`: `event` when it is a delta (its own text was
-        `raw`), else a copy of the part's last delta, else one made from `event`."""
-        if _kind(event) != "response.output_text.delta":
+        `raw`), else (`raw` None) a copy of the part's last delta, else one made from `event`."""
+        if raw is None and _kind(event) != "response.output_text.delta":
             event = part.template if part.template is not None else _made_delta(event, part)
         changes: dict[str, Any] = {"delta": text}
         if text != raw and _get(event, "logprobs"):
@@ -692,6 +751,17 @@ class ChatCleaner(_Cleaner):
     def feed(self, chunk: T) -> list[T]:
         self._check_open()
         choices = None if _shape(chunk) == _OTHER else _get(chunk, "choices")
+        if type(choices) is list and len(choices) == 1:
+            # The common chunk, one choice: the loop below without its lists.
+            choice = choices[0]
+            new, emptied = self._choice(chunk, choice)
+            if new is choice:
+                return [chunk]
+            if not emptied:
+                return [_with(chunk, {"choices": [new]})]
+            if _get(chunk, "usage") is None:
+                return []
+            return [_with(chunk, {"choices": [_emptied(choice)]})]
         if not isinstance(choices, list) or not choices:
             return [chunk]
         cleaned = []
@@ -737,11 +807,16 @@ class ChatCleaner(_Cleaner):
     def _choice(self, chunk: Any, choice: Any) -> tuple[Any, bool]:
         """choice made clean, and whether it carries nothing any more."""
         fields = _view(choice)
-        index = _index(choice, "index", fields.get("index"))
+        index = fields.get("index")
+        if type(index) is not int:
+            index = _index(choice, "index", index)  # raises, naming it
         part = self._parts.get((index, 0)) or self._open((index, 0))
         delta = fields.get("delta")
-        content = _view(delta).get("content")
-        annotations = _get(delta, "annotations")
+        if delta is None:
+            content = annotations = None
+        else:
+            content = _view(delta).get("content")
+            annotations = _get(delta, "annotations")
         finish = fields.get("finish_reason")
         if content is not None and not isinstance(content, str):
             raise ValueError(
@@ -762,7 +837,8 @@ class ChatCleaner(_Cleaner):
         if finish is not None:
             released += part.close()
         ready = [_moved(one, part.place) for one in part.ready(_itself)] if part.held else []
-        if released == (content or "") and not ready and not annotations:
+        same = released == (content or "")
+        if same and not ready and not annotations:
             return choice, False
         if (
             content
@@ -775,15 +851,15 @@ class ChatCleaner(_Cleaner):
         changes: dict[str, Any] = {}
         if content is not None or released:
             changes["content"] = released
+        if ready:
+            changes["annotations"] = ready
         if delta is None:
             delta = {}  # no delta in this chunk or before it: a dict carries what was released
         new_delta = _with(delta, changes) if changes else delta
-        if ready:
-            new_delta = _with(new_delta, {"annotations": ready})
-        elif annotations is not None:
+        if annotations is not None and not ready:
             new_delta = _without(new_delta, "annotations")
         choice_changes: dict[str, Any] = {"delta": new_delta}
-        if released != (content or "") and _get(choice, "logprobs") is not None:
+        if not same and fields.get("logprobs") is not None:
             choice_changes["logprobs"] = None
         return _with(choice, choice_changes), False
 

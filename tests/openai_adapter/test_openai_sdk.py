@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 from openai._models import construct_type
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent, ResponseTextDeltaEvent
+from pydantic import BaseModel, PrivateAttr
 
 from citemark.display import clean
-from citemark.openai import clean_chat, clean_completion, clean_response, clean_responses
+from citemark.openai import _with, clean_chat, clean_completion, clean_response, clean_responses
 
 DATA = Path(__file__).parents[1] / "data" / "openai"
 STREAMS = ["web_search", "file_search", "several_parts", "cut", "incomplete"]
@@ -121,3 +122,67 @@ def test_whole_results(implementation: str) -> None:
     assert message.annotations is not None
     citation = message.annotations[0].url_citation
     assert message.content[citation.start_index : citation.end_index] == "Naples."
+
+
+def _slots(model: Any) -> tuple[Any, ...]:
+    return (
+        type(model),
+        model.__dict__,
+        model.__pydantic_extra__,
+        model.__pydantic_fields_set__,
+        getattr(model, "__pydantic_private__", None),
+    )
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"content": "clean"},
+        {"content": "clean", "annotations": []},  # not a declared field: an extra one
+        {"role": None, "refusal": "no"},
+    ],
+)
+def test_the_adapter_copies_a_model_as_model_copy_does(changes: dict[str, Any]) -> None:
+    # _with sets pydantic's four slots itself (model_copy's generic copies were a third of a
+    # delta's handling): every slot must come out as model_copy's.
+    chunk = construct_type(
+        type_=ChatCompletionChunk,
+        value={
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "m",
+            "obfuscation": "xyz",
+            "choices": [{"index": 0, "delta": {"content": "raw", "more": 1}}],
+        },
+    )
+    delta = chunk.choices[0].delta
+    for model, update in ((delta, changes), (chunk, {"choices": []})):
+        expected = model.model_copy(update=update)
+        copied = _with(model, update)
+        assert _slots(copied) == _slots(expected)
+        assert copied is not model
+        assert copied.__dict__ is not model.__dict__
+        assert copied.__pydantic_fields_set__ is not model.__pydantic_fields_set__
+        assert copied.__pydantic_extra__ is not model.__pydantic_extra__
+        assert copied.to_dict() == expected.to_dict()
+    assert _slots(delta) == _slots(chunk.choices[0].delta)  # the original is untouched
+
+
+def test_a_model_that_copies_itself_is_copied_by_its_own_model_copy() -> None:
+    class Counted(BaseModel):
+        text: str
+        copies: ClassVar[list[str]] = []
+
+        def model_copy(self, *, update: Any = None, deep: bool = False) -> Any:
+            Counted.copies.append(self.text)
+            return super().model_copy(update=update, deep=deep)
+
+    class Private(BaseModel):
+        text: str
+        _seen: int = PrivateAttr(default=3)
+
+    assert _with(Counted(text="a"), {"text": "b"}).text == "b"
+    assert Counted.copies == ["a"]
+    private = _with(Private(text="a"), {"text": "b"})
+    assert (private.text, private._seen) == ("b", 3)
