@@ -7,11 +7,15 @@ Inputs weighted toward what the grammar reacts to: Parser configurations over ev
 
 from __future__ import annotations
 
+import gc
 import json
 import re
+import weakref
+from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
+import pytest
 from hypothesis import assume
 from hypothesis import strategies as st
 
@@ -186,3 +190,26 @@ def feed_all(stream: Any, chunks: list[str]) -> tuple[str, list[Any]]:
         citations += update.citations
     update = stream.close()
     return "".join([*text, update.text]), citations + update.citations
+
+
+def closed_and_freed(make: Callable[[], Any], first: str) -> Any:
+    """Feed `first` to a stream `make()` gives, close it, and check what a closed stream owes:
+    a feed after close still raises as before, and the stream goes with its last reference,
+    the collector off (its front holds it only until close).  Returns what the first feed
+    released."""
+    stream = make()
+    feed = stream.feed
+    released = feed(first)
+    stream.close()
+    with pytest.raises(ValueError, match="after close"):
+        feed("more")
+    with pytest.raises(TypeError, match="chunk must be str"):
+        feed(b"bytes")
+    gone = weakref.ref(stream)
+    gc.disable()
+    try:
+        del stream, feed
+        assert gone() is None
+    finally:
+        gc.enable()
+    return released

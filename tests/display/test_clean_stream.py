@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import gc
 import itertools
-import weakref
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from citemark.display import CleanStream, clean
+from strategies import closed_and_freed
 
 S, E, D = "\ue200", "\ue201", "\ue202"
 MARKER = S + "cite" + D + "turn0search5" + D + "turn0search15" + E
@@ -98,21 +97,10 @@ def test_feed_after_close_and_types() -> None:
 def test_a_closed_stream_is_freed_without_the_collector(implementation, mapped) -> None:
     # The front holds the stream (its feed is the stream's); close() ends that cycle, so a
     # server's finished streams go with their last reference, not at the next collection.
-    stream = CleanStream(mapped=mapped, implementation=implementation)
-    feed = stream.feed
-    assert feed("Seen " + MARKER + ".\nNext") == "Seen.\nNext"
-    stream.close()
-    with pytest.raises(ValueError, match="after close"):
-        feed("x")
-    with pytest.raises(TypeError, match="chunk must be str"):
-        feed(b"x")  # type: ignore[arg-type]
-    gone = weakref.ref(stream)
-    gc.disable()
-    try:
-        del stream, feed
-        assert gone() is None
-    finally:
-        gc.enable()
+    def make() -> CleanStream:
+        return CleanStream(mapped=mapped, implementation=implementation)
+
+    assert closed_and_freed(make, "Seen " + MARKER + ".\nNext") == "Seen.\nNext"
 
 
 fragments = st.lists(
