@@ -49,7 +49,7 @@ import importlib
 import sys
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from ._kernels.loader import Implementation
 from .display import (
@@ -165,56 +165,74 @@ def _with(obj: T, changes: dict[str, Any]) -> T:
     if copier is None:
         if type(obj) is dict or _is_mapping(obj):
             return {**obj, **changes}  # type: ignore[dict-item,return-value]
-        copier = _COPIERS[type(obj)] = _copier(type(obj))
-    if not copier or getattr(obj, "__pydantic_private__", None) is not None:
+        copier = _COPIERS[type(obj)] = _ModelCopy.of(type(obj))
+    if copier is False or getattr(obj, "__pydantic_private__", None) is not None:
         return obj.model_copy(update=changes)  # type: ignore[attr-defined,no-any-return]
-    declared, allow_extra = copier
-    copied = _new_object(type(obj))
-    values = obj.__dict__.copy()
-    extra = obj.__pydantic_extra__  # type: ignore[attr-defined]
-    if extra is not None:
-        extra = extra.copy()
-    for name, value in changes.items():
-        if allow_extra and name not in declared:
-            if extra is None:
-                extra = {}
-            extra[name] = value
-        else:
-            values[name] = value
-    fields_set = obj.__pydantic_fields_set__.copy()  # type: ignore[attr-defined]
-    fields_set.update(changes)
-    _set_slot(copied, "__dict__", values)
-    _set_slot(copied, "__pydantic_extra__", extra)
-    _set_slot(copied, "__pydantic_fields_set__", fields_set)
-    _set_slot(copied, "__pydantic_private__", None)
-    return copied
+    return copier.copy(obj, changes)
 
 
-# Per model class: (its declared fields, whether it keeps unknown fields as extra) when it
-# copies as pydantic 2's BaseModel does, else ().  `model_copy` is a third of a delta's
-# handling, most of it in generic `copy.copy` calls; `_with` sets the same four slots itself.
-_COPIERS: dict[type, tuple[Mapping[str, Any], bool] | tuple[()]] = {}
-_set_slot = object.__setattr__
+class _ModelCopy:
+    """`model_copy(update=...)` for the models of a class that copies as pydantic 2's
+    BaseModel does (and holds no private attributes), done here: that method is a third of a
+    delta's handling, most of it generic `copy.copy` calls.  It sets the same four slots, each
+    through its own descriptor (`object.__setattr__` would pack a tuple for every call)."""
+
+    __slots__ = ("allow_extra", "declared", "set_dict", "set_extra", "set_fields", "set_private")
+
+    def __init__(self, base: type, declared: Mapping[str, Any], allow_extra: bool) -> None:
+        self.declared = declared
+        self.allow_extra = allow_extra
+        slots = base.__dict__
+        self.set_dict = slots["__dict__"].__set__
+        self.set_extra = slots["__pydantic_extra__"].__set__
+        self.set_fields = slots["__pydantic_fields_set__"].__set__
+        self.set_private = slots["__pydantic_private__"].__set__
+
+    @classmethod
+    def of(cls, model: type) -> _ModelCopy | Literal[False]:
+        """The copier of `model`'s instances, or False: they copy themselves (`model_copy`)."""
+        base = getattr(sys.modules.get("pydantic"), "BaseModel", None)
+        if not (isinstance(base, type) and issubclass(model, base)):
+            return False
+        declared = getattr(model, "__pydantic_fields__", None)
+        config = getattr(model, "model_config", None)
+        if not (
+            model.__new__ is object.__new__
+            and getattr(model, "model_copy", None) is getattr(base, "model_copy", _MISSING)
+            and getattr(model, "__copy__", None) is getattr(base, "__copy__", _MISSING)
+            and set(getattr(base, "__slots__", ())) == set(_MODEL_SLOTS)
+            and all(name in base.__dict__ for name in _MODEL_SLOTS)
+            and isinstance(declared, dict)
+            and isinstance(config, dict)
+        ):
+            return False
+        return cls(base, declared, config.get("extra") == "allow")
+
+    def copy(self, obj: T, changes: dict[str, Any]) -> T:
+        copied = _new_object(type(obj))
+        values = obj.__dict__.copy()
+        extra = obj.__pydantic_extra__  # type: ignore[attr-defined]
+        if extra is not None:
+            extra = extra.copy()
+        for name, value in changes.items():
+            if self.allow_extra and name not in self.declared:
+                if extra is None:
+                    extra = {}
+                extra[name] = value
+            else:
+                values[name] = value
+        fields_set = obj.__pydantic_fields_set__.copy()  # type: ignore[attr-defined]
+        fields_set.update(changes)
+        self.set_dict(copied, values)
+        self.set_extra(copied, extra)
+        self.set_fields(copied, fields_set)
+        self.set_private(copied, None)
+        return copied
+
+
+_MODEL_SLOTS = ("__dict__", "__pydantic_extra__", "__pydantic_fields_set__", "__pydantic_private__")
+_COPIERS: dict[type, _ModelCopy | Literal[False]] = {}
 _new_object = object.__new__
-
-
-def _copier(cls: type) -> tuple[Mapping[str, Any], bool] | tuple[()]:
-    base = getattr(sys.modules.get("pydantic"), "BaseModel", None)
-    if not (isinstance(base, type) and issubclass(cls, base)):
-        return ()
-    declared = getattr(cls, "__pydantic_fields__", None)
-    config = getattr(cls, "model_config", None)
-    if not (
-        cls.__new__ is object.__new__
-        and getattr(cls, "model_copy", None) is getattr(base, "model_copy", _MISSING)
-        and getattr(cls, "__copy__", None) is getattr(base, "__copy__", _MISSING)
-        and set(getattr(base, "__slots__", ()))
-        == {"__dict__", "__pydantic_extra__", "__pydantic_fields_set__", "__pydantic_private__"}
-        and isinstance(declared, dict)
-        and isinstance(config, dict)
-    ):
-        return ()
-    return declared, config.get("extra") == "allow"
 
 
 def _without(obj: T, name: str) -> T:
