@@ -767,7 +767,8 @@ class ChatCleaner(_Cleaner):
         )
 
     def feed(self, chunk: T) -> list[T]:
-        self._check_open()
+        if self._closed:
+            self._check_open()  # raises
         choices = None if _shape(chunk) == _OTHER else _get(chunk, "choices")
         if type(choices) is list and len(choices) == 1:
             # The common chunk, one choice: the loop below without its lists.
