@@ -5,6 +5,10 @@ the twin to one, so mypy proves that `scan_py` satisfies the Protocol, and
 tests/kernels/test_select.py checks at run time that both modules carry every name.  A grammar
 is opaque to the callers: they build it with `Grammar(...)` and hand it back to the same scanner.
 
+The stream fronts (the scanner's and the clean kernel's `StreamFront`) call back their owner,
+the stream, for what they leave to it; `ClosedOwner` is the owner they are left with once the
+stream closes.
+
 Of the eleven names the compiled module exports, `Offsets` (the unit walker behind `records`)
 is internal to each scanner and `SIMD` (which vector path the kernel picked) has no meaning
 for the twin: neither is part of the Protocol.
@@ -14,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, NoReturn, Protocol, TypeVar, runtime_checkable
 
 from .grammar import Citation
 
@@ -85,7 +89,7 @@ class ClosedOwner:
     __slots__ = ()
 
     @staticmethod
-    def _slow(chunk: object) -> Any:
+    def _slow(chunk: object) -> NoReturn:
         if not isinstance(chunk, str):
             raise TypeError(f"chunk must be str, not {type(chunk).__name__}")
         raise ValueError("feed() after close()")
