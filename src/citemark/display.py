@@ -58,7 +58,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._core.grammar import FAMILY_CHAR, LINE_LOCATOR_RE, check_text
+from ._core.grammar import FAMILY_CHAR, LINE_LOCATOR_RE, check_chunk, check_text
 from ._core.protocols import CLOSED_OWNER
 from ._core.shapes import (
     BARE,
@@ -932,8 +932,7 @@ class CleanStream:
 
     def _slow(self, chunk: str) -> str:
         """`feed` where the kernel's front leaves the delta to the stream."""
-        if not isinstance(chunk, str):
-            raise TypeError(f"chunk must be str, not {type(chunk).__name__}")
+        check_chunk(chunk)
         if self._snapshot:
             raise ValueError("feed() after feed_snapshot(): give every piece as snapshots")
         self._snapshot = ""
@@ -1013,24 +1012,19 @@ class CleanStream:
         if self._closed:
             return ""
         front = self._f
-        if front.own:
-            # The compiled front ends a line it owns itself: no scan, no join of the stream.
-            out: str | None = front.finish()
-            if out is not None:
-                self._closed = True
-                front.on = front.waiting = front.own = False
-                front.pending = []
-                front.pending_length = front.line_from = 0
-                front.owner = CLOSED_OWNER
-                return out
-        self._sync()
+        # The compiled front ends a line it owns itself: no scan, no join of the stream.
+        out: str | None = front.finish() if front.own else None
+        if out is None:
+            self._sync()
+            data = "".join(front.pending)
+            front.work += len(data)
         self._closed = True
         front.on = front.waiting = front.own = False
         front.owner = CLOSED_OWNER
-        data = "".join(front.pending)
-        front.work += len(data)
         front.pending = []
-        front.pending_length = 0
+        front.pending_length = front.line_from = 0
+        if out is not None:
+            return out
         self._scan(data, final=True)
         return self._release(final=True)
 

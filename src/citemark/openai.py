@@ -173,9 +173,9 @@ def _with(obj: T, changes: dict[str, Any]) -> T:
 
 class _ModelCopy:
     """`model_copy(update=...)` for the models of a class that copies as pydantic 2's
-    BaseModel does (and holds no private attributes), done here: that method is a third of a
-    delta's handling, most of it generic `copy.copy` calls.  It sets the same four slots, each
-    through its own descriptor (`object.__setattr__` would pack a tuple for every call)."""
+    BaseModel does (and holds no private attributes), done here without that method's generic
+    `copy.copy` calls (docs/openai.md#speed).  It sets the same four slots, each through its
+    own descriptor (`object.__setattr__` would pack a tuple for every call)."""
 
     __slots__ = ("allow_extra", "declared", "set_dict", "set_extra", "set_fields", "set_private")
 

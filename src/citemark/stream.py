@@ -26,6 +26,7 @@ from __future__ import annotations
 from functools import partial
 from typing import NamedTuple
 
+from ._core.grammar import check_chunk
 from ._core.protocols import CLOSED_OWNER
 from ._markdown.code import block_cuts
 from .offsets import length as units_length
@@ -44,7 +45,7 @@ class StreamUpdate(NamedTuple):
 
 
 # A StreamUpdate from a (text, citations) pair in one C call (tuple.__new__), without the
-# NamedTuple's Python-level constructor: once a stream, it is most of the cost of close().
+# NamedTuple's Python-level constructor, for close(), which every stream calls.
 _update = partial(tuple.__new__, StreamUpdate)
 
 
@@ -95,8 +96,7 @@ class StreamParser:
     def _slow(self, chunk: str) -> StreamUpdate:
         """`feed` where the front leaves the chunk to the stream: not a str, after close, a
         str subclass, or skip_code."""
-        if not isinstance(chunk, str):
-            raise TypeError(f"chunk must be str, not {type(chunk).__name__}")
+        check_chunk(chunk)
         if self._closed:
             raise ValueError("feed() after close()")
         front = self._f

@@ -15,15 +15,14 @@ S, D, E = "\ue200", "\ue202", "\ue201"
 PIECES = [S, D, E, "cite", "ci", "te", "turn0search1", "L1-L2", " ", "x", "\n", "😀", "é", "中"]
 
 
-grammars = st.sampled_from(
-    [
-        {"families": ("cite",)},
-        {"families": ("cite", "ci")},
-        {"families": ("",)},
-        {"any_family": True},
-        {"families": ("cite",), "max_marker_length": 12},
-    ]
-)
+GRAMMARS = [
+    {"families": ("cite",)},
+    {"families": ("cite", "ci")},
+    {"families": ("",)},
+    {"any_family": True},
+    {"families": ("cite",), "max_marker_length": 12},
+]
+grammars = st.sampled_from(GRAMMARS)
 
 
 @given(
@@ -104,11 +103,7 @@ def test_a_closed_stream_is_freed_without_the_collector(implementation, skip_cod
 
 OPTIONS = st.sampled_from(
     [
-        {"families": ("cite",)},
-        {"families": ("cite", "ci")},
-        {"families": ("",)},
-        {"any_family": True},
-        {"families": ("cite",), "max_marker_length": 12},
+        *GRAMMARS,
         {"families": ("cite",), "skip_code": True},
         {"families": ("cite",), "source_id": "turn[0-9a-z]+", "locator": "L[0-9]+"},
         {"start": "[", "delimiter": "|", "stop": "]", "families": ("cite",)},

@@ -119,6 +119,19 @@ def check_text(text: object) -> str:
     return str.__str__(text)
 
 
+def check_chunk(chunk: object) -> None:
+    """What a stream's `feed` takes: a str."""
+    if not isinstance(chunk, str):
+        raise TypeError(f"chunk must be str, not {type(chunk).__name__}")
+
+
+def check_owner(owner: object) -> None:
+    """A stream front's owner (the stream) must have the `_slow` method the front calls back
+    for the deltas it leaves to it."""
+    if not callable(getattr(owner, "_slow", None)):
+        raise TypeError(f"owner must have a _slow method, not {type(owner).__name__}")
+
+
 def check_rules(max_marker_length: object, source_id: object, locator: object) -> None:
     """The scanners' Grammar checks of its optional rules, written once for the kernel and
     the twin: an int bound or None, and id/locator rules with a `fullmatch` (a compiled

@@ -6,8 +6,8 @@ tests/kernels/test_select.py checks at run time that both modules carry every na
 is opaque to the callers: they build it with `Grammar(...)` and hand it back to the same scanner.
 
 The stream fronts (the scanner's and the clean kernel's `StreamFront`) call back their owner,
-the stream, for what they leave to it; `ClosedOwner` is the owner they are left with once the
-stream closes.
+the stream, for what they leave to it (`grammar.check_owner`); `ClosedOwner` is the owner they
+are left with once the stream closes.
 
 Of the eleven names the compiled module exports, `Offsets` (the unit walker behind `records`)
 is internal to each scanner and `SIMD` (which vector path the kernel picked) has no meaning
@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, NoReturn, Protocol, TypeVar, runtime_checkable
 
-from .grammar import Citation
+from .grammar import Citation, check_chunk
 
 _Record = TypeVar("_Record", bound=tuple[Any, ...])
 
@@ -90,8 +90,7 @@ class ClosedOwner:
 
     @staticmethod
     def _slow(chunk: object) -> NoReturn:
-        if not isinstance(chunk, str):
-            raise TypeError(f"chunk must be str, not {type(chunk).__name__}")
+        check_chunk(chunk)
         raise ValueError("feed() after close()")
 
 

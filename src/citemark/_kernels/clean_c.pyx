@@ -25,6 +25,8 @@ cimport cython
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport PyUnicode_FromKindAndData
 
+from citemark._core.grammar import check_owner
+
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
     void* PyUnicode_DATA(object text)
@@ -560,6 +562,11 @@ cdef int line_start_kind(int kind, const void* data, Py_ssize_t a, Py_ssize_t b)
     return FRONT_OFF if indented else FRONT_ON
 
 
+cdef inline bint may_be_code(int start_kind) noexcept nogil:
+    # A line_start_kind that leaves the line to the stream: its text may be code.
+    return start_kind == FRONT_OFF or start_kind == MAYBE_FENCE
+
+
 cdef struct Last:
     # The last index below a bound where a unit of one class stands (-1: none), for bounds that
     # only go down: each unit is read once however often the bound moves.
@@ -646,8 +653,7 @@ cdef class StreamFront:
 
     def __init__(self, owner, list pending not None, int state=FRONT_OFF, entity=None,
                  bint own=False):
-        if not callable(getattr(owner, "_slow", None)):
-            raise TypeError(f"owner must have a _slow method, not {type(owner).__name__}")
+        check_owner(owner)
         if entity is not None and not callable(entity):
             raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
         self.owner = owner
@@ -750,7 +756,7 @@ cdef class StreamFront:
         text = self.joined(None)
         if self.state == LINE_START:
             start_kind = line_start_kind(PyUnicode_KIND(text), PyUnicode_DATA(text), 0, len(text))
-            if start_kind == FRONT_OFF or start_kind == MAYBE_FENCE:
+            if may_be_code(start_kind):
                 return None
         if has_own_stop(PyUnicode_KIND(text), PyUnicode_DATA(text), 0, len(text)):
             return None
@@ -880,6 +886,7 @@ cdef class StreamFront:
         cdef Py_ssize_t start, index
         cdef int kind
         cdef const void* data
+        cdef Py_UCS4 unit
         if cut:
             self.tail = text[cut:]
             self.context_unit = text[cut - 1]
@@ -895,9 +902,10 @@ cdef class StreamFront:
         data = PyUnicode_DATA(self.tail)
         start = -1
         for index in range(len(self.tail)):
-            if read_unit(kind, data, index) == START:
+            unit = read_unit(kind, data, index)
+            if unit == START:
                 start = index
-            elif read_unit(kind, data, index) == STOP:
+            elif unit == STOP:
                 start = -1
         if start >= 0:
             self.waiting = True
@@ -922,7 +930,7 @@ cdef class StreamFront:
         if self.state == LINE_START:
             start_kind = line_start_kind(PyUnicode_KIND(text), PyUnicode_DATA(text), 0,
                                          len(text) - 1)
-            if start_kind == FRONT_OFF or start_kind == MAYBE_FENCE:
+            if may_be_code(start_kind):
                 return None
         if has_own_stop(PyUnicode_KIND(text), PyUnicode_DATA(text), 0, len(text)):
             return None
@@ -934,7 +942,7 @@ cdef class StreamFront:
         while a <= last:
             b = find_break(kind, data, a, last + 1)  # >= a: a line feed stands at last
             start_kind = line_start_kind(kind, data, a, b)
-            if start_kind == FRONT_OFF or start_kind == MAYBE_FENCE:
+            if may_be_code(start_kind):
                 return None
             shown = self.shown(0, chunk[a:b + 1], b + 1 - a)
             if shown is None:
@@ -962,12 +970,12 @@ cdef class StreamFront:
         cdef const void* data = PyUnicode_DATA(chunk)
         if self.state == LINE_START:
             start_kind = line_start_kind(kind, data, 0, first)
-            if start_kind == FRONT_OFF or start_kind == MAYBE_FENCE:
+            if may_be_code(start_kind):
                 return None
         while a <= last:
             b = find_break(kind, data, a, last + 1)  # >= a: a line feed stands at last
             start_kind = line_start_kind(kind, data, a, b)
-            if start_kind == FRONT_OFF or start_kind == MAYBE_FENCE:
+            if may_be_code(start_kind):
                 return None
             a = b + 1
         if last + 1 < n:

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .._core.grammar import FAMILY_CHAR
+from .._core.grammar import FAMILY_CHAR, check_owner
 from .._core.shapes import (
     BARE,
     BLANKS,
@@ -570,8 +570,7 @@ class StreamFront:
         entity: Callable[[str], str] | None = None,
         own: bool = False,
     ) -> None:
-        if not callable(getattr(owner, "_slow", None)):
-            raise TypeError(f"owner must have a _slow method, not {type(owner).__name__}")
+        check_owner(owner)
         if type(pending) is not list:
             raise TypeError(f"pending must be a list, not {type(pending).__name__}")
         if entity is not None and not callable(entity):

@@ -38,9 +38,10 @@ citations):
     NOGIL_MIN_LENGTH     the GIL is released only for texts long enough to pay for it
     Grammar.header_line  rules on their own cache line, for threads without the GIL
     StreamFront.feed     a StreamParser's delta in one C call (METH_O), its looks at held
-                         text in C: 2.8x / 3.1x / 4.0x fewer instructions a typical 4 KB
+                         text in C: 3.1x / 3.6x / 4.7x fewer instructions a typical 4 KB
                          answer in 4 / 16 / 64-character deltas than the stream of 25ee52e
-                         over this kernel (callgrind, benches/bench_streams.parse_streamed)
+                         over this kernel (callgrind, benches/compare.py's parser_stream
+                         workloads)
 
 Not kernel-only: both implementations build each dict as a copy of one split-table dict,
 `_core.dropin.CITATION_TEMPLATE`, whose copies share its key table (`Shared, dict copies` above
@@ -69,7 +70,7 @@ from libc.stdint cimport uint32_t, uint64_t
 from libc.string cimport memcmp, memset
 
 from citemark._core.dropin import CITATION_TEMPLATE as _CITATION_TEMPLATE
-from citemark._core.grammar import check_rules
+from citemark._core.grammar import check_owner, check_rules
 
 include "grammar_c.pxi"
 
@@ -999,6 +1000,26 @@ cdef Py_ssize_t units_of(const text_t* data, Py_ssize_t n, int units) noexcept n
     return convert(data, &offsets, n)
 
 
+cdef inline Py_ssize_t units_in(int kind, const void* data, Py_ssize_t n,
+                                int units) noexcept nogil:
+    """units_of over a str's data of any width (`kind`)."""
+    if kind == 1:
+        return units_of(<const Py_UCS1*>data, n, units)
+    if kind == 2:
+        return units_of(<const Py_UCS2*>data, n, units)
+    return units_of(<const Py_UCS4*>data, n, units)
+
+
+cdef inline bint has_mark(int kind, const void* data, Py_ssize_t n,
+                          const Mark* mark) noexcept nogil:
+    """Whether data[:n], a str's data of any width (`kind`), holds the marker character."""
+    if kind == 2:
+        return find_mark(<const Py_UCS2*>data, 0, n, mark) >= 0
+    if kind == 1:
+        return find_mark(<const Py_UCS1*>data, 0, n, mark) >= 0
+    return find_mark(<const Py_UCS4*>data, 0, n, mark) >= 0
+
+
 cdef class StreamFront:
     """The common delta of a `StreamParser` in one C call (see scan_py.StreamFront, which
     says what each path does)."""
@@ -1012,8 +1033,7 @@ cdef class StreamFront:
     cdef readonly int units
 
     def __init__(self, owner, Grammar grammar not None, cls, update, units):
-        if not callable(getattr(owner, "_slow", None)):
-            raise TypeError(f"owner must have a _slow method, not {type(owner).__name__}")
+        check_owner(owner)
         check_record_args(cls, units)
         if not (isinstance(update, type) and issubclass(update, tuple)):
             raise TypeError("update must be a tuple subclass")
@@ -1035,7 +1055,6 @@ cdef class StreamFront:
         cdef Py_ssize_t n, length
         cdef int kind
         cdef const void* data
-        cdef bint marked
         if type(chunk) is not str or not self.open or self.pieces is None:
             return self.owner._slow(chunk)
         n = len(<str>chunk)
@@ -1043,21 +1062,9 @@ cdef class StreamFront:
         data = PyUnicode_DATA(chunk)
         if len(self.pieces) == 0:
             # Nothing held: a chunk without START goes out as it is.
-            if self.grammar.cannot_match(<str>chunk):
-                marked = False
-            elif kind == 2:
-                marked = find_mark(<const Py_UCS2*>data, 0, n, &self.grammar.rules.start) >= 0
-            elif kind == 1:
-                marked = find_mark(<const Py_UCS1*>data, 0, n, &self.grammar.rules.start) >= 0
-            else:
-                marked = find_mark(<const Py_UCS4*>data, 0, n, &self.grammar.rules.start) >= 0
-            if not marked:
-                if kind == 1:
-                    length = units_of(<const Py_UCS1*>data, n, self.units)
-                elif kind == 2:
-                    length = units_of(<const Py_UCS2*>data, n, self.units)
-                else:
-                    length = units_of(<const Py_UCS4*>data, n, self.units)
+            if (self.grammar.cannot_match(<str>chunk)
+                    or not has_mark(kind, data, n, &self.grammar.rules.start)):
+                length = units_in(kind, data, n, self.units)
                 make_room(self, length)
                 self.raw_units += length
                 self.clean_units += length
@@ -1072,13 +1079,7 @@ cdef class StreamFront:
         # test is held_length < 2 * looked_at without the product, which could overflow.
         if self.looked_at > 0 and (self.held_length < self.looked_at
                                    or self.held_length - self.looked_at < self.looked_at):
-            if kind == 2:
-                marked = find_mark(<const Py_UCS2*>data, 0, n, &self.grammar.rules.stop) >= 0
-            elif kind == 1:
-                marked = find_mark(<const Py_UCS1*>data, 0, n, &self.grammar.rules.stop) >= 0
-            else:
-                marked = find_mark(<const Py_UCS4*>data, 0, n, &self.grammar.rules.stop) >= 0
-            if not marked:
+            if not has_mark(kind, data, n, &self.grammar.rules.stop):
                 return empty_update(self.update, "")
         return self.look("".join(self.pieces))
 

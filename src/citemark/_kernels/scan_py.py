@@ -39,6 +39,7 @@ from .._core.grammar import (
     UNITS_UTF8,
     UNITS_UTF16,
     Citation,
+    check_owner,
     check_rules,
 )
 
@@ -397,8 +398,7 @@ class StreamFront:
     def __init__(
         self, owner: Any, grammar: Grammar, cls: type[tuple[Any, ...]], update: type, units: int
     ) -> None:
-        if not callable(getattr(owner, "_slow", None)):
-            raise TypeError(f"owner must have a _slow method, not {type(owner).__name__}")
+        check_owner(owner)
         if not isinstance(grammar, Grammar):
             raise TypeError(_wrong_type("grammar", "Grammar", grammar))
         _check_record_args(cls, units)
@@ -472,7 +472,8 @@ class StreamFront:
                 citations, removed = records_of(
                     matches, self.cls, Offsets(ready, self.units), self.raw_units, self.clean_units
                 )
-                clean = cut_spans(ready, [(match.start, match.end) for match in matches]) or ""
+                clean = cut_spans(ready, [(match.start, match.end) for match in matches])
+                assert clean is not None  # the scan's matches are sorted, disjoint, in range
                 update = tuple.__new__(self.update, (clean, citations))
             self.raw_units += length
             self.clean_units += length - removed
