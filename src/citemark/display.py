@@ -778,6 +778,36 @@ def _back_end(back: list[Cut], index: int) -> int:
 DEFAULT_MAX_HOLD = 1 << 16
 
 
+def _link_end(text: str, end: int) -> int:
+    """Where a release of text[:end] stops for links: at the first `[` whose text a marker may
+    still unwrap (`[words](<marker>)` shows `words`), else end.  A `[` is decided once its `]`
+    has come and after it a character that no marker takes away (none of _NOT_PLAIN): a
+    later `](` then pairs with another `[` (unwrap_link balances brackets), and this link's own
+    destination began with something else than a marker.  With a marker character after the
+    first `[` (a body may hold brackets, ids may run on) the rest of the line waits."""
+    first = text.find("[", 0, end)
+    if first < 0:
+        return end
+    if _PRIVATE_CHARS.search(text, first, end) is not None:
+        return first
+    opened: list[int] = []  # the `[` not closed yet
+    closed: list[int] = []  # the `[` closed, with no plain character after their `]` yet
+    after = first  # where the text since the last bracket starts
+    for bracket in _BRACKETS.finditer(text, first, end):
+        at = bracket.start()
+        if closed and _PLAIN_CHAR.search(text, after, at) is not None:
+            closed.clear()
+        if text[at] == "[":
+            opened.append(at)
+        elif opened:
+            closed.append(opened.pop())
+        after = at + 1
+    if closed and _PLAIN_CHAR.search(text, after, end) is not None:
+        closed.clear()
+    undecided = opened[:1] + closed
+    return min(undecided) if undecided else end
+
+
 def _plain_end(text: str, end: int) -> int:
     """The end of text[:end] without its trailing characters of _NOT_PLAIN and private use."""
     while end:
@@ -794,6 +824,8 @@ def _plain_end(text: str, end: int) -> int:
 # (Any other private-use character is one too: `_plain_end` looks for those.)
 _NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + "\n\r"
 # A tail holding none of these lets the kernel's front take the next delta.
+_BRACKETS = re.compile(r"[\[\]]")
+_PLAIN_CHAR = re.compile(f"[^{re.escape(_NOT_PLAIN)}]")
 _FRONT_STOPS = re.compile(f"[{re.escape(FRONT_STOPS)}{PRIVATE_RANGE}]")
 # What may continue a bare DELIM's ids (`turn0search1`, `L8-L13`).
 _ID_CHARS = re.compile("[0-9A-Za-z_-]*")
@@ -922,8 +954,9 @@ class CleanStream:
 
     @property
     def released(self) -> int:
-        """How much of the stream's text (code points) is released: its clean text is final."""
-        released: int = self._released + self._f.line_from
+        """How much of the stream's text (code points) is released: its clean text is final
+        (and, in a mapped stream, its marks and cuts are recorded)."""
+        released: int = self._released + self._f.line_from + self._f.raw
         return released
 
     def feed(self, chunk: str) -> str:
@@ -1080,17 +1113,39 @@ class CleanStream:
         found = scanner.take_code_ranges()
         code_ranges = [(a - base, b - base) for a, b in found] if self._skip_code else []
         front = self._f
-        skip, front.skip, front.raw = front.skip, 0, 0
+        skip, raw, front.skip, front.raw = front.skip, front.raw, 0, 0
         if not self._mapped:
             return self._clean_piece(piece, code_ranges)[skip:]
         mapped = _clean_mapped(self._kernel, piece, code_ranges, self._lenient, self._widgets)
         shift = self._clean_length
         self._clean_length += len(mapped.text)
+        # The front recorded the marks and cuts of what it released (skip clean characters,
+        # raw raw ones): those of the rest start after them.
         self.marks += [
-            mark._replace(start=mark.start + shift, end=mark.end + shift) for mark in mapped.marks
+            mark._replace(start=mark.start + shift, end=mark.end + shift)
+            for mark in mapped.marks
+            if mark.start >= skip
         ]
-        self.cuts += [Cut(a + base, b + base, c + shift, d + shift) for a, b, c, d in mapped.cuts]
+        self.cuts += [
+            Cut(a + base, b + base, c + shift, d + shift) for a, b, c, d in mapped.cuts if a >= raw
+        ]
         return mapped.text[skip:]
+
+    def _front_mapped(self, context: str, piece: str) -> str:
+        """The front's release of `piece` (after `context`, the last character released) in a
+        mapped stream, its marks and cuts recorded at once: an offset into the text released
+        can be placed as soon as it is out."""
+        front = self._f
+        mapped = _clean_mapped(self._kernel, context + piece, [], False, self._widgets)
+        # Where context + piece starts, in the stream and in its clean text (the context is
+        # a character that stays).
+        raw = self._released + front.raw - len(context)
+        clean = self._clean_length + front.skip - len(context)
+        self.marks += [
+            mark._replace(start=mark.start + clean, end=mark.end + clean) for mark in mapped.marks
+        ]
+        self.cuts += [Cut(a + raw, b + raw, c + clean, d + clean) for a, b, c, d in mapped.cuts]
+        return mapped.text[len(context) :]
 
     # -- the front: the line being written, out before its end ----------------------------
 
@@ -1159,13 +1214,12 @@ class CleanStream:
             self._f.state = FRONT_OFF
             return ""
         cut = len(tail)
-        for stop in "`[":
-            found = tail.find(stop)
-            if found >= 0:
-                # A backtick may open inline code; a `[` may be a link's text that a
-                # marker as its destination unwraps: the rest of the line waits.
-                cut = min(cut, found)
-                self._f.state = FRONT_OFF
+        tick = tail.find("`")
+        if tick >= 0:
+            # A backtick may open inline code: the rest of the line waits.
+            cut = tick
+            self._f.state = FRONT_OFF
+        cut = _link_end(tail, cut)
         while True:
             cut = _plain_end(tail, cut)
             start = tail.rfind(START, 0, cut)
@@ -1183,7 +1237,10 @@ class CleanStream:
         front.tail = tail[cut:]
         self._f.looked = len(tail) - cut
         context = front.context
-        shown = self._clean_piece(context + piece, [])[len(context) :]
+        if self._mapped:
+            shown = self._front_mapped(context, piece)
+        else:
+            shown = self._clean_piece(context + piece, [])[len(context) :]
         front.context = piece[-1]
         front.skip += len(shown)
         front.raw += cut

@@ -121,13 +121,45 @@ def test_mapped_marks_and_cuts(
     assert stream.marks == clean_with_marks(text, **options).marks
 
 
-def test_a_mapped_stream_releases_text_before_its_marks(implementation: str) -> None:
+def test_a_mapped_stream_records_marks_as_their_text_goes_out(implementation: str) -> None:
     stream = CleanStream(mapped=True, implementation=implementation)  # type: ignore[arg-type]
     assert stream.feed("prose") == "prose"  # the front: prose goes out as it comes
+    assert stream.released == 5
     assert stream.feed(" " + MARKER) == ""  # the blank waits: the marker may take it
-    assert stream.marks == []  # a line's marks are found at its end
-    assert stream.feed("\n") == "\n"
+    assert (stream.marks, stream.released) == ([], 5)
+    assert stream.feed(" more") == " more"  # decided: its mark and cut are recorded now
     assert [(mark.family, mark.start, mark.end) for mark in stream.marks] == [("cite", 5, 5)]
+    assert stream.released == len("prose " + MARKER + " more")
+    assert [tuple(cut) for cut in stream.cuts] == [(5, 6 + len(MARKER), 5, 5)]
+    assert stream.feed("\n") == "\n"  # the line's end records nothing twice
+    assert len(stream.marks) == len(stream.cuts) == 1
+    assert stream.close() == ""
+
+
+def test_a_link_goes_out_once_no_marker_can_unwrap_it(implementation: str) -> None:
+    link = "([axios.com](https://www.axios.com/am))"
+    for mapped in (False, True):
+        stream = CleanStream(mapped=mapped, implementation=implementation)  # type: ignore[arg-type]
+        assert stream.feed("Leaders met ") == "Leaders met"
+        assert stream.feed("([axios") == ""  # a marker may still be the link's destination
+        assert stream.feed(".com](") == ""
+        assert stream.feed("https://www") == " ([axios.com](https://www"  # it is not
+        assert stream.feed(".axios.com/am)) and") == ".axios.com/am)) and"
+        assert stream.feed(" [a] b") == " [a] b"  # brackets that are no link
+        assert stream.close() == ""
+    text = "Leaders met " + link + " and [a] b"
+    assert clean(text) == text
+
+
+def test_a_link_whose_destination_is_a_marker_waits(implementation: str) -> None:
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    assert stream.feed("See [the [official] guide](") == "See"
+    assert stream.feed(MARKER) == ""
+    # A marker after a `[` (its body may hold brackets): the line's end decides.
+    assert stream.feed(") now") == ""
+    assert stream.feed("\n") == " the [official] guide now\n"  # unwrapped
+    assert stream.close() == ""
+    assert clean("See [the [official] guide](" + MARKER + ") now") == "See the [official] guide now"
 
 
 @settings(max_examples=100)
@@ -192,11 +224,13 @@ def test_work_stays_linear(implementation: str) -> None:
         "x " + S + "cite" + D + "turn0search" + "1" * 5000,  # a growing marker
         "x " + D + "turn0search" + "1" * 20000,  # growing ids
         "a (" + "(" * 20000,
+        "a " + "[" * 20000,  # links that never close
+        "a " + "[b]" * 7000,  # brackets, each pair decided by the next
     ):
         stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
         out = [stream.feed(char) for char in text]
         assert "".join(out) + stream.close() == clean(text)
-        assert stream.work <= 6 * len(text) + 128 * 128  # a short tail is looked at each time
+        assert stream.work <= 8 * len(text) + 128 * 128  # a short tail is looked at each time
 
 
 class Owner:
