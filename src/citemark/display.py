@@ -855,9 +855,9 @@ class CleanStream:
 
     Without `lenient`, the line being written goes out before its end too, as far as it is
     decided (see `_front`): a prose delta with no marker character is one C call.  A mapped
-    stream adds a line's marks and cuts when the line ends (its whole piece is cleaned then,
-    so they are `clean_mapped`'s), which may be after the text that holds them went out:
-    `released` moves line by line.
+    stream records the marks and cuts of what the front releases as it goes out, and those of
+    the rest of a line at its end (its whole piece is cleaned then, so they are
+    `clean_mapped`'s): `released` moves with the text.
     """
 
     _held_length = 0  # len("".join(self._lines))
@@ -1188,7 +1188,8 @@ class CleanStream:
         over blanks, brackets and separators (the spacing rule) or to the `[` of a link it
         is the destination of.  So the text goes out up to its last character that is none
         of those, once every marker before that is decided (a START by its STOP, a DELIM's
-        ids by a character that cannot continue them).  The piece is cleaned after the last
+        ids by a character that cannot continue them) and before the first `[` a marker may
+        still unwrap (`_link_end`).  The piece is cleaned after the last
         character released, which gives the kernel the context it has in the whole line.
         A tail longer than SHORT_HOLD is looked at again only once it has doubled (linear)."""
         front = self._f

@@ -511,11 +511,11 @@ cdef inline Py_ssize_t find_decides(int kind, const void* data, Py_ssize_t i,
 
 
 cdef inline bint own_stop(Py_UCS4 unit) noexcept nogil:
-    # What a line the front owns leaves to the stream: a carriage return, a backtick, a tilde
-    # (either may open a fence, which only the stream's scanner can rule out) or a `[` (a
-    # link's text, which a marker as its destination unwraps).
+    # What a line the front owns leaves to the stream: a carriage return, a backtick or a
+    # tilde (either may open a fence, which only the stream's scanner can rule out).  A `[`
+    # it decides itself (`link_end`).
     cdef unsigned int code = unit
-    return code == 13 or code == 96 or code == 126 or code == 91
+    return code == 13 or code == 96 or code == 126
 
 
 cdef inline bint is_id_char(Py_UCS4 unit) noexcept nogil:
@@ -597,6 +597,46 @@ cdef Py_ssize_t last_below(Last* last, int kind, const void* data, Py_ssize_t bo
     return i
 
 
+cdef inline Py_ssize_t find_ascii(int kind, const void* data, Py_ssize_t i, Py_ssize_t n,
+                                  Py_UCS4 unit) noexcept nogil:
+    """The first index in [i, n) of `unit` (an ASCII character), else -1."""
+    if kind == 1:
+        return cm_find_ucs1(<const Py_UCS1*>data, i, n, unit)
+    if kind == 2:
+        return cm_find_ucs2(<const Py_UCS2*>data, i, n, unit)
+    return cm_find_ucs4(<const Py_UCS4*>data, i, n, unit)
+
+
+cdef Py_ssize_t link_end(int kind, const void* data, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
+    """display._link_end on data[a:b]: the first `[` a marker may still unwrap, else b.  The
+    `[` not closed yet are a stack of which only the bottom matters (`first_open`: the ones
+    above it come later); of the closed ones with no plain character after their `]` yet,
+    only the first (`first_closed`), which is the bottom of the stack it was closed in."""
+    cdef Py_ssize_t i, depth = 0, first_open = -1, first_closed = -1
+    cdef Py_UCS4 unit
+    cdef Py_ssize_t first = find_ascii(kind, data, a, b, c'[')
+    if first < 0:
+        return b
+    if has_private(kind, data, first, b):
+        return first  # a marker after it: the line's end decides
+    for i in range(first, b):
+        unit = read_unit(kind, data, i)
+        if unit == c'[':
+            if depth == 0:
+                first_open = i
+            depth += 1
+        elif unit == c']':
+            if depth:
+                depth -= 1
+                if depth == 0 and (first_closed < 0 or first_open < first_closed):
+                    first_closed = first_open
+        elif not in_set(&NOT_PLAIN_SET, unit):
+            first_closed = -1  # a plain character: no later `](` reaches back to them
+    if depth:
+        return first_open if first_closed < 0 else min(first_open, first_closed)
+    return b if first_closed < 0 else first_closed
+
+
 cdef Py_ssize_t decided_end(int kind, const void* data, Py_ssize_t n) noexcept nogil:
     """display.CleanStream._front's cut: the end of the decided text of a line's undecided
     text.  A piece ends on a plain character (not blank, bracket, separator or private use),
@@ -630,11 +670,7 @@ cdef Py_ssize_t decided_end(int kind, const void* data, Py_ssize_t n) noexcept n
 cdef inline Py_ssize_t find_break(int kind, const void* data, Py_ssize_t i,
                                   Py_ssize_t n) noexcept nogil:
     """The first line feed in [i, n), else -1."""
-    if kind == 1:
-        return cm_find_ucs1(<const Py_UCS1*>data, i, n, c'\n')
-    if kind == 2:
-        return cm_find_ucs2(<const Py_UCS2*>data, i, n, c'\n')
-    return cm_find_ucs4(<const Py_UCS4*>data, i, n, c'\n')
+    return find_ascii(kind, data, i, n, c'\n')
 
 
 cdef class StreamFront:
@@ -824,7 +860,7 @@ cdef class StreamFront:
                 return ""
         if has_own_stop(kind, data, 0, n):
             return None
-        cut[0] = decided_end(kind, data, n)
+        cut[0] = decided_end(kind, data, link_end(kind, data, 0, n))
         if cut[0] == 0:
             return ""
         return self.shown(context, text, cut[0])
@@ -985,7 +1021,7 @@ cdef class StreamFront:
             if start_kind != UNDECIDED:
                 state = start_kind
             if state == FRONT_ON:
-                cut = n - last - 1
+                cut = link_end(kind, data, last + 1, n) - last - 1
                 while cut and in_set(&NOT_PLAIN_SET, read_unit(kind, data, last + cut)):
                     cut -= 1
         self.next_line(chunk, last, n, state)
@@ -996,7 +1032,8 @@ cdef class StreamFront:
         if cut:
             self.context_unit = read_unit(kind, data, end - 1)
             self.skip = self.raw = cut
-        self.on = state == FRONT_ON
+        # (A `[` held leaves the next deltas to own_feed, which looks at it again.)
+        self.on = state == FRONT_ON and find_ascii(kind, data, end, n, c'[') < 0
         return chunk if end == n else chunk[:end]
 
     cdef void next_line(self, str chunk, Py_ssize_t last, Py_ssize_t work, int state):
