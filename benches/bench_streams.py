@@ -12,6 +12,10 @@ And threads without the GIL: 2 threads running `clean`, `CleanStream` or
 least 0.85 of the pure-Python control measured in the same rounds (`bench_freethreaded`'s
 runner and control; meaningful on a free-threaded build such as 3.13t only).
 
+Two more sets of rows, without targets: "loop alone", the same loop feeding no stream (the
+floor the Python call per delta sets), and "+": web answers (`corpus.web_answer`, a Markdown
+link after every other marker, which the streams hold until no marker can unwrap it).
+
 The release latency: how many characters a stream holds (given, not released) after each
 delta, on average and at worst (`--held`).
 
@@ -38,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pytest
 
 from _common import ensure_citemark_importable
-from corpus import typical_answer
+from corpus import typical_answer, web_answer
 
 ensure_citemark_importable()
 
@@ -55,14 +59,16 @@ THREAD_TARGET = 0.85
 
 
 @functools.cache
-def answers(count: int = ANSWERS) -> tuple[str, ...]:
-    return tuple(typical_answer(seed=index) for index in range(count))
+def answers(count: int = ANSWERS, web: bool = False) -> tuple[str, ...]:
+    make = web_answer if web else typical_answer
+    return tuple(make(seed=index) for index in range(count))
 
 
 @functools.cache
-def deltas(size: int, count: int = ANSWERS) -> tuple[tuple[str, ...], ...]:
+def deltas(size: int, count: int = ANSWERS, web: bool = False) -> tuple[tuple[str, ...], ...]:
     return tuple(
-        tuple(text[at : at + size] for at in range(0, len(text), size)) for text in answers(count)
+        tuple(text[at : at + size] for at in range(0, len(text), size))
+        for text in answers(count, web)
     )
 
 
@@ -129,6 +135,18 @@ def parse_kept(chunked: Sequence[Sequence[str]]) -> list[tuple[str, list[Any]]]:
     return results
 
 
+def loop_alone(chunked: Sequence[Sequence[str]]) -> list[str]:
+    """The floor of every stream: clean_streamed's loop with `str` (a C call that gives back
+    its argument) in place of `feed`, and no stream."""
+    results = []
+    for chunks in chunked:
+        feed = str
+        out = [feed(chunk) for chunk in chunks]
+        out.append("")
+        results.append("".join(out))
+    return results
+
+
 def median_of(function: Callable[[Any], Any], argument: Any, rounds: int) -> float:
     samples = []
     for _ in range(rounds):
@@ -141,16 +159,20 @@ def median_of(function: Callable[[Any], Any], argument: Any, rounds: int) -> flo
 def ratios(count: int, rounds: int) -> list[tuple[str, int, float, float, float]]:
     """(stream, delta, whole-text us per answer, stream us per answer, ratio), each pair of
     timings interleaved round by round so that a change of load hits both."""
-    texts = answers(count)
     rows = []
-    for name, whole, streamed in (
-        ("CleanStream", clean_whole, clean_streamed),
-        ("StreamParser", parse_whole, parse_streamed),
-        ("StreamParser*", parse_whole, parse_kept),
+    for name, whole, streamed, web in (
+        ("CleanStream", clean_whole, clean_streamed, False),
+        ("StreamParser", parse_whole, parse_streamed, False),
+        ("StreamParser*", parse_whole, parse_kept, False),
+        ("loop alone", clean_whole, loop_alone, False),
+        ("CleanStream+", clean_whole, clean_streamed, True),
+        ("StreamParser+", parse_whole, parse_streamed, True),
     ):
+        texts = answers(count, web)
         for size in DELTAS:
-            chunked = deltas(size, count)
-            assert streamed(chunked) == whole(texts), f"{name} differs at {size}"
+            chunked = deltas(size, count, web)
+            if streamed is not loop_alone:
+                assert streamed(chunked) == whole(texts), f"{name} differs at {size}"
             pairs = [(median_of(whole, texts, 1), median_of(streamed, chunked, 1))]
             pairs += [
                 (median_of(whole, texts, 1), median_of(streamed, chunked, 1)) for _ in range(rounds)
@@ -282,12 +304,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.threads_only:
         print(f"{'stream':<13} {'delta':>5} {'whole us':>9} {'stream us':>10} {'ratio':>7} target")
         for name, size, base, cost, ratio in ratios(args.answers, args.rounds):
-            verdict = ("ok" if ratio <= TARGETS[size] else "MISSED") if "*" not in name else ""
-            print(
-                f"{name:<13} {size:>5} {base:9.2f} {cost:10.2f} {ratio:6.1f}x "
-                f"<= {TARGETS[size]:.0f}x {verdict}"
-            )
+            target = f"<= {TARGETS[size]:.0f}x " + ("ok" if ratio <= TARGETS[size] else "MISSED")
+            if name[-1] in "*+e":  # no target of their own
+                target = ""
+            print(f"{name:<13} {size:>5} {base:9.2f} {cost:10.2f} {ratio:6.1f}x {target}")
         print("* every update kept until the answer ends (parse_kept): the collector's cost")
+        print(
+            "loop alone: the feeding loop with no stream in it (loop_alone), every stream's floor"
+        )
+        print("+ web answers (corpus.web_answer): a Markdown link after every other marker")
     if args.hot and not args.threads_only:
         print("one answer at a time, in the cache (hot_ratios):")
         for name, size, base, cost, ratio in hot_ratios(min(args.answers, 20), args.rounds):
@@ -331,16 +356,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 # ---------------------------------------------------------------- pytest-benchmark
 
 
+@pytest.mark.parametrize("web", [False, True], ids=["typical", "web"])
 @pytest.mark.parametrize("size", DELTAS)
-@pytest.mark.parametrize("row", ["whole", "stream"])
-def test_clean_stream(benchmark: Any, row: str, size: int) -> None:
-    benchmark.group = f"streams clean {size}"
-    benchmark.extra_info.update(suite="streams", op=f"clean {row}", delta=size)
+@pytest.mark.parametrize("row", ["whole", "stream", "loop"])
+def test_clean_stream(benchmark: Any, row: str, size: int, web: bool) -> None:
+    benchmark.group = f"streams clean {size}{' web' if web else ''}"
+    benchmark.extra_info.update(suite="streams", op=f"clean {row}", delta=size, web=web)
     if row == "whole":
-        result = benchmark(clean_whole, answers())
+        result = benchmark(clean_whole, answers(ANSWERS, web))
+    elif row == "loop":  # the floor: the loop with no stream in it
+        benchmark(loop_alone, deltas(size, ANSWERS, web))
+        return
     else:
-        result = benchmark(clean_streamed, deltas(size))
-    assert result == clean_whole(answers())
+        result = benchmark(clean_streamed, deltas(size, ANSWERS, web))
+    assert result == clean_whole(answers(ANSWERS, web))
 
 
 @pytest.mark.parametrize("size", DELTAS)

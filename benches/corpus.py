@@ -153,6 +153,26 @@ def typical_answer(
     return "".join(pieces)
 
 
+SITES = ("axios.com", "reuters.com", "en.wikipedia.org", "nature.com", "theverge.com")
+
+
+def web_answer(seed: int = 0, size: int = 4 * KB, citations: int = 8) -> str:
+    """`typical_answer` as a web search writes it: every other marker followed by its source
+    as a Markdown link, ` ([axios.com](https://www.axios.com/...?utm_source=openai))`."""
+    rng = random.Random(seed)
+    pieces = typical_answer(seed, size, citations).split(STOP)
+    out = []
+    for index, piece in enumerate(pieces[:-1]):
+        out.append(piece + STOP)
+        if index % 2 == 0:
+            site = rng.choice(SITES)
+            word = _sentence(rng).split()[0].lower()
+            path = f"{rng.randint(2023, 2026)}/{rng.randint(1, 12):02d}/{word}"
+            out.append(f" ([{site}](https://www.{site}/{path}?utm_source=openai))")
+    out.append(pieces[-1])
+    return "".join(out)
+
+
 def _english(rng: random.Random, size: int) -> str:
     """Exactly `size` characters of ASCII English, no markers."""
     pieces: list[str] = []
