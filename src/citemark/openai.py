@@ -56,6 +56,7 @@ from .display import (
     DEFAULT_MAX_HOLD,
     CleanStream,
     Cut,
+    Mapped,
     Mark,
     Widgets,
     clean_mapped,
@@ -355,13 +356,16 @@ class _Options:
     def whole(self, key: Part, text: str) -> _Part:
         """A part whose whole raw text is known at once, already closed."""
         part = _Part(self, key, streamed=False)
-        mapped = clean_mapped(text, **{k: v for k, v in self.clean.items() if k != "max_hold"})
+        mapped = self.mapped(text)
         part.cuts, part.marks = mapped.cuts, mapped.marks
         part.raw = len(text)
         part.closed = True
         if mapped.text:
             part.released(mapped.text)
         return part
+
+    def mapped(self, text: str) -> Mapped:
+        return clean_mapped(text, **{k: v for k, v in self.clean.items() if k != "max_hold"})
 
 
 class _Part:
@@ -370,6 +374,7 @@ class _Part:
     __slots__ = (
         "closed",
         "cuts",
+        "fed",
         "held",
         "key",
         "length",
@@ -396,6 +401,7 @@ class _Part:
         self.length = 0  # its length in code points
         self.units = 0  # its length in the marks' unit
         self.raw = 0  # the length of the raw text fed
+        self.fed: list[str] = []  # that text, as it came
         self.held: deque[Any] = deque()  # annotations (or their events) waiting, in order
         self.sent = 0  # annotations sent: the next annotation_index
         self.template: Any = None  # the part's last delta event (or chunk)
@@ -404,6 +410,7 @@ class _Part:
     def feed(self, text: str) -> str:
         assert self.stream is not None
         self.raw += len(text)
+        self.fed.append(text)
         released = self.stream.feed(text)
         if released or len(self.marks) > self.marks_told:
             # A line's marks come at its end, which may release no text (the front sent it).
@@ -445,6 +452,26 @@ class _Part:
                     for mark in new
                 ]
             on_marks(self.key, new)
+
+    def continued_by(self, text: str) -> bool:
+        """Whether `text` (a done event's) starts with the raw text fed."""
+        if len(self.fed) > 1:
+            self.fed = ["".join(self.fed)]
+        return text.startswith(self.fed[0]) if self.fed else True
+
+    def rebase(self, text: str) -> None:
+        """The part's text is `text`, a done event's that its deltas did not start (a stream
+        resumed after its first events sends only the rest): from now on its clean text and
+        positions are the whole text's.  Its marks are not told again."""
+        mapped = self.options.mapped(text)
+        self.cuts, self.marks = mapped.cuts, mapped.marks
+        self.marks_told = len(self.marks)
+        self.pieces = [mapped.text]
+        self.length = len(mapped.text)
+        if self.options.offsets != "codepoints":
+            self.units = OffsetMap(mapped.text).length(self.options.offsets)
+        self.raw = len(text)
+        self.fed = [text]
 
     def _last(self, count: int) -> str:
         """The last `count` code points of the clean text released."""
@@ -651,10 +678,13 @@ class ResponsesCleaner(_Cleaner):
         if part.closed:
             return self._annotations(part)
         released = ""
-        if isinstance(text, str) and len(text) > part.raw:
+        resumed = isinstance(text, str) and not part.continued_by(text)
+        if isinstance(text, str) and len(text) > part.raw and not resumed:
             released = part.feed(text[part.raw :])
         released += part.close()
         out = [self._carrying(part, trigger, released, None)] if released else []
+        if resumed:
+            part.rebase(text)
         return out + self._annotations(part)
 
     def _finish_all(self, trigger: Any) -> list[Any]:
@@ -726,12 +756,26 @@ class ResponsesCleaner(_Cleaner):
         return _with(item, {"content": cleaned})
 
 
+def _item_id(trigger: Any, output_index: int) -> Any:
+    """The id of the output item at output_index, as the trigger says it: its `item_id`, its
+    `item`'s id (output_item.done) or its response's (response.completed)."""
+    item_id = _get(trigger, "item_id")
+    if item_id is None:
+        item = _get(trigger, "item")
+        if item is None:
+            output = _get(_get(trigger, "response"), "output")
+            if isinstance(output, list) and 0 <= output_index < len(output):
+                item = output[output_index]
+        item_id = _get(item, "id")
+    return item_id
+
+
 def _made_delta(trigger: Any, part: _Part) -> Any:
     """A text delta for a part that had none (its text came in a done event only), of the
     trigger's kind: a dict, or the SDK's model (imported here, the one import of `openai`)."""
     fields = {
         "type": "response.output_text.delta",
-        "item_id": _get(trigger, "item_id"),
+        "item_id": _item_id(trigger, part.key[0]),
         "output_index": part.key[0],
         "content_index": part.key[1],
         "delta": "",
@@ -811,11 +855,11 @@ class ChatCleaner(_Cleaner):
             annotations = [_moved(one, part.place) for one in part.ready(_itself)]
             if (released or annotations) and part.template is not None:
                 chunk, choice = part.template
-                delta = _with(_get(choice, "delta"), {"content": released})
+                # Only the text: the last delta's other fields (a tool call, the role) went
+                # out with it already.
+                delta = _with(_blank(_get(choice, "delta")), {"content": released})
                 if annotations:
                     delta = _with(delta, {"annotations": annotations})
-                else:
-                    delta = _without(delta, "annotations")
                 choice = _with(choice, {"delta": delta, "finish_reason": None, "logprobs": None})
                 changes: dict[str, Any] = {"choices": [choice]}
                 if _get(chunk, "usage") is not None:

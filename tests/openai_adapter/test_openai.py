@@ -287,6 +287,26 @@ def test_a_chat_stream_without_finish_releases_at_the_end() -> None:
     assert out[-1]["choices"][0]["finish_reason"] is None
 
 
+def test_a_chat_stream_cut_after_a_tool_call_sends_only_the_held_text() -> None:
+    """The text released at the end goes out in a chunk of its own: the last delta's tool
+    call (or role) went out already, and a client that appends arguments would double it."""
+
+    def chunk(delta: Event) -> Event:
+        return {"id": "c", "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+
+    call = [{"index": 0, "id": "call_1", "type": "function", "function": {"arguments": "{}"}}]
+    upstream = [
+        chunk({"role": "assistant", "content": "Let me check "}),
+        chunk({"tool_calls": call}),
+    ]
+    out = list(clean_chat(upstream))
+    assert [c["choices"][0]["delta"] for c in out] == [
+        {"role": "assistant", "content": "Let me check"},
+        {"tool_calls": call},
+        {"content": " "},
+    ]
+
+
 def test_tool_call_chunks_pass_untouched() -> None:
     chunk = {
         "choices": [
@@ -437,6 +457,46 @@ def test_a_done_text_longer_than_the_deltas_is_sent_too() -> None:
     out = list(clean_responses([*deltas(raw[:5], 5), done(raw)]))
     assert texts(out)[(0, 0)] == clean(raw)
     assert out[-1]["text"] == clean(raw)
+
+
+def test_a_resumed_stream_ends_with_the_whole_text_clean() -> None:
+    """A stream resumed after its first events (`starting_after`) sends the rest of the text
+    in deltas and the whole of it in its done events: those carry the whole text clean, and
+    its annotations placed in it, not the deltas' text with the whole text appended."""
+    raw = "Kyoto " + MARKER + " was the capital. It " + MARKER + " still is."
+    tail = raw[raw.index(" It") :]
+    annotation = {"type": "url_citation", "start_index": 0, "end_index": 5, "url": "u"}
+    part_done = {
+        "type": "response.content_part.done",
+        "output_index": 0,
+        "content_index": 0,
+        "item_id": "msg",
+        "part": {"type": "output_text", "text": raw, "annotations": [annotation]},
+    }
+    out = list(clean_responses([*deltas(tail, 4), done(raw), part_done]))
+    assert texts(out)[(0, 0)] == clean(tail)
+    assert out[-2]["text"] == out[-1]["part"]["text"] == clean(raw)
+    assert out[-1]["part"]["annotations"] == [{**annotation, "end_index": 5}]
+
+
+def test_a_delta_made_for_a_part_carries_its_item_id() -> None:
+    item = {
+        "id": "msg_7",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "output_text", "text": "Hello " + MARKER + ".", "annotations": []}],
+    }
+    added = {
+        "type": "response.content_part.added",
+        "item_id": "msg_7",
+        "output_index": 0,
+        "content_index": 0,
+        "part": {"type": "output_text", "text": "", "annotations": []},
+    }
+    item_done = {"type": "response.output_item.done", "output_index": 0, "item": item}
+    out = list(clean_responses([added, item_done]))
+    assert out[1]["type"] == DELTA
+    assert (out[1]["item_id"], out[1]["delta"]) == ("msg_7", "Hello.")
 
 
 def test_a_done_event_alone_gives_its_text_in_one_delta() -> None:

@@ -77,6 +77,19 @@ def test_chat_chunks(implementation: str) -> None:
     assert all(isinstance(chunk, ChatCompletionChunk) for chunk in out)
 
 
+def test_a_chat_stream_cut_after_a_tool_call_sends_only_the_held_text() -> None:
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 0, "model": "m"}
+    call = {"index": 0, "id": "call_1", "type": "function", "function": {"arguments": "{}"}}
+    upstream = [
+        {**base, "choices": [{"index": 0, "delta": {"content": "Let me check "}}]},
+        {**base, "choices": [{"index": 0, "delta": {"tool_calls": [call]}}]},
+    ]
+    out = list(clean_chat(sdk(upstream, ChatCompletionChunk)))
+    last = out[-1].choices[0].delta
+    assert (last.content, last.tool_calls, last.role) == (" ", None, None)
+    assert out[-1].to_dict()["choices"][0]["delta"] == {"content": " "}
+
+
 def test_whole_results(implementation: str) -> None:
     final = load("several_parts")[-1]["response"]
     response = construct_type(type_=Response, value=final)
