@@ -13,9 +13,10 @@ Per text part (`output_index`, `content_index`; a choice's `index` for chat):
 
 - `response.output_text.delta` carries the clean text released so far (a `CleanStream`:
   as soon as it is decided, a line that may be code at its end, a paragraph from its first
-  backtick on at its end); a delta that releases nothing is
-  dropped, and the `logprobs` of a delta whose text changed are dropped.  Text released when
-  the part ends goes out in a copy of the part's last delta (same `sequence_number`).
+  backtick on at its end); a delta that releases nothing is dropped.  Its `logprobs` go out
+  with the end of its text, unless cleaning changed that text (see `_Part.logprobs_out`).
+  Text released when the part ends goes out in a copy of the part's last delta (same
+  `sequence_number`).
 - `output_text.done`, `content_part.done`, `output_item.done` and `response.completed`
   (`incomplete`, `failed`) carry, for each part, the concatenation of the deltas sent, which
   is `citemark.clean(raw)` (unless `max_hold` cut a paragraph short, see `CleanStream`).
@@ -378,6 +379,10 @@ class _Part:
         "held",
         "key",
         "length",
+        "logprobs",
+        "logprobs_cut",
+        "logprobs_kept",
+        "logprobs_like",
         "marks",
         "marks_told",
         "options",
@@ -406,9 +411,18 @@ class _Part:
         self.sent = 0  # annotations sent: the next annotation_index
         self.template: Any = None  # the part's last delta event (or chunk)
         self.closed = False
+        # The logprobs of deltas whose text is not all out yet: (raw start, raw end, logprobs).
+        self.logprobs: deque[tuple[int, int, list[Any]]] = deque()
+        self.logprobs_cut = 0  # the first cut that may touch the next delta's text
+        self.logprobs_kept: list[Any] = []  # every logprob sent, for the done events
+        self.logprobs_like: Any = None  # a chat choice's last `logprobs` object
 
-    def feed(self, text: str) -> str:
+    def feed(self, text: str, logprobs: Any = None) -> str:
+        """Feed a delta's text (and its logprobs, a list: they go out with the end of that
+        text, see logprobs_out)."""
         assert self.stream is not None
+        if logprobs:
+            self.logprobs.append((self.raw, self.raw + len(text), logprobs))
         self.raw += len(text)
         self.fed.append(text)
         released = self.stream.feed(text)
@@ -472,6 +486,8 @@ class _Part:
             self.units = OffsetMap(mapped.text).length(self.options.offsets)
         self.raw = len(text)
         self.fed = [text]
+        self.logprobs.clear()  # offsets in the deltas' text, which the whole text does not start
+        self.logprobs_cut = 0
 
     def _last(self, count: int) -> str:
         """The last `count` code points of the clean text released."""
@@ -489,6 +505,26 @@ class _Part:
         if len(self.pieces) > 1:
             self.pieces = ["".join(self.pieces)]
         return self.pieces[0] if self.pieces else ""
+
+    def logprobs_out(self) -> list[Any]:
+        """The logprobs of the deltas whose text is all out now, in order, without those of a
+        delta whose text cleaning changed (a cut touches it: they no longer fit the text).
+        Moved, not dropped, where a delta's text only went out with a later one (a blank a
+        marker might have taken): what a reader collects fits the text it collects.  The
+        list of a lone delta is given back as it came."""
+        released = self.raw if self.closed or self.stream is None else self.stream.released
+        out: list[Any] = []
+        cuts = self.cuts
+        while self.logprobs and self.logprobs[0][1] <= released:
+            start, end, logprobs = self.logprobs.popleft()
+            while self.logprobs_cut < len(cuts) and cuts[self.logprobs_cut].end <= start:
+                self.logprobs_cut += 1
+            if self.logprobs_cut < len(cuts) and cuts[self.logprobs_cut].start < end:
+                continue  # cleaning changed this delta's text
+            out = logprobs if not out else [*out, *logprobs]
+        if out:
+            self.logprobs_kept += out
+        return out
 
     def changed(self) -> bool:
         """Whether cleaning changed the raw text (its logprobs no longer fit)."""
@@ -612,7 +648,7 @@ class ResponsesCleaner(_Cleaner):
                 f"a response.output_text.delta needs delta as a str, not {type(delta).__name__}"
             )
         part.template = event
-        released = part.feed(delta)
+        released = part.feed(delta, fields.get("logprobs"))
         if not released:
             return []
         carrier = self._carrying(part, event, released, delta)
@@ -628,7 +664,7 @@ class ResponsesCleaner(_Cleaner):
         out = self._finish(part, event, _get(event, "text"))
         changes: dict[str, Any] = {"text": part.text()}
         if part.changed() and _get(event, "logprobs"):
-            changes["logprobs"] = []
+            changes["logprobs"] = part.logprobs_kept  # what the deltas carried
         out.append(_with(event, changes))
         return out
 
@@ -701,8 +737,12 @@ class ResponsesCleaner(_Cleaner):
         if raw is None and _kind(event) != "response.output_text.delta":
             event = part.template if part.template is not None else _made_delta(event, part)
         changes: dict[str, Any] = {"delta": text}
-        if text != raw and _get(event, "logprobs"):
-            changes["logprobs"] = []
+        if part.logprobs:
+            logprobs, own = part.logprobs_out(), _get(event, "logprobs")
+            if logprobs is not own and (logprobs or own):
+                changes["logprobs"] = logprobs
+        elif text != raw and _get(event, "logprobs"):
+            changes["logprobs"] = []  # the part's last delta, copied: its logprobs went out
         if _has(event, "snapshot"):
             changes["snapshot"] = part.text()
         return event if text == raw and len(changes) == 1 else _with(event, changes)
@@ -736,7 +776,7 @@ class ResponsesCleaner(_Cleaner):
         if isinstance(annotations, list) and annotations:
             changes["annotations"] = [_moved(one, part.place) for one in annotations]
         if part.changed() and _get(content, "logprobs"):
-            changes["logprobs"] = []
+            changes["logprobs"] = part.logprobs_kept if part.stream is not None else []
         return out, _with(content, changes)
 
     def _item(self, output_index: int, item: Any, trigger: Any, out: list[Any]) -> Any:
@@ -860,7 +900,10 @@ class ChatCleaner(_Cleaner):
                 delta = _with(_blank(_get(choice, "delta")), {"content": released})
                 if annotations:
                     delta = _with(delta, {"annotations": annotations})
-                choice = _with(choice, {"delta": delta, "finish_reason": None, "logprobs": None})
+                logprobs = _chat_logprobs(part, part.logprobs_out()) if part.logprobs else None
+                choice = _with(
+                    choice, {"delta": delta, "finish_reason": None, "logprobs": logprobs}
+                )
                 changes: dict[str, Any] = {"choices": [choice]}
                 if _get(chunk, "usage") is not None:
                     changes["usage"] = None
@@ -894,14 +937,20 @@ class ChatCleaner(_Cleaner):
             delta = _blank(_get(part.template[1], "delta"))
         if delta is not None:
             part.template = (chunk, choice)
-        released = part.feed(content) if content else ""
+        logprobs = fields.get("logprobs")
+        tokens = None
+        if logprobs is not None:
+            part.logprobs_like = logprobs
+            tokens = _get(logprobs, "content")
+        released = part.feed(content, tokens) if content else ""
         if isinstance(annotations, list):
             part.held.extend(annotations)
         if finish is not None:
             released += part.close()
         ready = [_moved(one, part.place) for one in part.ready(_itself)] if part.held else []
+        kept = part.logprobs_out() if part.logprobs else None
         same = released == (content or "")
-        if same and not ready and not annotations:
+        if same and not ready and not annotations and (kept is None or kept is tokens):
             return choice, False
         if (
             content
@@ -922,9 +971,19 @@ class ChatCleaner(_Cleaner):
         if annotations is not None and not ready:
             new_delta = _without(new_delta, "annotations")
         choice_changes: dict[str, Any] = {"delta": new_delta}
-        if not same and fields.get("logprobs") is not None:
+        if kept is not None and kept is not tokens:
+            choice_changes["logprobs"] = _chat_logprobs(part, kept)
+        elif kept is None and not same and logprobs is not None:
             choice_changes["logprobs"] = None
         return _with(choice, choice_changes), False
+
+
+def _chat_logprobs(part: _Part, kept: list[Any]) -> Any:
+    """A choice's `logprobs` holding the tokens `kept` (None for none), of the kind the part's
+    chunks had."""
+    if not kept or part.logprobs_like is None:
+        return None
+    return _with(part.logprobs_like, {"content": kept, "refusal": None})
 
 
 def _blank(obj: Any) -> Any:

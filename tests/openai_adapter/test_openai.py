@@ -452,6 +452,50 @@ def test_logprobs_go_only_where_the_text_changed() -> None:
     assert out[1]["logprobs"] == []
 
 
+def logprob(token: str) -> dict[str, Any]:
+    return {"token": token, "logprob": -0.5, "bytes": list(token.encode()), "top_logprobs": []}
+
+
+def test_logprobs_go_out_with_the_end_of_their_text() -> None:
+    """A delta's text that went out with a later delta (a blank a marker might have taken)
+    takes its logprobs along; only those of a delta whose text cleaning changed are dropped:
+    what a reader collects fits the text it collects."""
+    pieces = ["Hello ", "world", ", see ", MARKER, ".\n"]
+    upstream = [{**deltas(piece, 1000)[0], "logprobs": [logprob(piece)]} for piece in pieces]
+    raw = "".join(pieces)
+    ended = {**done(raw), "logprobs": [logprob(piece) for piece in pieces]}
+    out = list(clean_responses([*upstream, ended]))
+    sent = [e for e in out if e["type"] == DELTA]
+    assert [e["delta"] for e in sent] == ["Hello", " world", ", see", ".\n"]
+    assert [[lp["token"] for lp in e["logprobs"]] for e in sent] == [
+        [],
+        ["Hello ", "world"],
+        [],
+        [".\n"],  # ", see " lost its blank to the marker: its logprobs and the marker's go
+    ]
+    assert out[-1]["text"] == clean(raw)
+    assert [lp["token"] for lp in out[-1]["logprobs"]] == ["Hello ", "world", ".\n"]
+
+
+def test_chat_logprobs_go_out_with_the_end_of_their_text() -> None:
+    def chunk(content: str) -> Event:
+        logprobs = {"content": [logprob(content)], "refusal": None}
+        choice = {"index": 0, "delta": {"content": content}, "logprobs": logprobs}
+        return {"id": "c", "choices": [{**choice, "finish_reason": None}]}
+
+    upstream = [chunk("Hello "), chunk("world"), chunk(" " + MARKER), chunk(".")]
+    out = list(clean_chat(upstream))
+    got = [
+        (c["choices"][0]["delta"]["content"], c["choices"][0]["logprobs"])
+        for c in out
+        if c["choices"]
+    ]
+    assert [text for text, _ in got] == ["Hello", " world", "."]
+    tokens = [[lp["token"] for lp in (lps or {}).get("content") or []] for _, lps in got]
+    assert tokens == [[], ["Hello ", "world"], ["."]]
+    assert [lp["token"] for lp in upstream[1]["choices"][0]["logprobs"]["content"]] == ["world"]
+
+
 def test_a_done_text_longer_than_the_deltas_is_sent_too() -> None:
     raw = "all of it " + MARKER + " here"
     out = list(clean_responses([*deltas(raw[:5], 5), done(raw)]))

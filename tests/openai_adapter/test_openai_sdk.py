@@ -90,6 +90,30 @@ def test_a_chat_stream_cut_after_a_tool_call_sends_only_the_held_text() -> None:
     assert out[-1].to_dict()["choices"][0]["delta"] == {"content": " "}
 
 
+def test_chat_logprobs_move_as_for_dicts() -> None:
+    def chunk(content: str) -> dict[str, Any]:
+        token = {"token": content, "logprob": -0.5, "bytes": [1], "top_logprobs": []}
+        return {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "delta": {"content": content},
+                    "logprobs": {"content": [token], "refusal": None},
+                    "finish_reason": None,
+                }
+            ],
+        }
+
+    upstream = [chunk("Hello "), chunk("world"), chunk(" " + MARKER), chunk(".")]
+    out = list(clean_chat(sdk(upstream, ChatCompletionChunk)))
+    assert [c.to_dict() for c in out] == list(clean_chat(upstream))
+    assert [t.token for t in out[1].choices[0].logprobs.content] == ["Hello ", "world"]
+
+
 def test_whole_results(implementation: str) -> None:
     final = load("several_parts")[-1]["response"]
     response = construct_type(type_=Response, value=final)
