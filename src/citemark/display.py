@@ -823,9 +823,9 @@ def _plain_end(text: str, end: int) -> int:
 # a piece on one of these.
 # (Any other private-use character is one too: `_plain_end` looks for those.)
 _NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + "\n\r"
-# A tail holding none of these lets the kernel's front take the next delta.
-_BRACKETS = re.compile(r"[\[\]]")
 _PLAIN_CHAR = re.compile(f"[^{re.escape(_NOT_PLAIN)}]")
+_BRACKETS = re.compile(r"[\[\]]")
+# A tail holding none of these lets the kernel's front take the next delta.
 _FRONT_STOPS = re.compile(f"[{re.escape(FRONT_STOPS)}{PRIVATE_RANGE}]")
 # What may continue a bare DELIM's ids (`turn0search1`, `L8-L13`).
 _ID_CHARS = re.compile("[0-9A-Za-z_-]*")
@@ -1189,8 +1189,8 @@ class CleanStream:
         is the destination of.  So the text goes out up to its last character that is none
         of those, once every marker before that is decided (a START by its STOP, a DELIM's
         ids by a character that cannot continue them) and before the first `[` a marker may
-        still unwrap (`_link_end`).  The piece is cleaned after the last
-        character released, which gives the kernel the context it has in the whole line.
+        still unwrap (`_link_end`).  The piece is cleaned after the last character
+        released, which gives the kernel the context it has in the whole line.
         A tail longer than SHORT_HOLD is looked at again only once it has doubled (linear)."""
         front = self._f
         length = len(front.tail) + front.parts_length

@@ -611,7 +611,8 @@ cdef Py_ssize_t link_end(int kind, const void* data, Py_ssize_t a, Py_ssize_t b)
     """display._link_end on data[a:b]: the first `[` a marker may still unwrap, else b.  The
     `[` not closed yet are a stack of which only the bottom matters (`first_open`: the ones
     above it come later); of the closed ones with no plain character after their `]` yet,
-    only the first (`first_closed`), which is the bottom of the stack it was closed in."""
+    only the first (`first_closed`: the bottom of the stack it emptied, before any `[` still
+    open).  Every read is at an index in [a, b), inside the text."""
     cdef Py_ssize_t i, depth = 0, first_open = -1, first_closed = -1
     cdef Py_UCS4 unit
     cdef Py_ssize_t first = find_ascii(kind, data, a, b, c'[')
@@ -628,13 +629,13 @@ cdef Py_ssize_t link_end(int kind, const void* data, Py_ssize_t a, Py_ssize_t b)
         elif unit == c']':
             if depth:
                 depth -= 1
-                if depth == 0 and (first_closed < 0 or first_open < first_closed):
+                if depth == 0 and first_closed < 0:
                     first_closed = first_open
         elif not in_set(&NOT_PLAIN_SET, unit):
             first_closed = -1  # a plain character: no later `](` reaches back to them
-    if depth:
-        return first_open if first_closed < 0 else min(first_open, first_closed)
-    return b if first_closed < 0 else first_closed
+    if first_closed >= 0:
+        return first_closed
+    return first_open if depth else b
 
 
 cdef Py_ssize_t decided_end(int kind, const void* data, Py_ssize_t n) noexcept nogil:
