@@ -1114,22 +1114,25 @@ class CleanStream:
         code_ranges = [(a - base, b - base) for a, b in found] if self._skip_code else []
         front = self._f
         skip, raw, front.skip, front.raw = front.skip, front.raw, 0, 0
+        kept = 0  # characters of the piece already out, kept as its clean text's start
+        if raw:
+            # The front released the piece's first `raw` characters as `skip` clean ones (in a
+            # mapped stream, with their marks and cuts), ending on a character that stays: the
+            # rest is cleaned after that one, as it is in the whole piece.
+            kept = 1
+            piece = piece[raw - 1 :]
+            code_ranges = [(max(a - raw + 1, 0), b - raw + 1) for a, b in code_ranges if b > raw]
+            base += raw - 1
         if not self._mapped:
-            return self._clean_piece(piece, code_ranges)[skip:]
+            return self._clean_piece(piece, code_ranges)[kept:]
         mapped = _clean_mapped(self._kernel, piece, code_ranges, self._lenient, self._widgets)
-        shift = self._clean_length
-        self._clean_length += len(mapped.text)
-        # The front recorded the marks and cuts of what it released (skip clean characters,
-        # raw raw ones): those of the rest start after them.
+        shift = self._clean_length + skip - kept
+        self._clean_length = shift + len(mapped.text)
         self.marks += [
-            mark._replace(start=mark.start + shift, end=mark.end + shift)
-            for mark in mapped.marks
-            if mark.start >= skip
+            mark._replace(start=mark.start + shift, end=mark.end + shift) for mark in mapped.marks
         ]
-        self.cuts += [
-            Cut(a + base, b + base, c + shift, d + shift) for a, b, c, d in mapped.cuts if a >= raw
-        ]
-        return mapped.text[skip:]
+        self.cuts += [Cut(a + base, b + base, c + shift, d + shift) for a, b, c, d in mapped.cuts]
+        return mapped.text[kept:]
 
     def _front_mapped(self, context: str, piece: str) -> str:
         """The front's release of `piece` (after `context`, the last character released) in a
