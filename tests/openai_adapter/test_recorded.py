@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,19 +16,16 @@ from openai.types.responses import ResponseStreamEvent
 
 from citemark.display import clean
 from citemark.openai import clean_chat, clean_responses
+from test_openai import ADDED, DELTA, Event
+from test_openai import load as load_data
 
-RECORDED = Path(__file__).parents[1] / "data" / "openai" / "recorded"
 RESPONSES = ["dotnet_web_search", "dotnet_file_search", "dotnet_hello_world"]
 CHATS = ["dotnet_chat_refusal", "pydantic_ai_openrouter_annotations"]
 MARKER = "\ue200cite\ue202turn0search3\ue202turn1news0\ue201"
-DELTA = "response.output_text.delta"
-ADDED = "response.output_text.annotation.added"
-Event = dict[str, Any]
 
 
 def load(name: str) -> list[Event]:
-    lines = (RECORDED / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
+    return load_data(f"recorded/{name}")
 
 
 def after_words(text: str, rng: random.Random, count: int) -> list[int]:
