@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import json
 import random
-import sys
 from collections.abc import Callable
+from math import nan
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ from openai._models import construct_type  # noqa: E402
 from openai._streaming import SSEDecoder  # noqa: E402
 from openai.types.chat import ChatCompletionChunk  # noqa: E402
 from openai.types.responses import ResponseStreamEvent  # noqa: E402
-from pydantic import TypeAdapter  # noqa: E402
+from pydantic import TypeAdapter, ValidationError  # noqa: E402
 
 from citemark.display import CleanStream  # noqa: E402
 from citemark.openai import clean_chat, clean_responses  # noqa: E402
@@ -149,10 +149,21 @@ STREAMS: dict[str, Callable[[], tuple[str, list[dict[str, Any]]]]] = {
     "typical_4KB_chat": lambda: ("chat", chat_stream(typical_answer())),
     "web_search": lambda: ("responses", recorded("web_search")),
     "several_parts": lambda: ("responses", recorded("several_parts")),
+    # Real streams (openai-dotnet's session records): deltas as a model's tokens cut them.
+    "real_responses": lambda: ("responses", recorded("recorded/dotnet_responses_pizza")),
+    "real_chat": lambda: ("chat", recorded("recorded/dotnet_chat_pizza")),
 }
 
 _RESPONSES = TypeAdapter(ResponseStreamEvent)
 _CHUNK = TypeAdapter(ChatCompletionChunk)
+
+
+def _validates(validator: TypeAdapter[Any], line: str) -> bool:
+    try:
+        validator.validate_json(line)
+    except ValidationError:
+        return False
+    return True
 
 
 class Case:
@@ -175,9 +186,14 @@ class Case:
                 e["delta"] for e in self.dicts if e["type"] == "response.output_text.delta"
             ]
         else:
-            self.deltas = [c["choices"][0]["delta"].get("content") or "" for c in self.dicts]
+            self.deltas = [
+                c["choices"][0]["delta"].get("content") or "" for c in self.dicts if c["choices"]
+            ]
         self.adapter = clean_responses if self.api == "responses" else clean_chat
         self.validator = _RESPONSES if self.api == "responses" else _CHUNK
+        # A recorded stream may hold what this SDK's models do not validate (a newer field):
+        # no "validate" row for it.
+        self.valid = all(_validates(self.validator, line) for line in self.wire)
 
     def sdk(self) -> list[Any]:
         kind = self.kind
@@ -224,6 +240,8 @@ def case(name: str) -> Case:
 @pytest.mark.parametrize("row", list(ROWS))
 @pytest.mark.parametrize("stream", list(STREAMS))
 def test_openai(benchmark: Any, stream: str, row: str) -> None:
+    if row == "validate" and not case(stream).valid:
+        pytest.skip("this SDK's models do not validate every event of the recorded stream")
     benchmark.group = f"openai {stream}"
     benchmark.extra_info["events"] = len(case(stream).dicts)
     timed(benchmark, ROWS[row], case(stream))
@@ -235,7 +253,10 @@ def main() -> None:
     print(f"{'stream':18} {'events':>6} " + " ".join(f"{row:>13}" for row in ROWS))
     for name in STREAMS:
         one = case(name)
-        times = {row: median_time(function, one, budget=1.5) for row, function in ROWS.items()}
+        times = {
+            row: median_time(function, one, budget=1.5) if row != "validate" or one.valid else nan
+            for row, function in ROWS.items()
+        }
         per_event = {row: 1e6 * t / len(one.dicts) for row, t in times.items()}
         own = times["adapter"] - times["stream"]
         cells = " ".join(f"{per_event[row]:13.2f}" for row in ROWS)
@@ -249,4 +270,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

@@ -369,12 +369,17 @@ class _Options:
         return clean_mapped(text, **{k: v for k, v in self.clean.items() if k != "max_hold"})
 
 
+def _no_feed(text: str) -> str:
+    raise AssertionError("a whole part takes no delta")
+
+
 class _Part:
     """The state of one text part: its stream, the clean text sent, the annotations held."""
 
     __slots__ = (
         "closed",
         "cuts",
+        "feed_stream",
         "fed",
         "held",
         "key",
@@ -387,6 +392,7 @@ class _Part:
         "marks_told",
         "options",
         "pieces",
+        "plain",
         "raw",
         "sent",
         "stream",
@@ -398,6 +404,11 @@ class _Part:
         self.options = options
         self.key = key
         self.stream = CleanStream(mapped=True, **options.clean) if streamed else None
+        self.feed_stream: Callable[[str], str] = (
+            _no_feed if self.stream is None else self.stream.feed
+        )
+        # Offsets in code points and no on_marks: a release only adds to the text (released).
+        self.plain = options.offsets == "codepoints" and options.on_marks is None
         # The stream's own lists, filled as it releases text.
         self.cuts: list[Cut] = [] if self.stream is None else self.stream.cuts
         self.marks: list[Mark] = [] if self.stream is None else self.stream.marks
@@ -420,15 +431,17 @@ class _Part:
     def feed(self, text: str, logprobs: Any = None) -> str:
         """Feed a delta's text (and its logprobs, a list: they go out with the end of that
         text, see logprobs_out)."""
-        assert self.stream is not None
         if logprobs:
             self.logprobs.append((self.raw, self.raw + len(text), logprobs))
         self.raw += len(text)
         self.fed.append(text)
-        released = self.stream.feed(text)
-        if released or len(self.marks) > self.marks_told:
-            # A line's marks come at its end, which may release no text (the front sent it).
+        released: str = self.feed_stream(text)
+        if len(self.marks) > self.marks_told or not self.plain:
+            # Marks may come with no text (a line's end after the front sent its text).
             self.released(released)
+        elif released:
+            self.pieces.append(released)  # (released() without marks to tell)
+            self.length += len(released)
         return released
 
     def close(self) -> str:

@@ -19,8 +19,13 @@ from citemark.openai import clean_chat, clean_responses
 from test_openai import ADDED, DELTA, Event
 from test_openai import load as load_data
 
-RESPONSES = ["dotnet_web_search", "dotnet_file_search", "dotnet_hello_world"]
-CHATS = ["dotnet_chat_refusal", "pydantic_ai_openrouter_annotations"]
+RESPONSES = [
+    "dotnet_web_search",
+    "dotnet_file_search",
+    "dotnet_hello_world",
+    "dotnet_responses_pizza",
+]
+CHATS = ["dotnet_chat_refusal", "dotnet_chat_pizza", "pydantic_ai_openrouter_annotations"]
 MARKER = "\ue200cite\ue202turn0search3\ue202turn1news0\ue201"
 
 
