@@ -379,8 +379,8 @@ class _Part:
     __slots__ = (
         "closed",
         "cuts",
-        "feed_stream",
         "fed",
+        "feed_stream",
         "held",
         "key",
         "length",
@@ -969,6 +969,7 @@ class ChatCleaner(_Cleaner):
             content
             and not released
             and not ready
+            and not kept
             and finish is None
             and not _carries_more(delta, _CHAT_TEXT_FIELDS)
         ):

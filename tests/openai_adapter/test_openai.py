@@ -477,6 +477,40 @@ def test_logprobs_go_out_with_the_end_of_their_text() -> None:
     assert [lp["token"] for lp in out[-1]["logprobs"]] == ["Hello ", "world", ".\n"]
 
 
+@settings(max_examples=200)
+@given(
+    st.lists(
+        st.sampled_from(["word", " ", ", ", ".", "\n", "(", ")", "[a](", MARKER]), max_size=25
+    ),
+    st.lists(st.integers(1, 6), min_size=1, max_size=8),
+)
+def test_every_logprob_goes_out_once_unless_cleaning_changed_its_text(
+    pieces: list[str], sizes: list[int]
+) -> None:
+    """Each delta's logprob (its text as the token) goes out once, in order, with the event
+    that releases the end of its text, or never, exactly when a cut of the whole text's
+    cleaning touches that delta's text."""
+    raw = "".join(pieces)
+    chunks, at = [], 0
+    for size in itertools.cycle(sizes):
+        if at >= len(raw):
+            break
+        chunks.append(raw[at : at + size])
+        at += size
+    upstream = [{**deltas(chunk, 1000)[0], "logprobs": [logprob(chunk)]} for chunk in chunks]
+    out = list(clean_responses([*upstream, done(raw)]))
+    tokens = [lp["token"] for e in out if e["type"] == DELTA for lp in e["logprobs"]]
+    cuts = clean_mapped(raw).cuts
+    kept, at = [], 0
+    for chunk in chunks:
+        if not any(cut.start < at + len(chunk) and at < cut.end for cut in cuts):
+            kept.append(chunk)
+        at += len(chunk)
+    assert tokens == kept
+    if not cuts:
+        assert "".join(tokens) == texts(out).get((0, 0), "") == raw
+
+
 def test_chat_logprobs_go_out_with_the_end_of_their_text() -> None:
     def chunk(content: str) -> Event:
         logprobs = {"content": [logprob(content)], "refusal": None}
