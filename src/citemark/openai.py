@@ -938,6 +938,10 @@ class ChatCleaner(_Cleaner):
             annotations = _get(delta, "annotations")
         finish = fields.get("finish_reason")
         if content is not None and not isinstance(content, str):
+            if isinstance(content, list):
+                # Content parts (`[{"type": "text", "text": ...}]`), as some OpenAI-compatible
+                # servers send them: not text this cleaner reads, so the choice goes as it came.
+                return choice, False
             raise ValueError(
                 f"a chat delta needs content as a str or None, not {type(content).__name__}"
             )

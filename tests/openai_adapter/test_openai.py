@@ -690,6 +690,10 @@ def test_bad_text_events_are_named_and_spoil_nothing_else() -> None:
         cleaner.feed(good)
     with pytest.raises(ValueError, match="content as a str or None"):
         ChatCleaner().feed({"choices": [{"index": 0, "delta": {"content": 5}}]})
+    # Content parts, as Mistral's stream sends them: passed as they came.
+    parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "hm"}]}]
+    listed = {"choices": [{"index": 0, "delta": {"content": parts}, "finish_reason": None}]}
+    assert ChatCleaner().feed(listed) == [listed]
     with pytest.raises(ValueError, match="index as an int"):
         ChatCleaner().feed({"choices": [{"delta": {"content": "x"}}]})
 
