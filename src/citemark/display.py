@@ -783,17 +783,18 @@ def _link_end(text: str, end: int) -> int:
     still unwrap (`[words](<marker>)` shows `words`), else end.  A `[` is decided once its `]`
     has come and after it a character that no marker takes away (none of _NOT_PLAIN): a
     later `](` then pairs with another `[` (unwrap_link balances brackets), and this link's own
-    destination began with something else than a marker.  With a marker character after the
-    first `[` (a body may hold brackets, ids may run on) the rest of the line waits."""
+    destination began with something else than a marker.  The brackets are read up to the
+    first marker character after the first `[` (a body may hold brackets, ids may run on): a
+    `[` not decided before it, or any `[` after it, waits for the line's end."""
     first = text.find("[", 0, end)
     if first < 0:
         return end
-    if _PRIVATE_CHARS.search(text, first, end) is not None:
-        return first
+    marker = _PRIVATE_CHARS.search(text, first, end)
+    stop = end if marker is None else marker.start()
     opened: list[int] = []  # the `[` not closed yet
     closed: list[int] = []  # the `[` closed, with no plain character after their `]` yet
     after = first  # where the text since the last bracket starts
-    for bracket in _BRACKETS.finditer(text, first, end):
+    for bracket in _BRACKETS.finditer(text, first, stop):
         at = bracket.start()
         if closed and _PLAIN_CHAR.search(text, after, at) is not None:
             closed.clear()
@@ -802,10 +803,13 @@ def _link_end(text: str, end: int) -> int:
         elif opened:
             closed.append(opened.pop())
         after = at + 1
-    if closed and _PLAIN_CHAR.search(text, after, end) is not None:
+    if closed and _PLAIN_CHAR.search(text, after, stop) is not None:
         closed.clear()
     undecided = opened[:1] + closed
-    return min(undecided) if undecided else end
+    if undecided:
+        return min(undecided)
+    later = text.find("[", stop, end)  # (none when stop is end)
+    return end if later < 0 else later
 
 
 def _plain_end(text: str, end: int) -> int:

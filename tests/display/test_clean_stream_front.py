@@ -151,6 +151,14 @@ def test_a_link_goes_out_once_no_marker_can_unwrap_it(implementation: str) -> No
     assert clean(text) == text
 
 
+def test_a_link_decided_before_a_marker_goes_out_with_it(implementation: str) -> None:
+    text = "See ([a.com](https://a.com)) and " + MARKER + " then [b"
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    assert stream.feed(text) == "See ([a.com](https://a.com)) and then"  # a `[` after waits
+    assert stream.close() == " [b"
+    assert clean(text) == "See ([a.com](https://a.com)) and then [b"
+
+
 def test_a_link_whose_destination_is_a_marker_waits(implementation: str) -> None:
     stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
     assert stream.feed("See [the [official] guide](") == "See"

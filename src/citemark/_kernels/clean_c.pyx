@@ -53,14 +53,20 @@ cdef int marker_state_of(str text) noexcept:
     return marker_state_units(<const Py_UCS4*>data, len(text))
 
 
+cdef inline Py_ssize_t find_private(int kind, const void* data, Py_ssize_t a,
+                                    Py_ssize_t b) noexcept nogil:
+    # The first index in [a, b) of a private-use character (what clean removes), else -1.
+    if kind == 2:
+        return find_special(<const Py_UCS2*>data, a, b)
+    if kind == 4:
+        return find_special(<const Py_UCS4*>data, a, b)
+    return -1  # no private-use character fits in one byte
+
+
 cdef inline bint has_private(int kind, const void* data, Py_ssize_t a,
                              Py_ssize_t b) noexcept nogil:
-    # Whether data[a:b] holds a private-use character (what clean removes).
-    if kind == 2:
-        return find_special(<const Py_UCS2*>data, a, b) >= 0
-    if kind == 4:
-        return find_special(<const Py_UCS4*>data, a, b) >= 0
-    return False  # no private-use character fits in one byte
+    # Whether data[a:b] holds a private-use character.
+    return find_private(kind, data, a, b) >= 0
 
 
 def has_markers(str text not None):
@@ -613,14 +619,15 @@ cdef Py_ssize_t link_end(int kind, const void* data, Py_ssize_t a, Py_ssize_t b)
     above it come later); of the closed ones with no plain character after their `]` yet,
     only the first (`first_closed`: the bottom of the stack it emptied, before any `[` still
     open).  Every read is at an index in [a, b), inside the text."""
-    cdef Py_ssize_t i, depth = 0, first_open = -1, first_closed = -1
+    cdef Py_ssize_t i, depth = 0, first_open = -1, first_closed = -1, stop, later
     cdef Py_UCS4 unit
     cdef Py_ssize_t first = find_ascii(kind, data, a, b, c'[')
     if first < 0:
         return b
-    if has_private(kind, data, first, b):
-        return first  # a marker after it: the line's end decides
-    for i in range(first, b):
+    stop = find_private(kind, data, first, b)  # the brackets are read up to a marker
+    if stop < 0:
+        stop = b
+    for i in range(first, stop):
         unit = read_unit(kind, data, i)
         if unit == c'[':
             if depth == 0:
@@ -635,7 +642,10 @@ cdef Py_ssize_t link_end(int kind, const void* data, Py_ssize_t a, Py_ssize_t b)
             first_closed = -1  # a plain character: no later `](` reaches back to them
     if first_closed >= 0:
         return first_closed
-    return first_open if depth else b
+    if depth:
+        return first_open
+    later = find_ascii(kind, data, stop, b, c'[')  # after a marker, a `[` waits for the line's end
+    return b if later < 0 else later
 
 
 cdef Py_ssize_t decided_end(int kind, const void* data, Py_ssize_t n) noexcept nogil:
