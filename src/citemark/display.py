@@ -64,7 +64,6 @@ from ._core.shapes import (
     BARE,
     BLANKS,
     BROKEN,
-    CLOSERS,
     CLOSING,
     DELIM,
     ENTITY,
@@ -75,9 +74,8 @@ from ._core.shapes import (
     LINE_ZONE,
     MARKER,
     MARKERS_MAYBE_IN_CODE,
-    OPENERS,
+    NOT_PLAIN,
     PRIVATE_RANGE,
-    SEPARATORS,
     SHORT_HOLD,
     START,
     STOP,
@@ -781,7 +779,7 @@ DEFAULT_MAX_HOLD = 1 << 16
 def _link_end(text: str, end: int) -> int:
     """Where a release of text[:end] stops for links: at the first `[` whose text a marker may
     still unwrap (`[words](<marker>)` shows `words`), else end.  A `[` is decided once its `]`
-    has come and after it a character that no marker takes away (none of _NOT_PLAIN): a
+    has come and after it a character that no marker takes away (none of NOT_PLAIN): a
     later `](` then pairs with another `[` (unwrap_link balances brackets), and this link's own
     destination began with something else than a marker.  The brackets are read up to the
     first marker character after the first `[` (a body may hold brackets, ids may run on): a
@@ -813,21 +811,17 @@ def _link_end(text: str, end: int) -> int:
 
 
 def _plain_end(text: str, end: int) -> int:
-    """The end of text[:end] without its trailing characters of _NOT_PLAIN and private use."""
+    """The end of text[:end] without its trailing characters of NOT_PLAIN and private use."""
     while end:
-        end = len(text[:end].rstrip(_NOT_PLAIN))
+        end = len(text[:end].rstrip(NOT_PLAIN))
         if not end or not "\ue000" <= text[end - 1] <= "\uf8ff":
             return end
         end -= 1
     return end
 
 
-# What a removal may take away before it (the spacing rule: blanks, a bracket or separator
-# it empties) or read after it, the marker characters and line breaks: the front never ends
-# a piece on one of these.
-# (Any other private-use character is one too: `_plain_end` looks for those.)
-_NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + "\n\r"
-_PLAIN_CHAR = re.compile(f"[^{re.escape(_NOT_PLAIN)}]")
+# A character a piece may end on (`_plain_end` also passes over private-use ones).
+_PLAIN_CHAR = re.compile(f"[^{re.escape(NOT_PLAIN)}]")
 _BRACKETS = re.compile(r"[\[\]]")
 # A tail holding none of these lets the kernel's front take the next delta.
 _FRONT_STOPS = re.compile(f"[{re.escape(FRONT_STOPS)}{PRIVATE_RANGE}]")

@@ -369,10 +369,6 @@ class _Options:
         return clean_mapped(text, **{k: v for k, v in self.clean.items() if k != "max_hold"})
 
 
-def _no_feed(text: str) -> str:
-    raise AssertionError("a whole part takes no delta")
-
-
 class _Part:
     """The state of one text part: its stream, the clean text sent, the annotations held."""
 
@@ -380,7 +376,6 @@ class _Part:
         "closed",
         "cuts",
         "fed",
-        "feed_stream",
         "held",
         "key",
         "length",
@@ -392,7 +387,6 @@ class _Part:
         "marks_told",
         "options",
         "pieces",
-        "plain",
         "raw",
         "sent",
         "stream",
@@ -404,11 +398,6 @@ class _Part:
         self.options = options
         self.key = key
         self.stream = CleanStream(mapped=True, **options.clean) if streamed else None
-        self.feed_stream: Callable[[str], str] = (
-            _no_feed if self.stream is None else self.stream.feed
-        )
-        # Offsets in code points and no on_marks: a release only adds to the text (released).
-        self.plain = options.offsets == "codepoints" and options.on_marks is None
         # The stream's own lists, filled as it releases text.
         self.cuts: list[Cut] = [] if self.stream is None else self.stream.cuts
         self.marks: list[Mark] = [] if self.stream is None else self.stream.marks
@@ -431,17 +420,15 @@ class _Part:
     def feed(self, text: str, logprobs: Any = None) -> str:
         """Feed a delta's text (and its logprobs, a list: they go out with the end of that
         text, see logprobs_out)."""
+        assert self.stream is not None
         if logprobs:
             self.logprobs.append((self.raw, self.raw + len(text), logprobs))
         self.raw += len(text)
         self.fed.append(text)
-        released: str = self.feed_stream(text)
-        if len(self.marks) > self.marks_told or not self.plain:
+        released = self.stream.feed(text)
+        if released or len(self.marks) > self.marks_told:
             # Marks may come with no text (a line's end after the front sent its text).
             self.released(released)
-        elif released:
-            self.pieces.append(released)  # (released() without marks to tell)
-            self.length += len(released)
         return released
 
     def close(self) -> str:
@@ -677,7 +664,7 @@ class ResponsesCleaner(_Cleaner):
         out = self._finish(part, event, _get(event, "text"))
         changes: dict[str, Any] = {"text": part.text()}
         if part.changed() and _get(event, "logprobs"):
-            changes["logprobs"] = part.logprobs_kept  # what the deltas carried
+            changes["logprobs"] = list(part.logprobs_kept)  # what the deltas carried
         out.append(_with(event, changes))
         return out
 
@@ -789,7 +776,7 @@ class ResponsesCleaner(_Cleaner):
         if isinstance(annotations, list) and annotations:
             changes["annotations"] = [_moved(one, part.place) for one in annotations]
         if part.changed() and _get(content, "logprobs"):
-            changes["logprobs"] = part.logprobs_kept if part.stream is not None else []
+            changes["logprobs"] = list(part.logprobs_kept) if part.stream is not None else []
         return out, _with(content, changes)
 
     def _item(self, output_index: int, item: Any, trigger: Any, out: list[Any]) -> Any:

@@ -65,13 +65,17 @@ LINK_TEXT_MAX = 512
 
 # The stream's front (display.CleanStream._front and the kernels' StreamFront that takes its
 # common deltas): the states of the line being written.
-FRONT_OFF = 0  # the rest of the line waits for its end (it may be code, or holds a `[`)
+FRONT_OFF = 0  # the rest of the line waits for its end (it may be code)
 LINE_START = 1  # its first characters (blanks, container marks) say nothing yet
 FRONT_ON = 2  # it goes out as far as it is decided
 # What the front never releases on its own, besides every private-use character (a marker's):
 # a line break, a backtick (inline code), a tilde (a fence, at a line's start) and a `[` (a
 # link text that a marker as its destination unwraps).
 FRONT_STOPS = "\n\r`~["
+# What a removal may take away before it (the spacing rule: blanks, a bracket or separator it
+# empties) or read after it, and line breaks: the front never ends a piece on one of these,
+# nor on a private-use character.
+NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + LINE_BREAKS
 # What may start a line before its kind is known: blanks and container marks (an indented
 # code line's code comes after them).
 LINE_ZONE = " \t>-+*.)0123456789"

@@ -369,11 +369,7 @@ cdef object clean_with_entities(str text, list code_ranges, entity, bint plain_n
 # --- the stream's common delta (clean_py.StreamFront) --------------------------------------
 
 cdef CharSet NOT_PLAIN_SET
-fill(
-    &NOT_PLAIN_SET,
-    clean_rules.BLANKS + clean_rules.OPENERS + clean_rules.CLOSERS + clean_rules.SEPARATORS
-    + clean_rules.LINE_BREAKS,
-)
+fill(&NOT_PLAIN_SET, clean_rules.NOT_PLAIN)
 
 
 cdef int FRONT_OFF = clean_rules.FRONT_OFF

@@ -44,6 +44,7 @@ from .._core.shapes import (
     MARKERS_OUTSIDE_CODE,
     MAX_MARKER,
     NO_MARKERS,
+    NOT_PLAIN,
     OPENERS,
     PRIVATE_RANGE,
     SEPARATORS,
@@ -541,8 +542,6 @@ _FRONT_STOP = re.compile(f"[{re.escape(FRONT_STOPS)}{PRIVATE_RANGE}]")
 # What a START that waits for its STOP leaves to the stream: a START or STOP (which may decide
 # it), and the front's stops that the stream must see.
 _DECIDES = re.compile(f"[{START}{STOP}{re.escape(FRONT_STOPS)}]")
-# What a later marker may take away (blanks, brackets, separators): a delta's end of these waits.
-NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + LINE_BREAKS
 
 
 class StreamFront:
