@@ -24,6 +24,7 @@ docs/performance.md#streams):
 cimport cython
 from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport PyUnicode_FromKindAndData
+from libc.string cimport memcpy
 
 from citemark._core.grammar import check_owner
 
@@ -318,6 +319,55 @@ cdef object clean_one(str text, list checked, entity, bint plain_names):
         free_tokens(&tokens)
         PyMem_Free(state.out.data)
         PyMem_Free(code_ranges)
+
+
+cdef object clean_after(Py_UCS4 context, str piece, entity):
+    """clean_one(chr(context) + piece)[1:] (None where that is None) for a piece that holds a
+    private-use character (so of two or four bytes a unit) after a released plain character,
+    which the cut keeps: the two are copied into one buffer instead of a string, and the
+    result starts after the context (a stream front's delta pays both copies otherwise)."""
+    cdef int kind = PyUnicode_KIND(piece), found
+    cdef Py_ssize_t n = len(piece) + 1
+    cdef Tokens tokens
+    cdef Join state
+    cdef char* units
+    cdef object cleaned
+    if kind == 1 or (kind == 2 and context > 0xFFFF):
+        cleaned = clean_one(chr(context) + piece, None, entity, True)
+        return None if cleaned is None else (<str>cleaned)[1:]
+    units = <char*>PyMem_Malloc(n * kind)
+    if units == NULL:
+        raise MemoryError()
+    init_tokens(&tokens)
+    state.out.data = NULL
+    try:
+        start_join(&state, PyMem_Malloc(n * kind + 1), kind, False)
+        if state.out.data == NULL:
+            raise MemoryError()
+        # units[0:kind] is the context; the piece follows: every copy is inside both buffers.
+        if kind == 2:
+            (<Py_UCS2*>units)[0] = <Py_UCS2>context
+        else:
+            (<Py_UCS4*>units)[0] = context
+        memcpy(units + kind, PyUnicode_DATA(piece), (n - 1) * kind)
+        if kind == 2:
+            found = cut(<const Py_UCS2*>units, n, NULL, 0, entity is not None, &tokens, &state)
+        else:
+            found = cut(<const Py_UCS4*>units, n, NULL, 0, entity is not None, &tokens, &state)
+        if found == CUT_NONE:
+            return piece
+        if found == CUT_TITLED or (found == CUT_ENTITY and entity is None):
+            return None  # the stream renders it
+        if found == CUT_ENTITY or state.out.length < 1:
+            # A name from Python may widen the text: the sized path (as clean_one).
+            cleaned = clean_one(chr(context) + piece, None, entity, True)
+            return None if cleaned is None else (<str>cleaned)[1:]
+        return PyUnicode_FromKindAndData(kind, <char*>state.out.data + kind,
+                                         state.out.length - 1)
+    finally:
+        free_tokens(&tokens)
+        PyMem_Free(state.out.data)
+        PyMem_Free(units)
 
 
 cdef bint plain_name_of(int kind, const void* data, Token* token) noexcept nogil:
@@ -843,10 +893,7 @@ cdef class StreamFront:
             return piece
         if not context:
             return clean_one(piece, None, self.entity, True)
-        cleaned = clean_one(chr(context) + piece, None, self.entity, True)
-        if cleaned is None:
-            return None
-        return (<str>cleaned)[1:]
+        return clean_after(context, piece, self.entity)
 
     cdef object look(self, str text, int* state, Py_ssize_t* cut, Py_UCS4 context):
         """display.CleanStream._front's look at a line's undecided text (without its doubling
