@@ -1043,19 +1043,18 @@ class CleanStream:
         if self._closed:
             return ""
         front = self._f
-        # The compiled front ends a line it owns itself: no scan, no join of the stream.
-        out: str | None = front.finish() if front.own else None
-        if out is None:
-            self._sync()
-            data = "".join(front.pending)
-            front.work += len(data)
+        # The compiled front ends a line it owns itself, and closes: no scan, no join.
+        out: str | None = front.finish()
         self._closed = True
+        if out is not None:
+            return out
+        self._sync()
+        data = "".join(front.pending)
+        front.work += len(data)
         front.on = front.waiting = front.own = False
         front.owner = CLOSED_OWNER
         front.pending = []
         front.pending_length = front.line_from = 0
-        if out is not None:
-            return out
         self._scan(data, final=True)
         return self._release(final=True)
 

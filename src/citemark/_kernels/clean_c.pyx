@@ -27,6 +27,7 @@ from cpython.unicode cimport PyUnicode_FromKindAndData
 from libc.string cimport memcpy
 
 from citemark._core.grammar import check_owner
+from citemark._core.protocols import CLOSED_OWNER
 
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
@@ -839,7 +840,9 @@ cdef class StreamFront:
     @cython.critical_section
     def finish(self):
         """`CleanStream.close()` of a line the front owns: its held text cleaned by the rules
-        of the end of the text.  None when the stream must close it itself."""
+        of the end of the text, and the front closed as the stream's close leaves it (its
+        owner CLOSED_OWNER, so that a later feed raises, and nothing held).  None, and nothing
+        changed, when the stream must close it itself."""
         cdef str text
         cdef object shown
         cdef int start_kind
@@ -859,7 +862,10 @@ cdef class StreamFront:
         self.work += len(text)
         self.tail = ""
         self.parts = []
-        self.parts_length = 0
+        self.parts_length = self.pending_length = self.line_from = 0
+        self.pending = []
+        self.on = self.waiting = self.own = False
+        self.owner = CLOSED_OWNER
         return shown
 
     cdef object slow(self, chunk):

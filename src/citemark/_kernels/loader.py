@@ -120,15 +120,16 @@ def load(pair: Pair, implementation: Implementation | None = None) -> ModuleType
     """The kernel `pair` of `implementation` (None: the active one).  The twin `<pair>_py` is
     what type checkers see: callers import it under TYPE_CHECKING for its signatures."""
     chosen = IMPLEMENTATION if implementation is None else implementation
-    row = _ROW.get(chosen) if type(chosen) is str else None
-    column = _COLUMN.get(pair) if type(pair) is str else None
-    if row is not None and column is not None:
-        known = _MODULES[row][column]
-        if known is not None:
-            return known
-    found = _import(pair, chosen)  # checks both names, and imports once
-    if row is not None and column is not None:
-        _remember(row, column, found)
+    try:
+        # (Subscripts, not .get: this line is most of what a short clean() call costs here.)
+        row, column = _ROW[chosen], _COLUMN[pair]
+    except (KeyError, TypeError):  # (an unhashable name): _import says what is wrong
+        return _import(pair, chosen)
+    known = _MODULES[row][column]
+    if known is not None:
+        return known
+    found = _import(pair, chosen)  # imports once
+    _remember(row, column, found)
     return found
 
 
