@@ -29,7 +29,14 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
-from openai import APIConnectionError, APIStatusError, APITimeoutError, AsyncOpenAI, AsyncStream
+from openai import (
+    APIConnectionError,
+    APIError,
+    APIStatusError,
+    APITimeoutError,
+    AsyncOpenAI,
+    AsyncStream,
+)
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response as ResponsesResult
 from openai.types.responses import ResponseStreamEvent
@@ -132,13 +139,52 @@ def _json(result: Any) -> Response:
 async def _sse(upstream: AsyncStream[Any], events: Any, *, named: bool) -> AsyncIterator[str]:
     """Server-sent events as the API sends them: Responses events named by their type,
     chat chunks as bare data and a final `[DONE]`.  The upstream stream is closed when the
-    client goes away."""
+    client goes away.  An upstream that breaks off mid-stream (its connection lost, or an
+    error sent in the stream) ends the client's stream the way the API ends one: the text
+    held back goes out (citemark.openai releases it before the error), then an `error` event
+    (Responses) or an error chunk (chat), which the SDK raises as `openai.APIError`."""
+    sequence = -1
     async with upstream:
-        async for event in events:
-            data = event.to_json(indent=None)
-            yield f"event: {event.type}\ndata: {data}\n\n" if named else f"data: {data}\n\n"
+        try:
+            async for event in events:
+                data = event.to_json(indent=None)
+                if named:
+                    number = getattr(event, "sequence_number", None)
+                    sequence = number if isinstance(number, int) else sequence
+                    yield f"event: {event.type}\ndata: {data}\n\n"
+                else:
+                    yield f"data: {data}\n\n"
+        except Exception as error:  # (not a cancellation: the client went away)
+            yield _broken_off(error, named, sequence + 1)
+            return
     if not named:
         yield "data: [DONE]\n\n"
+
+
+def _broken_off(error: Exception, named: bool, sequence: int) -> str:
+    """The event that tells the client its stream broke off: the upstream's own error when
+    it sent one (the SDK raises it as APIError), else what went wrong (the connection, whose
+    exception is the SDK's transport's own)."""
+    body = error.body if isinstance(error, APIError) else None
+    if isinstance(body, dict) and isinstance(body.get("message"), str):
+        detail = body
+    else:
+        detail = {
+            "message": f"upstream: the stream broke off ({type(error).__name__}: {error})",
+            "type": "upstream_error",
+            "code": "upstream_error",
+            "param": None,
+        }
+    if named:
+        event = {
+            "type": "error",
+            "code": detail.get("code"),
+            "message": detail["message"],
+            "param": detail.get("param"),
+            "sequence_number": sequence,
+        }
+        return f"event: error\ndata: {json.dumps(event)}\n\n"
+    return f"data: {json.dumps({'error': detail})}\n\n"
 
 
 # --- an upstream that replays recorded streams ----------------------------------------------
@@ -151,13 +197,16 @@ def replay_app(
     stamp: bool = False,
     repeat: int = 1,
     default: dict[str, str] | None = None,
+    cut_after: int | None = None,
 ) -> FastAPI:
     """An OpenAI-compatible upstream that answers with the streams in `directory` (one
     `NAME.jsonl` a stream, named by the request's `model`).  `delay` seconds between events;
     `stamp` adds `x_sent_ns` (time.monotonic_ns) and `x_index` (the event's place in its
     stream) to each event, for latency measurements;
     `repeat` sends each text delta that many times over (longer answers, same shape);
-    `default` names the stream for any other model, by API ("responses", "chat")."""
+    `default` names the stream for any other model, by API ("responses", "chat");
+    `cut_after` drops the connection after that many events of a stream (an upstream that
+    dies mid-answer)."""
     app = FastAPI(title="citemark replay upstream")
     cache: dict[str, list[dict[str, Any]]] = {}
     fallback = default or {}
@@ -191,6 +240,8 @@ def replay_app(
                 for event in _repeated(events, repeat)
             ]
         for index, (kind, data) in enumerate(encoded[id(events)]):
+            if index == cut_after:
+                raise ConnectionAbortedError("replay: the connection is cut (cut_after)")
             if delay:
                 await asyncio.sleep(delay)
             if stamp:  # the stamps go in as the last keys: '{..., "x_sent_ns": N, ...}'

@@ -252,6 +252,45 @@ def test_upstream_errors_come_back(proxy: str) -> None:
         client(proxy).chat.completions.create(model="nothing", messages=[])
 
 
+@pytest.mark.parametrize("cut_after", [12, 30])
+def test_an_upstream_cut_mid_stream(cut_after: int) -> None:
+    """The upstream's connection drops mid-answer: the client still gets the text up to
+    there, clean (what the proxy held goes out by the end-of-text rules), then the API's own
+    way of ending a stream with an error: an `error` event (Responses), an error chunk that
+    the SDK raises as `openai.APIError` (chat)."""
+    with (
+        serving(server.replay_app(DATA, cut_after=cut_after)) as upstream,
+        serving(server.create_app(upstream + "/v1")) as proxy,
+    ):
+        sdk = openai.OpenAI(base_url=proxy + "/v1", api_key="test", max_retries=0, timeout=WAIT)
+        with sdk:
+            events = list(sdk.responses.create(model="web_search", input="hi", stream=True))
+            sent = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+            raw = "".join(raw_texts(recorded("web_search")[:cut_after]).values())
+            assert sent == clean(raw)
+            assert events[-1].type == "error"
+            assert "upstream" in events[-1].message
+            assert events[-1].sequence_number == events[-2].sequence_number + 1
+
+            texts: list[str] = []
+
+            def read_chat() -> None:
+                for chunk in sdk.chat.completions.create(model="chat", messages=[], stream=True):
+                    texts.extend(choice.delta.content or "" for choice in chunk.choices)
+
+            with pytest.raises(openai.APIError, match="upstream"):
+                read_chat()
+            text = "".join(texts)
+            raw = "".join(
+                choice["delta"].get("content") or ""
+                for chunk in recorded("chat")[:cut_after]
+                for choice in chunk["choices"]
+            )
+            assert text == clean(raw)
+            assert "\ue200" in raw  # the cut fell inside a marker
+            assert not set(PRIVATE) & set(text)
+
+
 def test_the_passthrough_proxy_changes_nothing(passthrough: str) -> None:
     upstream = recorded("web_search")
     events = list(client(passthrough).responses.create(model="web_search", input="hi", stream=True))
