@@ -894,7 +894,6 @@ cdef class StreamFront:
         """text[:end] as the kernel cleans it after `context` (display.CleanStream._clean_piece
         without lenient or widgets); None when the stream must clean it (a titled marker)."""
         cdef str piece = text if end == len(text) else text[:end]
-        cdef object cleaned
         if not has_private(PyUnicode_KIND(text), PyUnicode_DATA(text), 0, end):
             return piece
         if not context:
