@@ -1125,10 +1125,7 @@ class CleanStream:
         mapped = _clean_mapped(self._kernel, piece, code_ranges, self._lenient, self._widgets)
         shift = self._clean_length + skip - kept
         self._clean_length = shift + len(mapped.text)
-        self.marks += [
-            mark._replace(start=mark.start + shift, end=mark.end + shift) for mark in mapped.marks
-        ]
-        self.cuts += [Cut(a + base, b + base, c + shift, d + shift) for a, b, c, d in mapped.cuts]
+        self._record(mapped, base, shift)
         return mapped.text[kept:]
 
     def _front_mapped(self, context: str, piece: str) -> str:
@@ -1140,12 +1137,16 @@ class CleanStream:
         # Where context + piece starts, in the stream and in its clean text (the context is
         # a character that stays).
         raw = self._released + front.raw - len(context)
-        clean = self._clean_length + front.skip - len(context)
+        self._record(mapped, raw, self._clean_length + front.skip - len(context))
+        return mapped.text[len(context) :]
+
+    def _record(self, mapped: Mapped, raw: int, clean: int) -> None:
+        """Add the marks and cuts of a piece cleaned on its own, which starts at `raw` in the
+        stream and at `clean` in its clean text."""
         self.marks += [
             mark._replace(start=mark.start + clean, end=mark.end + clean) for mark in mapped.marks
         ]
         self.cuts += [Cut(a + raw, b + raw, c + clean, d + clean) for a, b, c, d in mapped.cuts]
-        return mapped.text[len(context) :]
 
     # -- the front: the line being written, out before its end ----------------------------
 

@@ -278,17 +278,68 @@ def clean_texts(list texts not None, code_ranges_of, entity, plain_names):
 
 
 cdef object clean_one(str text, list checked, entity, bint plain_names):
-    """clean() once its arguments are checked (checked None: no code ranges): the core's `cut`,
-    into a buffer of the text's size (enough: a name shown is part of its marker's body)."""
-    cdef int kind = PyUnicode_KIND(text), found
-    cdef const void* data = PyUnicode_DATA(text)
-    cdef Py_ssize_t n = len(text), k, code_count = 0 if checked is None else len(checked)
+    """clean() once its arguments are checked (checked None: no code ranges)."""
+    cdef int found = CUT_NONE
+    cdef object cleaned
+    if PyUnicode_KIND(text) == 1:
+        return text  # no marker character fits in one byte
+    cleaned = cut_units(PyUnicode_KIND(text), PyUnicode_DATA(text), len(text), checked,
+                        plain_names and entity is not None, 0, &found)
+    if found == CUT_NONE:
+        return text
+    if found == CUT_TITLED or (found == CUT_ENTITY and entity is None):
+        return None
+    if found == CUT_ENTITY:
+        # A name from Python may widen the text: the whole-array path sizes the output for it.
+        return clean_with_entities(text, checked or [], entity, plain_names)
+    return cleaned
+
+
+cdef object clean_after(Py_UCS4 context, str piece, entity):
+    """clean_one(chr(context) + piece)[1:] (None where that is None) for a piece after a
+    released plain character, which the cut keeps: the two are copied into one buffer instead
+    of a string, and the result starts after the context (a stream front's delta pays both
+    copies otherwise)."""
+    cdef int kind = PyUnicode_KIND(piece), found = CUT_NONE
+    cdef Py_ssize_t n = len(piece) + 1
+    cdef char* units
+    cdef object cleaned = None
+    if kind != 1 and not (kind == 2 and context > 0xFFFF):
+        units = <char*>PyMem_Malloc(n * kind)
+        if units == NULL:
+            raise MemoryError()
+        try:
+            # units[0:kind] is the context, the piece's n - 1 units follow: inside the buffer.
+            if kind == 2:
+                (<Py_UCS2*>units)[0] = <Py_UCS2>context
+            else:
+                (<Py_UCS4*>units)[0] = context
+            memcpy(units + kind, PyUnicode_DATA(piece), (n - 1) * kind)
+            cleaned = cut_units(kind, units, n, None, entity is not None, 1, &found)
+        finally:
+            PyMem_Free(units)
+        if found == CUT_NONE:
+            return piece
+        if found == CUT_TITLED or (found == CUT_ENTITY and entity is None):
+            return None  # the stream renders it
+    if cleaned is None:
+        # One-byte text, a context wider than the piece, a name from Python (which may widen
+        # the text) or a context the cut took: the string path.
+        cleaned = clean_one(chr(context) + piece, None, entity, True)
+        return None if cleaned is None else (<str>cleaned)[1:]
+    return cleaned
+
+
+cdef object cut_units(int kind, const void* data, Py_ssize_t n, list checked,
+                      bint names_in_place, Py_ssize_t skip, int* found):
+    """The core's `cut` of data[:n] (two or four bytes a unit; outside the code ranges
+    `checked`, None for none) into a buffer of its size (enough: a name shown is part of its
+    marker's body): what it found in `found`, and, when it cleaned the text (CUT_DONE), the
+    clean text from its unit `skip` on (None if shorter)."""
+    cdef Py_ssize_t k, code_count = 0 if checked is None else len(checked)
     cdef Py_ssize_t* code_ranges = NULL
     cdef Tokens tokens
     cdef Join state
-    cdef bint names_in_place = plain_names and entity is not None
-    if kind == 1:
-        return text  # no marker character fits in one byte
     init_tokens(&tokens)
     state.out.data = NULL
     try:
@@ -302,73 +353,19 @@ cdef object clean_one(str text, list checked, entity, bint plain_names):
         if state.out.data == NULL:
             raise MemoryError()
         if kind == 2:
-            found = cut(<const Py_UCS2*>data, n, code_ranges, code_count, names_in_place, &tokens,
-                        &state)
+            found[0] = cut(<const Py_UCS2*>data, n, code_ranges, code_count, names_in_place,
+                           &tokens, &state)
         else:
-            found = cut(<const Py_UCS4*>data, n, code_ranges, code_count, names_in_place, &tokens,
-                        &state)
-        if found == CUT_NONE:
-            return text
-        if found == CUT_TITLED or (found == CUT_ENTITY and entity is None):
+            found[0] = cut(<const Py_UCS4*>data, n, code_ranges, code_count, names_in_place,
+                           &tokens, &state)
+        if found[0] != CUT_DONE or state.out.length < skip:
             return None
-        if found == CUT_ENTITY:
-            # A name from Python may widen the text: the whole-array path sizes the output
-            # for it.
-            return clean_with_entities(text, checked or [], entity, plain_names)
-        return PyUnicode_FromKindAndData(kind, state.out.data, state.out.length)
+        return PyUnicode_FromKindAndData(kind, <char*>state.out.data + skip * kind,
+                                         state.out.length - skip)
     finally:
         free_tokens(&tokens)
         PyMem_Free(state.out.data)
         PyMem_Free(code_ranges)
-
-
-cdef object clean_after(Py_UCS4 context, str piece, entity):
-    """clean_one(chr(context) + piece)[1:] (None where that is None) for a piece that holds a
-    private-use character (so of two or four bytes a unit) after a released plain character,
-    which the cut keeps: the two are copied into one buffer instead of a string, and the
-    result starts after the context (a stream front's delta pays both copies otherwise)."""
-    cdef int kind = PyUnicode_KIND(piece), found
-    cdef Py_ssize_t n = len(piece) + 1
-    cdef Tokens tokens
-    cdef Join state
-    cdef char* units
-    cdef object cleaned
-    if kind == 1 or (kind == 2 and context > 0xFFFF):
-        cleaned = clean_one(chr(context) + piece, None, entity, True)
-        return None if cleaned is None else (<str>cleaned)[1:]
-    units = <char*>PyMem_Malloc(n * kind)
-    if units == NULL:
-        raise MemoryError()
-    init_tokens(&tokens)
-    state.out.data = NULL
-    try:
-        start_join(&state, PyMem_Malloc(n * kind + 1), kind, False)
-        if state.out.data == NULL:
-            raise MemoryError()
-        # units[0:kind] is the context; the piece follows: every copy is inside both buffers.
-        if kind == 2:
-            (<Py_UCS2*>units)[0] = <Py_UCS2>context
-        else:
-            (<Py_UCS4*>units)[0] = context
-        memcpy(units + kind, PyUnicode_DATA(piece), (n - 1) * kind)
-        if kind == 2:
-            found = cut(<const Py_UCS2*>units, n, NULL, 0, entity is not None, &tokens, &state)
-        else:
-            found = cut(<const Py_UCS4*>units, n, NULL, 0, entity is not None, &tokens, &state)
-        if found == CUT_NONE:
-            return piece
-        if found == CUT_TITLED or (found == CUT_ENTITY and entity is None):
-            return None  # the stream renders it
-        if found == CUT_ENTITY or state.out.length < 1:
-            # A name from Python may widen the text: the sized path (as clean_one).
-            cleaned = clean_one(chr(context) + piece, None, entity, True)
-            return None if cleaned is None else (<str>cleaned)[1:]
-        return PyUnicode_FromKindAndData(kind, <char*>state.out.data + kind,
-                                         state.out.length - 1)
-    finally:
-        free_tokens(&tokens)
-        PyMem_Free(state.out.data)
-        PyMem_Free(units)
 
 
 cdef bint plain_name_of(int kind, const void* data, Token* token) noexcept nogil:
