@@ -776,32 +776,40 @@ def _back_end(back: list[Cut], index: int) -> int:
 DEFAULT_MAX_HOLD = 1 << 16
 
 
-def _link_end(text: str, end: int) -> int:
+def _link_end(text: str, end: int, through_markers: bool = True) -> int:
     """Where a release of text[:end] stops for links: at the first `[` whose text a marker may
     still unwrap (`[words](<marker>)` shows `words`), else end.  A `[` is decided once its `]`
-    has come and after it a character that no marker takes away (none of NOT_PLAIN): a
-    later `](` then pairs with another `[` (unwrap_link balances brackets), and this link's own
-    destination began with something else than a marker.  The brackets are read up to the
-    first marker character after the first `[` (a body may hold brackets, ids may run on): a
-    `[` not decided before it, or any `[` after it, waits for the line's end."""
+    has come and after it, outside brackets, a character that no marker takes away (none of
+    NOT_PLAIN): a later `](` then pairs with another `[` (unwrap_link balances brackets), and
+    this link's own destination began with something else than a marker, or its marker is
+    decided by that character, which the release reaches (a plain character inside a later
+    `[` still open is not released, so it does not count).  The brackets are read past whole
+    markers (START to STOP, a body with no bracket and no private-use character but DELIM:
+    what cleaning shows of one, if anything, comes from its body) up to any other marker
+    character after the first `[` (a body may hold brackets, ids may run on): a `[` not
+    decided before it, or any `[` after it, waits for the line's end.
+    `through_markers=False` (a widgets renderer, whose text for a marker may hold brackets)
+    stops at the first marker character."""
     first = text.find("[", 0, end)
     if first < 0:
         return end
-    marker = _PRIVATE_CHARS.search(text, first, end)
-    stop = end if marker is None else marker.start()
+    stop = end
     opened: list[int] = []  # the `[` not closed yet
     closed: list[int] = []  # the `[` closed, with no plain character after their `]` yet
-    after = first  # where the text since the last bracket starts
-    for bracket in _BRACKETS.finditer(text, first, stop):
-        at = bracket.start()
-        if closed and _PLAIN_CHAR.search(text, after, at) is not None:
+    after = first  # where the text since the last bracket or marker starts
+    for token in _LINK_TOKENS.finditer(text, first, end):
+        at = token.start()
+        if token.lastgroup == "other" or (token.lastgroup == "marker" and not through_markers):
+            stop = at
+            break
+        if closed and not opened and _PLAIN_CHAR.search(text, after, at) is not None:
             closed.clear()
         if text[at] == "[":
             opened.append(at)
-        elif opened:
+        elif text[at] == "]" and opened:
             closed.append(opened.pop())
-        after = at + 1
-    if closed and _PLAIN_CHAR.search(text, after, stop) is not None:
+        after = token.end()
+    if closed and not opened and _PLAIN_CHAR.search(text, after, stop) is not None:
         closed.clear()
     undecided = opened[:1] + closed
     if undecided:
@@ -822,7 +830,12 @@ def _plain_end(text: str, end: int) -> int:
 
 # A character a piece may end on (`_plain_end` also passes over private-use ones).
 _PLAIN_CHAR = re.compile(f"[^{re.escape(NOT_PLAIN)}]")
-_BRACKETS = re.compile(r"[\[\]]")
+# What _link_end reads: a bracket, a whole marker it reads past, any other marker character.
+_LINK_TOKENS = re.compile(
+    "(?P<bracket>[\\[\\]])"
+    f"|(?P<marker>{START}(?:[^\\[\\]{PRIVATE_RANGE}]|{DELIM})*{STOP})"
+    f"|(?P<other>[{PRIVATE_RANGE}])"
+)
 # A tail holding none of these lets the kernel's front take the next delta.
 _FRONT_STOPS = re.compile(f"[{re.escape(FRONT_STOPS)}{PRIVATE_RANGE}]")
 # What may continue a bare DELIM's ids (`turn0search1`, `L8-L13`).
@@ -1221,7 +1234,7 @@ class CleanStream:
             # A backtick may open inline code: the rest of the line waits.
             cut = tick
             self._f.state = FRONT_OFF
-        cut = _link_end(tail, cut)
+        cut = _link_end(tail, cut, self._widgets is None)
         while True:
             cut = _plain_end(tail, cut)
             start = tail.rfind(START, 0, cut)

@@ -159,15 +159,35 @@ def test_a_link_decided_before_a_marker_goes_out_with_it(implementation: str) ->
     assert clean(text) == "See ([a.com](https://a.com)) and then [b"
 
 
-def test_a_link_whose_destination_is_a_marker_waits(implementation: str) -> None:
+def test_a_link_whose_destination_is_a_marker_waits_for_it(implementation: str) -> None:
     stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
     assert stream.feed("See [the [official] guide](") == "See"
     assert stream.feed(MARKER) == ""
-    # A marker after a `[` (its body may hold brackets): the line's end decides.
-    assert stream.feed(") now") == ""
-    assert stream.feed("\n") == " the [official] guide now\n"  # unwrapped
+    assert stream.feed(")") == ""  # what follows may still be blanks, brackets or markers
+    # The marker is read past: a plain character after it decides the link (unwrapped).
+    assert stream.feed(" now") == " the [official] guide now"
+    assert stream.feed(" and more\n") == " and more\n"
     assert stream.close() == ""
     assert clean("See [the [official] guide](" + MARKER + ") now") == "See the [official] guide now"
+
+
+def test_a_plain_character_inside_a_later_bracket_decides_no_link(implementation: str) -> None:
+    # `b` is not released with the text before it (the `[[` before it waits), so it cannot
+    # decide `[a]`: the marker that unwraps `[a]` goes out with it, not after it.
+    text = ")[a](" + MARKER + "))[[b]"
+    for cut in range(len(text) + 1):
+        stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+        assert stream.feed(text[:cut]) + stream.feed(text[cut:]) + stream.close() == ")a)[[b]"
+    assert clean(text) == ")a)[[b]"
+
+
+def test_a_marker_body_with_brackets_holds_the_link_to_the_line_end(implementation: str) -> None:
+    entity = '\ue200entity\ue202["company","ITC Limited","conglomerate"]\ue201'
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    assert stream.feed("See [the report](") == "See"
+    assert stream.feed(entity + ") by it") == ""  # a body's brackets are not read
+    assert stream.feed("\n") == clean("See [the report](" + entity + ") by it\n")[3:]
+    assert stream.close() == ""
 
 
 @settings(max_examples=100)

@@ -657,21 +657,36 @@ cdef inline Py_ssize_t find_ascii(int kind, const void* data, Py_ssize_t i, Py_s
     return cm_find_ucs4(<const Py_UCS4*>data, i, n, unit)
 
 
+cdef Py_ssize_t marker_close(int kind, const void* data, Py_ssize_t start,
+                             Py_ssize_t b) noexcept nogil:
+    """The STOP of the marker whose START is at `start` when link_end reads past it (a body
+    with no bracket and no private-use character but DELIM, its STOP before b), else -1."""
+    cdef Py_ssize_t i
+    cdef Py_UCS4 unit
+    for i in range(start + 1, b):
+        unit = read_unit(kind, data, i)
+        if unit == STOP:
+            return i
+        if unit == c'[' or unit == c']' or (is_private(unit) and unit != DELIM):
+            return -1
+    return -1
+
+
 cdef Py_ssize_t link_end(int kind, const void* data, Py_ssize_t a, Py_ssize_t b) noexcept nogil:
     """display._link_end on data[a:b]: the first `[` a marker may still unwrap, else b.  The
     `[` not closed yet are a stack of which only the bottom matters (`first_open`: the ones
     above it come later); of the closed ones with no plain character after their `]` yet,
     only the first (`first_closed`: the bottom of the stack it emptied, before any `[` still
-    open).  Every read is at an index in [a, b), inside the text."""
-    cdef Py_ssize_t i, depth = 0, first_open = -1, first_closed = -1, stop, later
+    open), until a plain character outside brackets.  Whole markers are read past
+    (`marker_close`); the reading stops at any other marker character.  Every read is at an
+    index in [a, b), inside the text."""
+    cdef Py_ssize_t i, depth = 0, first_open = -1, first_closed = -1, close, later
     cdef Py_UCS4 unit
     cdef Py_ssize_t first = find_ascii(kind, data, a, b, c'[')
     if first < 0:
         return b
-    stop = find_private(kind, data, first, b)  # the brackets are read up to a marker
-    if stop < 0:
-        stop = b
-    for i in range(first, stop):
+    i = first
+    while i < b:
         unit = read_unit(kind, data, i)
         if unit == c'[':
             if depth == 0:
@@ -682,13 +697,19 @@ cdef Py_ssize_t link_end(int kind, const void* data, Py_ssize_t a, Py_ssize_t b)
                 depth -= 1
                 if depth == 0 and first_closed < 0:
                     first_closed = first_open
-        elif not in_set(&NOT_PLAIN_SET, unit):
+        elif is_private(unit):
+            close = marker_close(kind, data, i, b) if unit == START else -1
+            if close < 0:
+                break  # the brackets are read up to a marker character it cannot read past
+            i = close
+        elif depth == 0 and not in_set(&NOT_PLAIN_SET, unit):
             first_closed = -1  # a plain character: no later `](` reaches back to them
+        i += 1
     if first_closed >= 0:
         return first_closed
     if depth:
         return first_open
-    later = find_ascii(kind, data, stop, b, c'[')  # after a marker, a `[` waits for the line's end
+    later = find_ascii(kind, data, i, b, c'[')  # after a marker, a `[` waits for the line's end
     return b if later < 0 else later
 
 
