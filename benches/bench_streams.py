@@ -17,7 +17,8 @@ floor the Python call per delta sets), and "+": web answers (`corpus.web_answer`
 link after every other marker, which the streams hold until no marker can unwrap it).
 
 The release latency: how many characters a stream holds (given, not released) after each
-delta, on average and at worst (`--held`).
+delta, on average and at worst (`--held`); its ">" rows run linked answers
+(`corpus.linked_answer`, a marker as each link's destination, which unwraps the link).
 
 Script mode (ratios from one run, medians):
     python benches/bench_streams.py [--answers N] [--rounds N] [--threads-only] [--held] [--hot]
@@ -42,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pytest
 
 from _common import ensure_citemark_importable
-from corpus import typical_answer, web_answer
+from corpus import linked_answer, typical_answer, web_answer
 
 ensure_citemark_importable()
 
@@ -60,16 +61,18 @@ THREAD_TARGET = 0.85
 
 
 @functools.cache
-def answers(count: int = ANSWERS, web: bool = False) -> tuple[str, ...]:
-    make = web_answer if web else typical_answer
+def answers(count: int = ANSWERS, web: bool = False, linked: bool = False) -> tuple[str, ...]:
+    make = linked_answer if linked else web_answer if web else typical_answer
     return tuple(make(seed=index) for index in range(count))
 
 
 @functools.cache
-def deltas(size: int, count: int = ANSWERS, web: bool = False) -> tuple[tuple[str, ...], ...]:
+def deltas(
+    size: int, count: int = ANSWERS, web: bool = False, linked: bool = False
+) -> tuple[tuple[str, ...], ...]:
     return tuple(
         tuple(text[at : at + size] for at in range(0, len(text), size))
-        for text in answers(count, web)
+        for text in answers(count, web, linked)
     )
 
 
@@ -213,13 +216,14 @@ def held_figures(count: int) -> list[tuple[str, int, float, int]]:
     in characters the stream has been given but not released (its `held` text)."""
     texts = answers(count)
     rows = []
-    for name, make in (
-        ("CleanStream", CleanStream),
-        ("StreamParser", functools.partial(StreamParser, PARSER)),
+    for name, make, linked in (
+        ("CleanStream", CleanStream, False),
+        ("StreamParser", functools.partial(StreamParser, PARSER), False),
+        ("CleanStream>", CleanStream, True),
     ):
         for size in DELTAS:
             total = most = samples = 0
-            for chunks in deltas(size, count):
+            for chunks in deltas(size, count, linked=linked):
                 stream: Any = make()
                 for chunk in chunks:
                     stream.feed(chunk)
@@ -296,6 +300,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{'stream':<13} {'delta':>5} {'mean held':>9} {'most held':>9}")
         for name, size, mean, most in held_figures(args.answers):
             print(f"{name:<13} {size:>5} {mean:9.1f} {most:9d}")
+        print("> linked answers (corpus.linked_answer): a marker as each link's destination")
         return 0
     print(
         f"Python {sys.version.split()[0]}, GIL {'on' if gil_enabled() else 'off'}, "

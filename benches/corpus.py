@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import random
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -171,6 +172,17 @@ def web_answer(seed: int = 0, size: int = 4 * KB, citations: int = 8) -> str:
             out.append(f" ([{site}](https://www.{site}/{path}?utm_source=openai))")
     out.append(pieces[-1])
     return "".join(out)
+
+
+def linked_answer(seed: int = 0, size: int = 4 * KB, citations: int = 8) -> str:
+    """`web_answer` with a marker as each link's destination, `[axios.com](<marker>)`,
+    which cleaning unwraps to `axios.com`."""
+    text = web_answer(seed, size, citations)
+    return re.sub(
+        r"\(\[([^\]]+)\]\(https://[^)]*\)\)",
+        lambda link: f"[{link[1]}]({START}cite{DELIM}turn0search{seed % 10}{STOP})",
+        text,
+    )
 
 
 def _english(rng: random.Random, size: int) -> str:
