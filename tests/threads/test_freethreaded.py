@@ -1,5 +1,6 @@
 """Without the GIL: importing citemark keeps it off, and eight threads sharing the same objects
-(one drop-in API, one Parser, one grammar each) get exactly the single-thread results.
+(one drop-in API, one Parser, one grammar each) get exactly the single-thread results, from
+the drop-in, `clean`, the streams and the OpenAI adapter alike (each stream a thread's own).
 
 Both kernels declare `freethreading_compatible`; a module that did not would switch the GIL
 back on at import (with a RuntimeWarning), which the first test catches.  The stress test
@@ -19,6 +20,9 @@ import pytest
 
 from citemark import Parser
 from citemark._core.dropin import DropIn
+from citemark.display import CleanStream, clean, clean_with_marks
+from citemark.openai import clean_responses
+from citemark.stream import StreamParser
 from strategies import IDS, LOCATORS, ODD
 
 S, D, E = "\ue200", "\ue202", "\ue201"
@@ -38,6 +42,8 @@ MODULES = [
     "citemark.render",
     "citemark.sources",
     "citemark.stream",
+    "citemark.display",
+    "citemark.openai",
     "citemark.validate",
     "citemark.lint",
     "citemark.prompt",
@@ -79,9 +85,46 @@ def make_texts() -> list[str]:
 TEXTS = make_texts()
 
 
+def fed(stream: Any, text: str, size: int = 16) -> list[Any]:
+    """What a stream gives back for text in `size`-character deltas, its close included."""
+    return [stream.feed(text[at : at + size]) for at in range(0, len(text), size)] + [
+        stream.close()
+    ]
+
+
+def responses_events(text: str, size: int = 16) -> list[dict[str, Any]]:
+    """text as a Responses stream's deltas and its done event (plain dicts: no SDK needed)."""
+    common = {"output_index": 0, "content_index": 0, "item_id": "msg"}
+    events: list[dict[str, Any]] = [
+        {"type": "response.output_text.delta", **common, "delta": text[at : at + size]}
+        for at in range(0, len(text), size)
+    ]
+    return [*events, {"type": "response.output_text.done", **common, "text": text}]
+
+
 def calls(api: DropIn, parser: Parser) -> dict[str, Callable[[], Any]]:
-    """Each entry point over all the texts; results compared with `==`."""
+    """Each entry point over all the texts; results compared with `==`.  A stream is each
+    thread's own, as a server's are (threads sharing one are test_threads.py's)."""
+    implementation = parser.implementation
+    some = TEXTS[:12]
     return {
+        "clean": lambda: [clean(text, implementation=implementation) for text in TEXTS],
+        "clean_with_marks": lambda: [
+            clean_with_marks(text, implementation=implementation) for text in TEXTS
+        ],
+        "CleanStream": lambda: [
+            fed(CleanStream(implementation=implementation), text) for text in TEXTS
+        ],
+        "CleanStream mapped": lambda: [
+            (fed(stream, text), stream.marks, stream.cuts)
+            for text in some
+            for stream in [CleanStream(mapped=True, implementation=implementation)]
+        ],
+        "StreamParser": lambda: [fed(StreamParser(parser), text) for text in some],
+        "clean_responses": lambda: [
+            list(clean_responses(responses_events(text), implementation=implementation))
+            for text in some
+        ],
         "extract": lambda: [api.extract_citations(text) for text in TEXTS],
         "strip": lambda: [api.strip_citations(text, api.extract_citations(text)) for text in TEXTS],
         "extract_many": lambda: api.extract_many(TEXTS),
