@@ -379,6 +379,7 @@ class _Part:
         "held",
         "key",
         "length",
+        "listed",
         "logprobs",
         "logprobs_cut",
         "logprobs_kept",
@@ -411,6 +412,7 @@ class _Part:
         self.sent = 0  # annotations sent: the next annotation_index
         self.template: Any = None  # the part's last delta event (or chunk)
         self.closed = False
+        self.listed = False  # a chat part whose content came as a list of parts
         # The logprobs of deltas whose text is not all out yet: (raw start, raw end, logprobs).
         self.logprobs: deque[tuple[int, int, list[Any]]] = deque()
         self.logprobs_cut = 0  # the first cut that may touch the next delta's text
@@ -897,7 +899,8 @@ class ChatCleaner(_Cleaner):
                 chunk, choice = part.template
                 # Only the text: the last delta's other fields (a tool call, the role) went
                 # out with it already.
-                delta = _with(_blank(_get(choice, "delta")), {"content": released})
+                content: Any = [_text_part(released)] if part.listed else released
+                delta = _with(_blank(_get(choice, "delta")), {"content": content})
                 if annotations:
                     delta = _with(delta, {"annotations": annotations})
                 logprobs = _chat_logprobs(part, part.logprobs_out()) if part.logprobs else None
@@ -924,14 +927,17 @@ class ChatCleaner(_Cleaner):
             content = _view(delta).get("content")
             annotations = _get(delta, "annotations")
         finish = fields.get("finish_reason")
+        listed = None
         if content is not None and not isinstance(content, str):
-            if isinstance(content, list):
-                # Content parts (`[{"type": "text", "text": ...}]`), as some OpenAI-compatible
-                # servers send them: not text this cleaner reads, so the choice goes as it came.
-                return choice, False
-            raise ValueError(
-                f"a chat delta needs content as a str or None, not {type(content).__name__}"
-            )
+            if not isinstance(content, list):
+                raise ValueError(
+                    "a chat delta needs content as a str, a list of parts or None, not "
+                    f"{type(content).__name__}"
+                )
+            # Content parts (`[{"type": "text", "text": ...}, ...]`), as some OpenAI-compatible
+            # servers send them: their text is the part's, and goes back as one text part.
+            listed, content = content, _parts_text(content)
+            part.listed = True
         if part.closed:
             if content:
                 raise ValueError(f"a chat delta for choice {index} came after its finish_reason")
@@ -963,10 +969,15 @@ class ChatCleaner(_Cleaner):
             and not kept
             and finish is None
             and not _carries_more(delta, _CHAT_TEXT_FIELDS)
+            and (listed is None or len(_with_text(listed, "")) == 0)
         ):
             return None, True  # it carries nothing now: see _emptied
         changes: dict[str, Any] = {}
-        if content is not None or released:
+        if listed is not None:
+            changes["content"] = _with_text(listed, released)
+        elif content is None and released and part.listed:
+            changes["content"] = [_text_part(released)]  # the end of a part's listed text
+        elif content is not None or released:
             changes["content"] = released
         if ready:
             changes["annotations"] = ready
@@ -989,6 +1000,36 @@ def _chat_logprobs(part: _Part, kept: list[Any]) -> Any:
     if not kept or part.logprobs_like is None:
         return None
     return _with(part.logprobs_like, {"content": kept, "refusal": None})
+
+
+def _is_text_part(element: Any) -> bool:
+    return _get(element, "type") == "text" and isinstance(_get(element, "text"), str)
+
+
+def _parts_text(parts: list[Any]) -> str | None:
+    """The text of a list of content parts (its text parts' put together), None for none."""
+    texts = [_get(element, "text") for element in parts if _is_text_part(element)]
+    return "".join(texts) if texts else None
+
+
+def _text_part(text: str) -> dict[str, str]:
+    return {"type": "text", "text": text}
+
+
+def _with_text(parts: list[Any], text: str) -> list[Any]:
+    """parts with `text` as their text: in the first text part (the others go), or in a new
+    one at the end; none when text is empty.  Every other part stays, in order."""
+    out: list[Any] = []
+    placed = not text
+    for element in parts:
+        if not _is_text_part(element):
+            out.append(element)
+        elif not placed:
+            out.append(_with(element, {"text": text}))
+            placed = True
+    if not placed:
+        out.append(_text_part(text))
+    return out
 
 
 def _blank(obj: Any) -> Any:
@@ -1062,11 +1103,15 @@ def clean_completion(
     for choice in choices:
         message = _get(choice, "message")
         content = _get(message, "content")
+        listed = content if isinstance(content, list) else None
+        if listed is not None:
+            content = _parts_text(listed)  # content parts, as some compatible servers send
         if not isinstance(content, str):
             cleaned.append(choice)
             continue
         part = options.whole((_index(choice, "index"), 0), content)
-        changes: dict[str, Any] = {"content": part.text()}
+        text = part.text()
+        changes: dict[str, Any] = {"content": text if listed is None else _with_text(listed, text)}
         annotations = _get(message, "annotations")
         if isinstance(annotations, list) and annotations:
             changes["annotations"] = [_moved(one, part.place) for one in annotations]

@@ -688,14 +688,92 @@ def test_bad_text_events_are_named_and_spoil_nothing_else() -> None:
     cleaner.close()
     with pytest.raises(ValueError, match="after close"):
         cleaner.feed(good)
-    with pytest.raises(ValueError, match="content as a str or None"):
+    with pytest.raises(ValueError, match="content as a str, a list of parts or None"):
         ChatCleaner().feed({"choices": [{"index": 0, "delta": {"content": 5}}]})
-    # Content parts, as Mistral's stream sends them: passed as they came.
+    # Content parts with no text part, as Mistral's stream sends its thinking: as they came.
     parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "hm"}]}]
     listed = {"choices": [{"index": 0, "delta": {"content": parts}, "finish_reason": None}]}
     assert ChatCleaner().feed(listed) == [listed]
     with pytest.raises(ValueError, match="index as an int"):
         ChatCleaner().feed({"choices": [{"delta": {"content": "x"}}]})
+
+
+def listed_chunk(*parts: Any, finish: str | None = None) -> Event:
+    delta = {"content": list(parts)}
+    return {"id": "c", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+
+def listed_text(chunks: list[Event]) -> str:
+    return "".join(
+        element["text"]
+        for chunk in chunks
+        for choice in chunk["choices"]
+        for element in (choice["delta"].get("content") or [])
+        if element.get("type") == "text"
+    )
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 100])
+def test_chat_content_parts_are_cleaned(implementation: str, size: int) -> None:
+    """Content as a list of parts (some OpenAI-compatible servers): the text parts' text is
+    the choice's, cleaned; every other part goes out as it came, in order."""
+    raw = "Solar output " + MARKER + " falls.\nNext " + MARKER + "line"
+    thinking = {"type": "thinking", "thinking": [{"type": "text", "text": "hm " + MARKER}]}
+    chunks = [listed_chunk(thinking)]
+    chunks += [
+        listed_chunk({"type": "text", "text": raw[at : at + size]})
+        for at in range(0, len(raw), size)
+    ]
+    chunks.append(listed_chunk(finish="stop"))
+    out = list(clean_chat(chunks, implementation=implementation))  # type: ignore[arg-type]
+    assert listed_text(out) == clean(raw)
+    assert out[0] == chunks[0]  # the thinking part, untouched
+    assert out[-1]["choices"][0]["finish_reason"] == "stop"
+    for chunk in out:  # a chunk left with nothing is dropped, never sent empty
+        content = chunk["choices"][0]["delta"]["content"]
+        assert content or chunk["choices"][0]["finish_reason"]
+    # Several text parts in one chunk, and parts of other kinds between them.
+    mixed = listed_chunk(
+        {"type": "text", "text": "A " + MARKER[:5]},
+        {"type": "reference", "reference_ids": [1]},
+        {"type": "text", "text": MARKER[5:] + " b."},
+        finish="stop",
+    )
+    (sent,) = clean_chat([mixed])
+    assert sent["choices"][0]["delta"]["content"] == [
+        {"type": "text", "text": "A b."},
+        {"type": "reference", "reference_ids": [1]},
+    ]
+
+
+def test_chat_content_parts_held_at_a_cut_go_out_as_a_part() -> None:
+    raw = "Cut here, "  # the separator and the blank wait for what follows: the end
+    out = list(clean_chat([listed_chunk({"type": "text", "text": raw})]))
+    assert [chunk["choices"][0]["delta"]["content"] for chunk in out] == [
+        [{"type": "text", "text": "Cut here"}],
+        [{"type": "text", "text": ", "}],
+    ]
+    assert listed_text(out) == clean(raw)
+    # Released by a finish_reason whose chunk has no content: still a part.
+    finish = {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    out = list(clean_chat([listed_chunk({"type": "text", "text": raw}), finish]))
+    assert out[-1]["choices"][0]["delta"]["content"] == [{"type": "text", "text": ", "}]
+    assert listed_text(out) == clean(raw)
+
+
+def test_a_completion_with_content_parts_is_cleaned() -> None:
+    parts = [
+        {"type": "text", "text": "Solar " + MARKER[:4]},
+        {"type": "reference", "reference_ids": [0]},
+        {"type": "text", "text": MARKER[4:] + " output."},
+    ]
+    completion = {"choices": [{"index": 0, "message": {"role": "assistant", "content": parts}}]}
+    cleaned = clean_completion(completion)
+    assert cleaned["choices"][0]["message"]["content"] == [
+        {"type": "text", "text": "Solar output."},
+        {"type": "reference", "reference_ids": [0]},
+    ]
+    assert completion["choices"][0]["message"]["content"] is parts  # the input is not changed
 
 
 def test_a_delta_for_a_part_never_opened_opens_it() -> None:
@@ -832,6 +910,37 @@ def test_every_split_and_placement_gives_the_same_stream(
     for place in expected:
         if "end_index" in place:
             assert 0 <= place["start_index"] <= place["end_index"] <= len(text)
+
+
+@settings(max_examples=100)
+@given(fragments, st.data())
+def test_chat_content_parts_split_anyhow_clean_as_the_text(
+    implementation: str, raw: str, data: st.DataObject
+) -> None:
+    """Content parts, split anywhere, with other parts between them and a finish or a cut at
+    the end: the text parts say `clean(raw)`, the other parts go out as they came."""
+    cuts = sorted(set(data.draw(st.lists(st.integers(0, len(raw)), max_size=10))))
+    points = [0, *cuts, len(raw)]
+    chunks: list[Event] = []
+    others: list[Any] = []
+    for number, (a, b) in enumerate(itertools.pairwise(points)):
+        parts: list[Any] = [{"type": "text", "text": raw[a:b]}]
+        if data.draw(st.booleans()):
+            other = {"type": "reference", "reference_ids": [number]}
+            parts.insert(data.draw(st.integers(0, 1)), other)
+            others.append(other)
+        chunks.append(listed_chunk(*parts))
+    if data.draw(st.booleans()):
+        chunks.append(listed_chunk(finish="stop"))
+    out = list(clean_chat(chunks, implementation=implementation))  # type: ignore[arg-type]
+    assert listed_text(out) == clean(raw)
+    sent = [
+        element
+        for chunk in out
+        for element in chunk["choices"][0]["delta"]["content"] or []
+        if element.get("type") != "text"
+    ]
+    assert sent == others
 
 
 def test_importing_the_module_imports_no_sdk() -> None:
