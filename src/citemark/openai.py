@@ -928,7 +928,9 @@ class ChatCleaner(_Cleaner):
             annotations = _get(delta, "annotations")
         finish = fields.get("finish_reason")
         listed = None
-        if content is not None and not isinstance(content, str):
+        if type(content) is str:
+            part.listed = False  # text released at the end goes out as this text came
+        elif content is not None:
             if not isinstance(content, list):
                 raise ValueError(
                     "a chat delta needs content as a str, a list of parts or None, not "
@@ -937,7 +939,8 @@ class ChatCleaner(_Cleaner):
             # Content parts (`[{"type": "text", "text": ...}, ...]`), as some OpenAI-compatible
             # servers send them: their text is the part's, and goes back as one text part.
             listed, content = content, _parts_text(content)
-            part.listed = True
+            if content is not None:
+                part.listed = True
         if part.closed:
             if content:
                 raise ValueError(f"a chat delta for choice {index} came after its finish_reason")

@@ -761,6 +761,15 @@ def test_chat_content_parts_held_at_a_cut_go_out_as_a_part() -> None:
     assert listed_text(out) == clean(raw)
 
 
+def test_text_released_at_the_end_takes_the_shape_its_text_came_in() -> None:
+    thinking = listed_chunk({"type": "thinking", "thinking": [{"type": "text", "text": "hm"}]})
+    text = {"id": "c", "choices": [{"index": 0, "delta": {"content": "Cut here, "}}]}
+    finish = {"id": "c", "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    out = list(clean_chat([thinking, text, finish]))
+    assert out[0] == thinking
+    assert [chunk["choices"][0]["delta"]["content"] for chunk in out[1:]] == ["Cut here", ", "]
+
+
 def test_a_completion_with_content_parts_is_cleaned() -> None:
     parts = [
         {"type": "text", "text": "Solar " + MARKER[:4]},
