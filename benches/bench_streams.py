@@ -60,19 +60,20 @@ THREAD_ANSWERS = 2_000
 THREAD_TARGET = 0.85
 
 
-@functools.cache
-def answers(count: int = ANSWERS, web: bool = False, linked: bool = False) -> tuple[str, ...]:
-    make = linked_answer if linked else web_answer if web else typical_answer
-    return tuple(make(seed=index) for index in range(count))
+# The answers of each kind (benches/corpus.py).
+KINDS = {"typical": typical_answer, "web": web_answer, "linked": linked_answer}
 
 
 @functools.cache
-def deltas(
-    size: int, count: int = ANSWERS, web: bool = False, linked: bool = False
-) -> tuple[tuple[str, ...], ...]:
+def answers(count: int = ANSWERS, kind: str = "typical") -> tuple[str, ...]:
+    return tuple(KINDS[kind](seed=index) for index in range(count))
+
+
+@functools.cache
+def deltas(size: int, count: int = ANSWERS, kind: str = "typical") -> tuple[tuple[str, ...], ...]:
     return tuple(
         tuple(text[at : at + size] for at in range(0, len(text), size))
-        for text in answers(count, web, linked)
+        for text in answers(count, kind)
     )
 
 
@@ -164,17 +165,17 @@ def ratios(count: int, rounds: int) -> list[tuple[str, int, float, float, float]
     """(stream, delta, whole-text us per answer, stream us per answer, ratio), each pair of
     timings interleaved round by round so that a change of load hits both."""
     rows = []
-    for name, whole, streamed, web in (
-        ("CleanStream", clean_whole, clean_streamed, False),
-        ("StreamParser", parse_whole, parse_streamed, False),
-        ("StreamParser*", parse_whole, parse_kept, False),
-        ("loop alone", clean_whole, loop_alone, False),
-        ("CleanStream+", clean_whole, clean_streamed, True),
-        ("StreamParser+", parse_whole, parse_streamed, True),
+    for name, whole, streamed, kind in (
+        ("CleanStream", clean_whole, clean_streamed, "typical"),
+        ("StreamParser", parse_whole, parse_streamed, "typical"),
+        ("StreamParser*", parse_whole, parse_kept, "typical"),
+        ("loop alone", clean_whole, loop_alone, "typical"),
+        ("CleanStream+", clean_whole, clean_streamed, "web"),
+        ("StreamParser+", parse_whole, parse_streamed, "web"),
     ):
-        texts = answers(count, web)
+        texts = answers(count, kind)
         for size in DELTAS:
-            chunked = deltas(size, count, web)
+            chunked = deltas(size, count, kind)
             if streamed is not loop_alone:
                 assert streamed(chunked) == whole(texts), f"{name} differs at {size}"
             pairs = [(median_of(whole, texts, 1), median_of(streamed, chunked, 1))]
@@ -216,14 +217,14 @@ def held_figures(count: int) -> list[tuple[str, int, float, int]]:
     in characters the stream has been given but not released (its `held` text)."""
     texts = answers(count)
     rows = []
-    for name, make, linked in (
-        ("CleanStream", CleanStream, False),
-        ("StreamParser", functools.partial(StreamParser, PARSER), False),
-        ("CleanStream>", CleanStream, True),
+    for name, make, kind in (
+        ("CleanStream", CleanStream, "typical"),
+        ("StreamParser", functools.partial(StreamParser, PARSER), "typical"),
+        ("CleanStream>", CleanStream, "linked"),
     ):
         for size in DELTAS:
             total = most = samples = 0
-            for chunks in deltas(size, count, linked=linked):
+            for chunks in deltas(size, count, kind):
                 stream: Any = make()
                 for chunk in chunks:
                     stream.feed(chunk)
@@ -363,20 +364,20 @@ def main(argv: Sequence[str] | None = None) -> int:
 # ---------------------------------------------------------------- pytest-benchmark
 
 
-@pytest.mark.parametrize("web", [False, True], ids=["typical", "web"])
+@pytest.mark.parametrize("kind", ["typical", "web"])
 @pytest.mark.parametrize("size", DELTAS)
 @pytest.mark.parametrize("row", ["whole", "stream", "loop"])
-def test_clean_stream(benchmark: Any, row: str, size: int, web: bool) -> None:
-    benchmark.group = f"streams clean {size}{' web' if web else ''}"
-    benchmark.extra_info.update(suite="streams", op=f"clean {row}", delta=size, web=web)
+def test_clean_stream(benchmark: Any, row: str, size: int, kind: str) -> None:
+    benchmark.group = f"streams clean {size}{' web' if kind == 'web' else ''}"
+    benchmark.extra_info.update(suite="streams", op=f"clean {row}", delta=size, web=kind == "web")
     if row == "whole":
-        result = benchmark(clean_whole, answers(ANSWERS, web))
+        result = benchmark(clean_whole, answers(ANSWERS, kind))
     elif row == "loop":  # the floor: the loop with no stream in it
-        benchmark(loop_alone, deltas(size, ANSWERS, web))
+        benchmark(loop_alone, deltas(size, ANSWERS, kind))
         return
     else:
-        result = benchmark(clean_streamed, deltas(size, ANSWERS, web))
-    assert result == clean_whole(answers(ANSWERS, web))
+        result = benchmark(clean_streamed, deltas(size, ANSWERS, kind))
+    assert result == clean_whole(answers(ANSWERS, kind))
 
 
 @pytest.mark.parametrize("size", DELTAS)

@@ -899,8 +899,7 @@ class ChatCleaner(_Cleaner):
                 chunk, choice = part.template
                 # Only the text: the last delta's other fields (a tool call, the role) went
                 # out with it already.
-                content: Any = [_text_part(released)] if part.listed else released
-                delta = _with(_blank(_get(choice, "delta")), {"content": content})
+                delta = _with(_blank(_get(choice, "delta")), {"content": _shaped(part, released)})
                 if annotations:
                     delta = _with(delta, {"annotations": annotations})
                 logprobs = _chat_logprobs(part, part.logprobs_out()) if part.logprobs else None
@@ -928,7 +927,7 @@ class ChatCleaner(_Cleaner):
             annotations = _get(delta, "annotations")
         finish = fields.get("finish_reason")
         listed = None
-        if type(content) is str:
+        if isinstance(content, str):
             part.listed = False  # text released at the end goes out as this text came
         elif content is not None:
             if not isinstance(content, list):
@@ -972,16 +971,16 @@ class ChatCleaner(_Cleaner):
             and not kept
             and finish is None
             and not _carries_more(delta, _CHAT_TEXT_FIELDS)
-            and (listed is None or len(_with_text(listed, "")) == 0)
+            and (listed is None or all(_is_text_part(element) for element in listed))
         ):
             return None, True  # it carries nothing now: see _emptied
         changes: dict[str, Any] = {}
         if listed is not None:
             changes["content"] = _with_text(listed, released)
-        elif content is None and released and part.listed:
-            changes["content"] = [_text_part(released)]  # the end of a part's listed text
-        elif content is not None or released:
+        elif content is not None:
             changes["content"] = released
+        elif released:
+            changes["content"] = _shaped(part, released)  # the end of the part's text
         if ready:
             changes["annotations"] = ready
         if delta is None:
@@ -1017,6 +1016,11 @@ def _parts_text(parts: list[Any]) -> str | None:
 
 def _text_part(text: str) -> dict[str, str]:
     return {"type": "text", "text": text}
+
+
+def _shaped(part: _Part, text: str) -> Any:
+    """A chat part's released text as its text last came: a string, or one text part."""
+    return [_text_part(text)] if part.listed else text
 
 
 def _with_text(parts: list[Any], text: str) -> list[Any]:

@@ -770,6 +770,14 @@ def test_text_released_at_the_end_takes_the_shape_its_text_came_in() -> None:
     assert [chunk["choices"][0]["delta"]["content"] for chunk in out[1:]] == ["Cut here", ", "]
 
 
+def test_chat_content_as_a_str_subclass_is_text() -> None:
+    class Text(str):
+        pass
+
+    chunk = {"choices": [{"index": 0, "delta": {"content": Text("a " + MARKER + ".")}}]}
+    assert chat_text(list(clean_chat([chunk]))) == "a."
+
+
 def test_a_completion_with_content_parts_is_cleaned() -> None:
     parts = [
         {"type": "text", "text": "Solar " + MARKER[:4]},
