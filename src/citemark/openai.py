@@ -35,7 +35,10 @@ Per text part (`output_index`, `content_index`; a choice's `index` for chat):
   citation chips.
 - Every other event passes through unchanged, in order (reasoning and refusal text too).  A
   stream that ends without its done events (cancelled, failed, an error event, the iterator
-  raising) releases what it holds by `clean`'s end-of-text rules.  An event of unknown shape
+  raising) releases what it holds by `clean`'s end-of-text rules.  Closing the iterator these
+  functions give back, once it has started (a `break` under `contextlib.closing`, a server's
+  client gone), closes the stream it reads (`close()`, or `aclose()`/`close()` for the async
+  ones): the SDK's stream and its HTTP response go with it.  An event of unknown shape
   passes through; a text event without its indexes, or a delta after its part's done, is a
   ValueError that names it; no event changes another part.
 
@@ -47,6 +50,7 @@ an emoji, only when counted in code points (see docs/openai.md).
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
@@ -1157,7 +1161,7 @@ def clean_responses(
     return _run(cleaner, events)
 
 
-async def aclean_responses(
+def aclean_responses(
     events: AsyncIterable[T],
     *,
     lenient: bool = False,
@@ -1178,8 +1182,7 @@ async def aclean_responses(
         on_marks=on_marks,
         implementation=implementation,
     )
-    async for event in _arun(cleaner, events):
-        yield event
+    return _arun(cleaner, events)
 
 
 def clean_chat(
@@ -1207,7 +1210,7 @@ def clean_chat(
     return _run(cleaner, chunks)
 
 
-async def aclean_chat(
+def aclean_chat(
     chunks: AsyncIterable[T],
     *,
     lenient: bool = False,
@@ -1228,14 +1231,20 @@ async def aclean_chat(
         on_marks=on_marks,
         implementation=implementation,
     )
-    async for chunk in _arun(cleaner, chunks):
-        yield chunk
+    return _arun(cleaner, chunks)
 
 
 def _run(cleaner: ResponsesCleaner | ChatCleaner, events: Iterable[T]) -> Iterator[T]:
     try:
         for event in events:
             yield from cleaner.feed(event)
+    except GeneratorExit:
+        # Closed by its reader (a client gone, a `break` in a `with closing(...)`): the
+        # stream it reads goes too (an SDK stream's HTTP response), as with `with stream:`.
+        close = getattr(events, "close", None)
+        if callable(close):
+            close()
+        raise
     except Exception:
         # The stream broke: what is held goes out before the error, as at any other end.
         yield from cleaner.close()
@@ -1250,6 +1259,14 @@ async def _arun(
         async for event in events:
             for out in cleaner.feed(event):
                 yield out
+    except GeneratorExit:
+        # As in _run: an async generator has `aclose()`, the SDK's AsyncStream `close()`.
+        close = getattr(events, "aclose", None) or getattr(events, "close", None)
+        if callable(close):
+            closing = close()
+            if inspect.isawaitable(closing):
+                await closing
+        raise
     except Exception:
         for out in cleaner.close():
             yield out

@@ -4,20 +4,35 @@ from the wire (`openai._models.construct_type`, which its streams call on every 
 
 from __future__ import annotations
 
+import asyncio
+import importlib
+import importlib.util
 import json
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
+from openai import AsyncOpenAI, OpenAI
 from openai._models import construct_type
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 from openai.types.responses import Response, ResponseStreamEvent, ResponseTextDeltaEvent
 from pydantic import BaseModel, PrivateAttr
 
 from citemark.display import clean
-from citemark.openai import _with, clean_chat, clean_completion, clean_response, clean_responses
+from citemark.openai import (
+    _with,
+    aclean_chat,
+    aclean_responses,
+    clean_chat,
+    clean_completion,
+    clean_response,
+    clean_responses,
+)
 
 DATA = Path(__file__).parents[1] / "data" / "openai"
+# The SDK's HTTP client library: httpx2 from openai 3 on, httpx before.
+http: Any = importlib.import_module("httpx2" if importlib.util.find_spec("httpx2") else "httpx")
 STREAMS = ["web_search", "file_search", "several_parts", "cut", "incomplete"]
 MARKER = "\ue200cite\ue202turn0search0\ue201"
 
@@ -223,3 +238,101 @@ def test_a_model_that_copies_itself_is_copied_by_its_own_model_copy() -> None:
     assert Counted.copies == ["a"]
     private = _with(Private(text="a"), {"text": "b"})
     assert (private.text, private._seen) == ("b", 3)
+
+
+# --- closing ---------------------------------------------------------------------------------
+
+
+def sse(events: list[dict[str, Any]], named: bool) -> Iterator[bytes]:
+    for event in events:
+        name = f"event: {event['type']}\n" if named else ""
+        yield f"{name}data: {json.dumps(event)}\n\n".encode()
+
+
+def test_closing_the_clean_stream_closes_the_sdk_stream() -> None:
+    """A reader that stops early (a client gone) and closes what clean_responses gave it
+    closes the SDK's stream under it, its HTTP response with it."""
+    upstream = load("web_search")
+
+    def answer(request: Any) -> Any:
+        return http.Response(
+            200, headers={"content-type": "text/event-stream"}, content=sse(upstream, named=True)
+        )
+
+    client = OpenAI(
+        base_url="http://upstream.test/v1",
+        api_key="unused",
+        http_client=http.Client(transport=http.MockTransport(answer)),
+    )
+    with client:
+        stream = client.responses.create(model="m", input="hi", stream=True)
+        cleaned = clean_responses(stream)
+        assert next(cleaned).type == "response.created"
+        assert not stream.response.is_closed
+        cleaned.close()
+        assert stream.response.is_closed
+
+
+def test_closing_the_async_clean_stream_closes_the_sdk_stream() -> None:
+    upstream = load("chat")
+
+    async def body() -> AsyncIterator[bytes]:
+        for piece in sse(upstream, named=False):
+            yield piece
+
+    def answer(request: Any) -> Any:
+        return http.Response(200, headers={"content-type": "text/event-stream"}, content=body())
+
+    async def run() -> None:
+        transport = http.MockTransport(answer)
+        async with AsyncOpenAI(
+            base_url="http://upstream.test/v1",
+            api_key="unused",
+            http_client=http.AsyncClient(transport=transport),
+        ) as client:
+            stream = await client.chat.completions.create(
+                model="m", messages=[{"role": "user", "content": "hi"}], stream=True
+            )
+            cleaned = aclean_chat(stream)
+            assert (await cleaned.__anext__()).choices
+            assert not stream.response.is_closed
+            await cleaned.aclose()  # type: ignore[attr-defined]
+            assert stream.response.is_closed
+
+    asyncio.run(run())
+
+
+def test_closing_closes_a_generator_read_from() -> None:
+    """Any source with close() (aclose() for async ones) is closed with the clean stream;
+    one read to its end, or never started, is left as it is."""
+    events = load("web_search")
+    finished: list[str] = []
+
+    def source() -> Iterator[dict[str, Any]]:
+        try:
+            yield from events
+        finally:
+            finished.append("sync")
+
+    async def asource() -> AsyncIterator[dict[str, Any]]:
+        try:
+            for event in events:
+                yield event
+        finally:
+            finished.append("async")
+
+    read = source()  # (held here: closed by the clean stream, not by the collector)
+    cleaned = clean_responses(read)
+    next(cleaned)
+    cleaned.close()
+    assert finished == ["sync"]
+
+    async def run() -> None:
+        aread = asource()
+        acleaned = aclean_responses(aread)
+        await acleaned.__anext__()
+        await acleaned.aclose()  # type: ignore[attr-defined]
+        assert finished == ["sync", "async"]
+
+    asyncio.run(run())
+    assert len(list(clean_responses(events))) > 1  # a list: nothing to close
