@@ -304,6 +304,27 @@ def test_the_kernel_front_alone(implementation: str) -> None:
         kernel.StreamFront(owner, None)
 
 
+def test_a_front_owner_is_checked_by_its_class(implementation: str) -> None:
+    """An owner's class must have `_slow` (a class checked once is remembered: a stream per
+    answer pays a lookup); one that only its instance has is refused, every time."""
+    import pytest
+
+    from citemark._kernels.loader import load
+
+    kernel = load("clean", implementation)  # type: ignore[arg-type]
+
+    class Bare:
+        pass
+
+    bare = Bare()
+    bare._slow = Owner()._slow  # type: ignore[attr-defined]
+    for _ in range(2):
+        with pytest.raises(TypeError, match="_slow"):
+            kernel.StreamFront(bare, [])
+    for pending in (["ab", "cde"], []):
+        assert kernel.StreamFront(Owner(), pending).pending_length == len("".join(pending))
+
+
 # -- the compiled front's own lines (a plain stream: it ends lines and decides markers) ------
 
 # Lines a plain stream's compiled front ends itself, and the ones it leaves to the stream.

@@ -125,11 +125,21 @@ def check_chunk(chunk: object) -> None:
         raise TypeError(f"chunk must be str, not {type(chunk).__name__}")
 
 
+# The classes check_owner has passed.  Whether a class has `_slow` is a fact of the class,
+# so a stream made per answer pays one set lookup (the kernels test it before the call,
+# which alone costs more than the rest of a front's construction).
+OWNER_TYPES: set[type] = set()
+
+
 def check_owner(owner: object) -> None:
-    """A stream front's owner (the stream) must have the `_slow` method the front calls back
-    for the deltas it leaves to it."""
-    if not callable(getattr(owner, "_slow", None)):
-        raise TypeError(f"owner must have a _slow method, not {type(owner).__name__}")
+    """A stream front's owner (the stream) must be of a class with the `_slow` method the
+    front calls back for the deltas it leaves to it."""
+    cls = type(owner)
+    if cls in OWNER_TYPES:
+        return
+    if not callable(getattr(cls, "_slow", None)):
+        raise TypeError(f"owner must have a _slow method, not {cls.__name__}")
+    OWNER_TYPES.add(cls)
 
 
 def check_rules(max_marker_length: object, source_id: object, locator: object) -> None:

@@ -26,7 +26,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport PyUnicode_FromKindAndData
 from libc.string cimport memcpy
 
-from citemark._core.grammar import check_owner
+from citemark._core.grammar import OWNER_TYPES, check_owner
 from citemark._core.protocols import CLOSED_OWNER
 
 cdef extern from "Python.h":
@@ -765,7 +765,8 @@ cdef class StreamFront:
 
     def __init__(self, owner, list pending not None, int state=FRONT_OFF, entity=None,
                  bint own=False):
-        check_owner(owner)
+        if type(owner) not in OWNER_TYPES:  # (the call costs more than the lookup)
+            check_owner(owner)
         if entity is not None and not callable(entity):
             raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
         self.owner = owner
@@ -776,7 +777,9 @@ cdef class StreamFront:
         self.entity = entity
         self.parts = []
         self.parts_length = self.looked = self.line_from = 0
-        self.pending_length = sum([len(piece) for piece in pending])
+        self.pending_length = 0
+        for piece in pending:  # (a loop here: `sum` of a list costs a stream more)
+            self.pending_length += len(piece)
         self.tail = ""
         self.context_unit = 0
         self.work = self.skip = self.raw = 0
