@@ -53,7 +53,14 @@ import importlib
 import inspect
 import sys
 from collections import deque
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterable,
+    Callable,
+    Generator,
+    Iterable,
+    Mapping,
+)
 from typing import Any, Literal, TypeVar
 
 from ._kernels.loader import Implementation
@@ -1146,7 +1153,7 @@ def clean_responses(
     offsets: OffsetUnit = "codepoints",
     on_marks: OnMarks | None = None,
     implementation: Implementation | None = None,
-) -> Iterator[T]:
+) -> Generator[T, None, None]:
     """Responses API stream events in (the SDK's `client.responses.create(..., stream=True)`,
     `client.responses.stream(...)`, or dicts), the same stream out with the text clean."""
     cleaner = ResponsesCleaner(
@@ -1171,7 +1178,7 @@ def aclean_responses(
     offsets: OffsetUnit = "codepoints",
     on_marks: OnMarks | None = None,
     implementation: Implementation | None = None,
-) -> AsyncIterator[T]:
+) -> AsyncGenerator[T, None]:
     """`clean_responses` over an async iterator (`AsyncOpenAI`): the same events."""
     cleaner = ResponsesCleaner(
         lenient=lenient,
@@ -1195,7 +1202,7 @@ def clean_chat(
     offsets: OffsetUnit = "codepoints",
     on_marks: OnMarks | None = None,
     implementation: Implementation | None = None,
-) -> Iterator[T]:
+) -> Generator[T, None, None]:
     """Chat Completions chunks in (`stream=True`), the same chunks out with the text of each
     choice clean and its `delta.annotations` moved."""
     cleaner = ChatCleaner(
@@ -1220,7 +1227,7 @@ def aclean_chat(
     offsets: OffsetUnit = "codepoints",
     on_marks: OnMarks | None = None,
     implementation: Implementation | None = None,
-) -> AsyncIterator[T]:
+) -> AsyncGenerator[T, None]:
     """`clean_chat` over an async iterator: the same chunks."""
     cleaner = ChatCleaner(
         lenient=lenient,
@@ -1234,7 +1241,7 @@ def aclean_chat(
     return _arun(cleaner, chunks)
 
 
-def _run(cleaner: ResponsesCleaner | ChatCleaner, events: Iterable[T]) -> Iterator[T]:
+def _run(cleaner: ResponsesCleaner | ChatCleaner, events: Iterable[T]) -> Generator[T, None, None]:
     try:
         for event in events:
             yield from cleaner.feed(event)
@@ -1254,7 +1261,7 @@ def _run(cleaner: ResponsesCleaner | ChatCleaner, events: Iterable[T]) -> Iterat
 
 async def _arun(
     cleaner: ResponsesCleaner | ChatCleaner, events: AsyncIterable[T]
-) -> AsyncIterator[T]:
+) -> AsyncGenerator[T, None]:
     try:
         async for event in events:
             for out in cleaner.feed(event):

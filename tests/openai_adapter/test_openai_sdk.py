@@ -296,7 +296,7 @@ def test_closing_the_async_clean_stream_closes_the_sdk_stream() -> None:
             cleaned = aclean_chat(stream)
             assert (await cleaned.__anext__()).choices
             assert not stream.response.is_closed
-            await cleaned.aclose()  # type: ignore[attr-defined]
+            await cleaned.aclose()
             assert stream.response.is_closed
 
     asyncio.run(run())
@@ -331,7 +331,7 @@ def test_closing_closes_a_generator_read_from() -> None:
         aread = asource()
         acleaned = aclean_responses(aread)
         await acleaned.__anext__()
-        await acleaned.aclose()  # type: ignore[attr-defined]
+        await acleaned.aclose()
         assert finished == ["sync", "async"]
 
     asyncio.run(run())
