@@ -303,8 +303,8 @@ def test_closing_the_async_clean_stream_closes_the_sdk_stream() -> None:
 
 
 def test_closing_closes_a_generator_read_from() -> None:
-    """Any source with close() (aclose() for async ones) is closed with the clean stream;
-    one read to its end, or never started, is left as it is."""
+    """Any source with close() (aclose() for async ones) is closed with the clean stream; a
+    list, which has none, reads as before."""
     events = load("web_search")
     finished: list[str] = []
 
