@@ -26,7 +26,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport PyUnicode_FromKindAndData
 from libc.string cimport memcpy
 
-from citemark._core.grammar import OWNER_TYPES, check_owner
+from citemark._core.grammar import OWNER_TYPES as _OWNER_TYPES, check_owner
 from citemark._core.protocols import CLOSED_OWNER
 
 cdef extern from "Python.h":
@@ -765,7 +765,7 @@ cdef class StreamFront:
 
     def __init__(self, owner, list pending not None, int state=FRONT_OFF, entity=None,
                  bint own=False):
-        if type(owner) not in OWNER_TYPES:  # (the call costs more than the lookup)
+        if type(owner) not in _OWNER_TYPES:  # (the call costs more than the lookup)
             check_owner(owner)
         if entity is not None and not callable(entity):
             raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")

@@ -70,7 +70,7 @@ from libc.stdint cimport uint32_t, uint64_t
 from libc.string cimport memcmp, memset
 
 from citemark._core.dropin import CITATION_TEMPLATE as _CITATION_TEMPLATE
-from citemark._core.grammar import OWNER_TYPES, check_owner, check_rules
+from citemark._core.grammar import OWNER_TYPES as _OWNER_TYPES, check_owner, check_rules
 
 include "grammar_c.pxi"
 
@@ -1033,7 +1033,7 @@ cdef class StreamFront:
     cdef readonly int units
 
     def __init__(self, owner, Grammar grammar not None, cls, update, units):
-        if type(owner) not in OWNER_TYPES:  # (the call costs more than the lookup)
+        if type(owner) not in _OWNER_TYPES:  # (the call costs more than the lookup)
             check_owner(owner)
         check_record_args(cls, units)
         if not (isinstance(update, type) and issubclass(update, tuple)):
