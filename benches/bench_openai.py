@@ -15,7 +15,9 @@ Rows, per stream (group "openai <stream>"), each over every event of the stream:
 - "adapter": `clean_responses` over the SDK's objects (everything citemark does);
 - "stream": `CleanStream(mapped=True)` fed the same text deltas (the cleaning itself, which
   benches/bench_clean.py and the stream speed work measure);
-- "adapter-dicts": `clean_responses` over the parsed JSON dicts.
+- "adapter-dicts": `clean_responses` over the parsed JSON dicts;
+- "adapter-async": `aclean_responses` over an async iterator of the SDK's objects, as a server
+  on `AsyncOpenAI` runs it (the iterator's own cost included: a server's stream has one too).
 
 The adapter's own cost is "adapter" minus "stream": the event handling around the
 cleaning.  Streams: the recorded-shape fixtures of tests/data/openai, and a 4 KB typical
@@ -28,9 +30,10 @@ Run: ``pytest benches/bench_openai.py -q`` (pytest-benchmark), or
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from math import nan
 from pathlib import Path
 from typing import Any
@@ -48,7 +51,7 @@ from openai.types.responses import ResponseStreamEvent  # noqa: E402
 from pydantic import TypeAdapter, ValidationError  # noqa: E402
 
 from citemark.display import CleanStream  # noqa: E402
-from citemark.openai import clean_chat, clean_responses  # noqa: E402
+from citemark.openai import aclean_chat, aclean_responses, clean_chat, clean_responses  # noqa: E402
 from corpus import typical_answer  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "data" / "openai"
@@ -190,6 +193,7 @@ class Case:
                 c["choices"][0]["delta"].get("content") or "" for c in self.dicts if c["choices"]
             ]
         self.adapter = clean_responses if self.api == "responses" else clean_chat
+        self.aadapter = aclean_responses if self.api == "responses" else aclean_chat
         self.validator = _RESPONSES if self.api == "responses" else _CHUNK
         # A recorded stream may hold what this SDK's models do not validate (a newer field):
         # no "validate" row for it.
@@ -213,6 +217,16 @@ class Case:
     def run_dicts(self) -> list[Any]:
         return list(self.adapter(self.dicts))
 
+    def run_async(self) -> list[Any]:
+        return _LOOP.run_until_complete(self._collect())
+
+    async def _collect(self) -> list[Any]:
+        async def source() -> AsyncIterator[Any]:
+            for event in self.models:
+                yield event
+
+        return [event async for event in self.aadapter(source())]
+
     def stream(self) -> str:
         stream = CleanStream(mapped=True)
         feed = stream.feed
@@ -226,7 +240,11 @@ ROWS: dict[str, Callable[[Case], Any]] = {
     "adapter": Case.run_adapter,
     "stream": Case.stream,
     "adapter-dicts": Case.run_dicts,
+    "adapter-async": Case.run_async,
 }
+
+# One event loop for every async row (a loop made per call would cost more than the stream).
+_LOOP = asyncio.new_event_loop()
 
 _CASES: dict[str, Case] = {}
 
@@ -265,7 +283,8 @@ def main() -> None:
             f"{'':25} own/sdk {own / times['sdk']:.1%}, adapter/sdk "
             f"{times['adapter'] / times['sdk']:.1%}, own/sse {own / times['sse']:.1%}, "
             f"own/validate {own / times['validate']:.1%}, "
-            f"adapter-dicts/sdk {times['adapter-dicts'] / times['sdk']:.1%}"
+            f"adapter-dicts/sdk {times['adapter-dicts'] / times['sdk']:.1%}, "
+            f"adapter-async/adapter {times['adapter-async'] / times['adapter']:.2f}"
         )
 
 
