@@ -166,7 +166,7 @@ def _view(obj: Any) -> Mapping[str, Any]:
 
 
 def _has(obj: Any, name: str) -> bool:
-    if _is_mapping(obj):
+    if type(obj) is dict or _is_mapping(obj):
         return name in obj
     return _get(obj, name) is not None
 
@@ -286,9 +286,16 @@ def _index(event: Any, name: str, value: Any = _MISSING) -> int:
 
 def _kind(obj: Any) -> str | None:
     """The `type` of an event or part: a dict's, or a model's (anything else has none)."""
-    if _shape(obj) == _OTHER:
+    shape = _SHAPES.get(type(obj))
+    if shape is None:
+        shape = _shape(obj)
+    if shape == _DICT:
+        kind = obj.get("type")
+    elif shape == _MODEL:
+        # A declared field of every event and part model; an extra one of any other model.
+        kind = obj.__dict__.get("type") or _get(obj, "type")
+    else:
         return None
-    kind = _get(obj, "type")
     return kind if type(kind) is str else None
 
 
@@ -385,6 +392,7 @@ class _Part:
 
     __slots__ = (
         "closed",
+        "counted",
         "cuts",
         "fed",
         "held",
@@ -409,6 +417,8 @@ class _Part:
     def __init__(self, options: _Options, key: Part, streamed: bool = True) -> None:
         self.options = options
         self.key = key
+        # Nothing to tell or convert as text goes out: `released` is only its bookkeeping.
+        self.counted = options.offsets == "codepoints" and options.on_marks is None
         self.stream = CleanStream(mapped=True, **options.clean) if streamed else None
         # The stream's own lists, filled as it releases text.
         self.cuts: list[Cut] = [] if self.stream is None else self.stream.cuts
@@ -439,7 +449,11 @@ class _Part:
         self.raw += len(text)
         self.fed.append(text)
         released = self.stream.feed(text)
-        if released or len(self.marks) > self.marks_told:
+        if self.counted:
+            if released:
+                self.pieces.append(released)
+                self.length += len(released)
+        elif released or len(self.marks) > self.marks_told:
             # Marks may come with no text (a line's end after the front sent its text).
             self.released(released)
         return released
@@ -630,7 +644,8 @@ class ResponsesCleaner(_Cleaner):
         }
 
     def feed(self, event: T) -> list[T]:
-        self._check_open()
+        if self._closed:
+            self._check_open()  # raises
         handler = self._handlers.get(_kind(event) or "")
         return [event] if handler is None else handler(event)
 
@@ -749,6 +764,9 @@ class ResponsesCleaner(_Cleaner):
         `raw`), else (`raw` None) a copy of the part's last delta, else one made from `event`."""
         if raw is None and _kind(event) != "response.output_text.delta":
             event = part.template if part.template is not None else _made_delta(event, part)
+        snapshot = _has(event, "snapshot")
+        if text == raw and not part.logprobs and not snapshot:
+            return event  # (what the rest gives, without its dict: the common delta)
         changes: dict[str, Any] = {"delta": text}
         if part.logprobs:
             logprobs, own = part.logprobs_out(), _get(event, "logprobs")
@@ -756,7 +774,7 @@ class ResponsesCleaner(_Cleaner):
                 changes["logprobs"] = logprobs
         elif text != raw and _get(event, "logprobs"):
             changes["logprobs"] = []  # the part's last delta, copied: its logprobs went out
-        if _has(event, "snapshot"):
+        if snapshot:
             changes["snapshot"] = part.text()
         return event if text == raw and len(changes) == 1 else _with(event, changes)
 
@@ -970,7 +988,7 @@ class ChatCleaner(_Cleaner):
             part.held.extend(annotations)
         if finish is not None:
             released += part.close()
-        ready = [_moved(one, part.place) for one in part.ready(_itself)] if part.held else []
+        ready = [_moved(one, part.place) for one in part.ready(_itself)] if part.held else None
         kept = part.logprobs_out() if part.logprobs else None
         same = released == (content or "")
         if same and not ready and not annotations and (kept is None or kept is tokens):
