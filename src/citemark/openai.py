@@ -888,7 +888,7 @@ class ChatCleaner(_Cleaner):
         if type(choices) is list and len(choices) == 1:
             # The common chunk, one choice: the loop below without its lists.
             choice = choices[0]
-            new, emptied = self._choice(chunk, choice)
+            new, emptied = self._choice(chunk, choice, 0)
             if new is choice:
                 return [chunk]
             if not emptied:
@@ -900,8 +900,8 @@ class ChatCleaner(_Cleaner):
             return [chunk]
         cleaned = []
         dropped = 0
-        for choice in choices:
-            new, drop = self._choice(chunk, choice)
+        for position, choice in enumerate(choices):
+            new, drop = self._choice(chunk, choice, position)
             cleaned.append(new)
             dropped += drop
         if dropped == len(choices) and _get(chunk, "usage") is None:
@@ -941,12 +941,13 @@ class ChatCleaner(_Cleaner):
                 out.append(_with(chunk, changes))
         return out
 
-    def _choice(self, chunk: Any, choice: Any) -> tuple[Any, bool]:
-        """choice made clean, and whether it carries nothing any more."""
+    def _choice(self, chunk: Any, choice: Any, position: int) -> tuple[Any, bool]:
+        """choice (at `position` in its chunk's list) made clean, and whether it carries
+        nothing any more."""
         fields = _view(choice)
         index = fields.get("index")
         if type(index) is not int:
-            index = _index(choice, "index", index)  # raises, naming it
+            index = _choice_index(choice, position)
         part = self._parts.get((index, 0)) or self._open((index, 0))
         delta = fields.get("delta")
         if delta is None:
@@ -1023,6 +1024,18 @@ class ChatCleaner(_Cleaner):
         elif kept is None and not same and logprobs is not None:
             choice_changes["logprobs"] = None
         return _with(choice, choice_changes), False
+
+
+def _choice_index(choice: Any, position: int) -> int:
+    """The `index` of a chat choice, the one at `position` in its list: some OpenAI-compatible
+    gateways leave it out, and their clients take a choice without one as the one at its place
+    (the only one, in the usual chunk)."""
+    index = _get(choice, "index")
+    if index is None:
+        return position
+    if type(index) is not int:
+        raise ValueError(f"a chat choice needs index as an int, not {type(index).__name__}")
+    return index
 
 
 def _chat_logprobs(part: _Part, kept: list[Any]) -> Any:
@@ -1136,7 +1149,7 @@ def clean_completion(
     if not isinstance(choices, list):
         return completion
     cleaned = []
-    for choice in choices:
+    for position, choice in enumerate(choices):
         message = _get(choice, "message")
         content = _get(message, "content")
         listed = content if isinstance(content, list) else None
@@ -1145,7 +1158,7 @@ def clean_completion(
         if not isinstance(content, str):
             cleaned.append(choice)
             continue
-        part = options.whole((_index(choice, "index"), 0), content)
+        part = options.whole((_choice_index(choice, position), 0), content)
         text = part.text()
         changes: dict[str, Any] = {"content": text if listed is None else _with_text(listed, text)}
         annotations = _get(message, "annotations")

@@ -278,6 +278,28 @@ def test_chat_choices_are_cleaned_apart() -> None:
     )
 
 
+def test_a_chat_choice_without_index_is_the_one_at_its_place(implementation: str) -> None:
+    """Some OpenAI-compatible gateways send chunks whose choices have no `index`: each is
+    the choice at its place in the list, as their clients read it (a marker split across
+    those chunks is still removed whole)."""
+    pieces = ["Tides turn ", MARKER[:4], MARKER[4:], " twice.\n", "More " + MARKER[:9], MARKER[9:]]
+    chunks = [
+        {"id": "c", "choices": [{"delta": {"content": p}, "finish_reason": None}]} for p in pieces
+    ]
+    chunks.append({"id": "c", "choices": [{"delta": {}, "finish_reason": "stop"}]})
+    out = list(clean_chat(chunks, implementation=implementation))  # type: ignore[arg-type]
+    assert chat_text(out) == clean("".join(pieces)) == "Tides turn twice.\nMore"
+    assert all("index" not in choice for chunk in out for choice in chunk["choices"])
+    two = {"choices": [{"delta": {"content": "a " + MARKER}}, {"delta": {"content": "b."}}]}
+    cleaner = ChatCleaner(implementation=implementation)  # type: ignore[arg-type]
+    sent = cleaner.feed(two) + cleaner.close()
+    assert [chat_text([{"choices": [c]}]) for o in sent for c in o["choices"]] == ["a", "b."]
+    assert len(cleaner.marks(0)) == 1  # the marker was the first choice's
+    assert not cleaner.marks(1)
+    whole = {"choices": [{"message": {"role": "assistant", "content": "Tides " + MARKER + "."}}]}
+    assert clean_completion(whole)["choices"][0]["message"]["content"] == "Tides."
+
+
 def test_a_chat_stream_without_finish_releases_at_the_end() -> None:
     chunks = [
         {"choices": [{"index": 0, "delta": {"content": "held " + MARKER}, "finish_reason": None}]},
@@ -694,8 +716,8 @@ def test_bad_text_events_are_named_and_spoil_nothing_else() -> None:
     parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "hm"}]}]
     listed = {"choices": [{"index": 0, "delta": {"content": parts}, "finish_reason": None}]}
     assert ChatCleaner().feed(listed) == [listed]
-    with pytest.raises(ValueError, match="index as an int"):
-        ChatCleaner().feed({"choices": [{"delta": {"content": "x"}}]})
+    with pytest.raises(ValueError, match="a chat choice needs index as an int, not str"):
+        ChatCleaner().feed({"choices": [{"index": "0", "delta": {"content": "x"}}]})
 
 
 def listed_chunk(*parts: Any, finish: str | None = None) -> Event:
