@@ -633,6 +633,7 @@ class ResponsesCleaner(_Cleaner):
             _Options(lenient, skip_code, widgets, max_hold, offsets, on_marks, implementation)
         )
         self._handlers: dict[str, Callable[[Any], list[Any]]] = {
+            "response.output_item.added": self._item_added,
             "response.output_text.delta": self._delta,
             "response.output_text.annotation.added": self._annotation,
             "response.output_text.done": self._text_done,
@@ -642,6 +643,9 @@ class ResponsesCleaner(_Cleaner):
             "error": self._error,
             **{kind: self._final for kind in _FINAL},
         }
+        # Each output item's output_index by its id, for the events of Responses-compatible
+        # servers that leave the index out (see _key).
+        self._places: dict[str, int] = {}
 
     def feed(self, event: T) -> list[T]:
         if self._closed:
@@ -698,22 +702,37 @@ class ResponsesCleaner(_Cleaner):
 
     def _part_added(self, event: Any) -> list[Any]:
         if _kind(_get(event, "part")) == "output_text":
-            self._open((_index(event, "output_index"), _index(event, "content_index")))
+            self._open(self._key(event))
         return [event]
 
     def _part_done(self, event: Any) -> list[Any]:
         content = _get(event, "part")
         if _kind(content) != "output_text":
             return [event]
-        key = (_index(event, "output_index"), _index(event, "content_index"))
-        out, content = self._content(key, content, event)
+        out, content = self._content(self._key(event), content, event)
         out.append(_with(event, {"part": content}))
         return out
 
+    def _item_added(self, event: Any) -> list[Any]:
+        item_id = _get(_get(event, "item"), "id")
+        if isinstance(item_id, str):
+            output_index = _get(event, "output_index")
+            # Without an index, the item is the next one of the output list.
+            self._places.setdefault(
+                item_id, output_index if type(output_index) is int else len(self._places)
+            )
+        return [event]
+
     def _item_done(self, event: Any) -> list[Any]:
         item = _get(event, "item")
+        output_index = _get(event, "output_index")
+        if output_index is None:
+            item_id = _get(item, "id")
+            output_index = self._places.get(item_id) if isinstance(item_id, str) else None
+            if output_index is None:
+                return [event]  # an item none of whose text came here: nothing of it to clean
         out: list[Any] = []
-        item = self._item(_index(event, "output_index"), item, event, out)
+        item = self._item(_index(event, "output_index", output_index), item, event, out)
         out.append(event if item is _get(event, "item") else _with(event, {"item": item}))
         return out
 
@@ -734,7 +753,24 @@ class ResponsesCleaner(_Cleaner):
     # Parts.
 
     def _text_part(self, event: Any) -> _Part:
-        return self._open((_index(event, "output_index"), _index(event, "content_index")))
+        return self._open(self._key(event))
+
+    def _key(self, event: Any) -> Part:
+        """The part a text or content part event is about: its output_index and content_index.
+        Some Responses-compatible servers leave them out: the output index is then its item's
+        (by `item_id`, as an earlier event of the item gave it), and the content index 0 (a
+        message's one text part).  An index that is there must be an int."""
+        output_index = _get(event, "output_index")
+        item_id = _get(event, "item_id")
+        if output_index is None and isinstance(item_id, str):
+            output_index = self._places.get(item_id)
+        output_index = _index(event, "output_index", output_index)
+        content_index = _get(event, "content_index")
+        if content_index is not None:
+            content_index = _index(event, "content_index", content_index)
+        if isinstance(item_id, str):
+            self._places.setdefault(item_id, output_index)
+        return output_index, content_index or 0
 
     def _finish(self, part: _Part, trigger: Any, text: Any = None) -> list[Any]:
         """Close part: its held text (with the rest of `text`, the raw text of a done event,

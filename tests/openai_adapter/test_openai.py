@@ -141,6 +141,60 @@ def test_recorded_streams(implementation: str, name: str) -> None:
     check_stream(upstream, out)
 
 
+# What two Responses-compatible servers leave out of their events (lemonade-sdk/lemonade
+# issue #3607; teabranch/open-responses-server issue #44).
+WITHOUT_INDICES = {
+    "lemonade": {
+        "response.output_item.": ("output_index",),
+        "response.content_part.": ("content_index",),
+        "response.output_text.": ("content_index",),
+    },
+    "open-responses-server": {"response.output_text.": ("content_index",)},
+}
+
+
+def without_indices(events: list[Any], server: str) -> list[Any]:
+    left_out = WITHOUT_INDICES[server]
+    return [
+        {
+            key: value
+            for key, value in event.items()
+            if not any(
+                event["type"].startswith(kind) and key in names for kind, names in left_out.items()
+            )
+        }
+        for event in events
+    ]
+
+
+@pytest.mark.parametrize("server", sorted(WITHOUT_INDICES))
+@pytest.mark.parametrize(
+    "name",
+    [
+        "web_search",
+        "file_search",
+        "cut",
+        "incomplete",
+        "recorded/vercel_web_search",
+        "recorded/vercel_code_interpreter",
+        "recorded/dotnet_file_search",
+    ],
+)
+def test_a_stream_without_its_indices_is_cleaned_as_with_them(
+    implementation: str, name: str, server: str
+) -> None:
+    """A text event without content_index is its item's one text part; an event without
+    output_index is its item's (by item_id), an item added without one the next of the
+    output: the stream comes out as it does with them (one text part a message)."""
+    upstream = load(name)
+    stripped = without_indices(upstream, server)
+    assert stripped != upstream
+    out = list(clean_responses(stripped, implementation=implementation))  # type: ignore[arg-type]
+    expected = list(clean_responses(upstream, implementation=implementation))  # type: ignore[arg-type]
+    assert without_indices(out, server) == without_indices(expected, server)
+    assert texts(expected)  # (markers were cleaned, annotations moved: check_stream's)
+
+
 def test_a_web_search_annotation_still_covers_its_link(implementation: str) -> None:
     out = list(clean_responses(load("web_search"), implementation=implementation))  # type: ignore[arg-type]
     text = texts(out)[(1, 0)]
