@@ -646,6 +646,7 @@ class ResponsesCleaner(_Cleaner):
         # Each output item's output_index by its id, for the events of Responses-compatible
         # servers that leave the index out (see _key).
         self._places: dict[str, int] = {}
+        self._last_added: int | None = None  # the output_index of the item added last
 
     def feed(self, event: T) -> list[T]:
         if self._closed:
@@ -714,13 +715,14 @@ class ResponsesCleaner(_Cleaner):
         return out
 
     def _item_added(self, event: Any) -> list[Any]:
+        output_index = _get(event, "output_index")
+        if type(output_index) is not int:
+            # Without an index, the item is the next one of the output list.
+            output_index = len(self._places) if self._last_added is None else self._last_added + 1
         item_id = _get(_get(event, "item"), "id")
         if isinstance(item_id, str):
-            output_index = _get(event, "output_index")
-            # Without an index, the item is the next one of the output list.
-            self._places.setdefault(
-                item_id, output_index if type(output_index) is int else len(self._places)
-            )
+            output_index = self._places.setdefault(item_id, output_index)
+        self._last_added = output_index
         return [event]
 
     def _item_done(self, event: Any) -> list[Any]:
@@ -758,12 +760,17 @@ class ResponsesCleaner(_Cleaner):
     def _key(self, event: Any) -> Part:
         """The part a text or content part event is about: its output_index and content_index.
         Some Responses-compatible servers leave them out: the output index is then its item's
-        (by `item_id`, as an earlier event of the item gave it), and the content index 0 (a
-        message's one text part).  An index that is there must be an int."""
+        (by `item_id`, as an earlier event of the item gave it; without an id, the item added
+        last), and the content index 0 (a message's one text part).  An index that is there
+        must be an int."""
         output_index = _get(event, "output_index")
         item_id = _get(event, "item_id")
-        if output_index is None and isinstance(item_id, str):
-            output_index = self._places.get(item_id)
+        if output_index is None:
+            # Its item by its id, else (no id either) the item added last, as events stream.
+            if isinstance(item_id, str):
+                output_index = self._places.get(item_id)
+            elif item_id is None:
+                output_index = self._last_added
         output_index = _index(event, "output_index", output_index)
         content_index = _get(event, "content_index")
         if content_index is not None:

@@ -150,6 +150,11 @@ WITHOUT_INDICES = {
         "response.output_text.": ("content_index",),
     },
     "open-responses-server": {"response.output_text.": ("content_index",)},
+    # Deltas replayed with neither index nor item_id (RESMP-DEV/ccr-rust PR #25's review).
+    "no item_id": {
+        "response.output_text.": ("output_index", "content_index", "item_id"),
+        "response.content_part.": ("output_index", "content_index", "item_id"),
+    },
 }
 
 
@@ -184,8 +189,9 @@ def test_a_stream_without_its_indices_is_cleaned_as_with_them(
     implementation: str, name: str, server: str
 ) -> None:
     """A text event without content_index is its item's one text part; an event without
-    output_index is its item's (by item_id), an item added without one the next of the
-    output: the stream comes out as it does with them (one text part a message)."""
+    output_index is its item's (by item_id; without one, the item added last), an item
+    added without one the next of the output: the stream comes out as it does with them
+    (one text part a message)."""
     upstream = load(name)
     stripped = without_indices(upstream, server)
     assert stripped != upstream
@@ -750,7 +756,13 @@ def test_bad_text_events_are_named_and_spoil_nothing_else() -> None:
     cleaner = ResponsesCleaner()
     good = deltas("kept " + MARKER + " text\n", 100)[0]
     with pytest.raises(ValueError, match="output_index as an int"):
-        cleaner.feed({"type": DELTA, "content_index": 0, "delta": "x"})
+        cleaner.feed({"type": DELTA, "content_index": 0, "delta": "x"})  # no item added yet
+    with pytest.raises(ValueError, match="output_index as an int"):
+        cleaner.feed({"type": DELTA, "item_id": "unknown", "delta": "x"})
+    with pytest.raises(ValueError, match="output_index as an int, not list"):
+        cleaner.feed({"type": DELTA, "output_index": [0], "delta": "x"})
+    with pytest.raises(ValueError, match="output_index as an int"):
+        cleaner.feed({"type": DELTA, "item_id": ["unhashable"], "delta": "x"})
     with pytest.raises(ValueError, match="content_index as an int, not str"):
         cleaner.feed({"type": DELTA, "output_index": 0, "content_index": "0", "delta": "x"})
     with pytest.raises(ValueError, match="delta as a str, not NoneType"):
