@@ -718,7 +718,7 @@ class ResponsesCleaner(_Cleaner):
         output_index = _get(event, "output_index")
         if type(output_index) is not int:
             # Without an index, the item is the next one of the output list.
-            output_index = len(self._places) if self._last_added is None else self._last_added + 1
+            output_index = 0 if self._last_added is None else self._last_added + 1
         item_id = _get(_get(event, "item"), "id")
         if isinstance(item_id, str):
             output_index = self._places.setdefault(item_id, output_index)
