@@ -57,6 +57,39 @@ def test_sdk_events_clean_as_dicts_do(implementation: str, name: str) -> None:
     assert all(type(event) is by_number[event.sequence_number] for event in out)
 
 
+def test_sdk_events_without_their_indices_clean_as_dicts_do(implementation: str) -> None:
+    """The SDK does not validate what a Responses-compatible server sends: events without
+    `output_index` or `content_index` reach the adapter as models without those fields."""
+    left_out = {"output_index", "content_index"}
+    upstream = [
+        {
+            key: value
+            for key, value in event.items()
+            if not (
+                event["type"].startswith(("response.output_text.", "response.content_part."))
+                and key in left_out
+            )
+        }
+        for event in load("web_search")
+    ]
+    out = list(clean_responses(sdk(upstream, ResponseStreamEvent), implementation=implementation))  # type: ignore[arg-type]
+    expected = list(clean_responses(upstream, implementation=implementation))  # type: ignore[arg-type]
+    assert [event.to_dict() for event in out] == expected
+    assert any(MARKER[0] in event.get("delta", "") for event in upstream)
+    chunks = [
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "m",
+            "choices": [{"delta": {"content": piece}, "finish_reason": None}],
+        }
+        for piece in ["Tides ", MARKER[:6], MARKER[6:], " turn."]
+    ]
+    cleaned = list(clean_chat(sdk(chunks, ChatCompletionChunk), implementation=implementation))  # type: ignore[arg-type]
+    assert "".join(chunk.choices[0].delta.content or "" for chunk in cleaned) == "Tides turn."
+
+
 def test_extra_fields_stay() -> None:
     models = sdk(load("web_search"), ResponseStreamEvent)
     deltas = [e for e in clean_responses(models) if e.type == "response.output_text.delta"]
