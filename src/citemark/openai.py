@@ -39,8 +39,10 @@ Per text part (`output_index`, `content_index`; a choice's `index` for chat):
   functions give back, once it has started (a `break` under `contextlib.closing`, a server's
   client gone), closes the stream it reads (`close()`, or `aclose()`/`close()` for the async
   ones): the SDK's stream and its HTTP response go with it.  An event of unknown shape
-  passes through; a text event without its indexes, or a delta after its part's done, is a
-  ValueError that names it; no event changes another part.
+  passes through; a text event whose indexes are not ints, or a delta after its part's done,
+  is a ValueError that names it; no event changes another part.  Indexes that an
+  OpenAI-compatible server leaves out are its item's (`ResponsesCleaner._key`) or, for a
+  chat choice, its place in the chunk's list (`_choice_index`).
 
 Offsets are code points, as the API counts them: in a recorded web-search stream of the
 Responses API, an annotation's `[start_index, end_index)` holds its whole Markdown link, past
