@@ -1074,8 +1074,8 @@ class ChatCleaner(_Cleaner):
 def _choice_index(choice: Any, position: int) -> int:
     """The `index` of a chat choice, the one at `position` in its list: some OpenAI-compatible
     gateways leave it out, and their clients take a choice without one as the one at its place
-    (the only one, in the usual chunk)."""
-    index = _get(choice, "index")
+    (the only one, in the usual chunk).  A choice that is no dict or model has none."""
+    index = None if _shape(choice) == _OTHER else _get(choice, "index")
     if index is None:
         return position
     if type(index) is not int:

@@ -783,6 +783,9 @@ def test_bad_text_events_are_named_and_spoil_nothing_else() -> None:
     assert ChatCleaner().feed(listed) == [listed]
     with pytest.raises(ValueError, match="a chat choice needs index as an int, not str"):
         ChatCleaner().feed({"choices": [{"index": "0", "delta": {"content": "x"}}]})
+    # A choice that is no dict or model carries no text: the chunk passes as it came.
+    for junk in (None, 5, "x"):
+        assert ChatCleaner().feed({"choices": [junk]}) == [{"choices": [junk]}]
 
 
 def listed_chunk(*parts: Any, finish: str | None = None) -> Event:
