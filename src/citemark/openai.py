@@ -729,12 +729,9 @@ class ResponsesCleaner(_Cleaner):
 
     def _item_done(self, event: Any) -> list[Any]:
         item = _get(event, "item")
-        output_index = _get(event, "output_index")
+        output_index = self._place(_get(event, "output_index"), _get(item, "id"))
         if output_index is None:
-            item_id = _get(item, "id")
-            output_index = self._places.get(item_id) if isinstance(item_id, str) else None
-            if output_index is None:
-                return [event]  # an item none of whose text came here: nothing of it to clean
+            return [event]  # an item none of whose text came here: nothing of it to clean
         out: list[Any] = []
         item = self._item(_index(event, "output_index", output_index), item, event, out)
         out.append(event if item is _get(event, "item") else _with(event, {"item": item}))
@@ -762,24 +759,28 @@ class ResponsesCleaner(_Cleaner):
     def _key(self, event: Any) -> Part:
         """The part a text or content part event is about: its output_index and content_index.
         Some Responses-compatible servers leave them out: the output index is then its item's
-        (by `item_id`, as an earlier event of the item gave it; without an id, the item added
-        last), and the content index 0 (a message's one text part).  An index that is there
-        must be an int."""
-        output_index = _get(event, "output_index")
+        (`_place`), and the content index 0 (a message's one text part).  An index that is
+        there must be an int."""
         item_id = _get(event, "item_id")
-        if output_index is None:
-            # Its item by its id, else (no id either) the item added last, as events stream.
-            if isinstance(item_id, str):
-                output_index = self._places.get(item_id)
-            elif item_id is None:
-                output_index = self._last_added
-        output_index = _index(event, "output_index", output_index)
+        output_index = _index(
+            event, "output_index", self._place(_get(event, "output_index"), item_id)
+        )
         content_index = _get(event, "content_index")
         if content_index is not None:
             content_index = _index(event, "content_index", content_index)
         if isinstance(item_id, str):
             self._places.setdefault(item_id, output_index)
         return output_index, content_index or 0
+
+    def _place(self, output_index: Any, item_id: Any) -> Any:
+        """An event's output_index, or, left out, its item's: by the item's id, as an earlier
+        event of the item gave it, else (no id either) the item added last, as events stream.
+        None where no event placed the item."""
+        if output_index is not None:
+            return output_index
+        if isinstance(item_id, str):
+            return self._places.get(item_id)
+        return self._last_added if item_id is None else None
 
     def _finish(self, part: _Part, trigger: Any, text: Any = None) -> list[Any]:
         """Close part: its held text (with the rest of `text`, the raw text of a done event,
@@ -811,7 +812,7 @@ class ResponsesCleaner(_Cleaner):
             event = part.template if part.template is not None else _made_delta(event, part)
         snapshot = _has(event, "snapshot")
         if text == raw and not part.logprobs and not snapshot:
-            return event  # (what the rest gives, without its dict: the common delta)
+            return event  # the common delta: what the rest would give, without its changes
         changes: dict[str, Any] = {"delta": text}
         if part.logprobs:
             logprobs, own = part.logprobs_out(), _get(event, "logprobs")

@@ -29,9 +29,9 @@ SCANNERS = {"cython": "citemark._kernels.scan_c", "python": "citemark._kernels.s
 ARROW = {"cython": "citemark._kernels.arrow_c", "python": "citemark._kernels.arrow_py"}
 CALLS = 100
 # Bytes a run of CALLS calls may leave behind (interpreter caches, free lists): a leak of one
-# small object a call is CALLS * 32 bytes or more, so the slack stays under that while
-# leaving room for the few bytes a call that the interpreter's own state can gain when the
-# whole slow suite shares one process (the CHANGELOG has the runs).
+# small object a call is CALLS * 32 bytes or more, so the slack stays under that, with room
+# for the few bytes a call by which the interpreter's own state may grow when the whole slow
+# suite shares one process (the CHANGELOG has the runs).
 SLACK = CALLS * 24
 
 MARKER = S + "cite" + D + "turn0search1" + D + " turn1news2 " + D + "L1-L2" + E

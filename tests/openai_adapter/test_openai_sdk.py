@@ -9,7 +9,6 @@ import importlib
 import importlib.util
 import json
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
@@ -29,17 +28,12 @@ from citemark.openai import (
     clean_response,
     clean_responses,
 )
+from test_openai import load, without_indices
 
-DATA = Path(__file__).parents[1] / "data" / "openai"
 # The SDK's HTTP client library: httpx2 from openai 3 on, httpx before.
 http: Any = importlib.import_module("httpx2" if importlib.util.find_spec("httpx2") else "httpx")
 STREAMS = ["web_search", "file_search", "several_parts", "cut", "incomplete"]
 MARKER = "\ue200cite\ue202turn0search0\ue201"
-
-
-def load(name: str) -> list[dict[str, Any]]:
-    lines = (DATA / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
-    return [json.loads(line) for line in lines if line.strip()]
 
 
 def sdk(events: list[dict[str, Any]], kind: Any) -> list[Any]:
@@ -60,18 +54,7 @@ def test_sdk_events_clean_as_dicts_do(implementation: str, name: str) -> None:
 def test_sdk_events_without_their_indices_clean_as_dicts_do(implementation: str) -> None:
     """The SDK does not validate what a Responses-compatible server sends: events without
     `output_index` or `content_index` reach the adapter as models without those fields."""
-    left_out = {"output_index", "content_index"}
-    upstream = [
-        {
-            key: value
-            for key, value in event.items()
-            if not (
-                event["type"].startswith(("response.output_text.", "response.content_part."))
-                and key in left_out
-            )
-        }
-        for event in load("web_search")
-    ]
+    upstream = without_indices(load("web_search"), "lemonade")
     out = list(clean_responses(sdk(upstream, ResponseStreamEvent), implementation=implementation))  # type: ignore[arg-type]
     expected = list(clean_responses(upstream, implementation=implementation))  # type: ignore[arg-type]
     assert [event.to_dict() for event in out] == expected
