@@ -3,6 +3,7 @@ progress bar, exit codes.  The command runs in a subprocess, as a user runs it."
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import pty
@@ -11,13 +12,15 @@ import select
 import shutil
 import subprocess
 import sys
+import threading
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import citemark as citemark_package
-from citemark import extract_citations, strip_citations
+from citemark import cli, extract_citations, strip_citations
 from citemark._cli import inputs as _inputs
 from citemark._cli.commands import Job
 from citemark._cli.inputs import Inputs
@@ -541,6 +544,50 @@ def test_workers_are_fed_a_bounded_window(tmp_path: Path) -> None:
         assert result.stats.citations == 1
         assert pulled - seen <= 2 * 2
     assert seen == 40
+
+
+@pytest.mark.parametrize("stop_early", [False, True])
+def test_a_worker_pool_is_gone_when_its_results_end(stop_early: bool) -> None:
+    """A process pool's threads (its manager, its task queue's feeder) have ended by the
+    time its results end, so the pool's queues and their semaphores are released then: left
+    to a later collection, on a free-threaded build they were released inside the
+    multiprocessing resource tracker while the next run's pool registered its own, which it
+    refuses (tests/cli run in one process failed that way twice in ten runs)."""
+    job = Job("stats", "text", "stats", ("cite",))
+    tasks = (Task(f"t{i}", 0, f"x {S}cite{D}a{E}", 10) for i in range(12))
+    before = set(threading.enumerate())
+    results = ordered_results(job, tasks, jobs=2, threads=False)
+    with closing(results):
+        for seen, result in enumerate(results, 1):
+            assert result.stats is not None
+            if stop_early and seen == 3:
+                break
+    assert [thread for thread in threading.enumerate() if thread not in before] == []
+
+
+def test_a_run_that_stops_early_closes_its_input(tmp_path: Path, monkeypatch) -> None:
+    """The line that stops a run ends the reading of its file there, not whenever the
+    collector finds the reading generator."""
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b'{"t": "fine"}\nnot json\n' + b'{"t": "fine"}\n' * 50)
+    opened: list[Any] = []
+    real_open = open
+
+    def recording_open(file: Any, *args: Any, **kwargs: Any) -> Any:
+        handle = real_open(file, *args, **kwargs)
+        if str(file) == str(path):
+            opened.append(handle)
+        return handle
+
+    monkeypatch.setattr(_inputs, "open", recording_open, raising=False)
+    gc.disable()  # (what the collector would close must already be closed)
+    try:
+        code = cli.main(["strip", str(path), "--field", "t", "-q", "-o", str(tmp_path / "o")])
+        assert code != 0
+        assert opened
+        assert all(handle.closed for handle in opened)
+    finally:
+        gc.enable()
 
 
 # --- clean: a text -> text command from the table, on citemark.clean -----------------------

@@ -74,9 +74,12 @@ def run(
 
     previous = _install(on_interrupt)
     try:
-        results = ordered_results(job, iter(inputs), jobs, threads)
+        tasks = iter(inputs)
+        results = ordered_results(job, tasks, jobs, threads)
         before = 0  # lines of the file before the result's task (for tasks not counted)
-        with progress, closing(results):  # type: ignore[type-var]
+        # A run that stops early closes the reading too (its file with it), here, not
+        # whenever the collector finds the generator.
+        with progress, closing(tasks), closing(results):  # type: ignore[type-var]
             for result in results:
                 if result.first_row is None:
                     result.renumber(before)

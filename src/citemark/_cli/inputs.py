@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any, BinaryIO
 
 from .commands import TEXT_COMMANDS, Job
@@ -41,7 +41,7 @@ class Inputs:
         except OSError:
             return None
 
-    def __iter__(self) -> Iterator[Task]:
+    def __iter__(self) -> Generator[Task, None, None]:
         for file in self.files:
             try:
                 if self.job.input_format == "jsonl":

@@ -75,6 +75,7 @@ def _stop(pool: Executor) -> None:
         terminate()
         return
     processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
     # The queue's feeder thread may be blocked writing a task into a full pipe that no worker
     # will read once they are terminated; the pool's manager thread joins it on the way out,
     # and the interpreter's exit joins that thread: without this, the exit can hang.
@@ -90,6 +91,16 @@ def _stop(pool: Executor) -> None:
         if worker.is_alive():
             worker.kill()
             worker.join()
+    # With its workers gone the manager thread ends at once, closing the task queue, whose
+    # feeder thread then ends too: the queues' semaphores are released here, not at some
+    # later collection, which may run inside the multiprocessing resource tracker while it
+    # registers another pool's (a reentrant call it refuses, leaking them, as a free-threaded
+    # build showed).
+    if manager is not None:
+        manager.join(5)
+    feeder = getattr(call_queue, "_thread", None)  # started by the queue's first task
+    if feeder is not None:
+        feeder.join(5)
 
 
 def _worker_init() -> None:
