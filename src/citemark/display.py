@@ -54,11 +54,11 @@ import json
 import re
 import sys
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._core.grammar import FAMILY_CHAR, LINE_LOCATOR_RE, check_chunk, check_text
+from ._core.grammar import FAMILY_CHAR, FAMILY_WORD_RE, LINE_LOCATOR_RE, check_chunk, check_text
 from ._core.protocols import CLOSED_OWNER
 from ._core.shapes import (
     BARE,
@@ -776,7 +776,7 @@ def _back_end(back: list[Cut], index: int) -> int:
 DEFAULT_MAX_HOLD = 1 << 16
 
 
-def _link_end(text: str, end: int, through_markers: bool = True) -> int:
+def _link_end(text: str, end: int, rendered: Container[str] = ()) -> int:
     """Where a release of text[:end] stops for links: at the first `[` whose text a marker may
     still unwrap (`[words](<marker>)` shows `words`), else end.  A `[` is decided once its `]`
     has come and after it, outside brackets, a character that no marker takes away (none of
@@ -787,9 +787,9 @@ def _link_end(text: str, end: int, through_markers: bool = True) -> int:
     markers (START to STOP, a body with no bracket and no private-use character but DELIM:
     what cleaning shows of one, if anything, comes from its body) up to any other marker
     character after the first `[` (a body may hold brackets, ids may run on): a `[` not
-    decided before it, or any `[` after it, waits for the line's end.
-    `through_markers=False` (a widgets renderer, whose text for a marker may hold brackets)
-    stops at the first marker character."""
+    decided before it, or any `[` after it, waits for the line's end.  `rendered` names the
+    families a widgets renderer shows: its text for a marker may hold brackets, so the
+    reading stops at their markers too (the others clean as they do without widgets)."""
     first = text.find("[", 0, end)
     if first < 0:
         return end
@@ -799,7 +799,9 @@ def _link_end(text: str, end: int, through_markers: bool = True) -> int:
     after = first  # where the text since the last bracket or marker starts
     for token in _LINK_TOKENS.finditer(text, first, end):
         at = token.start()
-        if token.lastgroup == "other" or (token.lastgroup == "marker" and not through_markers):
+        if token.lastgroup == "other" or (
+            rendered and token.lastgroup == "marker" and _family_at(text, at + 1) in rendered
+        ):
             stop = at
             break
         if closed and not opened and _PLAIN_CHAR.search(text, after, at) is not None:
@@ -816,6 +818,13 @@ def _link_end(text: str, end: int, through_markers: bool = True) -> int:
         return min(undecided)
     later = text.find("[", stop, end)  # (none when stop is end)
     return end if later < 0 else later
+
+
+def _family_at(text: str, i: int) -> str:
+    """The family of the marker whose START is just before i, as the kernel reads it ("" for
+    none: a family-less group, or no marker at all, whose text is then its body's)."""
+    word = FAMILY_WORD_RE.match(text, i)
+    return "" if word is None else word.group()
 
 
 def _plain_end(text: str, end: int) -> int:
@@ -1234,7 +1243,7 @@ class CleanStream:
             # A backtick may open inline code: the rest of the line waits.
             cut = tick
             self._f.state = FRONT_OFF
-        cut = _link_end(tail, cut, self._widgets is None)
+        cut = _link_end(tail, cut, self._widgets or ())
         while True:
             cut = _plain_end(tail, cut)
             start = tail.rfind(START, 0, cut)

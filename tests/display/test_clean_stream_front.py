@@ -87,12 +87,17 @@ def widget(marker: object) -> str:
     return "[w]"
 
 
+# No widgets, a renderer of the `cite` family, or one of `link_title` (the other markers read
+# past as without widgets).
+widget_options = st.sampled_from([None, {"cite": widget}, {"link_title": widget}])
+
+
 @settings(max_examples=300)
-@given(texts, st.lists(st.integers(0, 300), max_size=15), st.booleans(), st.booleans())
+@given(texts, st.lists(st.integers(0, 300), max_size=15), st.booleans(), widget_options)
 def test_every_chunking_and_option(
-    implementation: str, text: str, cuts: list[int], skip_code: bool, widgets: bool
+    implementation: str, text: str, cuts: list[int], skip_code: bool, widgets: Any
 ) -> None:
-    options = {"skip_code": skip_code, "widgets": {"cite": widget} if widgets else None}
+    options = {"skip_code": skip_code, "widgets": widgets}
     got, _ = run(split(text, cuts), implementation=implementation, **options)
     assert got == clean(text, **options)  # type: ignore[arg-type]
 
@@ -104,13 +109,13 @@ def test_one_character_deltas(implementation: str, text: str) -> None:
 
 
 @settings(max_examples=150)
-@given(texts, st.lists(st.integers(0, 300), max_size=15), st.booleans(), st.booleans())
+@given(texts, st.lists(st.integers(0, 300), max_size=15), st.booleans(), widget_options)
 def test_mapped_marks_and_cuts(
-    implementation: str, text: str, cuts: list[int], skip_code: bool, widgets: bool
+    implementation: str, text: str, cuts: list[int], skip_code: bool, widgets: Any
 ) -> None:
     options: dict[str, Any] = {
         "skip_code": skip_code,
-        "widgets": {"cite": widget} if widgets else None,
+        "widgets": widgets,
         "implementation": implementation,
     }
     got, stream = run(split(text, cuts), mapped=True, **options)
@@ -157,6 +162,32 @@ def test_a_link_decided_before_a_marker_goes_out_with_it(implementation: str) ->
     assert stream.feed(text) == "See ([a.com](https://a.com)) and then"  # a `[` after waits
     assert stream.close() == " [b"
     assert clean(text) == "See ([a.com](https://a.com)) and then [b"
+
+
+@pytest.mark.parametrize("mapped", [False, True])
+def test_a_widgets_stream_reads_past_the_markers_it_does_not_render(
+    implementation: str, mapped: bool
+) -> None:
+    """A widgets renderer's text may hold brackets, so a link around one of its markers waits
+    for the line's end; a marker of a family it does not render cleans as without widgets,
+    and the links around and after it go out as they are decided."""
+    widgets = {"link_title": widget}
+    cases = [
+        ("See [b](https://b.com) " + MARKER + " then [c](https://c.com) and", " more"),
+        ("See [b " + MARKER + "](https://b.com) then [c](https://c.com) and", " more"),
+    ]
+    for feeds in cases:
+        stream = CleanStream(widgets=widgets, mapped=mapped, implementation=implementation)  # type: ignore[arg-type]
+        first = stream.feed(feeds[0])
+        assert first == "See [b](https://b.com) then [c](https://c.com) and"
+        assert first + stream.feed(feeds[1]) + stream.close() == clean(
+            "".join(feeds), widgets=widgets
+        )
+    rendered = "See [b " + TITLED + "](https://b.com) then [c](https://c.com) and"
+    stream = CleanStream(widgets=widgets, mapped=mapped, implementation=implementation)  # type: ignore[arg-type]
+    assert stream.feed(rendered) == "See"  # the rest waits for the line's end
+    assert stream.feed("\n") == " [b [w]](https://b.com) then [c](https://c.com) and\n"
+    assert stream.close() == ""
 
 
 def test_a_link_whose_destination_is_a_marker_waits_for_it(implementation: str) -> None:
