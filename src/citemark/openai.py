@@ -43,6 +43,8 @@ Per text part (`output_index`, `content_index`; a choice's `index` for chat):
   is a ValueError that names it; no event changes another part.  Indexes that an
   OpenAI-compatible server leaves out are its item's (`ResponsesCleaner._key`) or, for a
   chat choice, its place in the chunk's list (`_choice_index`).
+- Responses one after another in one stream (an agent's model calls), each from its
+  `response.created` on: each is cleaned as a stream of its own.
 
 Offsets are code points, as the API counts them: in a recorded web-search stream of the
 Responses API, an annotation's `[start_index, end_index)` holds its whole Markdown link, past
@@ -635,6 +637,7 @@ class ResponsesCleaner(_Cleaner):
             _Options(lenient, skip_code, widgets, max_hold, offsets, on_marks, implementation)
         )
         self._handlers: dict[str, Callable[[Any], list[Any]]] = {
+            "response.created": self._created,
             "response.output_item.added": self._item_added,
             "response.output_text.delta": self._delta,
             "response.output_text.annotation.added": self._annotation,
@@ -664,6 +667,20 @@ class ResponsesCleaner(_Cleaner):
         return self._finish_all(None)
 
     # Events.
+
+    def _created(self, event: Any) -> list[Any]:
+        """A response starts.  A stream may hold several, one after another (an agent's model
+        calls: the OpenAI Agents SDK's raw events), each numbering its output from 0: each is
+        cleaned as a stream of its own, after what an earlier one still holds (one that ended
+        without its done events) is released."""
+        if not (self._parts or self._places):
+            return [event]
+        out = self._finish_all(event)
+        self._parts = {}
+        self._places = {}
+        self._last_added = None
+        out.append(event)
+        return out
 
     def _delta(self, event: Any) -> list[Any]:
         fields = _view(event)

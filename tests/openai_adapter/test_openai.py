@@ -226,6 +226,36 @@ def test_a_file_citation_sent_early_waits_for_its_text() -> None:
     assert next(e for e in out if e["type"] == ADDED)["annotation"]["index"] == text.index(".")
 
 
+# An agent's run (the OpenAI Agents SDK's raw events): its model calls' streams one after
+# another, each from its `response.created` on, each numbering its output from 0.
+AGENT_RUNS = [
+    ("web_search", "file_search"),
+    ("several_parts", "web_search", "several_parts"),
+    ("cut", "web_search"),  # the first call's stream cut: what it holds goes out before the next
+    ("incomplete", "file_search"),
+]
+
+
+def by_response(events: list[Event]) -> list[list[Event]]:
+    """events cut before each `response.created`."""
+    starts = [i for i, event in enumerate(events) if event["type"] == "response.created"]
+    return [events[a:b] for a, b in zip(starts, [*starts[1:], len(events)], strict=True)]
+
+
+@pytest.mark.parametrize("names", AGENT_RUNS, ids="+".join)
+def test_responses_one_after_another_are_cleaned_apart(
+    implementation: str, names: tuple[str, ...]
+) -> None:
+    calls = [load(name) for name in names]
+    upstream = [event for call in calls for event in call]
+    out = list(clean_responses(upstream, implementation=implementation))  # type: ignore[arg-type]
+    cleaned = by_response(out)
+    assert len(cleaned) == len(calls)
+    for call, each in zip(calls, cleaned, strict=True):
+        check_stream(call, each)
+        assert each == list(clean_responses(call, implementation=implementation))  # type: ignore[arg-type]
+
+
 def test_a_cut_stream_releases_what_it_holds() -> None:
     upstream = load("cut")
     assert not any(e["type"].endswith(".done") and "text" in e for e in upstream)

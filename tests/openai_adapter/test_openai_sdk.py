@@ -51,6 +51,13 @@ def test_sdk_events_clean_as_dicts_do(implementation: str, name: str) -> None:
     assert all(type(event) is by_number[event.sequence_number] for event in out)
 
 
+def test_sdk_events_of_responses_one_after_another_clean_as_dicts_do(implementation: str) -> None:
+    upstream = load("several_parts") + load("web_search")
+    out = list(clean_responses(sdk(upstream, ResponseStreamEvent), implementation=implementation))  # type: ignore[arg-type]
+    expected = list(clean_responses(upstream, implementation=implementation))  # type: ignore[arg-type]
+    assert [event.to_dict() for event in out] == expected
+
+
 def test_sdk_events_without_their_indices_clean_as_dicts_do(implementation: str) -> None:
     """The SDK does not validate what a Responses-compatible server sends: events without
     `output_index` or `content_index` reach the adapter as models without those fields."""

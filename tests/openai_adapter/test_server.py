@@ -320,9 +320,15 @@ def test_concurrent_streams(proxy: str) -> None:
 def test_the_examples_of_the_docs_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/openai.md's Python blocks, in order, in one namespace: the SDK talks to a replay
     upstream (any model answers with a recorded stream) and to the proxy in front of it; a
-    block followed by a text block prints exactly that."""
+    block followed by a text block prints exactly that.  A block that `needs:` a module
+    (tests/test_docs.py's note) runs where it imports."""
     page = (ROOT / "docs" / "openai.md").read_text(encoding="utf-8")
-    blocks = re.findall(r"```(\w+)\n(.*?)```", page, re.S)
+    fences = re.findall(r"(?:<!-- needs: (.*?) -->\n)?```(\w+)\n(.*?)```", page, re.S)
+    blocks = [(language, code) for _, language, code in fences]
+    absent = [
+        any(importlib.util.find_spec(module) is None for module in needs.split())
+        for needs, _, _ in fences
+    ]
     default = {"responses": "web_search", "chat": "chat"}
     with (
         serving(server.replay_app(DATA, default=default)) as upstream,
@@ -338,7 +344,7 @@ def test_the_examples_of_the_docs_run(monkeypatch: pytest.MonkeyPatch) -> None:
         ran = 0
         try:
             for number, (language, code) in enumerate(blocks):
-                if language != "python":
+                if language != "python" or absent[number]:
                     continue
                 code = code.replace("http://127.0.0.1:8000/v1", proxy + "/v1")
                 printed = io.StringIO()
