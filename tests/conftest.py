@@ -15,8 +15,8 @@ free-threaded interpreter that has no pyarrow wheel: a test marked `needs(MODULE
 deselected, a test file that imports it at its top (dataframes/test_arrow.py,
 dataframes/test_dask.py: all of it needs the module) is left out of collection, and the run
 lists both.  Without the option a missing pyarrow fails.  A free-threaded interpreter implies
-`--without` for the modules of the `server` extra (`FREE_THREADED_WITHOUT`), which its
-`test-ft` extra does not install.
+`--without` for the modules of the `server` extra and the Agents SDK (`FREE_THREADED_WITHOUT`),
+which its `test-ft` extra does not install.
 
 Tests marked `slow` (leak hunts, megabyte inputs, thread stress, long Hypothesis runs) are
 deselected unless `--slow` is given, so that a plain `pytest` stays quick; `.ci/run` runs them.
@@ -98,9 +98,10 @@ COMPILED_ONLY: dict[str, frozenset[str] | None] = {
 # (test_arrow's `arrow` says "compiled").
 COMPILED_PARAMS = frozenset({"cython", "compiled"})
 
-# The `server` extra (the openai SDK, FastAPI, uvicorn) is not in `test-ft`: pydantic-core may
-# publish no free-threaded wheel.  There the files importing them are left out, and listed.
-FREE_THREADED_WITHOUT = ("openai", "fastapi", "uvicorn")
+# The `server` extra (the openai SDK, FastAPI, uvicorn) and the Agents SDK are not in
+# `test-ft`: pydantic-core may publish no free-threaded wheel.  There the files importing them
+# are left out, and listed.
+FREE_THREADED_WITHOUT = ("openai", "fastapi", "uvicorn", "agents")
 FREE_THREADED = bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
 
 _left_out: dict[str, None] = {}  # "<what> (<why>)" lines, once each (pytest may ask twice)

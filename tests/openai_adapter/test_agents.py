@@ -1,0 +1,140 @@
+"""`citemark.openai` under an OpenAI Agents SDK run, as docs/openai.md shows it: the run's raw
+events (its model calls' Responses streams, one after another) relayed through one
+`ResponsesCleaner`.  The agent is the real SDK's, its model the SDK's `OpenAIResponsesModel`
+talking over HTTP to an upstream on 127.0.0.1 that answers the first call with a tool call
+(after some text) and the second with the answer, both with markers at output 0."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
+from fastapi import FastAPI, Request
+from fastapi.responses import StreamingResponse
+from openai import AsyncOpenAI
+
+from citemark.display import clean
+from citemark.openai import ResponsesCleaner
+from test_server import WAIT, serving
+
+S, D, E = "\ue200", "\ue202", "\ue201"
+FIRST = "Let me look that up " + S + "cite" + D + "turn0search0" + E + "."
+SECOND = "Kyoto has temples " + S + "cite" + D + "turn0search3" + E + " and gardens."
+CALL = {
+    "type": "function_call",
+    "id": "fc_1",
+    "call_id": "call_1",
+    "name": "lookup",
+    "arguments": '{"city": "Kyoto"}',
+    "status": "completed",
+}
+
+
+def model_call(text: str, tool_call: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """A Responses stream in the API's order: a message with `text` at output 0, in deltas
+    of 5 characters, then `tool_call` at output 1, if any."""
+    where = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress"}
+    part = {"type": "output_text", "annotations": [], "text": text}
+    done_message = {**message, "status": "completed", "content": [part]}
+    response = {
+        "id": "resp_1",
+        "object": "response",
+        "created_at": 1,
+        "status": "in_progress",
+        "model": "m",
+        "output": [],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+    }
+    events: list[dict[str, Any]] = [
+        {"type": "response.created", "response": response},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**message, "content": []},
+        },
+        {"type": "response.content_part.added", **where, "part": {**part, "text": ""}},
+        *(
+            {"type": "response.output_text.delta", **where, "delta": text[at : at + 5]}
+            for at in range(0, len(text), 5)
+        ),
+        {"type": "response.output_text.done", **where, "text": text},
+        {"type": "response.content_part.done", **where, "part": part},
+        {"type": "response.output_item.done", "output_index": 0, "item": done_message},
+    ]
+    output = [done_message]
+    if tool_call is not None:
+        events += [
+            {
+                "type": "response.output_item.added",
+                "output_index": 1,
+                "item": {**tool_call, "status": "in_progress", "arguments": ""},
+            },
+            {"type": "response.output_item.done", "output_index": 1, "item": tool_call},
+        ]
+        output.append(tool_call)
+    final = {**response, "status": "completed", "output": output}
+    events.append({"type": "response.completed", "response": final})
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    return events
+
+
+def upstream_app(calls: list[list[dict[str, Any]]], served: list[int]) -> FastAPI:
+    """Answers the n-th request for a response with calls[n], as server-sent events."""
+    app = FastAPI()
+
+    @app.post("/v1/responses")
+    async def responses(request: Request) -> StreamingResponse:
+        events = calls[len(served)]
+        served.append(len(served))
+
+        async def body() -> AsyncIterator[str]:
+            for event in events:
+                yield f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
+
+        return StreamingResponse(body(), media_type="text/event-stream")
+
+    return app
+
+
+@function_tool
+def lookup(city: str) -> str:
+    """Facts about a city."""
+    return f"{city}: temples and gardens"
+
+
+async def relay(url: str, question: str) -> list[Any]:
+    """docs/openai.md's relay, the events it would send kept in a list, with an agent whose
+    model is served at url."""
+    async with AsyncOpenAI(base_url=url, api_key="test", max_retries=0) as client:
+        model = OpenAIResponsesModel(model="m", openai_client=client)
+        agent = Agent(name="guide", instructions="Answer.", tools=[lookup], model=model)
+        sent: list[Any] = []
+        result = Runner.run_streamed(agent, input=question)
+        cleaner = ResponsesCleaner()
+        async for event in result.stream_events():
+            if event.type == "raw_response_event":
+                sent += cleaner.feed(event.data)
+        sent += cleaner.close()
+        return sent
+
+
+def test_an_agent_run_relayed_through_one_cleaner() -> None:
+    set_tracing_disabled(True)  # (no export of the run to OpenAI's tracing)
+    served: list[int] = []
+    with serving(upstream_app([model_call(FIRST, CALL), model_call(SECOND)], served)) as url:
+        sent = asyncio.run(asyncio.wait_for(relay(url + "/v1", "Kyoto?"), WAIT))
+    assert served == [0, 1]  # the tool call made the agent call its model again
+    created = [n for n, event in enumerate(sent) if event.type == "response.created"]
+    assert len(created) == 2
+    for call, raw in zip((sent[: created[1]], sent[created[1] :]), (FIRST, SECOND), strict=True):
+        deltas = "".join(e.delta for e in call if e.type == "response.output_text.delta")
+        assert deltas == clean(raw)
+        (completed,) = [e for e in call if e.type == "response.completed"]
+        assert completed.response.output_text == clean(raw)
