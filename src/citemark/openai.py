@@ -44,7 +44,9 @@ Per text part (`output_index`, `content_index`; a choice's `index` for chat):
   OpenAI-compatible server leaves out are its item's (`ResponsesCleaner._key`) or, for a
   chat choice, its place in the chunk's list (`_choice_index`).
 - Responses one after another in one stream (an agent's model calls), each from its
-  `response.created` on: each is cleaned as a stream of its own.
+  `response.created` on: each is cleaned as a stream of its own.  The OpenAI Agents SDK's
+  stream events (dataclasses) are taken as they come: a raw event's Responses event is
+  cleaned in a copy of its wrapper, a run item's message gets its clean text.
 
 Offsets are code points, as the API counts them: in a recorded web-search stream of the
 Responses API, an annotation's `[start_index, end_index)` holds its whole Markdown link, past
@@ -53,6 +55,7 @@ an emoji, only when counted in code points (see docs/openai.md).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 import inspect
 import sys
@@ -176,12 +179,14 @@ def _has(obj: Any, name: str) -> bool:
 
 
 def _with(obj: T, changes: dict[str, Any]) -> T:
-    """obj with `changes`, the same kind: a dict, or a copy of the model (extra fields kept),
-    what `model_copy(update=changes)` gives."""
+    """obj with `changes`, the same kind: a dict, a copy of the model (extra fields kept),
+    what `model_copy(update=changes)` gives, or of the dataclass (`dataclasses.replace`)."""
     copier = _COPIERS.get(type(obj))
     if copier is None:
         if type(obj) is dict or _is_mapping(obj):
             return {**obj, **changes}  # type: ignore[dict-item,return-value]
+        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            return dataclasses.replace(obj, **changes)
         copier = _COPIERS[type(obj)] = _ModelCopy.of(type(obj))
     if copier is False or getattr(obj, "__pydantic_private__", None) is not None:
         return obj.model_copy(update=changes)  # type: ignore[attr-defined,no-any-return]
@@ -289,7 +294,8 @@ def _index(event: Any, name: str, value: Any = _MISSING) -> int:
 
 
 def _kind(obj: Any) -> str | None:
-    """The `type` of an event or part: a dict's, or a model's (anything else has none)."""
+    """The `type` of an event or part: a dict's, a model's, or a dataclass's (the OpenAI
+    Agents SDK's events); anything else has none."""
     shape = _SHAPES.get(type(obj))
     if shape is None:
         shape = _shape(obj)
@@ -298,6 +304,8 @@ def _kind(obj: Any) -> str | None:
     elif shape == _MODEL:
         # A declared field of every event and part model; an extra one of any other model.
         kind = obj.__dict__.get("type") or _get(obj, "type")
+    elif dataclasses.is_dataclass(obj):
+        kind = getattr(obj, "type", None)
     else:
         return None
     return kind if type(kind) is str else None
@@ -633,9 +641,19 @@ class ResponsesCleaner(_Cleaner):
         on_marks: OnMarks | None = None,
         implementation: Implementation | None = None,
     ) -> None:
-        super().__init__(
+        self._start(
             _Options(lenient, skip_code, widgets, max_hold, offsets, on_marks, implementation)
         )
+
+    @classmethod
+    def _of(cls, options: _Options) -> ResponsesCleaner:
+        """A cleaner with options checked already."""
+        cleaner = cls.__new__(cls)
+        cleaner._start(options)
+        return cleaner
+
+    def _start(self, options: _Options) -> None:
+        super().__init__(options)
         self._handlers: dict[str, Callable[[Any], list[Any]]] = {
             "response.created": self._created,
             "response.output_item.added": self._item_added,
@@ -647,6 +665,8 @@ class ResponsesCleaner(_Cleaner):
             "response.output_item.done": self._item_done,
             "error": self._error,
             **{kind: self._final for kind in _FINAL},
+            "raw_response_event": self._raw,
+            "run_item_stream_event": self._run_item,
         }
         # Each output item's output_index by its id, for the events of Responses-compatible
         # servers that leave the index out (see _key).
@@ -767,6 +787,36 @@ class ResponsesCleaner(_Cleaner):
 
     def _error(self, event: Any) -> list[Any]:
         return [*self._finish_all(event), event]
+
+    # The OpenAI Agents SDK's stream events (`result.stream_events()`): its raw events wrap
+    # the Responses events of the run's model calls, and a run item repeats a message whole.
+
+    def _raw(self, event: Any) -> list[Any]:
+        """A raw event: its Responses event cleaned, each event that comes of it in a copy of
+        the wrapper."""
+        data = _get(event, "data")
+        if _kind(data) is None:
+            return [event]
+        return [event if one is data else _with(event, {"data": one}) for one in self.feed(data)]
+
+    def _run_item(self, event: Any) -> list[Any]:
+        """A run item: a message (`message_output_created`) with the text its parts were
+        given (by its id, as the raw events placed it), or, never streamed here, cleaned
+        whole; any other item passes."""
+        item = _get(event, "item")
+        message = _get(item, "raw_item")
+        if _kind(message) != "message":
+            return [event]
+        out: list[Any] = []
+        output_index = self._places.get(_get(message, "id"))
+        if output_index is None:
+            cleaned = ResponsesCleaner._of(self._options)._item(0, message, None, out)
+        else:
+            cleaned = self._item(output_index, message, event, out)
+        if cleaned is not message:
+            event = _with(event, {"item": _with(item, {"raw_item": cleaned})})
+        out.append(event)
+        return out
 
     # Parts.
 
@@ -1249,7 +1299,8 @@ def clean_responses(
     implementation: Implementation | None = None,
 ) -> Generator[T, None, None]:
     """Responses API stream events in (the SDK's `client.responses.create(..., stream=True)`,
-    `client.responses.stream(...)`, or dicts), the same stream out with the text clean."""
+    `client.responses.stream(...)`, or dicts; the OpenAI Agents SDK's stream events too), the
+    same stream out with the text clean."""
     cleaner = ResponsesCleaner(
         lenient=lenient,
         skip_code=skip_code,
@@ -1273,7 +1324,8 @@ def aclean_responses(
     on_marks: OnMarks | None = None,
     implementation: Implementation | None = None,
 ) -> AsyncGenerator[T, None]:
-    """`clean_responses` over an async iterator (`AsyncOpenAI`): the same events."""
+    """`clean_responses` over an async iterator (`AsyncOpenAI`'s streams, an agent's
+    `result.stream_events()`): the same events."""
     cleaner = ResponsesCleaner(
         lenient=lenient,
         skip_code=skip_code,

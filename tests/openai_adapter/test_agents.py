@@ -1,8 +1,9 @@
-"""`citemark.openai` under an OpenAI Agents SDK run, as docs/openai.md shows it: the run's raw
-events (its model calls' Responses streams, one after another) relayed through one
-`ResponsesCleaner`.  The agent is the real SDK's, its model the SDK's `OpenAIResponsesModel`
-talking over HTTP to an upstream on 127.0.0.1 that answers the first call with a tool call
-(after some text) and the second with the answer, both with markers at output 0."""
+"""`citemark.openai` under an OpenAI Agents SDK run, as docs/openai.md shows it: the run's
+stream events through `aclean_responses`, and its raw events (its model calls' Responses
+streams, one after another) relayed through one `ResponsesCleaner`.  The agent is the real
+SDK's, its model the SDK's `OpenAIResponsesModel` talking over HTTP to an upstream on
+127.0.0.1 that answers the first call with a tool call (after some text) and the second with
+the answer, both with markers at output 0."""
 
 from __future__ import annotations
 
@@ -11,13 +12,20 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
-from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
+from agents import (
+    Agent,
+    ItemHelpers,
+    OpenAIResponsesModel,
+    Runner,
+    function_tool,
+    set_tracing_disabled,
+)
 from fastapi import FastAPI, Request
 from fastapi.responses import StreamingResponse
 from openai import AsyncOpenAI
 
 from citemark.display import clean
-from citemark.openai import ResponsesCleaner
+from citemark.openai import ResponsesCleaner, aclean_responses
 from test_server import WAIT, serving
 
 S, D, E = "\ue200", "\ue202", "\ue201"
@@ -109,15 +117,17 @@ def lookup(city: str) -> str:
     return f"{city}: temples and gardens"
 
 
-async def relay(url: str, question: str) -> list[Any]:
-    """docs/openai.md's relay, the events it would send kept in a list, with an agent whose
-    model is served at url."""
+def agent(client: AsyncOpenAI) -> Agent[Any]:
+    model = OpenAIResponsesModel(model="m", openai_client=client)
+    return Agent(name="guide", instructions="Answer.", tools=[lookup], model=model)
+
+
+async def relay(url: str, question: str, implementation: str) -> list[Any]:
+    """The raw events' Responses events through one cleaner, what it gives back kept."""
     async with AsyncOpenAI(base_url=url, api_key="test", max_retries=0) as client:
-        model = OpenAIResponsesModel(model="m", openai_client=client)
-        agent = Agent(name="guide", instructions="Answer.", tools=[lookup], model=model)
         sent: list[Any] = []
-        result = Runner.run_streamed(agent, input=question)
-        cleaner = ResponsesCleaner()
+        result = Runner.run_streamed(agent(client), input=question)
+        cleaner = ResponsesCleaner(implementation=implementation)  # type: ignore[arg-type]
         async for event in result.stream_events():
             if event.type == "raw_response_event":
                 sent += cleaner.feed(event.data)
@@ -125,16 +135,59 @@ async def relay(url: str, question: str) -> list[Any]:
         return sent
 
 
-def test_an_agent_run_relayed_through_one_cleaner() -> None:
+async def whole_run(url: str, question: str, implementation: str) -> list[Any]:
+    """docs/openai.md's relay: every event of the run through `aclean_responses`."""
+    async with AsyncOpenAI(base_url=url, api_key="test", max_retries=0) as client:
+        result = Runner.run_streamed(agent(client), input=question)
+        events = aclean_responses(result.stream_events(), implementation=implementation)  # type: ignore[arg-type]
+        return [event async for event in events]
+
+
+def run(implementation: str, relayed: Any) -> tuple[list[Any], list[int]]:
     set_tracing_disabled(True)  # (no export of the run to OpenAI's tracing)
     served: list[int] = []
     with serving(upstream_app([model_call(FIRST, CALL), model_call(SECOND)], served)) as url:
-        sent = asyncio.run(asyncio.wait_for(relay(url + "/v1", "Kyoto?"), WAIT))
+        sent = asyncio.run(asyncio.wait_for(relayed(url + "/v1", "Kyoto?", implementation), WAIT))
     assert served == [0, 1]  # the tool call made the agent call its model again
-    created = [n for n, event in enumerate(sent) if event.type == "response.created"]
+    return sent, served
+
+
+def check_calls(events: list[Any]) -> None:
+    """Each model call's events: the text of its deltas and of its completed response is
+    clean, in order."""
+    created = [n for n, event in enumerate(events) if event.type == "response.created"]
     assert len(created) == 2
-    for call, raw in zip((sent[: created[1]], sent[created[1] :]), (FIRST, SECOND), strict=True):
+    for call, raw in zip(
+        (events[: created[1]], events[created[1] :]), (FIRST, SECOND), strict=True
+    ):
         deltas = "".join(e.delta for e in call if e.type == "response.output_text.delta")
         assert deltas == clean(raw)
         (completed,) = [e for e in call if e.type == "response.completed"]
         assert completed.response.output_text == clean(raw)
+
+
+def test_an_agent_run_relayed_through_one_cleaner(implementation: str) -> None:
+    sent, _ = run(implementation, relay)
+    check_calls(sent)
+
+
+def test_an_agent_run_through_aclean_responses(implementation: str) -> None:
+    """`aclean_responses(result.stream_events())`: the raw events come out cleaned in copies
+    of their wrappers, the messages of the run items with their clean text, the rest as it
+    came."""
+    events, _ = run(implementation, whole_run)
+    kinds = [event.type for event in events]
+    assert set(kinds) >= {
+        "raw_response_event",
+        "run_item_stream_event",
+        "agent_updated_stream_event",
+    }
+    check_calls([event.data for event in events if event.type == "raw_response_event"])
+    items = [event for event in events if event.type == "run_item_stream_event"]
+    messages = [
+        ItemHelpers.text_message_output(event.item)
+        for event in items
+        if event.name == "message_output_created"
+    ]
+    assert messages == [clean(FIRST), clean(SECOND)]
+    assert "tool_called" in [event.name for event in items]

@@ -256,6 +256,44 @@ def test_responses_one_after_another_are_cleaned_apart(
         assert each == list(clean_responses(call, implementation=implementation))  # type: ignore[arg-type]
 
 
+def test_agents_sdk_events_as_dicts(implementation: str) -> None:
+    """The OpenAI Agents SDK's stream events, here as dicts (tests/openai_adapter/
+    test_agents.py runs the SDK itself): a raw event's Responses event is cleaned and goes out
+    in a copy of its wrapper; a run item's message has the text the stream gave its parts,
+    or, never streamed here, its own text cleaned whole; other events pass."""
+    upstream = load("web_search")
+    message = next(
+        e["item"]
+        for e in upstream
+        if e["type"] == "response.output_item.done" and e["item"]["type"] == "message"
+    )
+    elsewhere = {**message, "id": "msg_elsewhere"}
+    wrapped: list[Event] = [{"type": "agent_updated_stream_event", "new_agent": "guide"}]
+    wrapped += [{"type": "raw_response_event", "data": event} for event in upstream]
+    wrapped += [
+        {
+            "type": "run_item_stream_event",
+            "name": "message_output_created",
+            "item": {"type": "message_output_item", "raw_item": raw_item},
+        }
+        for raw_item in (message, elsewhere)
+    ]
+    wrapped.append({"type": "run_item_stream_event", "name": "tool_called", "item": {}})
+    out = list(clean_responses(wrapped, implementation=implementation))  # type: ignore[arg-type]
+    assert out[0] is wrapped[0]
+    assert out[-1] is wrapped[-1]
+    stream = list(clean_responses(upstream, implementation=implementation))  # type: ignore[arg-type]
+    assert [e["data"] for e in out if e["type"] == "raw_response_event"] == stream
+    placed = next(
+        e["item"]
+        for e in stream
+        if e["type"] == "response.output_item.done" and e["item"]["type"] == "message"
+    )
+    whole = clean_response({"output": [elsewhere]}, implementation=implementation)  # type: ignore[arg-type]
+    assert [e["item"]["raw_item"] for e in out[-3:-1]] == [placed, whole["output"][0]]
+    assert "\ue200" not in json.dumps(placed)
+
+
 def test_a_cut_stream_releases_what_it_holds() -> None:
     upstream = load("cut")
     assert not any(e["type"].endswith(".done") and "text" in e for e in upstream)
