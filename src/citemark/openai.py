@@ -672,6 +672,9 @@ class ResponsesCleaner(_Cleaner):
         # servers that leave the index out (see _key).
         self._places: dict[str, int] = {}
         self._last_added: int | None = None  # the output_index of the item added last
+        # The Agents SDK's last raw event (see _raw): what the stream releases outside one
+        # goes out in a copy of it, so that a stream of wrapped events stays one.
+        self._wrapper: Any = None
 
     def feed(self, event: T) -> list[T]:
         if self._closed:
@@ -684,7 +687,7 @@ class ResponsesCleaner(_Cleaner):
         if self._closed:
             return []
         self._closed = True
-        return self._finish_all(None)
+        return self._wrapped(self._finish_all(None))
 
     # Events.
 
@@ -797,7 +800,13 @@ class ResponsesCleaner(_Cleaner):
         data = _get(event, "data")
         if _kind(data) is None:
             return [event]
+        self._wrapper = event
         return [event if one is data else _with(event, {"data": one}) for one in self.feed(data)]
+
+    def _wrapped(self, events: list[Any]) -> list[Any]:
+        """Responses events released outside a raw event, in copies of the last one, if any."""
+        wrapper = self._wrapper
+        return events if wrapper is None else [_with(wrapper, {"data": one}) for one in events]
 
     def _run_item(self, event: Any) -> list[Any]:
         """A run item: a message (`message_output_created`) with the text its parts were
@@ -815,8 +824,7 @@ class ResponsesCleaner(_Cleaner):
             cleaned = self._item(output_index, message, event, out)
         if cleaned is not message:
             event = _with(event, {"item": _with(item, {"raw_item": cleaned})})
-        out.append(event)
-        return out
+        return [*self._wrapped(out), event]
 
     # Parts.
 

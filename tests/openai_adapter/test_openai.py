@@ -294,6 +294,22 @@ def test_agents_sdk_events_as_dicts(implementation: str) -> None:
     assert "\ue200" not in json.dumps(placed)
 
 
+def test_agents_sdk_events_cut_short_stay_wrapped(implementation: str) -> None:
+    """What a run cut short still held goes out in copies of its last raw event, as the rest
+    of the stream did."""
+    upstream = load("cut")
+    last = upstream[-1]
+    upstream.append({**last, "delta": " and " + S + "cite", "sequence_number": 99})
+    wrapped = [{"type": "raw_response_event", "data": event} for event in upstream]
+    out = list(clean_responses(wrapped, implementation=implementation))  # type: ignore[arg-type]
+    assert {event["type"] for event in out} == {"raw_response_event"}
+    stream = list(clean_responses(upstream, implementation=implementation))  # type: ignore[arg-type]
+    assert [event["data"] for event in out] == stream
+    # The last delta's text, its START still undecided, was held to the end: a copy of it.
+    assert stream[-1]["type"] == DELTA
+    assert stream[-1] is not upstream[-1]
+
+
 def test_a_cut_stream_releases_what_it_holds() -> None:
     upstream = load("cut")
     assert not any(e["type"].endswith(".done") and "text" in e for e in upstream)
