@@ -140,7 +140,9 @@ async def whole_run(url: str, question: str, implementation: str) -> list[Any]:
     async with AsyncOpenAI(base_url=url, api_key="test", max_retries=0) as client:
         result = Runner.run_streamed(agent(client), input=question)
         events = aclean_responses(result.stream_events(), implementation=implementation)  # type: ignore[arg-type]
-        return [event async for event in events]
+        out = [event async for event in events]
+        assert result.final_output == SECOND  # the SDK's own, raw: docs/openai.md cleans it
+        return out
 
 
 def run(implementation: str, relayed: Any) -> tuple[list[Any], list[int]]:
