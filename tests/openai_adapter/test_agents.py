@@ -2,12 +2,13 @@
 stream events through `aclean_responses`, and its raw events (its model calls' Responses
 streams, one after another) relayed through one `ResponsesCleaner`.  The agent is the real
 SDK's, its model the SDK's `OpenAIResponsesModel` talking over HTTP to an upstream on
-127.0.0.1 that answers the first call with a tool call (after some text) and the second with
-the answer, both with markers at output 0."""
+127.0.0.1 that answers with recorded-shape streams (markers split across deltas): the first
+call's also calls a tool, so the agent calls its model again."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 from collections.abc import AsyncIterator
 from typing import Any
@@ -26,11 +27,9 @@ from openai import AsyncOpenAI
 
 from citemark.display import clean
 from citemark.openai import ResponsesCleaner, aclean_responses
+from test_openai import load, texts
 from test_server import WAIT, serving
 
-S, D, E = "\ue200", "\ue202", "\ue201"
-FIRST = "Let me look that up " + S + "cite" + D + "turn0search0" + E + "."
-SECOND = "Kyoto has temples " + S + "cite" + D + "turn0search3" + E + " and gardens."
 CALL = {
     "type": "function_call",
     "id": "fc_1",
@@ -39,58 +38,35 @@ CALL = {
     "arguments": '{"city": "Kyoto"}',
     "status": "completed",
 }
+# The model's two calls: a recorded-shape web search answer (its message at output 1) that
+# also calls the tool, then an answer with a reasoning item and two messages (text at output 1
+# again: where the old adapter raised).
+FIRST, SECOND = "web_search", "several_parts"
 
 
-def model_call(text: str, tool_call: dict[str, Any] | None = None) -> list[dict[str, Any]]:
-    """A Responses stream in the API's order: a message with `text` at output 0, in deltas
-    of 5 characters, then `tool_call` at output 1, if any."""
-    where = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
-    message = {"id": "msg_1", "type": "message", "role": "assistant", "status": "in_progress"}
-    part = {"type": "output_text", "annotations": [], "text": text}
-    done_message = {**message, "status": "completed", "content": [part]}
-    response = {
-        "id": "resp_1",
-        "object": "response",
-        "created_at": 1,
-        "status": "in_progress",
-        "model": "m",
-        "output": [],
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-    }
-    events: list[dict[str, Any]] = [
-        {"type": "response.created", "response": response},
+def with_tool_call(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A recorded-shape stream whose response also calls the `lookup` tool, after its other
+    output items (a model's tool call, as the API streams it)."""
+    *body, completed = copy.deepcopy(events)
+    output = completed["response"]["output"]
+    at = len(output)
+    output.append(CALL)
+    body += [
         {
             "type": "response.output_item.added",
-            "output_index": 0,
-            "item": {**message, "content": []},
+            "output_index": at,
+            "item": {**CALL, "status": "in_progress", "arguments": ""},
         },
-        {"type": "response.content_part.added", **where, "part": {**part, "text": ""}},
-        *(
-            {"type": "response.output_text.delta", **where, "delta": text[at : at + 5]}
-            for at in range(0, len(text), 5)
-        ),
-        {"type": "response.output_text.done", **where, "text": text},
-        {"type": "response.content_part.done", **where, "part": part},
-        {"type": "response.output_item.done", "output_index": 0, "item": done_message},
+        {"type": "response.output_item.done", "output_index": at, "item": CALL},
+        completed,
     ]
-    output = [done_message]
-    if tool_call is not None:
-        events += [
-            {
-                "type": "response.output_item.added",
-                "output_index": 1,
-                "item": {**tool_call, "status": "in_progress", "arguments": ""},
-            },
-            {"type": "response.output_item.done", "output_index": 1, "item": tool_call},
-        ]
-        output.append(tool_call)
-    final = {**response, "status": "completed", "output": output}
-    events.append({"type": "response.completed", "response": final})
-    for number, event in enumerate(events):
+    for number, event in enumerate(body):
         event["sequence_number"] = number
-    return events
+    return body
+
+
+def calls() -> list[list[dict[str, Any]]]:
+    return [with_tool_call(load(FIRST)), load(SECOND)]
 
 
 def upstream_app(calls: list[list[dict[str, Any]]], served: list[int]) -> FastAPI:
@@ -141,35 +117,35 @@ async def whole_run(url: str, question: str, implementation: str) -> list[Any]:
         result = Runner.run_streamed(agent(client), input=question)
         events = aclean_responses(result.stream_events(), implementation=implementation)  # type: ignore[arg-type]
         out = [event async for event in events]
-        assert result.final_output == SECOND  # the SDK's own, raw: docs/openai.md cleans it
+        # The SDK's own result, untouched: its last message's raw text (docs/openai.md).
+        assert result.final_output == texts(load(SECOND))[(2, 0)]
         return out
 
 
-def run(implementation: str, relayed: Any) -> tuple[list[Any], list[int]]:
+def run(implementation: str, relayed: Any) -> list[Any]:
+    """What `relayed` gives for an agent's run against the upstream of `calls()`."""
     set_tracing_disabled(True)  # (no export of the run to OpenAI's tracing)
     served: list[int] = []
-    with serving(upstream_app([model_call(FIRST, CALL), model_call(SECOND)], served)) as url:
+    with serving(upstream_app(calls(), served)) as url:
         sent = asyncio.run(asyncio.wait_for(relayed(url + "/v1", "Kyoto?", implementation), WAIT))
     assert served == [0, 1]  # the tool call made the agent call its model again
-    return sent, served
+    return sent
 
 
 def check_calls(events: list[Any]) -> None:
-    """Each model call's events: the text of its deltas and of its completed response is
-    clean, in order."""
+    """Each model call's Responses events (the SDK's objects): the text of each part's deltas
+    is its raw text clean, and so is the text of its completed response."""
     created = [n for n, event in enumerate(events) if event.type == "response.created"]
     assert len(created) == 2
-    for call, raw in zip(
-        (events[: created[1]], events[created[1] :]), (FIRST, SECOND), strict=True
-    ):
-        deltas = "".join(e.delta for e in call if e.type == "response.output_text.delta")
-        assert deltas == clean(raw)
+    for call, upstream in zip((events[: created[1]], events[created[1] :]), calls(), strict=True):
+        sent = texts([event.to_dict() for event in call])
+        assert sent == {part: clean(text) for part, text in texts(upstream).items()}
         (completed,) = [e for e in call if e.type == "response.completed"]
-        assert completed.response.output_text == clean(raw)
+        assert completed.response.output_text == "".join(sent[part] for part in sorted(sent))
 
 
 def test_an_agent_run_relayed_through_one_cleaner(implementation: str) -> None:
-    sent, _ = run(implementation, relay)
+    sent = run(implementation, relay)
     check_calls(sent)
 
 
@@ -177,7 +153,7 @@ def test_an_agent_run_through_aclean_responses(implementation: str) -> None:
     """`aclean_responses(result.stream_events())`: the raw events come out cleaned in copies
     of their wrappers, the messages of the run items with their clean text, the rest as it
     came."""
-    events, _ = run(implementation, whole_run)
+    events = run(implementation, whole_run)
     kinds = [event.type for event in events]
     assert set(kinds) >= {
         "raw_response_event",
@@ -191,5 +167,10 @@ def test_an_agent_run_through_aclean_responses(implementation: str) -> None:
         for event in items
         if event.name == "message_output_created"
     ]
-    assert messages == [clean(FIRST), clean(SECOND)]
+    expected = [
+        "".join(clean(text) for (output, _), text in sorted(texts(call).items()) if output == item)
+        for call in calls()
+        for item in sorted({output for output, _ in texts(call)})
+    ]
+    assert messages == expected
     assert "tool_called" in [event.name for event in items]
