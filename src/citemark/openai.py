@@ -817,7 +817,8 @@ class ResponsesCleaner(_Cleaner):
         if _kind(message) != "message":
             return [event]
         out: list[Any] = []
-        output_index = self._places.get(_get(message, "id"))
+        item_id = _get(message, "id")
+        output_index = self._places.get(item_id) if isinstance(item_id, str) else None
         if output_index is None:
             cleaned = ResponsesCleaner._of(self._options)._item(0, message, None, out)
         else:
