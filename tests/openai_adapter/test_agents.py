@@ -3,7 +3,8 @@ stream events through `aclean_responses`, and its raw events (its model calls' R
 streams, one after another) relayed through one `ResponsesCleaner`.  The agent is the real
 SDK's, its model the SDK's `OpenAIResponsesModel` talking over HTTP to an upstream on
 127.0.0.1 that answers with recorded-shape streams (markers split across deltas): the first
-call's also calls a tool, so the agent calls its model again."""
+call's also calls a tool, so the agent calls its model again.  And an agent on a Chat
+Completions model, whose chunks the SDK turns into Responses events."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from typing import Any
 from agents import (
     Agent,
     ItemHelpers,
+    OpenAIChatCompletionsModel,
     OpenAIResponsesModel,
     Runner,
     function_tool,
@@ -28,7 +30,7 @@ from openai import AsyncOpenAI
 from citemark.display import clean
 from citemark.openai import ResponsesCleaner, aclean_responses
 from test_openai import load, texts
-from test_server import WAIT, serving
+from test_server import DATA, WAIT, server, serving
 
 CALL = {
     "type": "function_call",
@@ -174,3 +176,30 @@ def test_an_agent_run_through_aclean_responses(implementation: str) -> None:
     ]
     assert messages == expected
     assert "tool_called" in [event.name for event in items]
+
+
+async def chat_run(url: str, implementation: str) -> tuple[list[Any], str]:
+    async with AsyncOpenAI(base_url=url, api_key="test", max_retries=0) as client:
+        model = OpenAIChatCompletionsModel(model="chat", openai_client=client)
+        result = Runner.run_streamed(Agent(name="guide", model=model), input="Pizza?")
+        events = aclean_responses(result.stream_events(), implementation=implementation)  # type: ignore[arg-type]
+        return [event async for event in events], result.final_output
+
+
+def test_an_agent_on_a_chat_model(implementation: str) -> None:
+    """An agent on Chat Completions (`OpenAIChatCompletionsModel`, against the example
+    server's replay of a recorded chat stream): the SDK turns the chunks into Responses
+    events, its own placeholder for every item id, and they clean as any other."""
+    set_tracing_disabled(True)
+    with serving(server.replay_app(DATA, default={"chat": "chat"})) as url:
+        events, final = asyncio.run(asyncio.wait_for(chat_run(url + "/v1", implementation), WAIT))
+    data = [event.data for event in events if event.type == "raw_response_event"]
+    deltas = "".join(e.delta for e in data if e.type == "response.output_text.delta")
+    assert "\ue200" in final  # the SDK's own result: the recorded answer, markers and all
+    assert deltas == clean(final)
+    messages = [
+        ItemHelpers.text_message_output(event.item)
+        for event in events
+        if event.type == "run_item_stream_event" and event.name == "message_output_created"
+    ]
+    assert messages == [deltas]
