@@ -172,6 +172,11 @@ def _view(obj: Any) -> Mapping[str, Any]:
     return getattr(obj, "__dict__", None) or {}
 
 
+def _is_dataclass(obj: Any) -> bool:
+    """Whether obj is a dataclass's instance (the OpenAI Agents SDK's events are)."""
+    return dataclasses.is_dataclass(obj) and not isinstance(obj, type)
+
+
 def _has(obj: Any, name: str) -> bool:
     if type(obj) is dict or _is_mapping(obj):
         return name in obj
@@ -185,8 +190,8 @@ def _with(obj: T, changes: dict[str, Any]) -> T:
     if copier is None:
         if type(obj) is dict or _is_mapping(obj):
             return {**obj, **changes}  # type: ignore[dict-item,return-value]
-        if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            return dataclasses.replace(obj, **changes)
+        if _is_dataclass(obj):
+            return dataclasses.replace(obj, **changes)  # type: ignore[type-var]
         copier = _COPIERS[type(obj)] = _ModelCopy.of(type(obj))
     if copier is False or getattr(obj, "__pydantic_private__", None) is not None:
         return obj.model_copy(update=changes)  # type: ignore[attr-defined,no-any-return]
@@ -304,7 +309,7 @@ def _kind(obj: Any) -> str | None:
     elif shape == _MODEL:
         # A declared field of every event and part model; an extra one of any other model.
         kind = obj.__dict__.get("type") or _get(obj, "type")
-    elif dataclasses.is_dataclass(obj):
+    elif _is_dataclass(obj):
         kind = getattr(obj, "type", None)
     else:
         return None
@@ -696,8 +701,6 @@ class ResponsesCleaner(_Cleaner):
         calls: the OpenAI Agents SDK's raw events), each numbering its output from 0: each is
         cleaned as a stream of its own, after what an earlier one still holds (one that ended
         without its done events) is released."""
-        if not (self._parts or self._places):
-            return [event]
         out = self._finish_all(event)
         self._parts = {}
         self._places = {}

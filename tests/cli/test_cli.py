@@ -550,9 +550,9 @@ def test_workers_are_fed_a_bounded_window(tmp_path: Path) -> None:
 def test_a_worker_pool_is_gone_when_its_results_end(stop_early: bool) -> None:
     """A process pool's threads (its manager, its task queue's feeder) have ended by the
     time its results end, so the pool's queues and their semaphores are released then: left
-    to a later collection, on a free-threaded build they were released inside the
+    to a later collection, on a free-threaded build they could be released inside the
     multiprocessing resource tracker while the next run's pool registered its own, which it
-    refuses (tests/cli run in one process failed that way twice in ten runs)."""
+    refuses."""
     job = Job("stats", "text", "stats", ("cite",))
     tasks = (Task(f"t{i}", 0, f"x {S}cite{D}a{E}", 10) for i in range(12))
     before = set(threading.enumerate())

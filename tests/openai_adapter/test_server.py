@@ -11,7 +11,6 @@ import gc
 import importlib.util
 import io
 import json
-import re
 import socket
 import threading
 import time
@@ -27,6 +26,7 @@ from fastapi import FastAPI
 
 from citemark.display import clean, clean_mapped, clean_position
 from citemark.openai import clean_responses
+from test_docs import read_page
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT / "tests" / "data" / "openai"
@@ -320,15 +320,9 @@ def test_concurrent_streams(proxy: str) -> None:
 def test_the_examples_of_the_docs_run(monkeypatch: pytest.MonkeyPatch) -> None:
     """docs/openai.md's Python blocks, in order, in one namespace: the SDK talks to a replay
     upstream (any model answers with a recorded stream) and to the proxy in front of it; a
-    block followed by a text block prints exactly that.  A block that `needs:` a module
-    (tests/test_docs.py's note) runs where it imports."""
-    page = (ROOT / "docs" / "openai.md").read_text(encoding="utf-8")
-    fences = re.findall(r"(?:<!-- needs: (.*?) -->\n)?```(\w+)\n(.*?)```", page, re.S)
-    blocks = [(language, code) for _, language, code in fences]
-    absent = [
-        any(importlib.util.find_spec(module) is None for module in needs.split())
-        for needs, _, _ in fences
-    ]
+    block followed by a text block prints exactly that.  The page is read as
+    tests/test_docs.py reads it; a block that `needs` a module runs where it imports."""
+    blocks, _ = read_page(ROOT / "docs" / "openai.md")
     default = {"responses": "web_search", "chat": "chat"}
     with (
         serving(server.replay_app(DATA, default=default)) as upstream,
@@ -343,10 +337,12 @@ def test_the_examples_of_the_docs_run(monkeypatch: pytest.MonkeyPatch) -> None:
         made: dict[int, openai.OpenAI] = {}
         ran = 0
         try:
-            for number, (language, code) in enumerate(blocks):
-                if language != "python" or absent[number]:
+            for number, block in enumerate(blocks):
+                if block.lang != "python" or any(
+                    importlib.util.find_spec(module) is None for module in block.needs
+                ):
                     continue
-                code = code.replace("http://127.0.0.1:8000/v1", proxy + "/v1")
+                code = block.source.replace("http://127.0.0.1:8000/v1", proxy + "/v1")
                 printed = io.StringIO()
                 try:
                     with contextlib.redirect_stdout(printed):
@@ -358,9 +354,13 @@ def test_the_examples_of_the_docs_run(monkeypatch: pytest.MonkeyPatch) -> None:
                         if isinstance(value, openai.OpenAI)
                     )
                 ran += 1
+                # (A block not run there keeps its text block apart.)
                 following = blocks[number + 1] if number + 1 < len(blocks) else None
-                if following is not None and following[0] == "text":
-                    assert printed.getvalue() == following[1]
+                expected = block.expected
+                if expected is None and following is not None and following.lang == "text":
+                    expected = following.source
+                if expected is not None:
+                    assert printed.getvalue() == expected
         finally:
             for sdk in made.values():
                 sdk.close()

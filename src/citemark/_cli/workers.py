@@ -94,8 +94,7 @@ def _stop(pool: Executor) -> None:
     # With its workers gone the manager thread ends at once, closing the task queue, whose
     # feeder thread then ends too: the queues' semaphores are released here, not at some
     # later collection, which may run inside the multiprocessing resource tracker while it
-    # registers another pool's (a reentrant call it refuses, leaking them, as a free-threaded
-    # build showed).
+    # registers another pool's (a reentrant call it refuses, leaking them).
     if manager is not None:
         manager.join(5)
     feeder = getattr(call_queue, "_thread", None)  # started by the queue's first task
