@@ -141,6 +141,37 @@ def test_every_update_is_the_reference_streams(
     assert stream.close() == reference.close() == ("", [])
 
 
+@given(
+    text=st.lists(st.sampled_from(PIECES), max_size=40).map("".join),
+    cuts=st.lists(st.integers(0, 400), max_size=40),
+    uses=st.lists(st.sampled_from(["keep", "drop", "append", "keep list"]), min_size=1),
+)
+def test_an_update_is_never_changed_by_later_deltas(implementation, text, cuts, uses):
+    """Whatever a caller keeps of an update (all of it, its list, nothing) or adds to its
+    list stays as it was: the compiled front refills only updates no one holds any more."""
+    parser = Parser(implementation=implementation)
+    stream = StreamParser(parser)
+    reference = ReferenceStream(parser, max_marker_length=4096)
+    kept: list[tuple[object, tuple[str, list[object]]]] = []
+    for index, chunk in enumerate(chunked(text, cuts)):
+        update = stream.feed(chunk)
+        assert update == reference.feed(chunk)
+        use = uses[index % len(uses)]
+        if use == "keep":
+            kept.append((update, (update.text, list(update.citations))))
+        elif use == "keep list":
+            kept.append((update.citations, ("", list(update.citations))))
+        elif use == "append":
+            update.citations.append("added by the caller")
+        del update
+        for held, (text_was, citations_were) in kept:
+            if isinstance(held, list):
+                assert held == citations_were
+            else:
+                assert held == (text_was, citations_were)
+    assert stream.close() == reference.close()
+
+
 def updates(stream: StreamParser, chunks: list[str]) -> list[tuple[str, list[tuple[int, ...]]]]:
     """Each feed's text, and its citations as (start, end, clean_start)."""
     out = []

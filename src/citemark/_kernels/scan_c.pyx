@@ -978,6 +978,31 @@ cdef inline object new_update(object cls, object text, object citations):
     return update
 
 
+cdef extern from *:
+    """
+    static PyObject* cm_refilled(PyObject* update, PyObject* text) {
+    #ifdef Py_GIL_DISABLED
+        return NULL;
+    #else
+        PyObject *list, *old;
+        if (Py_REFCNT(update) != 1) return NULL;
+        list = PyTuple_GET_ITEM(update, 1);
+        if (Py_REFCNT(list) != 1 || PyList_GET_SIZE(list) != 0) return NULL;
+        old = PyTuple_GET_ITEM(update, 0);
+        Py_INCREF(text);
+        PyTuple_SET_ITEM(update, 0, text);
+        Py_DECREF(old);  /* a str: its deallocation runs no Python code */
+        return update;
+    #endif
+    }
+    """
+    # `update` (an empty update: a text and an empty list) holding `text` instead, when its
+    # own reference is the only one to it and to its list, so no one can see the change (as
+    # zip refills its result tuple); else NULL.  Never on a free-threaded build, whose counts
+    # other threads change without a lock.
+    PyObject* cm_refilled(PyObject* update, PyObject* text)
+
+
 cdef inline object empty_update(object cls, object text):
     """cls((text, [])).  Both stay in the collector's view: the list is the caller's, who
     may put into it what refers back to the update."""
@@ -1031,6 +1056,7 @@ cdef class StreamFront:
     cdef readonly Grammar grammar
     cdef readonly object cls, update
     cdef readonly int units
+    cdef object recent, earlier  # the last two empty updates given (see `empty`)
 
     def __init__(self, owner, Grammar grammar not None, cls, update, units):
         if type(owner) not in _OWNER_TYPES:  # (the call costs more than the lookup)
@@ -1069,7 +1095,7 @@ cdef class StreamFront:
                 make_room(self, length)
                 self.raw_units += length
                 self.clean_units += length
-                return empty_update(self.update, chunk)
+                return self.empty(<str>chunk)
             return self.look(chunk)
         if not 0 <= self.held_length <= PY_SSIZE_T_MAX - n:
             raise OverflowError("held_length must stay within 0..PY_SSIZE_T_MAX")
@@ -1081,8 +1107,21 @@ cdef class StreamFront:
         if self.looked_at > 0 and (self.held_length < self.looked_at
                                    or self.held_length - self.looked_at < self.looked_at):
             if not has_mark(kind, data, n, &self.grammar.rules.stop):
-                return empty_update(self.update, "")
+                return self.empty("")
         return self.look("".join(self.pieces))
+
+    cdef object empty(self, str text):
+        """empty_update(self.update, text), in one of the last two empty updates given if
+        the caller has let it go: a server drops each update by the next-but-one delta, so
+        the common delta allocates nothing."""
+        # (The checks read the attributes without a reference of their own, which would
+        # count as a holder.)
+        if self.earlier is not None and cm_refilled(<PyObject*>self.earlier,
+                                                     <PyObject*>text) != NULL:
+            self.earlier, self.recent = self.recent, self.earlier
+        elif self.recent is None or cm_refilled(<PyObject*>self.recent, <PyObject*>text) == NULL:
+            self.earlier, self.recent = self.recent, empty_update(self.update, text)
+        return self.recent
 
     cdef object look(self, str text):
         cdef const void* data = PyUnicode_DATA(text)
@@ -1114,14 +1153,14 @@ cdef object look_units(StreamFront front, str text, const text_t* data):
                 kept += 1
         matches.count = kept
         if cut == 0:
-            update = empty_update(front.update, "")
+            update = front.empty("")
         else:
             length = units_of(data, cut, front.units)
             make_room(front, length)
             ready = text if cut == n else PyUnicode_Substring(text, 0, cut)
             if kept == 0:
                 # No citation (a START that waits for its STOP): the text goes out as it is.
-                update = empty_update(front.update, ready)
+                update = front.empty(ready)
             else:
                 start_offsets(&offsets, front.units)
                 citations = records_of(ready, data, grammar, &matches, front.cls, &offsets,
