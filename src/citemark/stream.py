@@ -38,7 +38,11 @@ DEFAULT_MAX_MARKER_LENGTH = 4096
 class StreamUpdate(NamedTuple):
     """What a `feed` or `close` releases: clean text safe to show now, and the citations
     completed with it.  Their `start`/`end` are offsets in the whole raw stream and their
-    `clean_start` an offset in the whole clean output, in the parser's unit."""
+    `clean_start` an offset in the whole clean output, in the parser's unit.
+
+    An update never changes while anyone holds it or its list; one that no one holds any
+    more may come back from a later `feed` with new contents (the compiled stream refills
+    it instead of making another), so compare updates by value, not by `id`."""
 
     text: str
     citations: list[CitationSpan]

@@ -1116,8 +1116,8 @@ cdef class StreamFront:
         the common delta allocates nothing."""
         # (The checks read the attributes without a reference of their own, which would
         # count as a holder.)
-        if self.earlier is not None and cm_refilled(<PyObject*>self.earlier,
-                                                     <PyObject*>text) != NULL:
+        cdef PyObject* earlier = <PyObject*>self.earlier
+        if self.earlier is not None and cm_refilled(earlier, <PyObject*>text) != NULL:
             self.earlier, self.recent = self.recent, self.earlier
         elif self.recent is None or cm_refilled(<PyObject*>self.recent, <PyObject*>text) == NULL:
             self.earlier, self.recent = self.recent, empty_update(self.update, text)
