@@ -8,6 +8,7 @@ so "MB/s" is millions of characters per second.  The memory a text occupies is
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import importlib
 import math
@@ -26,6 +27,26 @@ SLOW_CALL = 0.25  # seconds: a call slower than this is timed in 3 single-call r
 
 HERE = Path(__file__).resolve().parent
 SRC = HERE.parent / "src"
+
+
+# glibc's mallopt parameter for the free memory at the top of the heap that it keeps.
+M_TRIM_THRESHOLD = -1
+
+
+def steady_heap() -> bool:
+    """Keep freed heap memory in the process (glibc's trim threshold at 1 GiB), so that a
+    round's time is the work and not the page faults of taking memory back.  A round that
+    holds a hundred 8 KB results and then frees them leaves more than glibc's default
+    threshold (128 KiB) free at the top of the heap; glibc gives it back and the next round
+    takes every page again with a minor fault.  Whether a call pays that depends on where
+    the top of the heap happens to be (docs/performance.md, Streams).  For benchmarks only: a
+    library does not tune its caller's allocator.  False where there is no glibc mallopt."""
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    return bool(mallopt(M_TRIM_THRESHOLD, 1 << 30))
 
 
 def ensure_citemark_importable() -> None:
