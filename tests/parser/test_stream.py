@@ -172,6 +172,37 @@ def test_an_update_is_never_changed_by_later_deltas(implementation, text, cuts, 
     assert stream.close() == reference.close()
 
 
+def test_code_run_by_a_freed_update_finds_the_stream_whole(implementation):
+    """What a caller put in an update's list may run code when the update is freed, even
+    inside a later feed, and that code may feed the stream: every update still holds its
+    own chunk's release, in the order the chunks came."""
+    stream = StreamParser(Parser(implementation=implementation))
+    fed: list[str] = []
+    released: list[tuple[str, str]] = []
+
+    def feed(chunk: str) -> object:
+        fed.append(chunk)
+        update = stream.feed(chunk)
+        released.append((chunk, update.text))
+        return update
+
+    class FeedsWhenFreed:
+        def __del__(self) -> None:
+            feed("inner ")
+
+    first = feed("one ")
+    first.citations.append(FeedsWhenFreed())
+    del first
+    kept = feed("two ")
+    third = feed("three ")
+    marker = S + "cite" + D + "turn0search1" + E
+    fourth = feed("four " + marker + " ")
+    assert (kept.text, third.text, fourth.text) == ("two ", "three ", "four  ")
+    assert "inner " in fed  # freed by now on both implementations
+    assert sorted(released) == sorted((chunk, chunk.replace(marker, "")) for chunk in fed)
+    assert stream.close() == ("", [])
+
+
 def updates(stream: StreamParser, chunks: list[str]) -> list[tuple[str, list[tuple[int, ...]]]]:
     """Each feed's text, and its citations as (start, end, clean_start)."""
     out = []

@@ -1117,11 +1117,21 @@ cdef class StreamFront:
         # (The checks read the attributes without a reference of their own, which would
         # count as a holder.)
         cdef PyObject* earlier = <PyObject*>self.earlier
+        cdef object update, _dropped
         if self.earlier is not None and cm_refilled(earlier, <PyObject*>text) != NULL:
-            self.earlier, self.recent = self.recent, self.earlier
-        elif self.recent is None or cm_refilled(<PyObject*>self.recent, <PyObject*>text) == NULL:
-            self.earlier, self.recent = self.recent, empty_update(self.update, text)
-        return self.recent
+            update = self.earlier
+            self.earlier = self.recent
+        elif self.recent is not None and cm_refilled(<PyObject*>self.recent,
+                                                     <PyObject*>text) != NULL:
+            return self.recent
+        else:
+            update = empty_update(self.update, text)
+            # The update let go of is freed only when this call returns: what the caller put
+            # in its list may run code then, which must find the front as it is left here.
+            _dropped = self.earlier
+            self.earlier = self.recent
+        self.recent = update
+        return update
 
     cdef object look(self, str text):
         cdef const void* data = PyUnicode_DATA(text)
