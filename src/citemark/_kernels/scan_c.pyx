@@ -998,8 +998,8 @@ cdef extern from *:
     """
     # `update` (an empty update: a text and an empty list) holding `text` instead, when its
     # own reference is the only one to it and to its list, so no one can see the change (as
-    # zip refills its result tuple); else NULL.  Never on a free-threaded build, whose counts
-    # other threads change without a lock.
+    # zip refills its result tuple; a tuple subclass takes no weak reference); else NULL.
+    # Never on a free-threaded build, whose counts other threads change without a lock.
     PyObject* cm_refilled(PyObject* update, PyObject* text)
 
 
