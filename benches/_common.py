@@ -49,6 +49,11 @@ def steady_heap() -> bool:
     return bool(mallopt(M_TRIM_THRESHOLD, 1 << 30))
 
 
+# Every process that times something imports this module (the bench scripts, their pytest
+# conftest, compare.py's workers), so the heap is kept here, once, for all of them.
+HEAP_KEPT = steady_heap()
+
+
 def ensure_citemark_importable() -> None:
     """Use the installed citemark; fall back to the work tree's src/ when none is installed."""
     try:

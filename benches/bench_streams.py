@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import pytest
 
-from _common import ensure_citemark_importable, steady_heap
+from _common import HEAP_KEPT, ensure_citemark_importable
 from corpus import linked_answer, typical_answer, web_answer
 
 ensure_citemark_importable()
@@ -297,7 +297,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--hot", action="store_true", help="also the ratios with one answer at a time, cached"
     )
     args = parser.parse_args(argv)
-    steadied = steady_heap()
     if args.held:
         print(f"{'stream':<13} {'delta':>5} {'mean held':>9} {'most held':>9}")
         for name, size, mean, most in held_figures(args.answers):
@@ -307,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"Python {sys.version.split()[0]}, GIL {'on' if gil_enabled() else 'off'}, "
         f"citemark {citemark.IMPLEMENTATION}; {args.answers} typical answers of ~4 KB; "
-        f"medians of {args.rounds} interleaved rounds; heap {'kept' if steadied else 'as is'}"
+        f"medians of {args.rounds} interleaved rounds; heap {'kept' if HEAP_KEPT else 'as is'}"
     )
     if not args.threads_only:
         print(f"{'stream':<13} {'delta':>5} {'whole us':>9} {'stream us':>10} {'ratio':>7} target")

@@ -16,10 +16,9 @@ from typing import Any
 
 import pytest
 
-from _common import cpu_model, ensure_citemark_importable, load_implementations, steady_heap
+from _common import cpu_model, ensure_citemark_importable, load_implementations
 
 ensure_citemark_importable()
-steady_heap()  # every benchmark's rounds measure the work, not the heap's page faults
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Module | None:
