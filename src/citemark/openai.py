@@ -39,8 +39,9 @@ Per text part (`output_index`, `content_index`; a choice's `index` for chat):
   functions give back, once it has started (a `break` under `contextlib.closing`, a server's
   client gone), closes the stream it reads (`close()`, or `aclose()`/`close()` for the async
   ones): the SDK's stream and its HTTP response go with it.  An event of unknown shape
-  passes through; a text event whose indexes are not ints, or a delta after its part's done,
-  is a ValueError that names it; no event changes another part.  Indexes that an
+  passes through; a text event whose indexes are not ints, whose delta is no str or whose
+  logprobs are no list, or a delta after its part's done, is a ValueError that names it; no
+  event changes another part.  Indexes that an
   OpenAI-compatible server leaves out are its item's (`ResponsesCleaner._key`) or, for a
   chat choice, its place in the chunk's list (`_choice_index`).
 - Responses one after another in one stream (an agent's model calls), each from its
@@ -720,13 +721,18 @@ class ResponsesCleaner(_Cleaner):
                 f"a response.output_text.delta for output_index {part.key[0]}, content_index "
                 f"{part.key[1]} came after its part was done"
             )
-        delta = fields.get("delta")
+        delta, logprobs = fields.get("delta"), fields.get("logprobs")
         if not isinstance(delta, str):
             raise ValueError(
                 f"a response.output_text.delta needs delta as a str, not {type(delta).__name__}"
             )
+        if not (logprobs is None or isinstance(logprobs, list)):
+            raise ValueError(
+                "a response.output_text.delta needs logprobs as a list or None, not "
+                f"{type(logprobs).__name__}"
+            )
         part.template = event
-        released = part.feed(delta, fields.get("logprobs"))
+        released = part.feed(delta, logprobs)
         if not released:
             return []
         carrier = self._carrying(part, event, released, delta)
@@ -1075,12 +1081,23 @@ class ChatCleaner(_Cleaner):
             index = _choice_index(choice, position)
         part = self._parts.get((index, 0)) or self._open((index, 0))
         delta = fields.get("delta")
+        if delta is not None and _shape(delta) == _OTHER and not _is_dataclass(delta):
+            delta = None  # no dict or model: it carries no text, and is no template
         if delta is None:
             content = annotations = None
         else:
             content = _view(delta).get("content")
             annotations = _get(delta, "annotations")
         finish = fields.get("finish_reason")
+        logprobs = fields.get("logprobs")
+        tokens = None
+        if logprobs is not None:
+            tokens = _get(logprobs, "content")
+            if _shape(logprobs) == _OTHER or not (tokens is None or isinstance(tokens, list)):
+                raise ValueError(
+                    "a chat choice needs logprobs as None or an object whose content is a list "
+                    f"or None, not {type(logprobs).__name__}"
+                )
         listed = None
         if isinstance(content, str):
             part.listed = False  # text released at the end goes out as this text came
@@ -1102,13 +1119,10 @@ class ChatCleaner(_Cleaner):
         if delta is None and part.template is not None:
             # A finish without a delta: an empty one of the kind the part's last chunk had.
             delta = _blank(_get(part.template[1], "delta"))
-        if delta is not None:
-            part.template = (chunk, choice)
-        logprobs = fields.get("logprobs")
-        tokens = None
         if logprobs is not None:
             part.logprobs_like = logprobs
-            tokens = _get(logprobs, "content")
+        if delta is not None:
+            part.template = (chunk, choice)
         released = part.feed(content, tokens) if content else ""
         if isinstance(annotations, list):
             part.held.extend(annotations)
@@ -1207,10 +1221,10 @@ def _with_text(parts: list[Any], text: str) -> list[Any]:
 
 
 def _blank(obj: Any) -> Any:
-    """An object of obj's kind with no field set: an empty dict, or an unset model."""
-    if obj is None or _is_mapping(obj):
-        return {}
-    return type(obj).model_construct()
+    """An object of obj's kind with no field set: an unset model, else an empty dict."""
+    if obj is not None and _shape(obj) == _MODEL:
+        return type(obj).model_construct()
+    return {}
 
 
 def _itself(annotation: Any) -> Any:

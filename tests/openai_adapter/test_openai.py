@@ -850,6 +850,9 @@ def test_bad_text_events_are_named_and_spoil_nothing_else() -> None:
         cleaner.feed({"type": DELTA, "output_index": 0, "content_index": "0", "delta": "x"})
     with pytest.raises(ValueError, match="delta as a str, not NoneType"):
         cleaner.feed({**good, "output_index": 3, "delta": None})
+    # Logprobs of no list would fail the events that end the part (its done, the response's).
+    with pytest.raises(ValueError, match="logprobs as a list or None, not float"):
+        cleaner.feed({**good, "output_index": 4, "logprobs": 1.5})
     assert cleaner.feed(good)[0]["delta"] == "kept text\n"
     cleaner.feed(done("kept " + MARKER + " text\n"))
     with pytest.raises(ValueError, match="after its part was done"):
@@ -865,11 +868,23 @@ def test_bad_text_events_are_named_and_spoil_nothing_else() -> None:
     parts = [{"type": "thinking", "thinking": [{"type": "text", "text": "hm"}]}]
     listed = {"choices": [{"index": 0, "delta": {"content": parts}, "finish_reason": None}]}
     assert ChatCleaner().feed(listed) == [listed]
+    for logprobs in (1.5, {"content": "x"}):
+        bad = {"choices": [{"index": 0, "delta": {"content": "x"}, "logprobs": logprobs}]}
+        with pytest.raises(ValueError, match="logprobs as None or an object whose content"):
+            ChatCleaner().feed(bad)
     with pytest.raises(ValueError, match="a chat choice needs index as an int, not str"):
         ChatCleaner().feed({"choices": [{"index": "0", "delta": {"content": "x"}}]})
     # A choice that is no dict or model carries no text: the chunk passes as it came.
     for junk in (None, 5, "x"):
         assert ChatCleaner().feed({"choices": [junk]}) == [{"choices": [junk]}]
+    # So does a delta that is none: the finish after it still ends the choice's text.
+    cleaner = ChatCleaner()
+    text = {"choices": [{"index": 0, "delta": {"content": "held ["}}]}
+    junk_delta = {"choices": [{"index": 0, "delta": [5]}]}
+    assert cleaner.feed(text)[0]["choices"][0]["delta"]["content"] == "held"
+    assert cleaner.feed(junk_delta) == [junk_delta]
+    finish = cleaner.feed({"choices": [{"index": 0, "finish_reason": "stop"}]})
+    assert finish[0]["choices"][0]["delta"] == {"content": " ["}
 
 
 def listed_chunk(*parts: Any, finish: str | None = None) -> Event:
