@@ -21,6 +21,7 @@ GRAMMARS = [
     {"families": ("",)},
     {"any_family": True},
     {"families": ("cite",), "max_marker_length": 12},
+    {"families": (D + E, "")},  # a family holding the STOP: a STOP then decides nothing
 ]
 grammars = st.sampled_from(GRAMMARS)
 
@@ -44,6 +45,18 @@ def test_one_character_chunks(implementation, text):
     stream = StreamParser(Parser(implementation=implementation))
     batch = stream.parser
     assert feed_all(stream, list(text)) == (batch.strip(text), list(batch.finditer(text)))
+
+
+def test_a_family_holding_the_stop_keeps_its_start_undecided(implementation):
+    """START D STOP is a whole (invalid) marker of the family "", but, once D follows, the start
+    of one of the family D + STOP, which the parser tries first: the stream holds it."""
+    parser = Parser(families=(D + E, ""), implementation=implementation)
+    stream = StreamParser(parser)
+    assert stream.feed(S + D + E) == ("", [])
+    update = stream.feed(D + "turn0search0" + E + " after")
+    assert update.text == " after"
+    assert [c.source_ids for c in update.citations] == [("turn0search0",)]
+    assert update.citations == list(parser.finditer(S + D + E + D + "turn0search0" + E))
 
 
 def test_a_marker_split_across_chunks_is_held_then_released(implementation):

@@ -61,6 +61,16 @@ OFFSET_UNITS: tuple[OffsetUnit, ...] = ("codepoints", "utf16", "utf8")
 UNITS_CODE_POINTS, UNITS_UTF16, UNITS_UTF8 = range(len(OFFSET_UNITS))
 
 
+def stop_in_family(families: tuple[str, ...], stop: str, any_family: bool) -> bool:
+    """Whether a family name may hold the STOP.  A match of text cut short may then be the
+    start of a longer marker once more text comes (the family that holds the STOP, tried
+    first, was not all there yet), so a stream asks whether even a START that begins a match
+    is decided (the scanners' `first_undecided`)."""
+    if any_family:
+        return FAMILY_WORD_RE.fullmatch(stop) is not None
+    return any(stop in family for family in families)
+
+
 def heads_at(
     text: str, i: int, families: tuple[str, ...], delimiter: str, any_family: bool
 ) -> list[tuple[str, int]]:

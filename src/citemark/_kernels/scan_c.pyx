@@ -70,7 +70,12 @@ from libc.stdint cimport uint32_t, uint64_t
 from libc.string cimport memcmp, memset
 
 from citemark._core.dropin import CITATION_TEMPLATE as _CITATION_TEMPLATE
-from citemark._core.grammar import OWNER_TYPES as _OWNER_TYPES, check_owner, check_rules
+from citemark._core.grammar import (
+    OWNER_TYPES as _OWNER_TYPES,
+    check_owner,
+    check_rules,
+    stop_in_family,
+)
 
 include "grammar_c.pxi"
 
@@ -139,6 +144,7 @@ cdef class Grammar:
     cdef readonly tuple families
     cdef readonly object source_id  # a compiled pattern, or None for the guide's rule
     cdef readonly object locator  # likewise
+    cdef readonly bint stop_in_family  # see _core.grammar.stop_in_family
 
     def __cinit__(self, tuple families not None, str start not None, str delimiter not None,
                   str stop not None, bint any_family=False, object max_marker_length=None,
@@ -158,6 +164,7 @@ cdef class Grammar:
         self.locator = locator
         cm_defer_refcount(self)
         self.rules.any_family = any_family
+        self.stop_in_family = stop_in_family(families, stop, any_family)
         # No text is longer than PY_SSIZE_T_MAX: a larger bound is no bound.
         if max_marker_length is None or max_marker_length >= PY_SSIZE_T_MAX:
             self.rules.max_length = PY_SSIZE_T_MAX
@@ -922,18 +929,20 @@ cdef bint undecided(const text_t* data, Py_ssize_t n, Py_ssize_t pos, Py_ssize_t
 
 
 cdef Py_ssize_t first_undecided(const text_t* data, Py_ssize_t n, const Rules* rules,
-                                const Matches* consumed) noexcept nogil:
+                                const Matches* consumed, bint starts_too) noexcept nogil:
     """Index of the first START whose fate more text could still change, or n.  Only the
     last max_length units can hold one: a START further back closed in bound or never will.
-    `consumed`: every match of data[:n], valid or not.  Linear: pos and span_index only move
-    on, and the STOP is searched for once."""
+    `consumed`: every match of data[:n], valid or not: a START inside one is decided with it,
+    and so is one that begins one unless `starts_too` (see scan_py.first_undecided).  Linear:
+    pos and span_index only move on, and the STOP is searched for once."""
     cdef Py_ssize_t window = n - rules.max_length if n > rules.max_length else 0
     cdef Py_ssize_t pos, span_index = 0, last_stop = -2  # -2: not searched for yet
     pos = find_mark(data, window, n, &rules.start)
     while pos >= 0:  # pos < n
         while span_index < consumed.count and consumed.items[span_index].end <= pos:
             span_index += 1
-        if not (span_index < consumed.count and consumed.items[span_index].start <= pos):
+        if not (span_index < consumed.count
+                and (consumed.items[span_index].start < pos or not starts_too)):
             if last_stop == -2:
                 last_stop = last_mark(data, n, &rules.stop)
             if undecided(data, n, pos, last_stop, rules):
@@ -949,7 +958,7 @@ cdef Py_ssize_t undecided_units(str text, const text_t* data, Grammar grammar,
     if grammar.cannot_match(text):
         return len(text)
     scan(text, data, grammar, True, &matches[0])
-    return first_undecided(data, len(text), &grammar.rules, matches)
+    return first_undecided(data, len(text), &grammar.rules, matches, grammar.stop_in_family)
 
 
 def undecided_from(str text not None, Grammar grammar not None):
@@ -1102,7 +1111,7 @@ cdef class StreamFront:
         self.pieces.append(chunk)
         self.held_length += n
         # Held text is looked at again once it has doubled, or when a STOP comes (it
-        # decides every START before it): each look is linear, and so is their sum.  The
+        # usually decides the STARTs before it): each look is linear, and so is their sum.  The
         # test is held_length < 2 * looked_at without the product, which could overflow.
         if self.looked_at > 0 and (self.held_length < self.looked_at
                                    or self.held_length - self.looked_at < self.looked_at):

@@ -41,6 +41,7 @@ from .._core.grammar import (
     Citation,
     check_owner,
     check_rules,
+    stop_in_family,
 )
 
 if TYPE_CHECKING:
@@ -94,6 +95,7 @@ class Grammar:
         self.source_id = source_id
         self.locator = locator
         self.heads = [(family, family + delimiter) for family in families]
+        self.stop_in_family = stop_in_family(families, stop, any_family)
         self.is_source_id = (source_id or _builtin_source_id).fullmatch
         self.is_locator = (locator or _builtin_locator).fullmatch
 
@@ -354,7 +356,9 @@ def undecided(text: str, pos: int, last_stop: int, grammar: Grammar) -> bool:
 def first_undecided(text: str, grammar: Grammar, consumed: list[Match]) -> int:
     """Index of the first START whose fate more text could still change, or len(text).
     Only the last max_length characters can hold one: a START further back closed in
-    bound or never will.  `consumed`: every match of text, valid or not."""
+    bound or never will.  `consumed`: every match of text, valid or not: a START inside
+    one is decided with it, and so is one that begins one, unless a family may hold the
+    STOP (`stop_in_family`: the match may then begin a longer marker)."""
     n = len(text)
     bound = grammar.max_length
     window = n - bound if bound is not None and n > bound else 0
@@ -364,7 +368,10 @@ def first_undecided(text: str, grammar: Grammar, consumed: list[Match]) -> int:
     while pos >= 0:
         while span_index < len(consumed) and consumed[span_index].end <= pos:
             span_index += 1
-        if not (span_index < len(consumed) and consumed[span_index].start <= pos):
+        if not (
+            span_index < len(consumed)
+            and (consumed[span_index].start < pos or not grammar.stop_in_family)
+        ):
             if last_stop == -2:
                 last_stop = text.rfind(grammar.stop)
             if undecided(text, pos, last_stop, grammar):
