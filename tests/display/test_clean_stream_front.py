@@ -247,6 +247,21 @@ def test_prose_goes_out_as_it_comes(implementation: str) -> None:
     assert clean(text + D + "turn0search1 ok") == "Kyoto was the capital for years. Then it saw ok"
 
 
+@pytest.mark.parametrize("blank", [" ", "\u00a0", "\u202f", "\uff08", " \u202f "])
+@pytest.mark.parametrize("after", ["next words", "n", "\u201cquoted\u201d", "\U0001f600 ok"])
+def test_a_held_blank_goes_out_before_the_next_delta(
+    implementation: str, blank: str, after: str
+) -> None:
+    """The blanks that end a delta (of every width) go out at the start of the next, which is
+    one string made of the two, as narrow as its widest character (str equality compares
+    the widths too)."""
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    assert stream.feed("Prose" + blank) == "Prose"
+    assert stream.feed(after + " ") == blank + after
+    assert stream.close() == " "
+    assert "Prose" + blank + after + " " == clean("Prose" + blank + after + " ")
+
+
 def test_lines_that_may_be_code_wait(implementation: str) -> None:
     for start in ("    ", "\t", "```", "~~~", "> ```", "- `"):
         stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
