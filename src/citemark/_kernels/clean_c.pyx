@@ -19,8 +19,6 @@ docs/performance.md#streams):
 | stream's Python path (a line that cannot be code; it leaves the rest)     | 2.2x at 64/16/4 |
 | `cf_stop_*`, `cf_decides_*`: a delta searched 16 bytes at a time (SSE2),  | 1.43x, 1.18x,   |
 | not a unit at a time                                                      | 1.0x            |
-| `glued`: held blanks and the ASCII delta after them made one string, not  | 1.03x, 1.03x,   |
-| a slice and a concatenation (time, benches/compare.py)                    | 1.06x           |
 """
 
 cimport cython
@@ -34,9 +32,6 @@ from citemark._core.protocols import CLOSED_OWNER
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
     void* PyUnicode_DATA(object text)
-    bint PyUnicode_IS_ASCII(object text)
-    Py_UCS4 PyUnicode_MAX_CHAR_VALUE(object text)
-    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
 
 # The encoding helpers and fused unit of the marker grammar (it also picks the vector path),
 # then the clean core over them.
@@ -754,33 +749,6 @@ cdef inline Py_ssize_t find_break(int kind, const void* data, Py_ssize_t i,
     return find_ascii(kind, data, i, n, c'\n')
 
 
-cdef str glued(str tail, str text, Py_ssize_t kept):
-    """tail + text[:kept] (0 < kept <= len(text)) as one new string: for ASCII text, the width
-    is the tail's (a str is stored as narrow as its widest character), so neither the slice
-    nor its scan for that width is made.  Other text takes the two steps."""
-    cdef Py_ssize_t length = len(tail), i
-    cdef int kind
-    cdef void* data
-    cdef const Py_UCS1* ascii
-    if not PyUnicode_IS_ASCII(text):
-        return tail + (text if kept == len(text) else text[:kept])
-    out = PyUnicode_New(length + kept, PyUnicode_MAX_CHAR_VALUE(tail))
-    kind = PyUnicode_KIND(out)  # the tail's
-    data = PyUnicode_DATA(out)
-    ascii = <const Py_UCS1*>PyUnicode_DATA(text)
-    # out holds length + kept units of `kind`: the tail's, then text's first kept.
-    memcpy(data, PyUnicode_DATA(tail), length * kind)
-    if kind == 1:
-        memcpy(<Py_UCS1*>data + length, ascii, kept)
-    elif kind == 2:
-        for i in range(kept):
-            (<Py_UCS2*>data)[length + i] = ascii[i]
-    else:
-        for i in range(kept):
-            (<Py_UCS4*>data)[length + i] = ascii[i]
-    return <str>out
-
-
 cdef class StreamFront:
     """The common delta of a `CleanStream` in one C call (see clean_py.StreamFront); with `own`
     (set by a plain stream) also the deltas that end a line or decide a marker, in a line that
@@ -881,10 +849,9 @@ cdef class StreamFront:
                 self.parts_length += n
                 self.on = False
             return ""
+        out = text if kept == n else text[:kept]
         if self.tail:
-            out = glued(self.tail, text, kept)
-        else:
-            out = text if kept == n else text[:kept]
+            out = self.tail + out
         self.tail = "" if kept == n else text[kept:]
         self.context_unit = read_unit(kind, data, kept - 1)
         self.skip += len(out)
