@@ -30,11 +30,13 @@ prose, and never touches Markdown code:
   (`citeturn0search0`, `iturn0image0turn0image1`, `fileciteturn1file0L8-L13`), the
   the same with one blank where each marker character was (`cite turn0search5`,
   `filecite turn1file2 L1-L12`), the characters written as six-character escapes
-  (`\\ue200`), replaced by U+FFFD (one or more for each), and ChatGPT's copy form
-  `:contentReference[oaicite:3]{index=3}`.  Each needs an id (`turn0search0`) after a family
-  name that starts a word, so "cite", "recite turn0search5", "I cite turn0" or "citeturnip"
-  are never touched.  A degraded `entity[...]` shows its name when its body is a JSON array
-  on one line whose second element is a string (`entity["city", "Paris", 3]` is "Paris").
+  (`\\ue200`), replaced by U+FFFD (one or more for each), ChatGPT's copy form
+  `:contentReference[oaicite:3]{index=3}`, and the Assistants API's file citations
+  `【4:0†source】` (a `cite` mark whose ids are `4:0` and the file's name).  Each of the
+  first forms needs an id (`turn0search0`) after a family name that starts a word, so
+  "cite", "recite turn0search5", "I cite turn0" or "citeturnip" are never touched.  A
+  degraded `entity[...]` shows its name when its body is a JSON array on one line whose
+  second element is a string (`entity["city", "Paris", 3]` is "Paris").
 
 Spacing rule: a removal never doubles a space or leaves one before punctuation.  Where a run
 of removed markers ends, the blanks just before it are dropped when what follows is a line
@@ -499,6 +501,10 @@ _DEGRADED = re.compile(
     f"(?![A-Za-z0-9])(?:{_BLANK}(?=[{re.escape(BLANKS + CLOSING)}\r\n]|\\Z))?"
     f"|entity(?P<entity>{_json_array('')})"
     r"|:?contentReference\[oaicite:(?P<index>[0-9]+)\](?:\{index=[0-9]+\})?"
+    # The Assistants API's file citations, 【4:0†source】 (message 4, result 0, the file's
+    # name), and ChatGPT's browsing form 【11†L1-L3】: on one line, the name bounded so that an
+    # unclosed one costs a constant at each place it is tried.
+    f"|\u3010(?P<ref>[0-9]+(?::[0-9]+)?)\u2020(?P<source>[^\u3011\r\n{PRIVATE_RANGE}]{{0,200}})\u3011"
 )
 _ONE_ID = re.compile(_ID)
 # U+FFFD where the marker characters were: one or more for each (a decoder replaces each
@@ -518,6 +524,9 @@ def _rebuild(match: re.Match[str]) -> str:
         return f"{START}entity{DELIM}{match['entity']}{STOP}"
     if match["index"] is not None:
         return f"{START}oaicite{DELIM}{match['index']}{STOP}"
+    if match["ref"] is not None:
+        source = f"{DELIM}{match['source']}" if match["source"] else ""
+        return f"{START}cite{DELIM}{match['ref']}{source}{STOP}"
     if match["spaced"] is not None:
         family, parts, locator = (
             match["spaced"],
@@ -580,6 +589,7 @@ _DEGRADED_SIGNS = (
     "iturn",
     "entity[",
     "contentReference[oaicite:",
+    "\u2020",
     *(f"{family}{blank}turn" for family in ("cite", "i") for blank in BLANKS),
 )
 

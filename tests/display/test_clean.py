@@ -211,6 +211,10 @@ LENIENT = {
     "replacement-char-alone-stays": ("caf\ufffd au lait", "caf\ufffd au lait"),
     "content-reference": ("Fact :contentReference[oaicite:3]{index=3} and more.", "Fact and more."),
     "content-reference-end": ("Fact.:contentReference[oaicite:0]{index=0}", "Fact."),
+    "assistants-file": ("The report says so 【4:0†source】.", "The report says so."),
+    "assistants-two": ("See 【12:3†report v2.pdf】【12:4†notes.md】 now", "See now"),
+    "browsing-locator": ("Fact 【11†L1-L3】.", "Fact."),
+    "lenticular-prose": ("a 【重要】 b 【1:2:3†x】 【1†", "a 【重要】 b 【1:2:3†x】 【1†"),
     "prose-cite": ("I cite the citation; they recite it.", "I cite the citation; they recite it."),
     "prose-turn": ("turn0 and turn0search0 alone stay", "turn0 and turn0search0 alone stay"),
     "citeturnip": ("a citeturnip salad", "a citeturnip salad"),
@@ -223,6 +227,19 @@ LENIENT = {
 @pytest.mark.parametrize(("text", "expected"), list(LENIENT.values()), ids=list(LENIENT))
 def test_lenient(text: str, expected: str, implementation: str) -> None:
     assert clean(text, lenient=True, implementation=implementation) == expected  # type: ignore[arg-type]
+
+
+def test_an_assistants_file_citation_is_a_mark(implementation: str) -> None:
+    """【4:0†source】 (the Assistants API's file_search): a citation whose ids are the
+    reference and the file's name, for a front end's chip."""
+    cleaned = clean_with_marks(
+        "Filed 【4:0†report.pdf】. Seen 【11†L1-L3】", lenient=True, implementation=implementation
+    )
+    assert cleaned.text == "Filed. Seen"
+    assert [(m.kind, m.family, m.source_ids, m.locator, m.start) for m in cleaned.marks] == [
+        ("citation", "cite", ("4:0", "report.pdf"), None, 5),
+        ("citation", "cite", ("11",), "L1-L3", 11),
+    ]
 
 
 @pytest.mark.parametrize("text", [text for text, _ in LENIENT.values()])

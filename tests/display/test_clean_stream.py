@@ -24,7 +24,7 @@ ANSWER = (
     "> quoted " + MARKER + ".\n"
     "See [the guide](" + MARKER + ").\r\n"
     "Broken " + S + "cite" + D + "turn0view0 and more " + MARKER + "\n"
-    "Lenient citeturn0search0 and :contentReference[oaicite:1]{index=1} end"
+    "Lenient citeturn0search0 and :contentReference[oaicite:1]{index=1} end 【4:0†a.pdf】.\n"
 )
 
 

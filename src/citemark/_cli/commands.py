@@ -60,7 +60,8 @@ TEXT_COMMANDS: dict[str, TextCommand] = {
                     "dest": "lenient",
                     "action": "store_true",
                     "help": "also remove degraded markers whose private-use characters were lost "
-                    "(citeturn0search0, U+FFFD, \\ue200 escapes, :contentReference[oaicite:N])",
+                    "(citeturn0search0, U+FFFD, \\ue200 escapes, :contentReference[oaicite:N]) "
+                    "and the Assistants API's 【4:0†source】",
                 },
             ),
         ),
