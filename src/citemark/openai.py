@@ -41,9 +41,9 @@ Per text part (`output_index`, `content_index`; a choice's `index` for chat):
   ones): the SDK's stream and its HTTP response go with it.  An event of unknown shape
   passes through; a text event whose indexes are not ints, whose delta is no str or whose
   logprobs are no list, or a delta after its part's done, is a ValueError that names it; no
-  event changes another part.  Indexes that an
-  OpenAI-compatible server leaves out are its item's (`ResponsesCleaner._key`) or, for a
-  chat choice, its place in the chunk's list (`_choice_index`).
+  event changes another part.  Indexes that an OpenAI-compatible server leaves out are its
+  item's (`ResponsesCleaner._key`) or, for a chat choice, its place in the chunk's list
+  (`_choice_index`).
 - Responses one after another in one stream (an agent's model calls), each from its
   `response.created` on: each is cleaned as a stream of its own.  The OpenAI Agents SDK's
   stream events (dataclasses) are taken as they come: a raw event's Responses event is
@@ -1082,7 +1082,7 @@ class ChatCleaner(_Cleaner):
         part = self._parts.get((index, 0)) or self._open((index, 0))
         delta = fields.get("delta")
         if delta is not None and _shape(delta) == _OTHER and not _is_dataclass(delta):
-            delta = None  # no dict or model: it carries no text, and is no template
+            delta = None  # no dict or model: it carries no text
         if delta is None:
             content = annotations = None
         else:
