@@ -1075,6 +1075,8 @@ class ChatCleaner(_Cleaner):
     def _choice(self, chunk: Any, choice: Any, position: int) -> tuple[Any, bool]:
         """choice (at `position` in its chunk's list) made clean, and whether it carries
         nothing any more."""
+        if _shape(choice) == _OTHER and not _is_dataclass(choice):
+            return choice, False  # no dict or model: it carries no text, and is no template
         fields = _view(choice)
         index = fields.get("index")
         if type(index) is not int:

@@ -877,6 +877,13 @@ def test_bad_text_events_are_named_and_spoil_nothing_else() -> None:
     # A choice that is no dict or model carries no text: the chunk passes as it came.
     for junk in (None, 5, "x"):
         assert ChatCleaner().feed({"choices": [junk]}) == [{"choices": [junk]}]
+    # Even after a choice that held text: the end still sends that text.
+    cleaner = ChatCleaner()
+    cleaner.feed({"choices": [{"index": 0, "delta": {"content": "held ["}}]})
+    for junk in (None, True, "x"):
+        assert cleaner.feed({"choices": [junk]}) == [{"choices": [junk]}]
+    (end,) = cleaner.close()
+    assert end["choices"][0]["delta"] == {"content": " ["}
     # So does a delta that is none: the finish after it still ends the choice's text.
     cleaner = ChatCleaner()
     text = {"choices": [{"index": 0, "delta": {"content": "held ["}}]}
