@@ -504,7 +504,8 @@ _DEGRADED = re.compile(
     # The Assistants API's file citations, 【4:0†source】 (message 4, result 0, the file's
     # name), and ChatGPT's browsing form 【11†L1-L3】: on one line, the name bounded so that an
     # unclosed one costs a constant at each place it is tried.
-    f"|\u3010(?P<ref>[0-9]+(?::[0-9]+)?)\u2020(?P<source>[^\u3011\r\n{PRIVATE_RANGE}]{{0,200}})\u3011"
+    "|\u3010(?P<ref>[0-9]+(?::[0-9]+)?)\u2020"
+    f"(?P<source>[^\u3011\r\n{PRIVATE_RANGE}]{{0,200}})\u3011"
 )
 _ONE_ID = re.compile(_ID)
 # U+FFFD where the marker characters were: one or more for each (a decoder replaces each

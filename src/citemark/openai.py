@@ -178,6 +178,12 @@ def _is_dataclass(obj: Any) -> bool:
     return dataclasses.is_dataclass(obj) and not isinstance(obj, type)
 
 
+def _fieldless(obj: Any) -> bool:
+    """Whether obj is no dict, model or dataclass: a value that carries no fields (a chat
+    choice or delta that is a number, a string, a list)."""
+    return _shape(obj) == _OTHER and not _is_dataclass(obj)
+
+
 def _has(obj: Any, name: str) -> bool:
     if type(obj) is dict or _is_mapping(obj):
         return name in obj
@@ -1075,16 +1081,17 @@ class ChatCleaner(_Cleaner):
     def _choice(self, chunk: Any, choice: Any, position: int) -> tuple[Any, bool]:
         """choice (at `position` in its chunk's list) made clean, and whether it carries
         nothing any more."""
-        if _shape(choice) == _OTHER and not _is_dataclass(choice):
-            return choice, False  # no dict or model: it carries no text, and is no template
+        # (The lookup first: a known dict or model, every chunk's, costs no call.)
+        if _SHAPES.get(type(choice), _OTHER) == _OTHER and _fieldless(choice):
+            return choice, False  # it carries no text, and is no template
         fields = _view(choice)
         index = fields.get("index")
         if type(index) is not int:
             index = _choice_index(choice, position)
         part = self._parts.get((index, 0)) or self._open((index, 0))
         delta = fields.get("delta")
-        if delta is not None and _shape(delta) == _OTHER and not _is_dataclass(delta):
-            delta = None  # no dict or model: it carries no text
+        if delta is not None and _SHAPES.get(type(delta), _OTHER) == _OTHER and _fieldless(delta):
+            delta = None  # it carries no text
         if delta is None:
             content = annotations = None
         else:
@@ -1095,7 +1102,7 @@ class ChatCleaner(_Cleaner):
         tokens = None
         if logprobs is not None:
             tokens = _get(logprobs, "content")
-            if _shape(logprobs) == _OTHER or not (tokens is None or isinstance(tokens, list)):
+            if _fieldless(logprobs) or not (tokens is None or isinstance(tokens, list)):
                 raise ValueError(
                     "a chat choice needs logprobs as None or an object whose content is a list "
                     f"or None, not {type(logprobs).__name__}"
@@ -1170,8 +1177,8 @@ class ChatCleaner(_Cleaner):
 def _choice_index(choice: Any, position: int) -> int:
     """The `index` of a chat choice, the one at `position` in its list: some OpenAI-compatible
     gateways leave it out, and their clients take a choice without one as the one at its place
-    (the only one, in the usual chunk).  A choice that is no dict or model has none."""
-    index = None if _shape(choice) == _OTHER else _get(choice, "index")
+    (the only one, in the usual chunk).  A choice that carries no fields has none."""
+    index = None if _fieldless(choice) else _get(choice, "index")
     if index is None:
         return position
     if type(index) is not int:
@@ -1224,7 +1231,7 @@ def _with_text(parts: list[Any], text: str) -> list[Any]:
 
 def _blank(obj: Any) -> Any:
     """An object of obj's kind with no field set: an unset model, else an empty dict."""
-    if obj is not None and _shape(obj) == _MODEL:
+    if _shape(obj) == _MODEL:
         return type(obj).model_construct()
     return {}
 

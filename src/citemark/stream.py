@@ -10,9 +10,9 @@ span closes later in its paragraph, a fence runs until its closing line).
 
 Cost: held text is kept as the chunks that came, and is looked at again only when it has
 doubled since the last look (or, without skip_code, when a STOP arrives, which usually
-decides the STARTs before it), so the total work is linear in the stream whatever the chunking
-and whatever `max_marker_length`; a chunk with no START and nothing held goes out as it
-is.  The price is latency: held text may wait up to one doubling longer than needed.
+decides the STARTs before it), so the total work is linear in the stream whatever the
+chunking and whatever `max_marker_length`; a chunk with no START and nothing held goes out
+as it is.  The price is latency: held text may wait up to one doubling longer than needed.
 Without skip_code all of this is the scanner's `StreamFront`, one C call a chunk with the
 compiled kernel.
 

@@ -9,16 +9,14 @@ from __future__ import annotations
 import contextlib
 import copy
 import random
-from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from citemark.openai import ChatCleaner, ResponsesCleaner
-from test_openai import load
+from test_openai import DATA, load
 
-DATA = Path(__file__).parents[1] / "data" / "openai"
 NAMES = sorted(str(path.relative_to(DATA).with_suffix("")) for path in DATA.rglob("*.jsonl"))
 # What a field becomes: nothing of the right type, and a marker where text was.
 JUNK: list[Any] = [
@@ -34,8 +32,8 @@ JUNK: list[Any] = [
     {},
     [None],
     {"type": "url_citation"},
+    "\ue200cite\ue202turn0search0\ue201",
 ]
-JUNK.append("\ue200cite\ue202turn0search0\ue201")
 # The events about one text part: the ones a malformed copy is made of.
 PART_EVENTS = (
     "response.output_text.delta",

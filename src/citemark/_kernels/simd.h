@@ -35,8 +35,8 @@
 enum { CM_PORTABLE = 0, CM_VECTOR = 1, CM_WIDE_VECTOR = 2 };
 
 /* The searches that run many times over short spans (from a marker character to the next)
-   start on a cache line of their own: where their loop fell relative to one changed the
-   time of `clean` between builds that differed only elsewhere (docs/performance.md). */
+   start on a cache line of their own, so that their loop's speed does not depend on where
+   the rest of the module's code happens to put them (docs/performance.md). */
 #if defined(__GNUC__) || defined(__clang__)
 #define CM_LINE_ALIGNED __attribute__((aligned(64)))
 #else
