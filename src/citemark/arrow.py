@@ -141,14 +141,15 @@ def _work_type(array: Any) -> pa.DataType:
     """The type the kernels read: string and large_string as they are, a view as large."""
     if not isinstance(array, (pa.Array, pa.ChunkedArray)):
         raise TypeError(
-            f"expected a pyarrow Array or ChunkedArray of strings, not {type(array).__name__}"
+            "array must be a pyarrow Array or ChunkedArray of strings, not "
+            f"{type(array).__name__}"
         )
     kind = array.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         return kind
     if pa.types.is_string_view(kind):
         return pa.large_string()
-    raise TypeError(f"expected a string, large_string or string_view array, not {kind}")
+    raise TypeError(f"array must hold string, large_string or string_view values, not {kind}")
 
 
 def _each_chunk(

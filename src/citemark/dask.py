@@ -124,6 +124,6 @@ def _to_arrow(series: pd.Series) -> Any:
 
 def _check_column(frame: Any, column: str | None) -> None:
     if not isinstance(frame, dd.DataFrame):
-        raise TypeError(f"expected a dask DataFrame or Series, not {type(frame).__name__}")
+        raise TypeError(f"frame must be a dask DataFrame or Series, not {type(frame).__name__}")
     if column is None or column not in frame.columns:
         raise KeyError(f"no column {column!r} (columns: {', '.join(map(str, frame.columns))})")

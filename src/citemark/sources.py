@@ -285,7 +285,7 @@ class Registry(Mapping[str, Source]):
     def add(self, source: Source) -> Source:
         """Register a source under its own id (ValueError when the id is taken)."""
         if not isinstance(source, Source):
-            raise TypeError(f"expected a Source, not {type(source).__name__}")
+            raise TypeError(f"source must be a Source, not {type(source).__name__}")
         if source.id in self._sources:
             raise ValueError(f"the id {source.id!r} is already registered")
         self._sources[source.id] = source

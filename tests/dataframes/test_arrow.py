@@ -267,9 +267,9 @@ def test_unclosed_starts_are_linear(arrow) -> None:
 
 def test_rejects_what_is_not_a_string_array(arrow) -> None:
     for bad in [pa.array([1, 2]), pa.array([b"x"]), ["text"], "text", None]:
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match=r"^array must"):
             arrow.strip(bad)
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match=r"^array must"):
             arrow.extract(bad)
     with pytest.raises(TypeError):
         arrow.extract(pa.array(["x"]), families=[1])

@@ -89,7 +89,7 @@ def test_add_checks_ids() -> None:
         registry.add(Source("doc-1", "other"))
     with pytest.raises(ValueError, match="source id"):
         Source("not an id", "text")
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="source must be a Source, not dict"):
         registry.add({"id": "x", "text": "y"})  # type: ignore[arg-type]
     registry.add(Source("turn0file0", "taken by hand"))
     with pytest.raises(ValueError, match="turn0file0"):
