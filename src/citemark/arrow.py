@@ -141,8 +141,7 @@ def _work_type(array: Any) -> pa.DataType:
     """The type the kernels read: string and large_string as they are, a view as large."""
     if not isinstance(array, (pa.Array, pa.ChunkedArray)):
         raise TypeError(
-            "array must be a pyarrow Array or ChunkedArray of strings, not "
-            f"{type(array).__name__}"
+            f"array must be a pyarrow Array or ChunkedArray of strings, not {type(array).__name__}"
         )
     kind = array.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
