@@ -32,6 +32,8 @@ from citemark._core.protocols import CLOSED_OWNER
 cdef extern from "Python.h":
     int PyUnicode_KIND(object text)
     void* PyUnicode_DATA(object text)
+    bint PyUnicode_IS_ASCII(object text)
+    object PyUnicode_New(Py_ssize_t size, Py_UCS4 maxchar)
 
 # The encoding helpers and fused unit of the marker grammar (it also picks the vector path),
 # then the clean core over them.
@@ -749,6 +751,21 @@ cdef inline Py_ssize_t find_break(int kind, const void* data, Py_ssize_t i,
     return find_ascii(kind, data, i, n, c'\n')
 
 
+cdef str joined_prefix(str head, str text, Py_ssize_t kept):
+    """head + text[:kept] (0 < kept <= len(text)) in one string: of two ASCII strings it is
+    made and filled at once, where a slice and a join would make two (a delta after held
+    blanks pays that)."""
+    cdef Py_ssize_t size = len(head)
+    cdef object out
+    if not (PyUnicode_IS_ASCII(head) and PyUnicode_IS_ASCII(text)):
+        return head + text[:kept]
+    out = PyUnicode_New(size + kept, 127)
+    # Both copies stay inside out's size + kept one-byte units.
+    memcpy(PyUnicode_DATA(out), PyUnicode_DATA(head), size)
+    memcpy(<char*>PyUnicode_DATA(out) + size, PyUnicode_DATA(text), kept)
+    return <str>out
+
+
 cdef class StreamFront:
     """The common delta of a `CleanStream` in one C call (see clean_py.StreamFront); with `own`
     (set by a plain stream) also the deltas that end a line or decide a marker, in a line that
@@ -849,9 +866,10 @@ cdef class StreamFront:
                 self.parts_length += n
                 self.on = False
             return ""
-        out = text if kept == n else text[:kept]
-        if self.tail:
-            out = self.tail + out
+        if not self.tail:
+            out = text if kept == n else text[:kept]
+        else:
+            out = joined_prefix(self.tail, text, kept)
         self.tail = "" if kept == n else text[kept:]
         self.context_unit = read_unit(kind, data, kept - 1)
         self.skip += len(out)
