@@ -563,7 +563,7 @@ class _Part:
         Moved, not dropped, where a delta's text only went out with a later one (a blank a
         marker might have taken): what a reader collects fits the text it collects.  The
         list of a lone delta is given back as it came."""
-        released = self.raw if self.closed or self.stream is None else self.stream.released
+        released = self.out_to()
         out: list[Any] = []
         cuts = self.cuts
         while self.logprobs and self.logprobs[0][1] <= released:
@@ -576,6 +576,14 @@ class _Part:
         if out:
             self.logprobs_kept += out
         return out
+
+    def logprobs_due(self) -> bool:
+        """Whether logprobs wait whose delta's text is all out (see logprobs_out)."""
+        return bool(self.logprobs) and self.logprobs[0][1] <= self.out_to()
+
+    def out_to(self) -> int:
+        """How much of the raw text fed is out (its clean text released)."""
+        return self.raw if self.closed or self.stream is None else self.stream.released
 
     def changed(self) -> bool:
         """Whether cleaning changed the raw text (its logprobs no longer fit)."""
@@ -739,8 +747,10 @@ class ResponsesCleaner(_Cleaner):
             )
         part.template = event
         released = part.feed(delta, logprobs)
-        if not released:
+        if not released and not (logprobs and not delta and part.logprobs_due()):
             return []
+        # (An empty delta with tokens, as the API sends a token that ends no character, goes
+        # out with them once the text before it is out: the done event lists them too.)
         carrier = self._carrying(part, event, released, delta)
         return [carrier, *self._annotations(part)] if part.held else [carrier]
 
@@ -1124,7 +1134,12 @@ class ChatCleaner(_Cleaner):
         if part.closed:
             if content:
                 raise ValueError(f"a chat delta for choice {index} came after its finish_reason")
-            return choice, False
+            if not (isinstance(annotations, list) and annotations):
+                return choice, False
+            # Annotations after the finish (a server may repeat the finish chunk): the text is
+            # all out, so they are placed at once.
+            moved = [_moved(one, part.place) for one in annotations]
+            return _with(choice, {"delta": _with(delta, {"annotations": moved})}), False
         if delta is None and part.template is not None:
             # A finish without a delta: an empty one of the kind the part's last chunk had.
             delta = _blank(_get(part.template[1], "delta"))
@@ -1132,7 +1147,8 @@ class ChatCleaner(_Cleaner):
             part.logprobs_like = logprobs
         if delta is not None:
             part.template = (chunk, choice)
-        released = part.feed(content, tokens) if content else ""
+        # (Tokens with no text, of a token that ends no character, wait behind the held text.)
+        released = part.feed(content or "", tokens) if content or tokens else ""
         if isinstance(annotations, list):
             part.held.extend(annotations)
         if finish is not None:

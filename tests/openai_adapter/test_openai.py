@@ -547,6 +547,11 @@ def deltas(text: str, size: int, output_index: int = 0, content_index: int = 0) 
     ]
 
 
+def one_delta(text: str) -> Event:
+    """A delta event of part (0, 0) carrying `text`, which may be empty."""
+    return {**deltas("x", 1)[0], "delta": text}
+
+
 def done(text: str, output_index: int = 0, content_index: int = 0) -> Event:
     return {
         "type": "response.output_text.done",
@@ -647,14 +652,15 @@ def test_logprobs_go_out_with_the_end_of_their_text() -> None:
     st.lists(
         st.sampled_from(["word", " ", ", ", ".", "\n", "(", ")", "[a](", MARKER]), max_size=25
     ),
-    st.lists(st.integers(1, 6), min_size=1, max_size=8),
+    st.lists(st.integers(0, 6), min_size=1, max_size=8).filter(any),
 )
 def test_every_logprob_goes_out_once_unless_cleaning_changed_its_text(
     pieces: list[str], sizes: list[int]
 ) -> None:
     """Each delta's logprob (its text as the token) goes out once, in order, with the event
     that releases the end of its text, or never, exactly when a cut of the whole text's
-    cleaning touches that delta's text."""
+    cleaning touches that delta's text.  A size 0 is an empty delta (a token that ends no
+    character): its logprob goes out as soon as the text before it, unless a cut spans it."""
     raw = "".join(pieces)
     chunks, at = [], 0
     for size in itertools.cycle(sizes):
@@ -662,7 +668,7 @@ def test_every_logprob_goes_out_once_unless_cleaning_changed_its_text(
             break
         chunks.append(raw[at : at + size])
         at += size
-    upstream = [{**deltas(chunk, 1000)[0], "logprobs": [logprob(chunk)]} for chunk in chunks]
+    upstream = [{**one_delta(chunk), "logprobs": [logprob(chunk)]} for chunk in chunks]
     out = list(clean_responses([*upstream, done(raw)]))
     tokens = [lp["token"] for e in out if e["type"] == DELTA for lp in e["logprobs"]]
     cuts = clean_mapped(raw).cuts
@@ -674,6 +680,28 @@ def test_every_logprob_goes_out_once_unless_cleaning_changed_its_text(
     assert tokens == kept
     if not cuts:
         assert "".join(tokens) == texts(out).get((0, 0), "") == raw
+
+
+def test_an_empty_delta_with_tokens_goes_out_with_them() -> None:
+    """A token that ends no character comes as an empty delta with its logprobs: it goes out
+    with them, or they with the next text when text before them is held, so the deltas'
+    tokens are the done event's."""
+    pieces = ["Hi", "", " there ", "", "friend", ""]
+    upstream = [{**one_delta(piece), "logprobs": [logprob(piece)]} for piece in pieces]
+    raw = "".join(pieces)
+    ended = {**done(raw), "logprobs": [logprob(piece) for piece in pieces]}
+    out = list(clean_responses([*upstream, ended]))
+    sent = [e for e in out if e["type"] == DELTA]
+    assert [e["delta"] for e in sent] == ["Hi", "", " there", " friend", ""]
+    assert [[lp["token"] for lp in e["logprobs"]] for e in sent] == [
+        ["Hi"],
+        [""],
+        [],
+        [" there ", "", "friend"],  # the empty delta after the held blank waited behind it
+        [""],
+    ]
+    tokens = [lp["token"] for e in sent for lp in e["logprobs"]]
+    assert tokens == [lp["token"] for lp in out[-1]["logprobs"]] == pieces
 
 
 def test_chat_logprobs_go_out_with_the_end_of_their_text() -> None:
@@ -693,6 +721,13 @@ def test_chat_logprobs_go_out_with_the_end_of_their_text() -> None:
     tokens = [[lp["token"] for lp in (lps or {}).get("content") or []] for _, lps in got]
     assert tokens == [[], ["Hello ", "world"], ["."]]
     assert [lp["token"] for lp in upstream[1]["choices"][0]["logprobs"]["content"]] == ["world"]
+
+    # A token that ends no character (an empty delta) waits behind the held blank.
+    out = list(clean_chat([chunk("Hello "), chunk(""), chunk("world")]))
+    got = [(c["choices"][0]["delta"]["content"], c["choices"][0]["logprobs"]) for c in out]
+    assert [text for text, _ in got] == ["Hello", "", " world"]
+    tokens = [[lp["token"] for lp in (lps or {}).get("content") or []] for _, lps in got]
+    assert tokens == [[], [], ["Hello ", "", "world"]]
 
 
 def test_a_done_text_longer_than_the_deltas_is_sent_too() -> None:
@@ -1181,6 +1216,24 @@ def test_a_finish_without_a_delta_carries_the_held_text() -> None:
     assert out[0]["choices"][0]["delta"] == {"content": "held"}
     assert out[1]["choices"][0]["delta"] == {"content": " `x`"}
     assert out[1]["choices"][0]["finish_reason"] == "stop"
+
+
+def test_chat_annotations_after_the_finish_are_placed() -> None:
+    """Annotations in a chunk after the choice's finish_reason (a server that repeats the
+    finish chunk): the text is all out, so they are moved at once."""
+    raw = "Kyoto " + MARKER + " is old."
+    note = {"type": "url_citation", "url_citation": {"start_index": 0, "end_index": len(raw)}}
+    chunks: list[Event] = [
+        {"choices": [{"index": 0, "delta": {"content": raw}, "finish_reason": None}]},
+        {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        {"choices": [{"index": 0, "delta": {"annotations": [note]}, "finish_reason": None}]},
+    ]
+    out = list(clean_chat(chunks))
+    text = "".join(chunk["choices"][0]["delta"].get("content") or "" for chunk in out)
+    assert text == clean(raw) == "Kyoto is old."
+    (annotation,) = out[-1]["choices"][0]["delta"]["annotations"]
+    assert annotation["url_citation"] == {"start_index": 0, "end_index": len(text)}
+    assert note["url_citation"]["end_index"] == len(raw)  # the input is not changed
 
 
 def test_chat_annotations_before_their_text_wait_for_it() -> None:
