@@ -339,8 +339,8 @@ def _joined(
     tokens: list[tuple[int, ...]],
     widgets: Widgets | None,
     destination: Destination | None = None,
-) -> tuple[str, list[Mark], list[int], list[str]]:
-    """The clean text, the marks, and where each token went and what replaced it."""
+) -> tuple[str, list[Mark], list[int], list[int]]:
+    """The clean text, the marks, and where each token's replacement starts and ends in it."""
     markers: list[Marker | None] = []
     replacements: list[str] = []
     for token in tokens:
@@ -353,12 +353,30 @@ def _joined(
             shown = "" if marker is None else _replacement(marker, widgets)
         replacements.append(shown)
     result, positions = kernel.join(plain, tokens, replacements)
+    ends = [
+        _replaced_end(result, replacement, position, following) if replacement else position
+        for replacement, position, following in zip(
+            replacements, positions, [*positions[1:], len(result)], strict=False
+        )
+    ]
     marks = [
-        Mark(*marker, position, min(position + len(replacement), len(result)))
-        for marker, replacement, position in zip(markers, replacements, positions, strict=True)
+        Mark(*marker, position, end)
+        for marker, position, end in zip(markers, positions, ends, strict=True)
         if marker is not None
     ]
-    return result, marks, positions, replacements
+    return result, marks, positions, ends
+
+
+def _replaced_end(result: str, replacement: str, position: int, following: int) -> int:
+    """Where the replacement placed at `position` of `result` ends.  The spacing rule may
+    have taken some of it (a widget's blank before a line end, its `[` when a marker was the
+    destination of the link it opened): that happens only where a later token is placed
+    (`following`), which the taking moves back, and what is left of it starts the same."""
+    end = min(position + len(replacement), following)
+    kept = 0
+    while position + kept < end and result[position + kept] == replacement[kept]:
+        kept += 1
+    return position + kept
 
 
 def _clean_mapped(
@@ -375,14 +393,14 @@ def _clean_mapped(
     if not kernel.has_markers(plain):
         return Mapped(plain, [], rewritten)
     tokens = kernel.scan(plain, code_ranges)
-    result, marks, positions, replacements = _joined(kernel, plain, tokens, widgets)
+    result, marks, positions, ends = _joined(kernel, plain, tokens, widgets)
     back = [Cut(c, d, a, b) for a, b, c, d in rewritten]
     spans = []
-    for token, position, replacement in zip(tokens, positions, replacements, strict=True):
+    for token, position, clean_end in zip(tokens, positions, ends, strict=True):
         start, end = token[1], token[2]
         if back:
             start, end = clean_position(back, start), clean_position(back, end, end=True)
-        spans.append(Cut(start, end, position, position + len(replacement)))
+        spans.append(Cut(start, end, position, clean_end))
     return Mapped(result, marks, _aligned(text, spans, result))
 
 
