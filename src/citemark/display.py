@@ -56,7 +56,7 @@ import json
 import re
 import sys
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -805,7 +805,7 @@ def _back_end(back: list[Cut], index: int) -> int:
 DEFAULT_MAX_HOLD = 1 << 16
 
 
-def _link_end(text: str, end: int, rendered: Container[str] = ()) -> int:
+def _link_end(text: str, end: int, shown: Callable[[str], str | None] | None = None) -> int:
     """Where a release of text[:end] stops for links: at the first `[` whose text a marker may
     still unwrap (`[words](<marker>)` shows `words`), else end.  A `[` is decided once its `]`
     has come and after it, outside brackets, a character that no marker takes away (none of
@@ -816,10 +816,13 @@ def _link_end(text: str, end: int, rendered: Container[str] = ()) -> int:
     markers (START to STOP, a body with no bracket and no private-use character but DELIM:
     what cleaning shows of one, if anything, comes from its body) up to any other marker
     character after the first `[` (a body may hold brackets, ids may run on): a `[` not
-    decided before it, or any `[` after it, waits for the line's end.  `rendered` names the
-    families a widgets renderer shows: its text for a marker may hold brackets, so the
-    reading stops at their markers too (the others clean as they do without widgets)."""
+    decided before it, or any `[` after it, waits for the line's end.  `shown` gives the text
+    a widgets renderer shows for a whole marker (None for a family it does not render): its
+    brackets are read as if they stood where the marker starts, since a link may open in it."""
     first = text.find("[", 0, end)
+    if shown is not None:
+        marker = text.find(START, 0, end if first < 0 else first)
+        first = marker if marker >= 0 else first
     if first < 0:
         return end
     stop = end
@@ -828,18 +831,25 @@ def _link_end(text: str, end: int, rendered: Container[str] = ()) -> int:
     after = first  # where the text since the last bracket or marker starts
     for token in _LINK_TOKENS.finditer(text, first, end):
         at = token.start()
-        if token.lastgroup == "other" or (
-            rendered and token.lastgroup == "marker" and _family_at(text, at + 1) in rendered
-        ):
+        if token.lastgroup == "other":
             stop = at
             break
         if closed and not opened and _PLAIN_CHAR.search(text, after, at) is not None:
             closed.clear()
-        if text[at] == "[":
-            opened.append(at)
-        elif text[at] == "]" and opened:
-            closed.append(opened.pop())
         after = token.end()
+        if token.lastgroup == "marker":
+            rendered = None if shown is None else shown(token.group())
+            for char in rendered or "":
+                if char == "[":
+                    opened.append(at)
+                elif char == "]" and opened:
+                    closed.append(opened.pop())
+                elif closed and not opened and char not in NOT_PLAIN:
+                    closed.clear()
+        elif text[at] == "[":
+            opened.append(at)
+        elif opened:  # a `]`
+            closed.append(opened.pop())
     if closed and not opened and _PLAIN_CHAR.search(text, after, stop) is not None:
         closed.clear()
     undecided = opened[:1] + closed
@@ -1272,7 +1282,7 @@ class CleanStream:
             # A backtick may open inline code: the rest of the line waits.
             cut = tick
             self._f.state = FRONT_OFF
-        cut = _link_end(tail, cut, self._widgets or ())
+        cut = _link_end(tail, cut, self._shown if self._widgets else None)
         while True:
             cut = _plain_end(tail, cut)
             start = tail.rfind(START, 0, cut)
@@ -1298,6 +1308,10 @@ class CleanStream:
         front.skip += len(shown)
         front.raw += cut
         return shown
+
+    def _shown(self, marker: str) -> str:
+        """What the stream's widgets make of a whole marker, for `_link_end`."""
+        return _clean(self._kernel, marker, [], self._widgets)[0]
 
     def _clean_piece(self, piece: str, code_ranges: list[tuple[int, int]]) -> str:
         if self._lenient:

@@ -168,9 +168,9 @@ def test_a_link_decided_before_a_marker_goes_out_with_it(implementation: str) ->
 def test_a_widgets_stream_reads_past_the_markers_it_does_not_render(
     implementation: str, mapped: bool
 ) -> None:
-    """A widgets renderer's text may hold brackets, so a link around one of its markers waits
-    for the line's end; a marker of a family it does not render cleans as without widgets,
-    and the links around and after it go out as they are decided."""
+    """A widgets renderer's text may hold brackets: they are read where its marker stands, so
+    a link around it goes out once decided; a marker of a family it does not render cleans as
+    without widgets, and the links around and after it go out as they are decided."""
     widgets = {"link_title": widget}
     cases = [
         ("See [b](https://b.com) " + MARKER + " then [c](https://c.com) and", " more"),
@@ -185,9 +185,32 @@ def test_a_widgets_stream_reads_past_the_markers_it_does_not_render(
         )
     rendered = "See [b " + TITLED + "](https://b.com) then [c](https://c.com) and"
     stream = CleanStream(widgets=widgets, mapped=mapped, implementation=implementation)  # type: ignore[arg-type]
-    assert stream.feed(rendered) == "See"  # the rest waits for the line's end
-    assert stream.feed("\n") == " [b [w]](https://b.com) then [c](https://c.com) and\n"
+    assert stream.feed(rendered) == "See [b [w]](https://b.com) then [c](https://c.com) and"
+    assert stream.feed("\n") == "\n"
     assert stream.close() == ""
+
+
+@pytest.mark.parametrize("mapped", [False, True])
+@pytest.mark.parametrize(
+    ("shown", "raw"),
+    [
+        ("[X", "X](\ue205) more"),  # the widget opens a link a stray is the destination of
+        ("[1]", "(\ue206) more"),  # a footnote widget, then a bracket a stray empties
+        ("[1]", "(" + S + "navlist" + D + "Sources" + D + "turn0search2" + E + ") more"),
+    ],
+)
+def test_a_widget_that_opens_a_link_waits_for_its_destination(
+    implementation: str, mapped: bool, shown: str, raw: str
+) -> None:
+    """The `[` a widget shows can be a link's: its text waits like a `[` of the answer's own,
+    and the stream gives the whole text's result whatever the deltas."""
+    widgets = {"cite": lambda marker: shown}
+    text = "Claim " + MARKER + raw
+    whole = clean(text, widgets=widgets, implementation=implementation)  # type: ignore[arg-type]
+    for size in (1, 2, 5, len(text)):
+        stream = CleanStream(widgets=widgets, mapped=mapped, implementation=implementation)  # type: ignore[arg-type]
+        out = "".join(stream.feed(text[at : at + size]) for at in range(0, len(text), size))
+        assert out + stream.close() == whole
 
 
 def test_a_link_whose_destination_is_a_marker_waits_for_it(implementation: str) -> None:
