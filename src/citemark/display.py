@@ -369,14 +369,18 @@ def _joined(
 
 def _replaced_end(result: str, replacement: str, position: int, following: int) -> int:
     """Where the replacement placed at `position` of `result` ends.  The spacing rule may
-    have taken some of it (a widget's blank before a line end, its `[` when a marker was the
-    destination of the link it opened): that happens only where a later token is placed
-    (`following`), which the taking moves back, and what is left of it starts the same."""
+    have taken some of it: its last characters (a widget's blank before a line end), which
+    happens only where a later token is placed (`following`), which the taking moves back;
+    or a `[` of it, when a marker was the destination of the link that `[` opened."""
     end = min(position + len(replacement), following)
-    kept = 0
-    while position + kept < end and result[position + kept] == replacement[kept]:
-        kept += 1
-    return position + kept
+    at, read = position, 0
+    while at < end and read < len(replacement):
+        if result[at] == replacement[read]:
+            at += 1
+        elif replacement[read] != "[":
+            break
+        read += 1
+    return at
 
 
 def _clean_mapped(

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from citemark.display import clean, clean_mapped, clean_with_marks
+from citemark.display import clean, clean_mapped, clean_position, clean_with_marks
 from citemark.offsets import OFFSET_UNITS
 
 S, E, D = "\ue200", "\ue201", "\ue202"
@@ -99,7 +99,7 @@ def test_marks_property(text: str, unit: str, implementation: str) -> None:
     assert all(0 <= mark.start <= mark.end <= _length(done.text, unit) for mark in done.marks)
 
 
-WIDGET_TEXTS = ["X", "X ", " ", "(X) ", "[", "X\u3000", ""]
+WIDGET_TEXTS = ["X", "X ", " ", "(X) ", "[", "[X", "<[x>", "X\u3000", ""]
 
 
 @given(
@@ -110,19 +110,29 @@ def test_a_widget_mark_covers_what_is_left_of_its_text(
     text: str, shown: str, implementation: str
 ) -> None:
     """The spacing rule may take a widget's last characters (its blank before a line end, a
-    bracket a later marker emptied): its mark and its cut then end where its text now ends,
-    not over the characters that follow it."""
+    bracket a later marker emptied) or a `[` of it (the link a removed marker was the
+    destination of): its mark and its cut then cover what is left of its text, not the
+    characters that follow it."""
     widgets = {"cite": lambda marker: shown}
     done = clean_with_marks(text, widgets=widgets, implementation=implementation)  # type: ignore[arg-type]
     mapped = clean_mapped(text, widgets=widgets, implementation=implementation)  # type: ignore[arg-type]
     assert mapped.marks == done.marks
     for mark in done.marks:
-        assert shown.startswith(done.text[mark.start : mark.end])
+        left = done.text[mark.start : mark.end]
+        assert shown.replace("[", "").startswith(left.replace("[", ""))
     r = c = 0
     for cut in mapped.cuts:  # outside the cuts the two texts agree
         assert text[r : cut.start] == mapped.text[c : cut.clean_start]
         r, c = cut.end, cut.clean_end
     assert text[r:] == mapped.text[c:]
+
+
+def test_a_widget_bracket_taken_with_its_link() -> None:
+    widgets = {"cite": lambda marker: "[X"}
+    mapped = clean_mapped(M + "y](" + SUP + ")", widgets=widgets)
+    assert mapped.text == "Xy"
+    assert [(mark.start, mark.end) for mark in mapped.marks] == [(0, 1)]
+    assert clean_position(mapped.cuts, len(M)) == 1  # the "y" after the widget
 
 
 def test_a_widget_blank_taken_before_a_line_end() -> None:
