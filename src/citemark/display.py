@@ -60,7 +60,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._core.grammar import FAMILY_CHAR, FAMILY_WORD_RE, LINE_LOCATOR_RE, check_chunk, check_text
+from ._core.grammar import FAMILY_CHAR, LINE_LOCATOR_RE, check_chunk, check_text
 from ._core.protocols import CLOSED_OWNER
 from ._core.shapes import (
     BARE,
@@ -809,7 +809,7 @@ def _back_end(back: list[Cut], index: int) -> int:
 DEFAULT_MAX_HOLD = 1 << 16
 
 
-def _link_end(text: str, end: int, shown: Callable[[str], str | None] | None = None) -> int:
+def _link_end(text: str, end: int, shown: Callable[[str], str] | None = None) -> int:
     """Where a release of text[:end] stops for links: at the first `[` whose text a marker may
     still unwrap (`[words](<marker>)` shows `words`), else end.  A `[` is decided once its `]`
     has come and after it, outside brackets, a character that no marker takes away (none of
@@ -820,9 +820,10 @@ def _link_end(text: str, end: int, shown: Callable[[str], str | None] | None = N
     markers (START to STOP, a body with no bracket and no private-use character but DELIM:
     what cleaning shows of one, if anything, comes from its body) up to any other marker
     character after the first `[` (a body may hold brackets, ids may run on): a `[` not
-    decided before it, or any `[` after it, waits for the line's end.  `shown` gives the text
-    a widgets renderer shows for a whole marker (None for a family it does not render): its
-    brackets are read as if they stood where the marker starts, since a link may open in it."""
+    decided before it, or any `[` after it, waits for the line's end.  With widgets, `shown`
+    gives the text cleaning shows for a whole marker (a widget's may hold brackets, a link
+    may open in it): its brackets are read as if they stood where the marker starts, from
+    the first marker on."""
     first = text.find("[", 0, end)
     if shown is not None:
         marker = text.find(START, 0, end if first < 0 else first)
@@ -861,13 +862,6 @@ def _link_end(text: str, end: int, shown: Callable[[str], str | None] | None = N
         return min(undecided)
     later = text.find("[", stop, end)  # (none when stop is end)
     return end if later < 0 else later
-
-
-def _family_at(text: str, i: int) -> str:
-    """The family of the marker whose START is just before i, as the kernel reads it ("" for
-    none: a family-less group, or no marker at all, whose text is then its body's)."""
-    word = FAMILY_WORD_RE.match(text, i)
-    return "" if word is None else word.group()
 
 
 def _plain_end(text: str, end: int) -> int:
