@@ -843,14 +843,12 @@ def _link_end(text: str, end: int, shown: Callable[[str], str] | None = None) ->
             closed.clear()
         after = token.end()
         if token.lastgroup == "marker":
-            rendered = None if shown is None else shown(token.group())
-            for char in rendered or "":
+            # (Its other characters decide nothing: a release may stop before the marker.)
+            for char in "" if shown is None else shown(token.group()):
                 if char == "[":
                     opened.append(at)
                 elif char == "]" and opened:
                     closed.append(opened.pop())
-                elif closed and not opened and char not in NOT_PLAIN:
-                    closed.clear()
         elif text[at] == "[":
             opened.append(at)
         elif opened:  # a `]`

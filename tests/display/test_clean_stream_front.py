@@ -213,6 +213,16 @@ def test_a_widget_that_opens_a_link_waits_for_its_destination(
         assert out + stream.close() == whole
 
 
+def test_a_marker_after_a_link_decides_nothing_with_widgets(implementation: str) -> None:
+    """What a marker shows after a link's `]` is no plain character the release reaches (it
+    may stop before the marker): the link still waits for its destination's marker."""
+    widgets = {"link_title": lambda marker: "X  "}
+    text = "[a](" + S + E + ")" + S + "l " + E
+    for mapped in (False, True):
+        stream = CleanStream(widgets=widgets, mapped=mapped, implementation=implementation)  # type: ignore[arg-type]
+        assert stream.feed(text) + stream.close() == clean(text, widgets=widgets) == "al"
+
+
 def test_a_link_whose_destination_is_a_marker_waits_for_it(implementation: str) -> None:
     stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
     assert stream.feed("See [the [official] guide](") == "See"
