@@ -60,7 +60,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._core.grammar import FAMILY_CHAR, LINE_LOCATOR_RE, check_chunk, check_text
+from ._core.grammar import FAMILY_CHAR, FAMILY_WORD_RE, LINE_LOCATOR_RE, check_chunk, check_text
 from ._core.protocols import CLOSED_OWNER
 from ._core.shapes import (
     BARE,
@@ -356,7 +356,7 @@ def _joined(
     ends = [
         _replaced_end(result, replacement, position, following) if replacement else position
         for replacement, position, following in zip(
-            replacements, positions, [*positions[1:], len(result)], strict=False
+            replacements, positions, [*positions[1:], len(result)][: len(positions)], strict=True
         )
     ]
     marks = [
@@ -373,6 +373,8 @@ def _replaced_end(result: str, replacement: str, position: int, following: int) 
     happens only where a later token is placed (`following`), which the taking moves back;
     or a `[` of it, when a marker was the destination of the link that `[` opened."""
     end = min(position + len(replacement), following)
+    if end == position + len(replacement) and result.startswith(replacement, position):
+        return end  # all of it is there: the common case
     at, read = position, 0
     while at < end and read < len(replacement):
         if result[at] == replacement[read]:
@@ -933,6 +935,7 @@ class CleanStream:
     _mapped = False
     _implementation: Implementation | None = None
     _own = True  # not mapped, lenient or with widgets (see _f)
+    _brackets: dict[str, str] | None = None  # what each marker's widget shows of [ and ] (_shown)
 
     def __init__(
         self,
@@ -1306,8 +1309,20 @@ class CleanStream:
         return shown
 
     def _shown(self, marker: str) -> str:
-        """What the stream's widgets make of a whole marker, for `_link_end`."""
-        return _clean(self._kernel, marker, [], self._widgets)[0]
+        """The brackets the stream's widgets show for a whole marker, for `_link_end` (a
+        family they do not render shows none: its body has none).  Kept for each marker
+        text, as a held line is looked at again with each delta."""
+        word = FAMILY_WORD_RE.match(marker, 1)
+        if self._widgets is None or ("" if word is None else word.group()) not in self._widgets:
+            return ""
+        if self._brackets is None:
+            self._brackets = {}
+        brackets = self._brackets.get(marker)
+        if brackets is None:
+            read = _marker(marker, self._kernel.scan(marker, [])[0])
+            shown = "" if read is None else _replacement(read, self._widgets)
+            brackets = self._brackets[marker] = "".join(c for c in shown if c in "[]")
+        return brackets
 
     def _clean_piece(self, piece: str, code_ranges: list[tuple[int, int]]) -> str:
         if self._lenient:
