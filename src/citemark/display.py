@@ -1026,7 +1026,10 @@ class CleanStream:
         check_chunk(chunk)
         if self._snapshot:
             raise ValueError("feed() after feed_snapshot(): give every piece as snapshots")
-        self._snapshot = ""
+        if chunk:
+            # Only a delta with text rules snapshots out: the compiled front takes an empty
+            # one without calling here, and feed_snapshot reads its `work` for the others.
+            self._snapshot = ""
         self._sync()
         out = self._feed(chunk)
         front = self._f
@@ -1103,10 +1106,12 @@ class CleanStream:
         if self._closed:
             return ""
         front = self._f
+        whole = self._released + front.pending_length  # the stream's length, all released
         # The compiled front ends a line it owns itself, and closes: no scan, no join.
         out: str | None = front.finish()
         self._closed = True
         if out is not None:
+            self._released = whole
             return out
         self._sync()
         data = "".join(front.pending)

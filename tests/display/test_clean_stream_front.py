@@ -460,6 +460,8 @@ def feeds(chunks: list[str], implementation: str) -> tuple[list[str], list[int]]
         out.append(stream.feed(chunk))
         released.append(stream.released)
     out.append(stream.close())
+    released.append(stream.released)
+    assert released[-1] == sum(map(len, chunks))  # closed, all of it is released
     return out, released
 
 
@@ -519,6 +521,10 @@ def test_feed_and_snapshots_do_not_mix(implementation: str) -> None:
     assert stream.feed("Paris is ") == "Paris is"
     with pytest.raises(ValueError, match="after feed"):
         stream.feed_snapshot("Paris is big")
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    assert stream.feed("") == ""  # no text given: snapshots may still follow
+    assert stream.feed_snapshot("Paris is ") == "Paris is"
+    assert stream.close() == " "
     stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
     assert stream.feed_snapshot("Paris is ") == "Paris is"
     with pytest.raises(ValueError, match="after feed_snapshot"):

@@ -901,7 +901,7 @@ cdef class StreamFront:
         self.work += len(text)
         self.tail = ""
         self.parts = []
-        self.parts_length = self.pending_length = self.line_from = 0
+        self.parts_length = self.pending_length = self.line_from = self.skip = self.raw = 0
         self.pending = []
         self.on = self.waiting = self.own = False
         self.owner = CLOSED_OWNER
