@@ -196,6 +196,32 @@ def test_a_full_disk_is_exit_2_named_without_a_traceback(tmp_path: Path, command
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize("lines", [1, 20_000])
+def test_a_disk_that_fills_during_a_write_is_exit_2(tmp_path: Path, lines: int) -> None:
+    """A large block written to a file that fills part-way (here a file size limit, as a full
+    disk does it): the buffered standard output takes the part that fit and returns its size
+    without raising, so a write that did not check that size ended with 0 and a cut file."""
+    import resource
+
+    path = tmp_path / "x.jsonl"
+    if lines == 1:
+        path.write_text("x" * 3_000_000 + "\n")  # one huge line of a text file
+        args = ["strip", str(path)]
+    else:
+        path.write_bytes(b"\n".join(row(i) for i in range(lines)) + b"\n")
+        args = ["clean", str(path), "--field", "r.t", "-q"]
+
+    def limit() -> None:  # CPython ignores SIGXFSZ: the write past the limit is cut short
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+
+    with open(tmp_path / "out", "wb") as out:
+        result = citemark(*args, stdout=out, stderr=subprocess.PIPE, preexec_fn=limit)
+    err = result.stderr.decode()
+    assert result.returncode == 2, err
+    assert "cannot write standard output" in err
+    assert "Traceback" not in err
+
+
 @pytest.mark.parametrize("command", ["strip", "extract", "stats", "lint"])
 def test_a_closed_pipe_ends_quietly_with_141(tmp_path: Path, command: str) -> None:
     path = tmp_path / "x.jsonl"

@@ -3,6 +3,7 @@ batches to a Parquet file."""
 
 from __future__ import annotations
 
+import errno
 import sys
 from typing import Any, BinaryIO
 
@@ -47,7 +48,7 @@ class Output:
                 self._writer.write_batch(output)
         else:
             assert self._handle is not None
-            self._handle.write(output)
+            _write_all(self._handle, output)
 
     def close(self) -> None:
         if self._writer is not None:
@@ -59,3 +60,18 @@ class Output:
             else:
                 self._handle.flush()
             self._handle = None
+
+
+def _write_all(handle: BinaryIO, data: Any) -> None:
+    """All of `data`, or an OSError: a buffered file writes a large block straight through
+    and, when the disk fills during it, gives back the part it wrote without raising (the
+    next write is the one that fails)."""
+    written = handle.write(data)
+    if written is None or written >= len(data):
+        return
+    view = memoryview(data).cast("B")[written:]
+    while view:
+        written = handle.write(view)
+        if not written:
+            raise OSError(errno.EIO, "the write made no progress")
+        view = view[written:]
