@@ -24,6 +24,7 @@ from typing import Any
 from . import IMPLEMENTATION, __version__
 from ._cli.common import (
     EXIT_BAD_INPUT,
+    EXIT_INTERRUPTED,
     EXIT_OK,
     EXIT_SKIPPED,
     add_family,
@@ -58,6 +59,7 @@ exit codes:
        a write error (a full disk); or a bad row (invalid JSON, not UTF-8, missing or
        non-string field) without --skip-bad: the run stops there, naming file and line
   130  interrupted (the output holds whole lines: those of the rows done before)
+  143  stopped by SIGTERM (kill, timeout, a service manager), as Ctrl-C stops a run
   141  the reader of standard output went away (`citemark ... | head`): the run stops
        quietly, with the status of a filter that SIGPIPE ended (as `cat` and `grep`)
 """
@@ -71,6 +73,14 @@ PURE_WARNING = (
 )
 # Input files from this size on get PURE_WARNING on a pure install: where the difference is felt.
 PURE_WARNING_BYTES = 16 << 20
+
+
+def _unbuilt() -> bool:
+    """Whether the pure twin runs because the compiled kernels are not built (not because
+    CITEMARK_IMPLEMENTATION asked for it): what PURE_WARNING is about."""
+    from ._kernels.loader import REQUESTED
+
+    return IMPLEMENTATION != "cython" and REQUESTED is None
 
 
 def parquet_hint() -> str:
@@ -164,7 +174,7 @@ def _parsers(
         "--version",
         action="version",
         version=f"citemark {__version__} ({IMPLEMENTATION})"
-        + ("" if IMPLEMENTATION == "cython" else f"\n{PURE_WARNING}"),
+        + ("" if not _unbuilt() else f"\n{PURE_WARNING}"),
     )
     commands = parser.add_subparsers(
         dest="command", metavar="COMMAND", required=True, parser_class=_Parser
@@ -273,6 +283,14 @@ def _looks_like_parquet(file: str) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:  # Ctrl-C before the run takes it (the imports, the arguments)
+        print("citemark: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # `citemark strip ...`: no option comes before the command, so only its own parser is
     # needed (lint's, which loads the linter, is built for lint and for the other forms).
@@ -371,7 +389,7 @@ def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     else:
         output = Output(args.output, output_format, schema)
     total = inputs.total_bytes()
-    if IMPLEMENTATION != "cython" and total is not None and total >= PURE_WARNING_BYTES:
+    if _unbuilt() and total is not None and total >= PURE_WARNING_BYTES:
         report(PURE_WARNING)
     progress = _progress.Progress(total, enabled=_progress.wanted(args.quiet, to_stdout))
 

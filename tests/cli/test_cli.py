@@ -274,6 +274,32 @@ def test_parquet_strip_writes_parquet_with_the_column_cleaned(parquet_log, tmp_p
 
 
 @pytest.mark.needs("pyarrow")
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_dictionary_encoded_column_is_read_as_its_texts(tmp_path: Path, jobs: str) -> None:
+    """pandas writes a `category` column dictionary-encoded: its values are the texts, and
+    strip writes the column back with the file's type."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    texts: list[str | None] = [None if i % 7 == 0 else text_of(i % 5) for i in range(300)]
+    path = tmp_path / "category.parquet"
+    pq.write_table(pa.table({"text": pa.array(texts).dictionary_encode()}), path)
+    out = tmp_path / "clean.parquet"
+    common = ("--column", "text", "-j", jobs, "--chunk-rows", "64")
+    assert citemark("strip", str(path), *common, "-o", str(out)).returncode == 0
+    table = pq.read_table(out)
+    assert table.schema == pq.read_schema(path)
+    assert table.column("text").to_pylist() == [
+        None if t is None else strip_citations(t, extract_citations(t)) for t in texts
+    ]
+    lines = citemark("extract", str(path), *common).stdout.splitlines()
+    expected = [None if t is None else extract_citations(t) for t in texts]
+    assert [json.loads(line)["citations"] for line in lines] == expected
+    stats = json.loads(citemark("stats", str(path), *common, "--json").stdout)
+    assert stats["rows"] == len(texts)
+
+
+@pytest.mark.needs("pyarrow")
 def test_parquet_extract_to_parquet_and_to_jsonl(parquet_log, tmp_path) -> None:
     import pyarrow.parquet as pq
 
@@ -563,6 +589,30 @@ def test_a_worker_pool_is_gone_when_its_results_end(stop_early: bool) -> None:
             if stop_early and seen == 3:
                 break
     assert [thread for thread in threading.enumerate() if thread not in before] == []
+
+
+def test_a_result_cut_off_by_a_killed_worker_does_not_hold_the_exit() -> None:
+    """A worker killed (Ctrl-C, SIGTERM, a write error) part-way through sending a result
+    left the pool's manager thread reading the rest of that message for ever, and the
+    interpreter's exit joins that thread: the run hung after "interrupted".  The cut message
+    is written by hand here: its length, then nothing."""
+    import struct
+    from concurrent.futures import ProcessPoolExecutor
+
+    from citemark._cli.workers import _pool, _stop
+
+    pool = _pool(2, threads=False)
+    assert isinstance(pool, ProcessPoolExecutor)
+    assert pool.submit(len, "abc").result(timeout=120) == 3  # the manager thread runs
+    manager = pool._executor_manager_thread  # type: ignore[attr-defined]
+    writer = pool._result_queue._writer  # type: ignore[attr-defined]
+    os.write(writer.fileno(), struct.pack("!i", 1 << 16))  # a length, and no message
+    _stop(pool)
+    manager.join(10)
+    if manager.is_alive():  # the regression: give it a message, so that this test ends
+        os.write(writer.fileno(), bytes(1 << 16))
+        manager.join()
+        raise AssertionError("the manager thread still waited for the cut message")
 
 
 def test_a_run_that_stops_early_closes_its_input(tmp_path: Path, monkeypatch) -> None:

@@ -45,19 +45,21 @@ def stripped(i: int) -> bytes:
 # --- Ctrl-C -------------------------------------------------------------------------------
 
 
-def test_ctrl_c_during_two_jobs_exits_130_with_whole_lines(tmp_path: Path) -> None:
-    """SIGINT to the whole process group (as a terminal sends it) while workers are busy and
-    more input is pending: exit 130 within seconds, a prefix of whole output lines, and no
-    traceback from any process."""
+def stop_midway(
+    tmp_path: Path, args: list[str], stop: int, *, group: bool
+) -> tuple[int, str, bytes, float, int]:
+    """Run `citemark ARGS -o OUT` in its own process group (as a shell job), feed it rows
+    until it has written some, then send `stop` to the group or to the main process alone:
+    (exit code, stderr, the output, seconds from the signal to the exit, the group's id)."""
     out = tmp_path / "out.jsonl"
     process = subprocess.Popen(
-        [sys.executable, "-m", "citemark", "strip", "--field", "r.t", "-j", "2", "-q",
-         "--chunk-rows", "500", "-o", str(out)],
+        [sys.executable, "-m", "citemark", *args, "-q", "--chunk-rows", "500", "-o", str(out)],
         stdin=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        start_new_session=True,  # its own process group, as a shell job has
-    )  # fmt: skip
+        start_new_session=True,
+    )
     assert process.stdin is not None
+    assert process.stderr is not None
     sent = 0
     began = time.monotonic()
     while (not out.exists() or out.stat().st_size == 0) and time.monotonic() - began < 120:
@@ -65,31 +67,80 @@ def test_ctrl_c_during_two_jobs_exits_130_with_whole_lines(tmp_path: Path) -> No
         process.stdin.write(block)
         process.stdin.flush()
         sent += 2000
-    assert out.stat().st_size > 0, "no output before the interrupt"
-    os.killpg(process.pid, signal.SIGINT)
-    interrupted = time.monotonic()
+    assert out.stat().st_size > 0, "no output before the signal"
+    if group:
+        os.killpg(process.pid, stop)
+    else:
+        os.kill(process.pid, stop)
+    stopped = time.monotonic()
     try:
-        code = process.wait(timeout=30)
+        # (stderr's end too: a worker left behind would hold it open)
+        _, err = process.communicate(timeout=30)
     except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-        assert process.stderr is not None
-        raise AssertionError(
-            "no exit 30 s after SIGINT; stderr: " + process.stderr.read().decode()
-        ) from None
-    elapsed = time.monotonic() - interrupted
-    process.stdin.close()
-    assert process.stderr is not None
-    err = process.stderr.read().decode()
-    process.stderr.close()
+        os.killpg(process.pid, signal.SIGKILL)  # the group: workers left behind included
+        _, err = process.communicate()
+        raise AssertionError(f"no end 30 s after the signal; stderr: {err.decode()}") from None
+    elapsed = time.monotonic() - stopped
+    code = process.returncode
+    return code, err.decode(), out.read_bytes(), elapsed, process.pid
+
+
+def live_processes_of_group(group: int) -> list[int]:
+    """The processes of process group `group` that are not zombies (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        state, _parent, pgrp = stat.rsplit(")", 1)[1].split()[:3]
+        if int(pgrp) == group and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def test_ctrl_c_during_two_jobs_exits_130_with_whole_lines(tmp_path: Path) -> None:
+    """SIGINT to the whole process group (as a terminal sends it) while workers are busy and
+    more input is pending: exit 130 within seconds, a prefix of whole output lines, and no
+    traceback from any process."""
+    args = ["strip", "--field", "r.t", "-j", "2"]
+    code, err, data, elapsed, _ = stop_midway(tmp_path, args, signal.SIGINT, group=True)
     assert code == 130, err
     assert elapsed < 15  # "a couple of seconds"; generous for a loaded test machine
     assert "Traceback" not in err
     assert "interrupted" in err
-    data = out.read_bytes()
     assert data.endswith(b"\n")
     lines = data.split(b"\n")[:-1]
     assert lines == [stripped(i) for i in range(len(lines))]
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes in /proc")
+@pytest.mark.parametrize("group", [False, True], ids=["main-process", "process-group"])
+def test_sigterm_stops_worker_processes_with_143_and_whole_lines(
+    tmp_path: Path, group: bool
+) -> None:
+    """SIGTERM (`kill`, `timeout`, a service manager) to the main process alone, or to the
+    whole group, while worker processes (clean --lenient) are busy: it is taken as Ctrl-C is,
+    exit 143, whole lines, and no worker is left behind (they ignore it: the main process
+    stops them)."""
+    args = ["clean", "--lenient", "--field", "r.t", "-j", "2"]
+    code, err, data, elapsed, pid = stop_midway(tmp_path, args, signal.SIGTERM, group=group)
+    assert code == 143, err
+    assert elapsed < 15
+    assert "Traceback" not in err
+    assert "terminated" in err
+    assert data.endswith(b"\n")
+    lines = data.split(b"\n")[:-1]
+    assert lines == [row(i, f"row {i} end") for i in range(len(lines))]
+    # The workers' parent (a forkserver) ends with the main process, a moment after it.
+    deadline = time.monotonic() + 10
+    left = [0]
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = live_processes_of_group(pid)
+    assert not left, f"processes left behind: {left}"
 
 
 # --- depth, surrogates, blank lines, line endings ------------------------------------------

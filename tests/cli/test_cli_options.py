@@ -79,9 +79,20 @@ def test_clean_refuses_family_which_it_would_ignore() -> None:
     assert b"--family" not in run("clean", "--help").stdout
 
 
-def test_a_pure_install_says_so_in_its_version() -> None:
-    pure = run("--version", CITEMARK_IMPLEMENTATION="python")
-    assert pure.stdout.decode().splitlines() == ["citemark 0.1.0 (python)", cli.PURE_WARNING]
+@pytest.mark.parametrize("requested", [None, "python"])
+def test_a_pure_install_says_so_in_its_version(
+    requested: str | None, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The warning is for kernels that are not built, not for a pure twin that
+    CITEMARK_IMPLEMENTATION asked for."""
+    from citemark._kernels import loader
+
+    monkeypatch.setattr(cli, "IMPLEMENTATION", "python")
+    monkeypatch.setattr(loader, "REQUESTED", requested)
+    with pytest.raises(SystemExit):
+        cli.main(["--version"])
+    warned = [cli.PURE_WARNING] if requested is None else []
+    assert capsys.readouterr().out.splitlines() == ["citemark 0.1.0 (python)", *warned]
 
 
 def test_a_pure_install_warns_before_a_large_job(
@@ -89,10 +100,17 @@ def test_a_pure_install_warns_before_a_large_job(
 ) -> None:
     text = tmp_path / "a.txt"
     text.write_text(GOOD, encoding="utf-8")
+    from citemark._kernels import loader
+
     monkeypatch.setattr(cli, "IMPLEMENTATION", "python")
+    monkeypatch.setattr(loader, "REQUESTED", None)
     monkeypatch.setattr(cli, "PURE_WARNING_BYTES", text.stat().st_size)
     assert cli.main(["strip", str(text), "-q"]) == 0
     assert cli.PURE_WARNING in capsys.readouterr().err
+    monkeypatch.setattr(loader, "REQUESTED", "python")  # asked for: no warning
+    assert cli.main(["strip", str(text), "-q"]) == 0
+    assert cli.PURE_WARNING not in capsys.readouterr().err
+    monkeypatch.setattr(loader, "REQUESTED", None)
     monkeypatch.setattr(cli, "PURE_WARNING_BYTES", text.stat().st_size + 1)
     assert cli.main(["strip", str(text), "-q"]) == 0
     assert cli.PURE_WARNING not in capsys.readouterr().err

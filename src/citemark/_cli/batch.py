@@ -4,7 +4,7 @@ The inputs are read as a stream of tasks (`inputs`: a text file; a chunk of JSON
 Parquet record batch), each done by `work.process` (`workers`: in this process, in threads
 or in worker processes), and the results written in input order as they come back
 (`outputs`); what each command does is in `commands`, the counts of `stats` in `stats`, the
-progress bar in `progress`.  `run` here ties them together and owns Ctrl-C.
+progress bar in `progress`.  `run` here ties them together and owns Ctrl-C and SIGTERM.
 
 Bad rows (JSONL: not UTF-8, not JSON, no string at the field path; Parquet: a text that is
 not UTF-8) stop the run, naming the file and line, or with `skip_bad` are left out and
@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from .commands import Job, cleans_in_pass
+from .common import stop_for
 from .inputs import Inputs
 from .outputs import Output
 from .progress import Progress
 from .stats import Stats
 from .work import jsonl_kernel
-from .workers import keep_freed_memory, ordered_results
+from .workers import STOPS, keep_freed_memory, ordered_results
 
 
 @dataclass
@@ -50,8 +51,9 @@ def run(
     progress: Progress,
     report: Callable[[str], None],
 ) -> Outcome:
-    """Every task's result written in order.  Ctrl-C (KeyboardInterrupt, raised from here)
-    never cuts a write: the output is always a prefix of whole results, so of whole lines."""
+    """Every task's result written in order.  Ctrl-C (KeyboardInterrupt, raised from here) or
+    SIGTERM (common.Terminated) never cuts a write: the output is always a prefix of whole
+    results, so of whole lines."""
     outcome = Outcome(stats=Stats() if job.command == "stats" else None)
     keep_freed_memory()
     threads = (
@@ -63,16 +65,16 @@ def run(
         and _jsonl_compiled()
     )
     writing = False
-    pending = False
+    pending: int | None = None  # a stopping signal that came during a write
 
-    def on_interrupt(signum: int, frame: Any) -> None:
+    def on_stop(signum: int, frame: Any) -> None:
         nonlocal pending
         if writing:
-            pending = True  # raised once the write is whole
+            pending = signum  # raised once the write is whole
         else:
-            raise KeyboardInterrupt
+            raise stop_for(signum)
 
-    previous = _install(on_interrupt)
+    previous = _install(on_stop)
     try:
         tasks = iter(inputs)
         results = ordered_results(job, tasks, jobs, threads)
@@ -89,8 +91,8 @@ def run(
                 writing = True
                 output.write(result.output)
                 writing = False
-                if pending:
-                    raise KeyboardInterrupt
+                if pending is not None:
+                    raise stop_for(pending)
                 for file, line, why in result.skips:
                     report(f"citemark: skipped {file}:{line}: {why}")
                 outcome.rows += result.rows
@@ -113,22 +115,26 @@ def run(
             output.close()
         finally:
             _restore(previous)
-    if pending:
-        raise KeyboardInterrupt
+    if pending is not None:
+        raise stop_for(pending)
     outcome.unreadable = inputs.problems
     return outcome
 
 
-def _install(handler: Callable[[int, Any], None]) -> Any:
+def _install(handler: Callable[[int, Any], None]) -> dict[int, Any]:
+    """`handler` for Ctrl-C and SIGTERM; the handlers it replaced."""
+    previous: dict[int, Any] = {}
     try:
-        return signal.signal(signal.SIGINT, handler)
-    except ValueError:  # not the main thread (an embedding program): leave its handler be
-        return None
+        for stop in STOPS:
+            previous[stop] = signal.signal(stop, handler)
+    except ValueError:  # not the main thread (an embedding program): leave its handlers be
+        pass
+    return previous
 
 
-def _restore(previous: Any) -> None:
-    if previous is not None:
-        signal.signal(signal.SIGINT, previous)
+def _restore(previous: dict[int, Any]) -> None:
+    for stop, handler in previous.items():
+        signal.signal(stop, handler)
 
 
 # JSONL commands whose compiled kernel does a chunk without the GIL (but for the rare token

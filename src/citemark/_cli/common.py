@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -13,9 +14,21 @@ EXIT_OK = 0
 EXIT_SKIPPED = 1
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
+# SIGTERM (`kill`, `timeout`, a service manager's stop): the status a shell reports for it.
+EXIT_TERMINATED = 143
 # A closed pipe (`| head`): the status a shell reports for a filter killed by SIGPIPE, as
 # `cat` and `grep` give it, so that `set -o pipefail` sees it and it is never success.
 EXIT_CLOSED_PIPE = 141
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, taken as Ctrl-C is (the output a prefix of whole lines, the workers stopped),
+    ending with its own status."""
+
+
+def stop_for(signum: int) -> KeyboardInterrupt:
+    """What a run raises for a stopping signal (batch.run handles SIGINT and SIGTERM)."""
+    return Terminated() if signum == signal.SIGTERM else KeyboardInterrupt()
 
 
 def add_family(parser: argparse.ArgumentParser) -> None:
@@ -37,6 +50,9 @@ def guarded(
     2, named."""
     try:
         return work(), EXIT_OK
+    except Terminated:
+        report("citemark: terminated")
+        return None, EXIT_TERMINATED
     except KeyboardInterrupt:
         report("citemark: interrupted")
         return None, EXIT_INTERRUPTED

@@ -185,6 +185,8 @@ class Inputs:
                 f"{file}: no column {self.job.column!r} (columns: {', '.join(schema.names)})"
             )
         kind = schema.field(self.job.column).type
+        if pa.types.is_dictionary(kind):  # pandas' category: its values are the texts
+            kind = kind.value_type
         if not (
             pa.types.is_string(kind)
             or pa.types.is_large_string(kind)

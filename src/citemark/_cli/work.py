@@ -239,6 +239,11 @@ def _parquet(job: Job, task: Task, result: Result) -> None:
     first = task.first_row
     assert first is not None  # a Parquet batch's rows are counted by its reader
     index = batch.schema.get_field_index(job.column)
+    if pa.types.is_dictionary(batch.schema.field(index).type):
+        # Dictionary-encoded texts (pandas' category) are done as their values; strip's
+        # Parquet output is cast back to the file's schema when written (Output.write).
+        decoded = batch.column(index).dictionary_decode()
+        batch = batch.set_column(index, batch.schema.field(index).with_type(decoded.type), decoded)
     done = _arrow_first(job, batch.column(index))
     bad = [] if done is not None else _not_utf8(batch.column(index))
     if bad:

@@ -9,6 +9,7 @@ import os
 import signal
 from collections import deque
 from collections.abc import Iterator
+from contextlib import contextmanager
 from itertools import chain
 from typing import TYPE_CHECKING, Any
 
@@ -22,10 +23,10 @@ if TYPE_CHECKING:
 def ordered_results(job: Job, tasks: Iterator[Task], jobs: int, threads: bool) -> Iterator[Result]:
     """process(job, task) for each task, in order, at most 2 * jobs in flight.
 
-    Worker processes ignore SIGINT (Ctrl-C reaches the whole process group): the main process
-    alone handles it, and on any exit, an interrupt included, the tasks not started are
-    cancelled and the workers terminated, not waited for, so a long task cannot hold the
-    exit up.
+    Worker processes ignore SIGINT and SIGTERM (Ctrl-C reaches the whole process group): the
+    main process alone handles them, and on any exit, an interrupt included, the tasks not
+    started are cancelled and the workers killed, not waited for, so a long task cannot hold
+    the exit up.
     """
     tasks = iter(tasks)
     first = next(tasks, None)
@@ -39,7 +40,9 @@ def ordered_results(job: Job, tasks: Iterator[Task], jobs: int, threads: bool) -
     pool = _pool(jobs, threads)
     window: deque[Future[Result]] = deque()  # the tasks in flight, in task order
     try:
-        for task in chain([first, second], tasks):
+        with _stops_held():  # the first task starts the workers
+            window.append(pool.submit(process, job, first))
+        for task in chain([second], tasks):
             window.append(pool.submit(process, job, task))
             if len(window) >= 2 * jobs:
                 yield window.popleft().result()
@@ -62,35 +65,56 @@ def _pool(jobs: int, threads: bool) -> Executor:
     return ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_worker_init)
 
 
+# The signals that stop a run: the main process alone handles them (batch.run).
+STOPS = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextmanager
+def _stops_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held (not lost) in this thread while it starts the workers: the
+    processes it starts (the forkserver, the resource tracker, spawned workers) inherit the
+    mask, so a Ctrl-C while one of them imports its modules ends nothing with a traceback;
+    the main process takes the signal when the mask is restored."""
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, STOPS)
+    except (AttributeError, OSError, ValueError):  # no pthread_sigmask (Windows)
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
 def _stop(pool: Executor) -> None:
-    """Threads finish the task they are on; worker processes are terminated (a pool's own
-    shutdown would have the exit wait for the tasks they are running)."""
+    """Threads finish the task they are on; worker processes are killed (a pool's own
+    shutdown would have the exit wait for the tasks they are running, and they hold STOPS)."""
     from concurrent.futures import ProcessPoolExecutor
 
     if not isinstance(pool, ProcessPoolExecutor):
         pool.shutdown(wait=True, cancel_futures=True)
         return
-    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
-    if terminate is not None:
-        terminate()
-        return
     processes = list((getattr(pool, "_processes", None) or {}).values())
     manager = getattr(pool, "_executor_manager_thread", None)  # shutdown() forgets it
     # The queue's feeder thread may be blocked writing a task into a full pipe that no worker
-    # will read once they are terminated; the pool's manager thread joins it on the way out,
+    # will read once they are killed; the pool's manager thread joins it on the way out,
     # and the interpreter's exit joins that thread: without this, the exit can hang.
     call_queue = getattr(pool, "_call_queue", None)
     if call_queue is not None:
         call_queue.cancel_join_thread()
+    results = getattr(pool, "_result_queue", None)  # (shutdown forgets it too)
     pool.shutdown(wait=False, cancel_futures=True)
     for worker in processes:
         if worker.is_alive():
-            worker.terminate()
-    for worker in processes:
-        worker.join(2)
-        if worker.is_alive():
             worker.kill()
-            worker.join()
+    for worker in processes:
+        worker.join()
+    # A worker killed while it sent a result leaves the manager thread reading the rest of
+    # that message, for ever: nothing else writes to the results' pipe but this process's
+    # end of it, never used (results come from workers), which closed makes that read end.
+    writer = getattr(results, "_writer", None)
+    if writer is not None:
+        writer.close()
     # With its workers gone the manager thread ends at once, closing the task queue, whose
     # feeder thread then ends too: the queues' semaphores are released here, not at some
     # later collection, which may run inside the multiprocessing resource tracker while it
@@ -103,8 +127,26 @@ def _stop(pool: Executor) -> None:
 
 
 def _worker_init() -> None:
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for stop in STOPS:
+        signal.signal(stop, signal.SIG_IGN)
+    _die_with_parent()
     keep_freed_memory()
+
+
+def _die_with_parent() -> None:
+    """Linux: the worker is killed when its parent ends (the forkserver, which ends with the
+    main process, or the main process itself), so a main process killed outright leaves no
+    worker behind waiting for tasks."""
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not Linux
+        return
+    pr_set_pdeathsig = 1  # linux/prctl.h
+    prctl(pr_set_pdeathsig, signal.SIGKILL)
+    if os.getppid() == 1:  # the parent ended before the call: nothing would signal it
+        os._exit(1)
 
 
 def _context() -> Any:

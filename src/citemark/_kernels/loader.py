@@ -87,9 +87,8 @@ def _import(pair: str, implementation: Implementation) -> ModuleType:
     return found
 
 
-def _choose() -> Implementation:
+def _choose(requested: Implementation | None) -> Implementation:
     _check_simd()
-    requested = _requested()
     if requested is not None:
         _import("scan", requested)
         return requested
@@ -100,7 +99,9 @@ def _choose() -> Implementation:
     return "cython"
 
 
-IMPLEMENTATION: Implementation = _choose()
+REQUESTED: Implementation | None = _requested()
+"""The implementation CITEMARK_IMPLEMENTATION asks for, or None (the compiled one if built)."""
+IMPLEMENTATION: Implementation = _choose(REQUESTED)
 """The implementation every default object uses: "cython" or "python"."""
 
 
