@@ -411,7 +411,8 @@ def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         if code != EXIT_OK:
             return code
     if outcome.blanks:
-        report(f"citemark: {outcome.blanks:,} blank line(s) skipped (not rows)")
+        done = "copied" if args.command in TEXT_COMMANDS else "skipped"
+        report(f"citemark: {outcome.blanks:,} blank line(s) {done} (not rows)")
     if outcome.skipped:
         written = outcome.rows - outcome.skipped
         report(f"citemark: {outcome.skipped:,} bad row(s) skipped, {written:,} written")

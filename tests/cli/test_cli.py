@@ -668,7 +668,7 @@ def test_clean_text_and_jsonl(tmp_path: Path, lenient: bool) -> None:
     ]
     assert all(line.startswith(b'{"n": 1.50, ') for line in lines[:3])  # bytes kept
     assert lines[3:] == [b"", b'{"r": {"t": null}}']  # the last line's ending kept
-    assert "1 blank line(s) skipped" in out.err
+    assert "1 blank line(s) copied (not rows)" in out.err
 
 
 @pytest.mark.needs("pyarrow")

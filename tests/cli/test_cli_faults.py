@@ -174,7 +174,7 @@ def test_blank_lines_are_skipped_and_counted_by_every_command(tmp_path: Path) ->
     strip = citemark("strip", str(path), "--field", "r.t")
     assert strip.returncode == 0, strip.err
     assert strip.stdout == stripped(0) + b"\n\n  \r\n" + stripped(3) + b"\n"  # copied
-    assert "2 blank line(s) skipped" in strip.err
+    assert "2 blank line(s) copied" in strip.err
     extract = citemark("extract", str(path), "--field", "r.t")
     assert extract.returncode == 0, extract.err
     assert [json.loads(line)["row"] for line in extract.stdout.splitlines()] == [0, 3]
