@@ -5,13 +5,14 @@
     found = citemark.arrow.extract(table["output_text"])      # list<struct<...>>, one list a row
 
 Both take a `pyarrow.Array` or `pyarrow.ChunkedArray` of `string` or `large_string` (a
-`string_view` column is cast to `large_string` first), any slice of one (`array.offset`), with
-nulls, and `families=` as in `extract_citations`.  Each row gets exactly what
+`string_view` column is cast to `large_string` first), or a dictionary-encoded one (pandas'
+`category`: each distinct text is done once), any slice of one (`array.offset`), with nulls,
+and `families=` as in `extract_citations`.  Each row gets exactly what
 `strip_citations(t, extract_citations(t))` / `extract_citations(t)` give for it; a null row
 stays null.
 
 * `strip` returns an array of the input's type (a chunked array for a chunked one, chunk by
-  chunk; `string_view` in, `string_view` out).
+  chunk; `string_view` in, `string_view` out; a dictionary keeps its indices).
 * `extract` returns a list array with one list of citations per row, each a struct with the
   keys of a `Citation` dict: `raw`, `family`, `source_ids` (a list of strings), `locator` (null
   when absent), `start`, `end` (int64 code point offsets into the row, as in Python).  For a
@@ -90,6 +91,16 @@ class Arrow:
         work_type = _work_type(array)  # rejects what is not a string array
         if not families:
             return array
+        if pa.types.is_dictionary(array.type):
+
+            def distinct(chunk: pa.Array) -> pa.Array:
+                values = _by_row(chunk, lambda: self.strip(chunk.dictionary, families=families))
+                if values is None:  # row by row
+                    done = self.strip(chunk.dictionary_decode(), families=families)
+                    return done.dictionary_encode().cast(chunk.type)
+                return pa.DictionaryArray.from_arrays(chunk.indices, values)
+
+            return _each_chunk(array, distinct, array.type)
         encoded = _encode(check_families(families))
 
         def one(chunk: pa.Array) -> pa.Array:
@@ -125,6 +136,15 @@ class Arrow:
         """The valid citations of each row, as a list array (see the module's doc)."""
         work_type = _work_type(array)
         result_type = citation_type(large=pa.types.is_large_string(work_type))
+        if pa.types.is_dictionary(array.type):
+
+            def distinct(chunk: pa.Array) -> pa.Array:
+                found = _by_row(chunk, lambda: self.extract(chunk.dictionary, families=families))
+                if found is None:  # row by row
+                    return self.extract(chunk.dictionary_decode(), families=families)
+                return found.take(chunk.indices)
+
+            return _each_chunk(array, distinct, result_type)
         encoded = _encode(check_families(families) if families else ())
 
         def one(chunk: pa.Array) -> pa.Array:
@@ -138,17 +158,36 @@ class Arrow:
 
 
 def _work_type(array: Any) -> pa.DataType:
-    """The type the kernels read: string and large_string as they are, a view as large."""
+    """The type the kernels read: string and large_string as they are, a view as large (a
+    dictionary's values: its texts)."""
     if not isinstance(array, (pa.Array, pa.ChunkedArray)):
         raise TypeError(
             f"array must be a pyarrow Array or ChunkedArray of strings, not {type(array).__name__}"
         )
-    kind = array.type
+    kind = array.type.value_type if pa.types.is_dictionary(array.type) else array.type
     if pa.types.is_string(kind) or pa.types.is_large_string(kind):
         return kind
     if pa.types.is_string_view(kind):
         return pa.large_string()
-    raise TypeError(f"array must hold string, large_string or string_view values, not {kind}")
+    raise TypeError(f"array must hold string, large_string or string_view values, not {array.type}")
+
+
+def _by_row(chunk: pa.DictionaryArray, work: Callable[[], pa.Array]) -> pa.Array | None:
+    """`work()` on a dictionary chunk's values, each distinct text once.  A value that is not
+    UTF-8 is named by the first row that holds it; when no row does (a slice shares its
+    dictionary), None: the caller does the rows themselves."""
+    try:
+        return work()
+    except ValueError as error:
+        bad = _BAD_ROW.fullmatch(str(error))
+        if bad is None:
+            raise
+        import pyarrow.compute as pc
+
+        row = pc.index(chunk.indices, int(bad.group(1))).as_py()
+        if row >= 0:
+            raise ValueError(f"row {row} is not valid UTF-8") from None
+        return None
 
 
 def _each_chunk(

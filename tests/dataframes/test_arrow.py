@@ -247,6 +247,40 @@ def test_string_view_is_cast_and_given_back(arrow) -> None:
     assert found.to_pylist() == expected_extract(values)
 
 
+@given(case=sliced(), large=st.booleans(), chunked=st.booleans())
+def test_a_dictionary_is_done_as_its_texts(arrow, case, large, chunked) -> None:
+    """pandas' `category`: each distinct text is done once, the indices kept."""
+    values, offset, length = case
+    array = pa.array(values, type=TYPES[large]).dictionary_encode().slice(offset, length)
+    if chunked:
+        array = pa.chunked_array([array, array], type=array.type)
+    rows = array.to_pylist()
+    stripped = arrow.strip(array)
+    assert stripped.type == array.type
+    assert stripped.to_pylist() == expected_strip(rows)
+    found = arrow.extract(array)
+    assert found.type == citemark.arrow.citation_type(large=large)
+    assert found.to_pylist() == expected_extract(rows)
+    for result in (stripped, found):
+        result.validate(full=True)
+
+
+def test_a_dictionary_value_not_utf8_is_named_by_its_first_row(arrow) -> None:
+    array = pa.DictionaryArray.from_arrays(pa.array([None, 0, 3, 3]), invalid_array())
+    for function in (arrow.strip, arrow.extract):
+        with pytest.raises(ValueError, match=r"^row 2 is not valid UTF-8$"):
+            function(array)
+        with pytest.raises(ValueError, match=r"^row 4 is not valid UTF-8$"):
+            function(pa.chunked_array([array.slice(0, 2), array]))
+    # A slice may share a dictionary with a value no row of it holds: only its rows count.
+    unused = pa.DictionaryArray.from_arrays(pa.array([0, 1, None]), invalid_array())
+    assert arrow.strip(unused).to_pylist() == ["fine ", "ok", None]
+    assert arrow.strip(unused).type == unused.type
+    assert arrow.extract(unused).to_pylist() == expected_extract(
+        ["fine \ue200cite\ue202turn0search0\ue201", "ok", None]
+    )
+
+
 def test_no_marker_at_all_gives_the_input_back(arrow) -> None:
     array = pa.array(["plain", None, "text é"])
     assert arrow.strip(array).equals(array)
