@@ -473,6 +473,37 @@ def _visible(name: str) -> str:
     return _LINE_BREAK_CHARS.sub(" ", _PRIVATE_CHARS.sub("", name)).strip()
 
 
+# JSON nested deeper than this is no entity a model writes, and json.loads recurses once per
+# level: a hostile body would raise RecursionError, at a depth that varies with the caller's.
+_ENTITY_DEPTH = 64
+
+
+def _shallow(text: str) -> bool:
+    """Whether the JSON-like `text` nests arrays and objects at most _ENTITY_DEPTH deep
+    (brackets in strings do not count)."""
+    if text.count("[") + text.count("{") <= _ENTITY_DEPTH:
+        return True
+    depth = 0
+    quoted = escaped = False
+    for char in text:
+        if quoted:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                quoted = False
+        elif char == '"':
+            quoted = True
+        elif char in "[{":
+            depth += 1
+            if depth > _ENTITY_DEPTH:
+                return False
+        elif char in "]}":
+            depth -= 1
+    return True
+
+
 def entity_name(body: str) -> str:
     """What a reader sees of an entity marker's body: the display name, the second element
     of `["kind","Name","description"]` (the first when it is alone); a plain-text body as
@@ -481,7 +512,7 @@ def entity_name(body: str) -> str:
     name: object = None
     if text[:1] in ("[", '"', "{"):
         try:
-            value = json.loads(text)
+            value = json.loads(text) if _shallow(text) else None
         except ValueError:
             value = None
         if isinstance(value, list) and value:

@@ -191,6 +191,8 @@ def _load_sources(file: str) -> Registry:
         raise Unreadable(f"{file}: not UTF-8 (byte {error.start})") from None
     except json.JSONDecodeError as error:
         raise Unreadable(f"{file}:{error.lineno}: invalid JSON: {error.msg}") from None
+    except RecursionError:  # (json.loads recurses once per level)
+        raise Unreadable(f"{file}: its JSON nests too deep") from None
     try:
         return Registry.from_json(data)
     except (TypeError, ValueError) as error:
@@ -271,7 +273,7 @@ def _lint_parquet(
                 registry = shared
                 if sources is not None and sources[index] is not None:
                     try:
-                        registry = Registry.from_json(json.loads(sources[index]))
+                        registry = Registry.from_json(sources[index])
                     except (TypeError, ValueError) as error:
                         report.unreadable.append(f"{file}:{where}: bad sources: {error}")
                         _complain(report.unreadable[-1])

@@ -372,7 +372,10 @@ class Registry(Mapping[str, Source]):
         an `id` (the text may hold either of the last two)."""
         registry = cls()
         if isinstance(data, str):
-            data = json.loads(data)
+            try:
+                data = json.loads(data)
+            except RecursionError:  # (json.loads recurses once per level)
+                raise ValueError("sources JSON nests too deep") from None
         if isinstance(data, Mapping):
             for source_id, value in data.items():
                 registry.add(Source.from_json(source_id, value))

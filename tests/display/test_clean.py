@@ -406,10 +406,24 @@ def test_offsets_value_error() -> None:
         ("[1, 2]", ""),
         ('["a","line\\nbreak"]', "line break"),
         ("", ""),
+        ('[["a"], "Deep", {"x": [[["[[[[["]]]}]', "Deep"),  # brackets in a string do not nest
+        ("[" * 100_000, ""),  # not JSON a model writes: no RecursionError from json.loads
+        ('["a", "Name", ' + "[" * 65 + "]" * 65 + "]", ""),
     ],
 )
 def test_entity_name(body: str, name: str) -> None:
     assert entity_name(body) == name
+
+
+def test_an_entity_nested_past_the_stack_cleans_alike(implementation: str) -> None:
+    """A hostile entity body: the same text from the whole text and from a stream, never a
+    RecursionError (json.loads recursed per level, at a depth that varied with the caller)."""
+    from citemark.display import CleanStream
+
+    text = "It works \ue200entity\ue202" + "[" * 3000 + "\ue201 today.\n"
+    assert clean(text, implementation=implementation) == "It works today.\n"  # type: ignore[arg-type]
+    stream = CleanStream(implementation=implementation)  # type: ignore[arg-type]
+    assert "".join(stream.feed(c) for c in text) + stream.close() == "It works today.\n"
 
 
 def test_kernel_type_checks(implementation: str) -> None:

@@ -137,7 +137,8 @@ def test_json_round_trip_and_links() -> None:
     listed = Registry.from_json([{"id": "a1", "text": "x"}, {"id": "a2", "text": "y"}])
     assert list(listed) == ["a1", "a2"]
     assert Registry.from_json({"a1": "plain text"})["a1"].text == "plain text"
-    for bad in ([{"text": "no id"}], {"a1": {"title": "no text"}}, {"a1": 3}, "text"):
+    deep = "[" * 100_000  # json.loads would recurse past the stack: a ValueError instead
+    for bad in ([{"text": "no id"}], {"a1": {"title": "no text"}}, {"a1": 3}, "text", deep):
         with pytest.raises((ValueError, TypeError)):
             Registry.from_json(bad)  # type: ignore[arg-type]
 

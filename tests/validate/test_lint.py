@@ -215,6 +215,10 @@ def test_bad_sources_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
     code, _, err = lint(capsys, answer, "--sources", sources)
     assert code == 2
     assert "bad sources: x1: unknown field(s) txt" in err
+    sources.write_text("[" * 100_000, encoding="utf-8")  # json.loads would recurse past the stack
+    code, _, err = lint(capsys, answer, "--sources", sources)
+    assert code == 2
+    assert err.startswith(f"citemark lint: {sources}: its JSON nests too deep")
 
 
 @pytest.mark.parametrize(
