@@ -436,6 +436,7 @@ class _Part:
         "stream",
         "template",
         "units",
+        "unplaced",
     )
 
     def __init__(self, options: _Options, key: Part, streamed: bool = True) -> None:
@@ -457,6 +458,9 @@ class _Part:
         self.sent = 0  # annotations sent: the next annotation_index
         self.template: Any = None  # the part's last delta event (or chunk)
         self.closed = False
+        # A part whose first events this stream did not see (a stream resumed in its text):
+        # an annotation's offsets count text that never came, so it waits for the done event.
+        self.unplaced = False
         self.listed = False  # a chat part whose content came as a list of parts
         # The logprobs of deltas whose text is not all out yet: (raw start, raw end, logprobs).
         self.logprobs: deque[tuple[int, int, list[Any]]] = deque()
@@ -595,6 +599,8 @@ class _Part:
     def decided(self, annotation: Any) -> bool:
         if self.closed or self.stream is None:
             return True
+        if self.unplaced:
+            return False
         released = self.stream.released
         return all(value <= released for _, value, _ in _positions(annotation))
 
@@ -692,6 +698,10 @@ class ResponsesCleaner(_Cleaner):
         # servers that leave the index out (see _key).
         self._places: dict[str, int] = {}
         self._last_added: int | None = None  # the output_index of the item added last
+        # What says a part's first events came here (see _text_part): the response's start,
+        # or its item's.
+        self._started = False
+        self._items_added: set[int] = set()
         # The Agents SDK's last raw event (see _raw): what the stream releases outside one
         # goes out in a copy of it, so that a stream of wrapped events stays one.
         self._wrapper: Any = None
@@ -720,6 +730,8 @@ class ResponsesCleaner(_Cleaner):
         self._parts = {}
         self._places = {}
         self._last_added = None
+        self._started = True
+        self._items_added = set()
         out.append(event)
         return out
 
@@ -790,6 +802,8 @@ class ResponsesCleaner(_Cleaner):
         if isinstance(item_id, str):
             output_index = self._places.setdefault(item_id, output_index)
         self._last_added = output_index
+        if type(output_index) is int:
+            self._items_added.add(output_index)
         return [event]
 
     def _item_done(self, event: Any) -> list[Any]:
@@ -855,7 +869,14 @@ class ResponsesCleaner(_Cleaner):
     # Parts.
 
     def _text_part(self, event: Any) -> _Part:
-        return self._open(self._key(event))
+        key = self._key(event)
+        if key in self._parts:
+            return self._parts[key]
+        part = self._open(key)
+        # No response.created nor output_item.added before the part's text: a stream resumed
+        # (`starting_after`) in it, whose annotations count the text before the resume point.
+        part.unplaced = not (self._started or key[0] in self._items_added)
+        return part
 
     def _key(self, event: Any) -> Part:
         """The part a text or content part event is about: its output_index and content_index.

@@ -821,6 +821,7 @@ def test_the_hold_of_an_annotation_is_the_hold_of_its_text() -> None:
     raw = lines + "the end"
     near = {"type": "url_citation", "start_index": 0, "end_index": 7, "url": "u", "title": "t"}
     events = [
+        {"type": "response.created", "response": {"id": "resp_1", "output": []}},
         {
             "type": ADDED,
             "output_index": 0,
@@ -834,6 +835,45 @@ def test_the_hold_of_an_annotation_is_the_hold_of_its_text() -> None:
     first = next(i for i, e in enumerate(out) if e["type"] == ADDED)
     assert first < len(out) - 2
     assert out[first]["annotation"]["end_index"] == 7
+
+
+def test_a_resumed_stream_holds_its_annotations_for_the_done_event() -> None:
+    """A stream resumed in a part's text (`starting_after`, the API's background mode) has
+    no response.created nor output_item.added: its annotations count the text before the
+    resume point, which never came here, so they wait for the done event, whose whole text
+    places them (as the recordings of openai-dotnet and vercel/ai have it)."""
+    skipped = "Alpha" + MARKER  # sent before the resume point
+    rest = " beta gamma delta epsilon zeta eta theta iota kappa."
+    raw = skipped + rest
+    start = raw.index("gamma")
+    annotation = {
+        "type": "url_citation",
+        "start_index": start,
+        "end_index": start + 5,
+        "url": "https://example.com/g",
+        "title": "g",
+    }
+    where = {"item_id": "msg_1", "output_index": 0, "content_index": 0}
+    tail = [
+        {"type": "response.output_text.delta", **where, "delta": rest, "sequence_number": 5},
+        {"type": ADDED, **where, "annotation_index": 0, "annotation": annotation},
+        {"type": "response.output_text.done", **where, "text": raw, "sequence_number": 7},
+    ]
+    cleaned = clean(raw)
+    for resumed in (tail, [{"type": "response.output_item.added", "output_index": 1}, *tail]):
+        out = list(clean_responses(resumed))
+        (added,) = [event for event in out if event["type"] == ADDED]
+        placed = added["annotation"]
+        assert cleaned[placed["start_index"] : placed["end_index"]] == "gamma"
+        assert out.index(added) == len(out) - 2  # with the done event, just before it
+    # Seen from its start (its item added here), the part places it as its text comes.
+    started = [{"type": "response.output_item.added", "output_index": 0}, *tail]
+    started[1] = {**started[1], "delta": raw}
+    out = list(clean_responses(started))
+    assert [event["type"] for event in out][:3] == [
+        "response.output_item.added",
+        *["response.output_text.delta", ADDED],
+    ]
 
 
 def test_the_error_event_and_a_broken_iterator_release_what_is_held() -> None:
