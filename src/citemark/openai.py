@@ -113,6 +113,10 @@ _POSITIONS: dict[str, tuple[tuple[str, bool], ...]] = {
 _FINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
 # The fields of a chat delta other than its text: a chunk with one of them is never dropped.
 _CHAT_TEXT_FIELDS = frozenset({"content", "annotations"})
+# A chat choice's own fields that a chunk with no text left can drop: some servers add more
+# (Azure's content_filter_results), which then go out in a chunk with empty content.  `text`
+# is the copy of the delta's content that some OpenAI-compatible servers add (Together).
+_CHOICE_FIELDS = frozenset({"index", "delta", "finish_reason", "logprobs", "text"})
 
 
 # --- SDK objects and dicts alike --------------------------------------------------------------
@@ -1187,6 +1191,7 @@ class ChatCleaner(_Cleaner):
             and finish is None
             and not _carries_more(delta, _CHAT_TEXT_FIELDS)
             and (listed is None or all(_is_text_part(element) for element in listed))
+            and not _carries_more(choice, _CHOICE_FIELDS)
         ):
             return None, True  # it carries nothing now: see _emptied
         changes: dict[str, Any] = {}
@@ -1204,6 +1209,8 @@ class ChatCleaner(_Cleaner):
         if annotations is not None and not ready:
             new_delta = _without(new_delta, "annotations")
         choice_changes: dict[str, Any] = {"delta": new_delta}
+        if isinstance(content, str) and content and fields.get("text") == content:
+            choice_changes["text"] = released  # the server's copy of the content, clean too
         if kept is not None and kept is not tokens:
             choice_changes["logprobs"] = _chat_logprobs(part, kept)
         elif kept is None and not same and logprobs is not None:

@@ -1276,6 +1276,34 @@ def test_chat_annotations_after_the_finish_are_placed() -> None:
     assert note["url_citation"]["end_index"] == len(raw)  # the input is not changed
 
 
+def test_chat_choice_fields_of_other_servers(implementation: str) -> None:
+    """What OpenAI-compatible servers put beside the delta (from recorded streams): Together
+    repeats the content in `choices[].text`, which is cleaned with it; Azure sends
+    `content_filter_results` on every chunk, which a chunk with no text left keeps."""
+    raw = ["Capital", " of ", MARKER[:5], MARKER[5:], " Denmark"]
+    chunks: list[Event] = []
+    for number, piece in enumerate(raw):
+        severity = "low" if number == 2 else "safe"
+        choice = {
+            "index": 0,
+            "text": piece,
+            "delta": {"content": piece},
+            "finish_reason": None,
+            "content_filter_results": {"hate": {"filtered": False, "severity": severity}},
+        }
+        chunks.append({"id": "c1", "object": "chat.completion.chunk", "choices": [choice]})
+    chunks.append({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    out = list(clean_chat(chunks, implementation=implementation))  # type: ignore[arg-type]
+    choices = [chunk["choices"][0] for chunk in out]
+    text = "".join(choice["delta"].get("content") or "" for choice in choices)
+    assert text == clean("".join(raw)) == "Capital of Denmark"
+    assert [choice.get("text") for choice in choices if "text" in choice] == [
+        choice["delta"]["content"] for choice in choices if "text" in choice
+    ]
+    severities = [c["content_filter_results"]["hate"]["severity"] for c in choices[:-1]]
+    assert severities == ["safe", "safe", "low", "safe", "safe"]  # no chunk of them dropped
+
+
 def test_chat_annotations_before_their_text_wait_for_it() -> None:
     raw = "Pizza comes from Naples " + MARKER + ".\nMore text"
     start = raw.index("Naples")
