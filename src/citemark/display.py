@@ -28,11 +28,13 @@ prose, and never touches Markdown code:
 - A marker that is a link's destination, `[text](<marker>)`, leaves `text`.
 - `lenient=True` also removes the forms that lost their private-use characters
   (`citeturn0search0`, `iturn0image0turn0image1`, `fileciteturn1file0L8-L13`), the
-  the same with one blank where each marker character was (`cite turn0search5`,
+  same with one blank where each marker character was (`cite turn0search5`,
   `filecite turn1file2 L1-L12`), the characters written as six-character escapes
-  (`\\ue200`), replaced by U+FFFD (one or more for each), ChatGPT's copy form
-  `:contentReference[oaicite:3]{index=3}`, and the Assistants API's file citations
-  `【4:0†source】` (a `cite` mark whose ids are `4:0` and the file's name).  Each of the
+  (`\\ue200`), replaced by U+FFFD (one or more for each), ChatGPT's copy forms
+  `:contentReference[oaicite:3]{index=3}` and `[oai_citation:0‡Title](url)` (a `cite`
+  mark whose ids are the title and the url), the Assistants API's file citations
+  `【4:0†source】` (a `cite` mark whose ids are `4:0` and the file's name) and Codex's
+  `【F:src/app.py†L5-L60】` (the path, at lines 5 to 60).  Each of the
   first forms needs an id (`turn0search0`) after a family name that starts a word, so
   "cite", "recite turn0search5", "I cite turn0" or "citeturnip" are never touched.  A
   degraded `entity[...]` shows its name when its body is a JSON array on one line whose
@@ -555,12 +557,19 @@ _DEGRADED = re.compile(
     f"(?P<spaced_ids>{_ID}(?:{_BLANK}{_ID})*)(?:{_BLANK}(?P<spaced_locator>{_LOCATOR}))?"
     f"(?![A-Za-z0-9])(?:{_BLANK}(?=[{re.escape(BLANKS + CLOSING)}\r\n]|\\Z))?"
     f"|entity(?P<entity>{_json_array('')})"
-    r"|:?contentReference\[oaicite:(?P<index>[0-9]+)\](?:\{index=[0-9]+\})?"
+    # (ChatGPT's copy button writes one colon before it, or two at a line's start)
+    r"|:{0,2}contentReference\[oaicite:(?P<index>[0-9]+)\](?:\{index=[0-9]+\})?"
     # The Assistants API's file citations, 【4:0†source】 (message 4, result 0, the file's
-    # name), and ChatGPT's browsing form 【11†L1-L3】: on one line, the name bounded so that an
-    # unclosed one costs a constant at each place it is tried.
-    "|\u3010(?P<ref>[0-9]+(?::[0-9]+)?)\u2020"
+    # name), ChatGPT's browsing form 【11†L1-L3】 and Codex's file citations
+    # 【F:src/app.py†L5-L60】: on one line, the name bounded so that an unclosed one costs a
+    # constant at each place it is tried.
+    f"|\u3010(?P<ref>[0-9]+(?::[0-9]+)?|F:[^\u2020\u3011\r\n{PRIVATE_RANGE}]{{1,300}})\u2020"
     f"(?P<source>[^\u3011\r\n{PRIVATE_RANGE}]{{0,200}})\u3011"
+    # ChatGPT's copy of a citation chip as a Markdown link, [oai_citation:0‡Title](url) (a
+    # comma for the ‡ in older copies): a citation of the url, titled.
+    "|\\[oai_citation(?:_attribution)?:[0-9]+[\u2021,]"
+    f"(?P<title>[^\\]\r\n{PRIVATE_RANGE}]{{0,300}})\\]"
+    r"\((?P<url>(?:[^\s()]|\([^\s()]*\)){1,2000})\)"
 )
 _ONE_ID = re.compile(_ID)
 # U+FFFD where the marker characters were: one or more for each (a decoder replaces each
@@ -583,6 +592,9 @@ def _rebuild(match: re.Match[str]) -> str:
     if match["ref"] is not None:
         source = f"{DELIM}{match['source']}" if match["source"] else ""
         return f"{START}cite{DELIM}{match['ref']}{source}{STOP}"
+    if match["url"] is not None:
+        title = f"{match['title'].strip(BLANKS)}{DELIM}" if match["title"].strip(BLANKS) else ""
+        return f"{START}cite{DELIM}{title}{match['url']}{STOP}"
     if match["spaced"] is not None:
         family, parts, locator = (
             match["spaced"],
@@ -646,6 +658,7 @@ _DEGRADED_SIGNS = (
     "entity[",
     "contentReference[oaicite:",
     "\u2020",
+    "[oai_citation",
     *(f"{family}{blank}turn" for family in ("cite", "i") for blank in BLANKS),
 )
 

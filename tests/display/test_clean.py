@@ -214,6 +214,12 @@ LENIENT = {
     "assistants-file": ("The report says so 【4:0†source】.", "The report says so."),
     "assistants-two": ("See 【12:3†report v2.pdf】【12:4†notes.md】 now", "See now"),
     "browsing-locator": ("Fact 【11†L1-L3】.", "Fact."),
+    "content-reference-line": ("Done.\n::contentReference[oaicite:0]{index=0}", "Done.\n"),
+    "content-reference-colons": ("Done. ::contentReference[oaicite:2]{index=2}", "Done."),
+    "codex-file": ("It occurs here.【F:src/pages/Login.jsx†L5-L60】\n", "It occurs here.\n"),
+    "codex-two": ("See 【F:a b.py†L3】【F:package.json†L1-L26】 now", "See now"),
+    "copied-chip": ("Crimson #841617  [oai_citation:0‡OU](https://ou.edu/colors)\n", "Crimson #841617\n"),
+    "copied-chip-old": ("Nodes [oai_citation:2,Class: Arel](https://a.io/x_(y)) inherit.", "Nodes inherit."),
     "lenticular-prose": ("a 【重要】 b 【1:2:3†x】 【1†", "a 【重要】 b 【1:2:3†x】 【1†"),
     "prose-cite": ("I cite the citation; they recite it.", "I cite the citation; they recite it."),
     "prose-turn": ("turn0 and turn0search0 alone stay", "turn0 and turn0search0 alone stay"),
@@ -239,6 +245,21 @@ def test_an_assistants_file_citation_is_a_mark(implementation: str) -> None:
     assert [(m.kind, m.family, m.source_ids, m.locator, m.start) for m in cleaned.marks] == [
         ("citation", "cite", ("4:0", "report.pdf"), None, 5),
         ("citation", "cite", ("11",), "L1-L3", 11),
+    ]
+
+
+def test_copied_and_codex_citations_are_marks(implementation: str) -> None:
+    """ChatGPT's copied chip [oai_citation:0‡Title](url) is a citation of the url, titled;
+    Codex's 【F:path†L5-L60】 one of the file, at those lines."""
+    cleaned = clean_with_marks(
+        "Red [oai_citation:0‡OU Brand](https://ou.edu/c). Set 【F:src/a.py†L5-L60】",
+        lenient=True,
+        implementation=implementation,
+    )
+    assert cleaned.text == "Red. Set"
+    assert [(m.family, m.source_ids, m.locator, m.start) for m in cleaned.marks] == [
+        ("cite", ("OU Brand", "https://ou.edu/c"), None, 3),
+        ("cite", ("F:src/a.py",), "L5-L60", 8),
     ]
 
 
