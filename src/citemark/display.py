@@ -49,7 +49,9 @@ What the removals leave empty goes first: a bracket holding only blanks ("(<mark
 "[<marker>]", their full-width forms; not the "[]" of a link), and a separator (`,;` and
 their CJK forms) with nothing on one side, so "The article (<m>, <m>) says" is "The article
 says" and "Paris, <m>, then" is "Paris, then".  Brackets and separators of the prose that
-no removal touches stay.
+no removal touches stay.  In scripts written without blanks between words (Han, kana, their
+punctuation; `_core.shapes.UNSPACED`), the blanks on both sides of a run go when it stands
+between two of their characters or after their punctuation: "门槛。<m> 其后" is "门槛。其后".
 """
 
 from __future__ import annotations

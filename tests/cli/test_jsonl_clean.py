@@ -68,6 +68,9 @@ ATOMS = [
     "\uefff",
     "\uff0c",
     "\ufeff",
+    "\u4e2d",  # Han and its punctuation: the spacing rule reads code points from UTF-8
+    "\u3002",
+    "\U00020001",
     "cite",
     "entity",
     "url",

@@ -32,6 +32,24 @@ CLOSING = (
 )
 PAIRS = {")": "(", "]": "[", "\uff09": "\uff08", "\u3011": "\u3010", "\uff3d": "\uff3b"}
 SEPARATORS = ",;\uff0c\uff1b\u3001"
+# Han, kana, their punctuation and full-width forms (not Hangul): a removal between two of
+# them, or after their punctuation, takes its blanks.
+UNSPACED = (
+    "\u2e80-\u2fdf\u3001-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+    "\ufe30-\ufe4f\uff01-\uff9f\uffe0-\uffee\U00020000-\U0003ffff"
+)
+UNSPACED_PUNCTUATION = (
+    "\u3001-\u303f\ufe30-\ufe4f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+)
+
+
+def unspaced(before: str, after: str) -> bool:
+    return bool(
+        re.fullmatch(f"[{UNSPACED_PUNCTUATION}]", before)
+        or (re.fullmatch(f"[{UNSPACED}]", before) and re.fullmatch(f"[{UNSPACED}]", after))
+    )
+
+
 ID_CHAIN = re.compile(r"turn\d+[A-Za-z]+\d+(?:\ue202(?:turn\d+[A-Za-z]+\d+|L\d+(?:-L\d+)?))*", re.A)
 
 
@@ -137,12 +155,16 @@ def oracle_clean(text: str, code_ranges: list[tuple[int, int]]) -> str:
         if following in "\n\r":
             out = kept
         elif following in BLANKS:
-            if len(kept) < len(out) and not line_start:
+            resume = pos
+            while resume < len(text) and text[resume] in BLANKS:
+                resume += 1
+            if line_start:
+                pos = resume
+            elif unspaced(kept[-1], text[resume] if resume < len(text) else "\n"):
+                out, pos = kept, resume
+            elif len(kept) < len(out):
                 out = kept
-            elif line_start:
-                while pos < len(text) and text[pos] in BLANKS:
-                    pos += 1
-        elif following in CLOSING and not line_start:
+        elif not line_start and (following in CLOSING or unspaced(kept[-1], following)):
             out = kept
     return out + text[pos:]
 
@@ -210,6 +232,11 @@ ATOMS = [
     "_",
     "turn",
     "0",
+    "\u4e2d",  # Han, kana, their punctuation (UNSPACED), and Hangul, which is not
+    "\u3002",
+    "\u304b",
+    "\uff08",
+    "\ud55c",
 ]
 texts = st.lists(st.sampled_from(ATOMS), max_size=40).map("".join)
 

@@ -132,6 +132,9 @@ fragments = st.lists(
             "citeturn0news1",
             "\\ue200",
             "\ufffd",
+            "\u4e2d",
+            "\u3002",
+            "\ud55c",
         ]
     ),
     max_size=40,

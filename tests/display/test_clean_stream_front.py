@@ -19,6 +19,8 @@ ENTITY = S + "entity" + D + '["k","Name"]' + E
 
 pieces = st.sampled_from(
     [
+        "\u4e2d",
+        "\u3002",
         MARKER,
         TITLED,
         ENTITY,
@@ -409,6 +411,8 @@ def test_a_front_owner_is_checked_by_its_class(implementation: str) -> None:
 # Lines a plain stream's compiled front ends itself, and the ones it leaves to the stream.
 own_pieces = st.sampled_from(
     [
+        "\u4e2d",
+        "\u3002",
         MARKER,
         TITLED,
         ENTITY,

@@ -60,6 +60,33 @@ OPENERS = "([\uff08\u3010\uff3b"
 CLOSERS = ")]\uff09\u3011\uff3d"
 SEPARATORS = ",;\uff0c\uff1b\u3001"
 LINE_BREAKS = "\n\r"
+# Scripts written without blanks between words: Han (with its radicals and compatibility
+# ideographs), kana, their punctuation and the full-width forms; not Hangul, whose words are
+# spaced.  The blanks around a removal between two of their characters, or after their
+# punctuation, were put there for the marker and go with it ("门槛。<marker> 其后" is
+# "门槛。其后"; "中文<marker> English" keeps its blank).  Inclusive ranges of code points,
+# in order.
+UNSPACED = (
+    (0x2E80, 0x2FDF),
+    (0x3001, 0x30FF),
+    (0x31F0, 0x31FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xF900, 0xFAFF),
+    (0xFE30, 0xFE4F),
+    (0xFF01, 0xFF9F),
+    (0xFFE0, 0xFFEE),
+    (0x20000, 0x3FFFF),
+)
+# Their punctuation (and brackets), which no blank follows whatever comes next.
+UNSPACED_PUNCTUATION = (
+    (0x3001, 0x303F),
+    (0xFE30, 0xFE4F),
+    (0xFF01, 0xFF0F),
+    (0xFF1A, 0xFF20),
+    (0xFF3B, 0xFF40),
+    (0xFF5B, 0xFF65),
+)
 # `[text](<marker>)`: how far back the `[` of the link text may be (same line only).
 LINK_TEXT_MAX = 512
 

@@ -269,6 +269,52 @@ cdef inline bint in_set(const CharSet* chars, Py_UCS4 ch) noexcept nogil:
     return False
 
 
+# Inclusive ranges of code points, in order (shapes.UNSPACED and UNSPACED_PUNCTUATION).
+cdef enum:
+    MAX_RANGES = 16
+
+cdef struct Ranges:
+    Py_UCS4 low[MAX_RANGES]
+    Py_UCS4 high[MAX_RANGES]
+    Py_ssize_t count
+
+cdef Ranges UNSPACED_RANGES, UNSPACED_PUNCTUATION_RANGES
+
+
+cdef void fill_ranges(Ranges* target, tuple ranges) except *:
+    cdef Py_ssize_t index
+    if not 0 < len(ranges) <= MAX_RANGES:
+        raise ValueError("a range table of _core.shapes outgrew the kernel's")
+    target.count = len(ranges)
+    for index in range(target.count):
+        target.low[index], target.high[index] = ranges[index]
+        if target.low[index] > target.high[index] or (
+            index and target.low[index] <= target.high[index - 1]
+        ):
+            raise ValueError("a range table of _core.shapes is out of order")
+
+
+fill_ranges(&UNSPACED_RANGES, clean_rules.UNSPACED)
+fill_ranges(&UNSPACED_PUNCTUATION_RANGES, clean_rules.UNSPACED_PUNCTUATION)
+
+
+cdef inline bint in_ranges(const Ranges* ranges, Py_UCS4 ch) noexcept nogil:
+    cdef Py_ssize_t index
+    if ch < ranges.low[0]:
+        return False  # (most text: the tables start past Latin)
+    for index in range(ranges.count):
+        if ranges.low[index] <= ch <= ranges.high[index]:
+            return True
+    return False
+
+
+cdef inline bint unspaced_join(Py_UCS4 before, Py_UCS4 after) noexcept nogil:
+    """Whether a removal between before and after takes the blanks around it (the twin's)."""
+    return in_ranges(&UNSPACED_PUNCTUATION_RANGES, before) or (
+        in_ranges(&UNSPACED_RANGES, before) and in_ranges(&UNSPACED_RANGES, after)
+    )
+
+
 cdef inline bint is_letter(Py_UCS4 ch) noexcept nogil:
     return (ch >= c'a' and ch <= c'z') or (ch >= c'A' and ch <= c'Z')
 
@@ -956,7 +1002,7 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
     """The spacing rule where a run of removals ended at `end`; returns where the text
     resumes (see the twin)."""
     cdef Py_UCS4 following, ch, last
-    cdef Py_ssize_t after, next_end
+    cdef Py_ssize_t after, next_end, resume
     cdef bint at_line_start
     out.low = out.length
     out.moved = -1
@@ -998,15 +1044,24 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
     if in_set(&LINE_BREAK_SET, following):
         drop_trail(out)
     elif in_set(&BLANK_SET, following):
-        if out.trail and not at_line_start:
+        resume = end
+        ch = c'\n'
+        while resume < n:
+            after = read_point(data, resume, n, &ch)
+            if not in_set(&BLANK_SET, ch):
+                break
+            resume = after
+            ch = c'\n'
+        if at_line_start:
+            end = resume
+        elif unspaced_join(out.before, ch):
             drop_trail(out)
-        elif at_line_start:
-            while end < n:
-                after = read_point(data, end, n, &ch)
-                if not in_set(&BLANK_SET, ch):
-                    break
-                end = after
+            end = resume
+        elif out.trail:
+            drop_trail(out)
     elif in_set(&CLOSING_SET, following) and not at_line_start:
+        drop_trail(out)
+    elif out.trail and not at_line_start and unspaced_join(out.before, following):
         drop_trail(out)
     return end
 

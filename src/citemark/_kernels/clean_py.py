@@ -53,6 +53,8 @@ from .._core.shapes import (
     STOP,
     STRAY,
     TITLED_FAMILIES,
+    UNSPACED,
+    UNSPACED_PUNCTUATION,
 )
 from .._markdown.code import markers_may_be_in_code
 
@@ -402,13 +404,26 @@ def _pair(opener: str, closer: str) -> bool:
     return index >= 0 and OPENERS[index] == opener
 
 
+def _within(ranges: tuple[tuple[int, int], ...], char: str) -> bool:
+    code = ord(char)
+    return code >= ranges[0][0] and any(low <= code <= high for low, high in ranges)
+
+
+def unspaced_join(before: str, after: str) -> bool:
+    """Whether a removal between `before` and `after` takes the blanks around it (UNSPACED)."""
+    return _within(UNSPACED_PUNCTUATION, before) or (
+        _within(UNSPACED, before) and _within(UNSPACED, after)
+    )
+
+
 def space(text: str, end: int, out: Output) -> int:
     """The spacing rule where a run of removals ended at `end`; returns where the text
     resumes.  First what the removals emptied goes (a bracket holding only blanks, a
     separator with nothing on one side); then the blanks before the run are dropped when
     what follows is a line end, blanks or closing punctuation, unless they indent the line;
     at a line start, the blanks after the run are skipped instead (after an opener too,
-    once a separator went)."""
+    once a separator went); between characters of scripts written without blanks (see
+    UNSPACED), the blanks on both sides go."""
     n = len(text)
     out.low = out.length
     out.moved = -1
@@ -443,12 +458,17 @@ def space(text: str, end: int, out: Output) -> int:
     if following in LINE_BREAKS:
         out.drop_trail()
     elif following in BLANKS:
-        if out.trail and not at_line_start:
+        resume = end
+        while resume < n and text[resume] in BLANKS:
+            resume += 1
+        if at_line_start:
+            end = resume
+        elif unspaced_join(out.before, text[resume] if resume < n else "\n"):
             out.drop_trail()
-        elif at_line_start:
-            while end < n and text[end] in BLANKS:
-                end += 1
-    elif following in CLOSING and not at_line_start:
+            end = resume
+        elif out.trail:
+            out.drop_trail()
+    elif not at_line_start and (following in CLOSING or unspaced_join(out.before, following)):
         out.drop_trail()
     return end
 
