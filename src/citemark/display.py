@@ -64,7 +64,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from types import ModuleType
 from typing import TYPE_CHECKING, NamedTuple
 
-from ._core.grammar import FAMILY_CHAR, FAMILY_WORD_RE, LINE_LOCATOR_RE, check_chunk, check_text
+from ._core.grammar import (
+    FAMILY_CHAR,
+    FAMILY_WORD_RE,
+    LINE_LOCATOR_RE,
+    TURN_ID,
+    check_chunk,
+    check_text,
+)
 from ._core.protocols import CLOSED_OWNER
 from ._core.shapes import (
     BARE,
@@ -435,6 +442,10 @@ def _clean_for_render(
 _KINDS = {MARKER: "citation", ENTITY: "entity", BROKEN: "broken", BARE: "anchor"}
 
 
+# A navlist's ids are one comma-joined part of its body (after the title).
+_ID_LIST = re.compile(f"{TURN_ID}(?: *, *{TURN_ID})+")
+
+
 def _marker(text: str, token: tuple[int, ...]) -> Marker | None:
     kind, _, _, family_start, family_end, body_start, body_end = token
     if kind == STRAY:
@@ -446,7 +457,13 @@ def _marker(text: str, token: tuple[int, ...]) -> Marker | None:
         return Marker(label, family, (), None, body)
     if kind == MARKER and family not in CITATION_FAMILIES:
         label = "widget"
-    parts = [part for part in (piece.strip() for piece in body.split(DELIM)) if part]
+    parts = []
+    for piece in body.split(DELIM):
+        piece = piece.strip()
+        if _ID_LIST.fullmatch(piece):
+            parts += [part.strip() for part in piece.split(",")]
+        elif piece:
+            parts.append(piece)
     locator = parts.pop() if len(parts) > 1 and LINE_LOCATOR_RE.match(parts[-1]) else None
     return Marker(label, family, tuple(parts), locator, body)
 
@@ -533,7 +550,6 @@ def entity_name(body: str) -> str:
 
 # --- lenient: the forms that lost their private-use characters ------------------------------
 
-_ID = "turn[0-9]+[A-Za-z]+[0-9]+"
 _LOCATOR = "L[0-9]+(?:-L[0-9]+)?"
 _ESCAPE = re.compile(r"\\[uU][eE]20([0-6])")
 _BLANK = f"[{BLANKS}]"
@@ -553,10 +569,10 @@ def _json_array(excluded: str) -> str:
 _DEGRADED = re.compile(
     # An id glued to a family name, or after it with one blank where the marker characters
     # were: the family alone, or an id alone, is prose.
-    f"(?P<family>filecite|cite|(?<![A-Za-z0-9])i)(?P<ids>(?:{_ID})+)(?P<locator>{_LOCATOR})?"
+    f"(?P<family>filecite|cite|(?<![A-Za-z0-9])i)(?P<ids>(?:{TURN_ID})+)(?P<locator>{_LOCATOR})?"
     # (the blanks that stood for START and STOP go too where the prose has its own)
     f"|(?:(?<={_BLANK}){_BLANK})?(?<![A-Za-z0-9])(?P<spaced>filecite|cite|i){_BLANK}"
-    f"(?P<spaced_ids>{_ID}(?:{_BLANK}{_ID})*)(?:{_BLANK}(?P<spaced_locator>{_LOCATOR}))?"
+    f"(?P<spaced_ids>{TURN_ID}(?:{_BLANK}{TURN_ID})*)(?:{_BLANK}(?P<spaced_locator>{_LOCATOR}))?"
     f"(?![A-Za-z0-9])(?:{_BLANK}(?=[{re.escape(BLANKS + CLOSING)}\r\n]|\\Z))?"
     f"|entity(?P<entity>{_json_array('')})"
     # (ChatGPT's copy button writes one colon before it, or two at a line's start)
@@ -573,12 +589,12 @@ _DEGRADED = re.compile(
     f"(?P<title>[^\\]\r\n{PRIVATE_RANGE}]{{0,300}})\\]"
     r"\((?P<url>(?:[^\s()]|\([^\s()]*\)){1,2000})\)"
 )
-_ONE_ID = re.compile(_ID)
+_ONE_ID = re.compile(TURN_ID)
 # U+FFFD where the marker characters were: one or more for each (a decoder replaces each
 # broken piece of a character's UTF-8 bytes).
 _REPLACED = re.compile(
     f"\ufffd+(?P<family>{FAMILY_CHAR}*)\ufffd+"
-    f"(?P<body>(?:{_ID}|{_LOCATOR})(?:\ufffd+(?:{_ID}|{_LOCATOR}))*"
+    f"(?P<body>(?:{TURN_ID}|{_LOCATOR})(?:\ufffd+(?:{TURN_ID}|{_LOCATOR}))*"
     f"|{_json_array(chr(0xFFFD))})"
     "\ufffd"
 )

@@ -386,6 +386,16 @@ def test_widgets_policy(implementation: str) -> None:
     assert "It uses <e>." in entity
 
 
+def test_a_navlist_gives_its_comma_joined_ids_one_by_one(implementation: str) -> None:
+    """Real navlists join their ids with commas after the title: a chip needs each."""
+    text = "News " + S + "navlist" + D + "Recent news" + D + "turn0news40,turn0news42" + E
+    cleaned = clean_with_marks(text, implementation=implementation)  # type: ignore[arg-type]
+    assert cleaned.marks[0].source_ids == ("Recent news", "turn0news40", "turn0news42")
+    assert cleaned.marks[0].body == "Recent news" + D + "turn0news40,turn0news42"
+    prose = S + "cite" + D + "one, two" + E  # not ids: one part, as written
+    assert clean_with_marks(prose).marks[0].source_ids == ("one, two",)
+
+
 def test_widgets_errors() -> None:
     with pytest.raises(TypeError, match="widgets"):
         clean("x", widgets=[("cite", str)])  # type: ignore[arg-type]

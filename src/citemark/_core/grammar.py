@@ -33,6 +33,10 @@ LOCATOR = r"L\d+(?:-L\d+)?"
 SOURCE_ID_RE = re.compile(rf"^{SOURCE_ID}$")
 LINE_LOCATOR_RE = re.compile(rf"^{LOCATOR}$")
 
+# The ids a model's tools give (turn0search3, turn2view0): what `clean` takes for ids where no
+# grammar says (bare anchors, the lenient forms, a navlist's comma-joined list).
+TURN_ID = "turn[0-9]+[A-Za-z]+[0-9]+"
+
 # A family name under `any_family=True`: the longest run of these characters after START.
 FAMILY_CHAR = r"[A-Za-z0-9_]"
 FAMILY_WORD = FAMILY_CHAR + "+"

@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from .._core.grammar import FAMILY_CHAR, check_owner
+from .._core.grammar import FAMILY_CHAR, TURN_ID, check_owner
 from .._core.shapes import (
     BARE,
     BLANKS,
@@ -64,8 +64,7 @@ Token = tuple[int, int, int, int, int, int, int]
 _SPECIAL = re.compile(f"[{PRIVATE_RANGE}]")
 _BODY_END = re.compile(f"[{START}{STOP}{LINE_BREAKS}]")
 _WORD = re.compile(FAMILY_CHAR + "*")
-_ID = "turn[0-9]+[A-Za-z]+[0-9]+"
-_ID_CHAIN = re.compile(f"{_ID}(?:{DELIM}(?:{_ID}|L[0-9]+(?:-L[0-9]+)?))*")
+_ID_CHAIN = re.compile(f"{TURN_ID}(?:{DELIM}(?:{TURN_ID}|L[0-9]+(?:-L[0-9]+)?))*")
 # An entity body in its common shape: a JSON array of strings without escape, control or
 # marker characters; the first two strings are captured.
 _JSON_BLANKS = "[ \t\n\r]*"
