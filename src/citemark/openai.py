@@ -56,6 +56,7 @@ an emoji, only when counted in code points (see docs/openai.md).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import inspect
@@ -392,7 +393,8 @@ class _Options:
             "max_hold": max_hold,
             "implementation": implementation,
         }
-        CleanStream(**self.clean)  # its checks of the options
+        # Its checks of the options; closed, so that it is freed at once (see _Cleaner._let_go).
+        CleanStream(**self.clean).close()
         if offsets not in OFFSET_UNITS:
             raise ValueError(f"offsets must be one of {', '.join(OFFSET_UNITS)}, not {offsets!r}")
         if on_marks is not None and not callable(on_marks):
@@ -645,6 +647,17 @@ class _Cleaner:
         if self._closed:
             raise ValueError("feed() after close()")
 
+    def _let_go(self) -> None:
+        """The reader is gone: every part's stream closed, nothing sent.  A stream and its
+        compiled front refer to each other until it closes; closed, each is freed with the
+        cleaner, not at the garbage collector's next pass over cycles."""
+        self._closed = True
+        for part in self._parts.values():
+            if part.stream is not None and not part.closed:
+                part.closed = True
+                with contextlib.suppress(Exception):  # (a widget's error: no one would see it)
+                    part.stream.close()
+
     def marks(self, output_index: int, content_index: int = 0) -> list[Mark]:
         """The markers removed so far from a part (for chat: a choice's index), with their
         places in the part's clean text in the cleaner's `offsets` unit."""
@@ -684,20 +697,6 @@ class ResponsesCleaner(_Cleaner):
 
     def _start(self, options: _Options) -> None:
         super().__init__(options)
-        self._handlers: dict[str, Callable[[Any], list[Any]]] = {
-            "response.created": self._created,
-            "response.output_item.added": self._item_added,
-            "response.output_text.delta": self._delta,
-            "response.output_text.annotation.added": self._annotation,
-            "response.output_text.done": self._text_done,
-            "response.content_part.added": self._part_added,
-            "response.content_part.done": self._part_done,
-            "response.output_item.done": self._item_done,
-            "error": self._error,
-            **{kind: self._final for kind in _FINAL},
-            "raw_response_event": self._raw,
-            "run_item_stream_event": self._run_item,
-        }
         # Each output item's output_index by its id, for the events of Responses-compatible
         # servers that leave the index out (see _key).
         self._places: dict[str, int] = {}
@@ -713,8 +712,8 @@ class ResponsesCleaner(_Cleaner):
     def feed(self, event: T) -> list[T]:
         if self._closed:
             self._check_open()  # raises
-        handler = self._handlers.get(_kind(event) or "")
-        return [event] if handler is None else handler(event)
+        handler = _RESPONSES_HANDLERS.get(_kind(event) or "")
+        return [event] if handler is None else handler(self, event)
 
     def close(self) -> list[Any]:
         """Release what every open part holds (a stream that ended without its done events)."""
@@ -997,6 +996,24 @@ class ResponsesCleaner(_Cleaner):
                 out += released
             cleaned.append(one)
         return _with(item, {"content": cleaned})
+
+
+# Each event type's handler, as plain functions: a table of the cleaner's bound methods would
+# make every cleaner a reference cycle, which only the garbage collector's cycle pass frees.
+_RESPONSES_HANDLERS: dict[str, Callable[[ResponsesCleaner, Any], list[Any]]] = {
+    "response.created": ResponsesCleaner._created,
+    "response.output_item.added": ResponsesCleaner._item_added,
+    "response.output_text.delta": ResponsesCleaner._delta,
+    "response.output_text.annotation.added": ResponsesCleaner._annotation,
+    "response.output_text.done": ResponsesCleaner._text_done,
+    "response.content_part.added": ResponsesCleaner._part_added,
+    "response.content_part.done": ResponsesCleaner._part_done,
+    "response.output_item.done": ResponsesCleaner._item_done,
+    "error": ResponsesCleaner._error,
+    **dict.fromkeys(_FINAL, ResponsesCleaner._final),
+    "raw_response_event": ResponsesCleaner._raw,
+    "run_item_stream_event": ResponsesCleaner._run_item,
+}
 
 
 def _item_id(trigger: Any, output_index: int) -> Any:
@@ -1473,6 +1490,7 @@ def _run(cleaner: ResponsesCleaner | ChatCleaner, events: Iterable[T]) -> Genera
     except GeneratorExit:
         # Closed by its reader (a client gone, a `break` in a `with closing(...)`): the
         # stream it reads goes too (an SDK stream's HTTP response), as with `with stream:`.
+        cleaner._let_go()
         close = getattr(events, "close", None)
         if callable(close):
             close()
@@ -1493,6 +1511,7 @@ async def _arun(
                 yield out
     except GeneratorExit:
         # As in _run: an async generator has `aclose()`, the SDK's AsyncStream `close()`.
+        cleaner._let_go()
         close = getattr(events, "aclose", None) or getattr(events, "close", None)
         if callable(close):
             closing = close()

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import gc
 import itertools
 import json
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -1335,3 +1336,41 @@ def test_chat_annotations_before_their_text_wait_for_it() -> None:
             assert text[where["start_index"] : where["end_index"]] == "Naples"
     assert text == clean(raw)
     assert "annotations" not in out[0]["choices"][0]["delta"]
+
+
+def _leaves_no_cycles(run: Callable[[], object]) -> int:
+    """How many objects `run` left for the garbage collector's cycle pass."""
+    gc.collect()
+    gc.disable()
+    try:
+        run()
+        return gc.collect()
+    finally:
+        gc.enable()
+
+
+def test_cleaners_are_freed_without_the_cycle_collector(implementation: str) -> None:
+    """A server makes a cleaner for every request: each is freed as its stream ends, or as its
+    reader leaves, not at the collector's next pass over cycles (a stream and its compiled front
+    refer to each other until the stream closes)."""
+    events = load("web_search")
+    chunks = load("chat")
+
+    def whole() -> None:
+        list(clean_responses(iter(events), implementation=implementation))  # type: ignore[arg-type]
+        list(clean_chat(iter(chunks), implementation=implementation))  # type: ignore[arg-type]
+
+    def left_midway() -> None:
+        for make, stream in ((clean_responses, events), (clean_chat, chunks)):
+            reading = make(iter(stream), implementation=implementation)  # type: ignore[operator]
+            next(reading)
+            next(reading)
+            reading.close()
+
+    def driven() -> None:
+        cleaner = ResponsesCleaner(implementation=implementation)  # type: ignore[arg-type]
+        for event in events:
+            cleaner.feed(event)
+        cleaner.close()
+
+    assert [_leaves_no_cycles(run) for run in (whole, left_midway, driven)] == [0, 0, 0]
