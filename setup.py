@@ -21,13 +21,13 @@ try:
 except ImportError:  # setuptools < 70.1
     from wheel.bdist_wheel import bdist_wheel  # type: ignore[no-redef]
 
-# Kernels that failed to build and that built: a wheel with none built is pure.
+# Kernels that failed to build (or Cython missing): then the wheel is pure, whatever built, as
+# the loader takes the compiled kernels only when all of them are there.
 FELL_BACK = []
-BUILT = []
 
 
 def pure_wheel():
-    return PURE or (FELL_BACK and not BUILT)
+    return PURE or bool(FELL_BACK)
 
 
 class OptionalBuildExt(build_ext):
@@ -36,25 +36,34 @@ class OptionalBuildExt(build_ext):
             super().run()
         except Exception as error:
             self._fallback(error)
+        if FELL_BACK:
+            # All or nothing: the kernels that did build go too (a wheel holding some would
+            # break the calls that need the others).
+            for built in self.get_outputs():
+                Path(built).unlink(missing_ok=True)
 
     def build_extension(self, ext):
         try:
             super().build_extension(ext)
-            BUILT.append(ext.name)
         except Exception as error:
             self._fallback(error)
 
     def _fallback(self, error):
         if REQUIRE:
             raise error
-        FELL_BACK.append(error)
-        banner = "*" * 72
-        print(
-            f"\n{banner}\nWARNING: citemark's compiled kernel could not be built ({error}).\n"
-            "Installing the pure-Python implementation: same results, slower.\n"
-            f"{banner}\n",
-            file=sys.stderr,
-        )
+        fallback(error)
+
+
+def fallback(error):
+    FELL_BACK.append(error)
+    banner = "*" * 72
+    # (pip shows this only with -v: citemark warns again when imported, see _kernels/loader)
+    print(
+        f"\n{banner}\nWARNING: citemark's compiled kernel could not be built ({error}).\n"
+        "Installing the pure-Python implementation: same results, slower.\n"
+        f"{banner}\n",
+        file=sys.stderr,
+    )
 
 
 class Bdist(bdist_wheel):
@@ -81,7 +90,13 @@ class Bdist(bdist_wheel):
 def extensions():
     if PURE:
         return []
-    from Cython.Build import cythonize
+    try:
+        from Cython.Build import cythonize
+    except ImportError as error:  # a build without isolation, in an environment without Cython
+        if REQUIRE:
+            raise
+        fallback(error)
+        return []
 
     flags = [] if sys.platform == "win32" else ["-O3"]
     kernel = Extension(

@@ -26,7 +26,7 @@ from ._core.grammar import (
     SOURCE_ID_RE,
     Citation,
 )
-from ._kernels.loader import IMPLEMENTATION, scanner
+from ._kernels.loader import IMPLEMENTATION, PurePythonWarning, scanner
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ __all__ = [
     "CitationSpan",
     "OffsetMap",
     "Parser",
+    "PurePythonWarning",
     "Registry",
     "Source",
     "__version__",

@@ -31,6 +31,7 @@ from ._cli.common import (
     guarded,
 )
 from ._core.grammar import DEFAULT_FAMILIES
+from ._kernels.loader import UNBUILT
 
 EPILOG = """\
 input:
@@ -66,13 +67,7 @@ exit codes:
 
 COMMANDS = ("extract", "strip", "clean", "stats", "lint")
 
-PURE_WARNING = (
-    "citemark: warning: the compiled kernels are not built in this install; the pure-Python "
-    "twin gives the same results 10-20x slower (reinstall with a C compiler: "
-    "pip install --force-reinstall --no-binary citemark citemark)"
-)
-# Input files from this size on get PURE_WARNING on a pure install: where the difference is felt.
-PURE_WARNING_BYTES = 16 << 20
+PURE_WARNING = f"citemark: warning: {UNBUILT}"
 
 
 def _unbuilt() -> bool:
@@ -389,8 +384,6 @@ def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     else:
         output = Output(args.output, output_format, schema)
     total = inputs.total_bytes()
-    if _unbuilt() and total is not None and total >= PURE_WARNING_BYTES:
-        report(PURE_WARNING)
     progress = _progress.Progress(total, enabled=_progress.wanted(args.quiet, to_stdout))
 
     def work() -> Any:

@@ -95,27 +95,6 @@ def test_a_pure_install_says_so_in_its_version(
     assert capsys.readouterr().out.splitlines() == ["citemark 0.1.0 (python)", *warned]
 
 
-def test_a_pure_install_warns_before_a_large_job(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    text = tmp_path / "a.txt"
-    text.write_text(GOOD, encoding="utf-8")
-    from citemark._kernels import loader
-
-    monkeypatch.setattr(cli, "IMPLEMENTATION", "python")
-    monkeypatch.setattr(loader, "REQUESTED", None)
-    monkeypatch.setattr(cli, "PURE_WARNING_BYTES", text.stat().st_size)
-    assert cli.main(["strip", str(text), "-q"]) == 0
-    assert cli.PURE_WARNING in capsys.readouterr().err
-    monkeypatch.setattr(loader, "REQUESTED", "python")  # asked for: no warning
-    assert cli.main(["strip", str(text), "-q"]) == 0
-    assert cli.PURE_WARNING not in capsys.readouterr().err
-    monkeypatch.setattr(loader, "REQUESTED", None)
-    monkeypatch.setattr(cli, "PURE_WARNING_BYTES", text.stat().st_size + 1)
-    assert cli.main(["strip", str(text), "-q"]) == 0
-    assert cli.PURE_WARNING not in capsys.readouterr().err
-
-
 def test_row_commands_read_parquet_from_standard_input(tmp_path: Path) -> None:
     log = parquet(tmp_path / "log.parquet", [GOOD, None])
     piped = run("strip", "-", "--column", "answer", "--format", "jsonl", stdin=log.read_bytes())

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -52,6 +53,39 @@ def test_cython_demands_the_kernel() -> None:
 
 def test_unset_prefers_the_kernel_on_cpython() -> None:
     assert run_probe(None) == "cython citemark._kernels.scan_c"
+
+
+UNBUILT_PROBE = """
+import warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import citemark
+print(citemark.IMPLEMENTATION, [w.category.__name__ for w in caught])
+print(citemark.clean("a \\ue200cite\\ue202turn0search0\\ue201 b"))
+"""
+
+
+@pytest.mark.parametrize("choice", [None, "python"])
+def test_an_install_missing_one_kernel_runs_the_twin_and_says_so(
+    tmp_path: Path, choice: str | None
+) -> None:
+    """A build that failed on one kernel (clean_c here) must not leave `clean` broken behind
+    IMPLEMENTATION == "cython": the twin runs, with a PurePythonWarning unless asked for."""
+    shutil.copytree(
+        Path(PACKAGE_ROOT) / "citemark",
+        tmp_path / "citemark",
+        ignore=shutil.ignore_patterns("clean_c.*.so", "clean_c.*.pyd", "*.c", "__pycache__"),
+    )
+    env = dict(os.environ, PYTHONPATH=str(tmp_path))
+    env.pop("CITEMARK_IMPLEMENTATION", None)
+    if choice is not None:
+        env["CITEMARK_IMPLEMENTATION"] = choice
+    done = subprocess.run(
+        [sys.executable, "-c", UNBUILT_PROBE], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    warned = ["PurePythonWarning"] if choice is None else []
+    assert done.stdout.splitlines() == [f"python {warned}", "a b"]
 
 
 @pytest.mark.parametrize("choice", ["rust", "pure", "c", "1"])

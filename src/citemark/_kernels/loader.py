@@ -5,7 +5,9 @@ knows there are two implementations.
 
 CITEMARK_IMPLEMENTATION=python forces the pure modules; =cython demands the compiled ones (an
 ImportError that says how to build them when they are missing); unset picks the compiled ones
-when the scanner loads.  Non-CPython interpreters get the pure modules.
+when all of them are in the install and the scanner loads, else the pure ones with a
+`PurePythonWarning` (an install whose compiler was missing, or failed on one kernel).
+Non-CPython interpreters get the pure modules.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from __future__ import annotations
 import os
 import sys
 import threading
+import warnings
 from importlib import import_module
+from importlib.util import find_spec
 from types import ModuleType
 from typing import TYPE_CHECKING, Literal, cast
 
@@ -26,6 +30,21 @@ if TYPE_CHECKING:
     _twin: Scanner = scan_py
 
 Implementation = Literal["cython", "python"]
+
+REINSTALL = (
+    "reinstall citemark with a C compiler (from its source: `pip install --force-reinstall "
+    "--no-cache-dir .` in a checkout), or set CITEMARK_IMPLEMENTATION=python to choose the "
+    "pure-Python twin"
+)
+UNBUILT = (
+    "the compiled kernels are not built in this install: citemark runs its pure-Python twin, "
+    f"which gives the same results 10-20x slower; {REINSTALL}"
+)
+
+
+class PurePythonWarning(RuntimeWarning):
+    """citemark runs its pure-Python twin because its compiled kernels are not built."""
+
 
 # implementation -> module suffix of each pair
 _SUFFIX: dict[Implementation, str] = {"cython": "_c", "python": "_py"}
@@ -79,10 +98,7 @@ def _import(pair: str, implementation: Implementation) -> ModuleType:
         if implementation != "cython" or error.name not in (name, None):
             raise
         raise ImportError(
-            f"{name} (the compiled kernel) is not built in this install: reinstall citemark "
-            "with a C compiler (`pip install --force-reinstall --no-binary citemark citemark` "
-            "or `pip install .` from a checkout), or set CITEMARK_IMPLEMENTATION=python",
-            name=name,
+            f"{name} (the compiled kernel) is not built in this install: {REINSTALL}", name=name
         ) from error
     return found
 
@@ -92,11 +108,17 @@ def _choose(requested: Implementation | None) -> Implementation:
     if requested is not None:
         _import("scan", requested)
         return requested
-    try:
-        _import("scan", "cython")
-    except ImportError:
-        return "python"
-    return "cython"
+    # Every compiled kernel, or none: a build that failed on one would otherwise break
+    # the calls that need it.
+    if all(find_spec(f"{__package__}.{pair}{_SUFFIX['cython']}") for pair in PAIRS):
+        try:
+            _import("scan", "cython")
+        except ImportError:
+            pass
+        else:
+            return "cython"
+    warnings.warn(f"citemark: {UNBUILT}", PurePythonWarning, stacklevel=2)
+    return "python"
 
 
 REQUESTED: Implementation | None = _requested()
