@@ -34,7 +34,9 @@ prose, and never touches Markdown code:
   `:contentReference[oaicite:3]{index=3}` and `[oai_citation:0‡Title](url)` (a `cite`
   mark whose ids are the title and the url), the Assistants API's file citations
   `【4:0†source】` (a `cite` mark whose ids are `4:0` and the file's name) and Codex's
-  `【F:src/app.py†L5-L60】` (the path, at lines 5 to 60).  Each of the
+  `【F:src/app.py†L5-L60】` (the path, at lines 5 to 60), and titled markers, navlists
+  and JSON-object widgets that lost theirs (`urlMDN Web Docsturn6search0` shows its
+  title; `navlistNewsturn0news4,turn0news5` and `image_group{"query":"x"}` go).  Each of the
   first forms needs an id (`turn0search0`) after a family name that starts a word, so
   "cite", "recite turn0search5", "I cite turn0" or "citeturnip" are never touched.  A
   degraded `entity[...]` shows its name when its body is a JSON array on one line whose
@@ -583,6 +585,17 @@ _DEGRADED = re.compile(
     # constant at each place it is tried.
     f"|\u3010(?P<ref>[0-9]+(?::[0-9]+)?|F:[^\u2020\u3011\r\n{PRIVATE_RANGE}]{{1,300}})\u2020"
     f"(?P<source>[^\u3011\r\n{PRIVATE_RANGE}]{{0,200}})\u3011"
+    # A titled marker or a navlist that lost its characters, its title glued to the family
+    # name and its ids to the title ("urlMDN Web Docsturn6search0" shows "MDN Web Docs";
+    # "navlistRecent newsturn0news40,turn0news42" goes), on one line, the title bounded.
+    "|(?<![A-Za-z0-9_])(?P<titled>url|link_title|navlist)"
+    f"(?P<heading>[^\\s{PRIVATE_RANGE}][^\r\n{PRIVATE_RANGE}]{{0,199}}?)"
+    f"(?P<titled_ids>{TURN_ID}(?:,?{TURN_ID})*)"
+    # A widget whose body is a JSON object, glued to its family: image_group{"query":[...]}.
+    # The object holds no other (so an unclosed one is read up to the next "{" at most), is
+    # at most 1,000 characters on one line, and must be JSON (see _rebuild).
+    "|(?<![A-Za-z0-9_])(?P<object_family>image_group|products)"
+    f"(?P<object>\\{{[^{{}}\r\n{PRIVATE_RANGE}]{{0,1000}}\\}})"
     # ChatGPT's copy of a citation chip as a Markdown link, [oai_citation:0‡Title](url) (a
     # comma for the ‡ in older copies): a citation of the url, titled.
     "|\\[oai_citation(?:_attribution)?:[0-9]+[\u2021,]"
@@ -610,6 +623,15 @@ def _rebuild(match: re.Match[str]) -> str:
     if match["ref"] is not None:
         source = f"{DELIM}{match['source']}" if match["source"] else ""
         return f"{START}cite{DELIM}{match['ref']}{source}{STOP}"
+    if match["titled"] is not None:
+        ids = DELIM.join(_ONE_ID.findall(match["titled_ids"]))
+        return f"{START}{match['titled']}{DELIM}{match['heading']}{DELIM}{ids}{STOP}"
+    if match["object"] is not None:
+        try:
+            json.loads(match["object"])
+        except ValueError:
+            return match[0]  # prose in braces after the word: left as it is
+        return f"{START}{match['object_family']}{DELIM}{match['object']}{STOP}"
     if match["url"] is not None:
         title = f"{match['title'].strip(BLANKS)}{DELIM}" if match["title"].strip(BLANKS) else ""
         return f"{START}cite{DELIM}{title}{match['url']}{STOP}"
@@ -666,10 +688,9 @@ def _sub(
 
 
 # Every match of _DEGRADED holds one of these: an id glued to its family ("cite",
-# "filecite" or "i", then "turn") or after it and a blank, or one of the other two forms'
-# literal heads.  Prose
-# without them skips the regex, which makes an attempt at nearly every character (50 ns a
-# character on real answers, against a few substring searches at C speed).
+# "filecite" or "i", then "turn") or after it and a blank, or another form's literal head.
+# Prose without them skips the regex, which makes an attempt at nearly every character (50 ns
+# a character on real answers, against a few substring searches at C speed).
 _DEGRADED_SIGNS = (
     "citeturn",
     "iturn",
@@ -677,8 +698,19 @@ _DEGRADED_SIGNS = (
     "contentReference[oaicite:",
     "\u2020",
     "[oai_citation",
+    "image_group{",
+    "products{",
     *(f"{family}{blank}turn" for family in ("cite", "i") for blank in BLANKS),
 )
+# The titled forms' heads are common words ("url"): they need a turn id on the line too.
+_TITLED_SIGNS = ("url", "link_title", "navlist")
+
+
+def _may_degrade(prose: str) -> bool:
+    """Whether prose may hold a degraded form: without a sign, the regex would find none."""
+    return any(sign in prose for sign in _DEGRADED_SIGNS) or (
+        "turn" in prose and any(sign in prose for sign in _TITLED_SIGNS)
+    )
 
 
 def _degrade_prose(prose: str, cuts: list[Cut] | None = None) -> str:
@@ -699,7 +731,7 @@ def _degrade_prose(prose: str, cuts: list[Cut] | None = None) -> str:
             at += len(line)
             length += len(rebuilt)
         prose = "".join(lines)
-    if any(sign in prose for sign in _DEGRADED_SIGNS):
+    if _may_degrade(prose):
         prose = _sub(_DEGRADED, _rebuild, prose, None if steps is None else steps[2])[0]
     if cuts is not None and steps is not None:
         cuts += _compose(_compose(steps[0], steps[1]), steps[2])

@@ -218,6 +218,19 @@ LENIENT = {
     "content-reference-colons": ("Done. ::contentReference[oaicite:2]{index=2}", "Done."),
     "codex-file": ("It occurs here.【F:src/pages/Login.jsx†L5-L60】\n", "It occurs here.\n"),
     "codex-two": ("See 【F:a b.py†L3】【F:package.json†L1-L26】 now", "See now"),
+    "titled-lost": (
+        "are urlMDN Web Docsturn6search0, urlSVG 2turn2search3.",
+        "are MDN Web Docs, SVG 2.",
+    ),
+    "navlist-lost": ("News:\nnavlistRecent newsturn0news40,turn0news42\n", "News:\n\n"),
+    "image-group-lost": (
+        'image_group{"query":["a","b"],"n":1}**Meal** – promo',
+        "**Meal** – promo",
+    ),
+    "braces-stay": (
+        "image_group{not json} and url turn left",
+        "image_group{not json} and url turn left",
+    ),
     "copied-chip": ("Red #841617  [oai_citation:0‡OU](https://ou.edu/c)\n", "Red #841617\n"),
     "copied-chip-old": ("N [oai_citation:2,Class: A](https://a.io/x_(y)) inherit.", "N inherit."),
     "lenticular-prose": ("a 【重要】 b 【1:2:3†x】 【1†", "a 【重要】 b 【1:2:3†x】 【1†"),
@@ -245,6 +258,22 @@ def test_an_assistants_file_citation_is_a_mark(implementation: str) -> None:
     assert [(m.kind, m.family, m.source_ids, m.locator, m.start) for m in cleaned.marks] == [
         ("citation", "cite", ("4:0", "report.pdf"), None, 5),
         ("citation", "cite", ("11",), "L1-L3", 11),
+    ]
+
+
+def test_degraded_titled_and_widget_markers_are_marks(implementation: str) -> None:
+    """A url marker that lost its characters shows its title, a navlist gives its ids one by
+    one, an image_group its JSON body, as the markers they were."""
+    cleaned = clean_with_marks(
+        'See urlZig docsturn14view0. navlistNewsturn0news4,turn0news5 image_group{"query":"x"}',
+        lenient=True,
+        implementation=implementation,
+    )
+    assert cleaned.text == "See Zig docs."
+    assert [(m.family, m.source_ids) for m in cleaned.marks] == [
+        ("url", ("Zig docs", "turn14view0")),
+        ("navlist", ("News", "turn0news4", "turn0news5")),
+        ("image_group", ('{"query":"x"}',)),
     ]
 
 
