@@ -1226,7 +1226,8 @@ class ChatCleaner(_Cleaner):
         if annotations is not None and not ready:
             new_delta = _without(new_delta, "annotations")
         choice_changes: dict[str, Any] = {"delta": new_delta}
-        if isinstance(content, str) and content and fields.get("text") == content:
+        # (`text` is no field of the SDK's Choice: an extra, which its __dict__ leaves out)
+        if isinstance(content, str) and content and _get(choice, "text") == content:
             choice_changes["text"] = released  # the server's copy of the content, clean too
         if kept is not None and kept is not tokens:
             choice_changes["logprobs"] = _chat_logprobs(part, kept)

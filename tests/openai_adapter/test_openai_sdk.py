@@ -80,6 +80,41 @@ def test_sdk_events_without_their_indices_clean_as_dicts_do(implementation: str)
     assert "".join(chunk.choices[0].delta.content or "" for chunk in cleaned) == "Tides turn."
 
 
+@pytest.mark.parametrize("validated", [False, True])
+def test_a_choice_text_beside_the_delta_is_cleaned_in_models_too(
+    implementation: str, validated: bool
+) -> None:
+    """Together's `choices[].text` repeats the delta's content; the SDK's Choice has no such
+    field, so the model carries it as an extra (in `__pydantic_extra__` when validated, as a
+    model read back from a log is), which must be cleaned as the dict's is."""
+    chunks = [
+        {
+            "id": "c",
+            "object": "chat.completion.chunk",
+            "created": 1,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "text": piece,
+                    "seed": None,
+                    "delta": {"role": "assistant", "content": piece, "token_id": 16},
+                }
+            ],
+        }
+        for piece in ["Capital", " " + MARKER, " of", " Denmark"]
+    ]
+    models = (
+        [ChatCompletionChunk.model_validate(chunk) for chunk in chunks]
+        if validated
+        else sdk(chunks, ChatCompletionChunk)
+    )
+    out = list(clean_chat(models, implementation=implementation))  # type: ignore[arg-type]
+    texts = [chunk.choices[0].model_extra["text"] for chunk in out]
+    assert texts == [chunk.choices[0].delta.content for chunk in out]
+    assert "".join(texts) == "Capital of Denmark"
+
+
 def test_extra_fields_stay() -> None:
     models = sdk(load("web_search"), ResponseStreamEvent)
     deltas = [e for e in clean_responses(models) if e.type == "response.output_text.delta"]
