@@ -587,9 +587,11 @@ _DEGRADED = re.compile(
     f"(?P<source>[^\u3011\r\n{PRIVATE_RANGE}]{{0,200}})\u3011"
     # A titled marker or a navlist that lost its characters, its title glued to the family
     # name and its ids to the title ("urlMDN Web Docsturn6search0" shows "MDN Web Docs";
-    # "navlistRecent newsturn0news40,turn0news42" goes), on one line, the title bounded.
+    # "navlistRecent newsturn0news40,turn0news42" goes), on one line, the title bounded.  A
+    # title starts with no lowercase letter, so that words such as "urllib" or "urls" before
+    # an id on the line ("urllib citeturn0search0") are prose.
     "|(?<![A-Za-z0-9_])(?P<titled>url|link_title|navlist)"
-    f"(?P<heading>[^\\s{PRIVATE_RANGE}][^\r\n{PRIVATE_RANGE}]{{0,199}}?)"
+    f"(?P<heading>[^\\sa-z{PRIVATE_RANGE}][^\r\n{PRIVATE_RANGE}]{{0,199}}?)"
     f"(?P<titled_ids>{TURN_ID}(?:,?{TURN_ID})*)"
     # A widget whose body is a JSON object, glued to its family: image_group{"query":[...]}.
     # The object holds no other (so an unclosed one is read up to the next "{" at most), is

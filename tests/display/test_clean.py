@@ -231,6 +231,7 @@ LENIENT = {
         "image_group{not json} and url turn left",
         "image_group{not json} and url turn left",
     ),
+    "url-words-stay": ("Use urllib or urls citeturn0search0.", "Use urllib or urls."),
     "copied-chip": ("Red #841617  [oai_citation:0‡OU](https://ou.edu/c)\n", "Red #841617\n"),
     "copied-chip-old": ("N [oai_citation:2,Class: A](https://a.io/x_(y)) inherit.", "N inherit."),
     "lenticular-prose": ("a 【重要】 b 【1:2:3†x】 【1†", "a 【重要】 b 【1:2:3†x】 【1†"),
