@@ -45,8 +45,8 @@ prose, and never touches Markdown code:
 Spacing rule: a removal never doubles a space or leaves one before punctuation.  Where a run
 of removed markers ends, the blanks just before it are dropped when what follows is a line
 end, the end of the text, a blank, or closing punctuation (`.,;:!?)]}%` and their CJK
-forms); at the start of a line, the indentation stays and the blanks after the run are
-dropped instead.  So "sentence. <marker>" is "sentence." and "a <marker> b" is "a b".
+forms), and the blanks between it and closing punctuation go too ("a <m> ." is "a."); at
+the start of a line, the indentation stays and the blanks after the run are dropped instead.  So "sentence. <marker>" is "sentence." and "a <marker> b" is "a b".
 What the removals leave empty goes first: a bracket holding only blanks ("(<marker>)",
 "[<marker>]", their full-width forms; not the "[]" of a link), and a separator (`,;` and
 their CJK forms) with nothing on one side, so "The article (<m>, <m>) says" is "The article
@@ -961,11 +961,10 @@ def _link_end(text: str, end: int, shown: Callable[[str], str] | None = None) ->
 
 
 def _plain_end(text: str, end: int) -> int:
-    """The end of text[:end] without its trailing characters of NOT_PLAIN and private use."""
-    while end:
-        end = len(text[:end].rstrip(NOT_PLAIN))
-        if not end or not "\ue000" <= text[end - 1] <= "\uf8ff":
-            return end
+    """The end of text[:end] without its trailing characters of NOT_PLAIN and private use
+    (read back from `end`: a look may call it once per START it walks back over, so it must
+    cost what it passes, not a copy of text[:end])."""
+    while end and (text[end - 1] in NOT_PLAIN or "\ue000" <= text[end - 1] <= "\uf8ff"):
         end -= 1
     return end
 

@@ -25,7 +25,7 @@ from citemark.display import clean, clean_with_marks, entity_name
 
 S, E, D = "\ue200", "\ue201", "\ue202"
 MAX_MARKER = 4096
-BLANKS = " \t\u00a0\u200b\u202f"
+BLANKS = " \t\u00a0\u200b\u202f\u3000"
 CLOSING = (
     ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
     "\u3011\uff3d"
@@ -123,6 +123,11 @@ def oracle_clean(text: str, code_ranges: list[tuple[int, int]]) -> str:
         pos = end
         if index + 1 < len(tokens) and tokens[index + 1][1] == end:
             continue
+        blanks_end = pos
+        while blanks_end < len(text) and text[blanks_end] in BLANKS:
+            blanks_end += 1
+        if pos < blanks_end < len(text) and text[blanks_end] in CLOSING:
+            pos = blanks_end  # blanks between the removals and closing punctuation go
         unwrapped = False
         while True:  # what the removals emptied: brackets, separators
             following = text[pos] if pos < len(text) else "\n"

@@ -44,9 +44,10 @@ ENTITY_FAMILY = "entity"
 TITLED_FAMILIES = ("url", "link_title")
 
 # Spacing around a removed marker.  BLANKS are the horizontal white space that a removal may
-# double up; CLOSING the punctuation that never follows a space ("sentence \ue200..\ue201." is
-# "sentence.").  Quotes are missing on purpose: a straight quote may open as well as close.
-BLANKS = " \t\u00a0\u200b\u202f"
+# double up (U+3000 is the ideographic space of CJK text); CLOSING the punctuation that never
+# follows a space ("sentence \ue200..\ue201." and "sentence \ue200..\ue201 ." are "sentence.").
+# Quotes are missing on purpose: a straight quote may open as well as close.
+BLANKS = " \t\u00a0\u200b\u202f\u3000"
 CLOSING = (
     ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
     "\u3011\uff3d"

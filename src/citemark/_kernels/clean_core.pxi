@@ -1006,6 +1006,16 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
     cdef bint at_line_start
     out.low = out.length
     out.moved = -1
+    resume = end
+    ch = c'\n'
+    while resume < n:
+        after = read_point(data, resume, n, &ch)
+        if not in_set(&BLANK_SET, ch):
+            break
+        resume = after
+        ch = c'\n'
+    if end < resume < n and in_set(&CLOSING_SET, ch):
+        end = resume  # the blanks before closing punctuation go (the twin's)
     while True:
         following = c'\n'
         next_end = end

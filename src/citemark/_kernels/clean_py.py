@@ -417,7 +417,8 @@ def unspaced_join(before: str, after: str) -> bool:
 
 def space(text: str, end: int, out: Output) -> int:
     """The spacing rule where a run of removals ended at `end`; returns where the text
-    resumes.  First what the removals emptied goes (a bracket holding only blanks, a
+    resumes.  Blanks between the run and closing punctuation go first; then what the
+    removals emptied goes (a bracket holding only blanks, a
     separator with nothing on one side); then the blanks before the run are dropped when
     what follows is a line end, blanks or closing punctuation, unless they indent the line;
     at a line start, the blanks after the run are skipped instead (after an opener too,
@@ -426,6 +427,11 @@ def space(text: str, end: int, out: Output) -> int:
     n = len(text)
     out.low = out.length
     out.moved = -1
+    resume = end
+    while resume < n and text[resume] in BLANKS:
+        resume += 1
+    if end < resume < n and text[resume] in CLOSING:
+        end = resume  # "word <m> ." is "word <m>.": the blanks before the punctuation go
     while True:
         following = text[end] if end < n else "\n"
         if following == ")" and unwrap_link(out):
