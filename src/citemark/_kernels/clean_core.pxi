@@ -998,23 +998,35 @@ cdef inline bint paired(Py_UCS4 opener, Py_UCS4 closer) noexcept nogil:
     return False
 
 
+cdef inline Py_ssize_t blanks_end(const unit_t* data, Py_ssize_t n, Py_ssize_t at,
+                                  Py_UCS4* beyond) noexcept nogil:
+    """The end of the blanks from `at` (at itself when none), the character after them in
+    `beyond` (a line feed at the end of the text)."""
+    cdef Py_ssize_t after
+    cdef Py_UCS4 ch
+    while at < n:
+        after = read_point(data, at, n, &ch)
+        if not in_set(&BLANK_SET, ch):
+            beyond[0] = ch
+            return at
+        at = after
+    beyond[0] = c'\n'
+    return at
+
+
 cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* out) noexcept nogil:
     """The spacing rule where a run of removals ended at `end`; returns where the text
     resumes (see the twin)."""
-    cdef Py_UCS4 following, ch, last
-    cdef Py_ssize_t after, next_end, resume
+    cdef Py_UCS4 following, ch, last, beyond
+    cdef Py_ssize_t after, next_end, resume, start
     cdef bint at_line_start
     out.low = out.length
     out.moved = -1
-    resume = end
-    ch = c'\n'
-    while resume < n:
-        after = read_point(data, resume, n, &ch)
-        if not in_set(&BLANK_SET, ch):
-            break
-        resume = after
-        ch = c'\n'
-    if end < resume < n and in_set(&CLOSING_SET, ch):
+    # The blanks after the run, and the character after them (read once: the blank case
+    # below needs them too, when the loop leaves `end` where it was).
+    start = end
+    resume = blanks_end(data, n, end, &beyond)
+    if end < resume < n and in_set(&CLOSING_SET, beyond):
         end = resume  # the blanks before closing punctuation go (the twin's)
     while True:
         following = c'\n'
@@ -1054,17 +1066,11 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
     if in_set(&LINE_BREAK_SET, following):
         drop_trail(out)
     elif in_set(&BLANK_SET, following):
-        resume = end
-        ch = c'\n'
-        while resume < n:
-            after = read_point(data, resume, n, &ch)
-            if not in_set(&BLANK_SET, ch):
-                break
-            resume = after
-            ch = c'\n'
+        if end != start:
+            resume = blanks_end(data, n, end, &beyond)
         if at_line_start:
             end = resume
-        elif unspaced_join(out.before, ch):
+        elif unspaced_join(out.before, beyond):
             drop_trail(out)
             end = resume
         elif out.trail:
