@@ -1,6 +1,7 @@
 """Build the compiled kernel; fall back to the pure-Python package where it cannot build.
 
-Users without a compiler still get a working (slower) citemark, with a loud warning.
+Users without a compiler still get a working (slower) citemark: all of it pure, whichever kernels
+did build, with a warning here (pip shows it with -v) and a PurePythonWarning when imported.
 Wheel builds (CIBUILDWHEEL=1) and CI (CITEMARK_REQUIRE_EXTENSION=1) must never ship the
 fallback, so there a failed build is an error.
 """
