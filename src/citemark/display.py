@@ -46,10 +46,8 @@ Spacing rule: a removal never doubles a space or leaves one before punctuation. 
 of removed markers ends, the blanks just before it are dropped when what follows is a line
 end, the end of the text, a blank, or closing punctuation (`.,;:!?)]}%` and their CJK
 forms), and the blanks between it and closing punctuation go too ("a <m> ." is "a."); at
-the start of a line, the indentation stays and the blanks after the run are dropped instead,
-and a line the run empties goes with its line feed ("x\n<m>\ny" is "x\ny", not a blank line
-that would end the paragraph).  So "sentence. <marker>" is "sentence." and "a <marker> b" is
-"a b".
+the start of a line, the indentation stays and the blanks after the run are dropped instead.
+So "sentence. <marker>" is "sentence." and "a <marker> b" is "a b".
 What the removals leave empty goes first: a bracket holding only blanks ("(<marker>)",
 "[<marker>]", their full-width forms; not the "[]" of a link), and a separator (`,;` and
 their CJK forms) with nothing on one side, so "The article (<m>, <m>) says" is "The article

@@ -1065,16 +1065,11 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
     at_line_start = in_set(&LINE_BREAK_SET, out.before)
     if in_set(&LINE_BREAK_SET, following):
         drop_trail(out)
-        if at_line_start and following == c'\n' and end < n:
-            end = next_end  # the run emptied its line: the line goes (the twin's)
     elif in_set(&BLANK_SET, following):
         if end != start:
             resume = blanks_end(data, n, end, &beyond)
         if at_line_start:
             end = resume
-            if resume < n and beyond == c'\n':
-                drop_trail(out)
-                end = resume + 1  # (a line feed is one unit in every kind and in UTF-8)
         elif unspaced_join(out.before, beyond):
             drop_trail(out)
             end = resume

@@ -462,17 +462,12 @@ def space(text: str, end: int, out: Output) -> int:
     at_line_start = out.before in LINE_BREAKS
     if following in LINE_BREAKS:
         out.drop_trail()
-        if at_line_start and following == "\n" and end < n:
-            end += 1  # the run emptied its line: the line goes (a blank one would end a paragraph)
     elif following in BLANKS:
         resume = end
         while resume < n and text[resume] in BLANKS:
             resume += 1
         if at_line_start:
             end = resume
-            if resume < n and text[resume] == "\n":
-                out.drop_trail()
-                end += 1  # (as above)
         elif unspaced_join(out.before, text[resume] if resume < n else "\n"):
             out.drop_trail()
             end = resume
