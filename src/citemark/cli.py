@@ -31,6 +31,7 @@ from ._cli.common import (
     guarded,
 )
 from ._core.grammar import DEFAULT_FAMILIES
+from ._kernels import loader
 from ._kernels.loader import UNBUILT
 
 EPILOG = """\
@@ -73,9 +74,7 @@ PURE_WARNING = f"citemark: warning: {UNBUILT}"
 def _unbuilt() -> bool:
     """Whether the pure twin runs because the compiled kernels are not built (not because
     CITEMARK_IMPLEMENTATION asked for it): what PURE_WARNING is about."""
-    from ._kernels.loader import REQUESTED
-
-    return IMPLEMENTATION != "cython" and REQUESTED is None
+    return IMPLEMENTATION != "cython" and loader.REQUESTED is None
 
 
 def parquet_hint() -> str:

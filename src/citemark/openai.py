@@ -873,8 +873,9 @@ class ResponsesCleaner(_Cleaner):
 
     def _text_part(self, event: Any) -> _Part:
         key = self._key(event)
-        if key in self._parts:
-            return self._parts[key]
+        part = self._parts.get(key)
+        if part is not None:
+            return part
         part = self._open(key)
         # No response.created nor output_item.added before the part's text: a stream resumed
         # (`starting_after`) in it, whose annotations count the text before the resume point.

@@ -415,21 +415,30 @@ def unspaced_join(before: str, after: str) -> bool:
     )
 
 
+def _blanks_end(text: str, at: int) -> int:
+    """The end of the blanks from `at` (at itself when none)."""
+    n = len(text)
+    while at < n and text[at] in BLANKS:
+        at += 1
+    return at
+
+
 def space(text: str, end: int, out: Output) -> int:
     """The spacing rule where a run of removals ended at `end`; returns where the text
     resumes.  Blanks between the run and closing punctuation go first; then what the
-    removals emptied goes (a bracket holding only blanks, a
-    separator with nothing on one side); then the blanks before the run are dropped when
-    what follows is a line end, blanks or closing punctuation, unless they indent the line;
-    at a line start, the blanks after the run are skipped instead (after an opener too,
-    once a separator went); between characters of scripts written without blanks (see
-    UNSPACED), the blanks on both sides go."""
+    removals emptied goes (a bracket holding only blanks, a separator with nothing on one
+    side); then the blanks before the run are dropped when what follows is a line end,
+    blanks or closing punctuation, unless they indent the line; at a line start, the blanks
+    after the run are skipped instead (after an opener too, once a separator went); between
+    characters of scripts written without blanks (see UNSPACED), the blanks on both sides
+    go."""
     n = len(text)
     out.low = out.length
     out.moved = -1
-    resume = end
-    while resume < n and text[resume] in BLANKS:
-        resume += 1
+    # The blanks after the run (read once: the blank case below needs them too, when the
+    # loop leaves `end` where it was).
+    start = end
+    resume = _blanks_end(text, end)
     if end < resume < n and text[resume] in CLOSING:
         end = resume  # "word <m> ." is "word <m>.": the blanks before the punctuation go
     while True:
@@ -463,9 +472,8 @@ def space(text: str, end: int, out: Output) -> int:
     if following in LINE_BREAKS:
         out.drop_trail()
     elif following in BLANKS:
-        resume = end
-        while resume < n and text[resume] in BLANKS:
-            resume += 1
+        if end != start:
+            resume = _blanks_end(text, end)
         if at_line_start:
             end = resume
         elif unspaced_join(out.before, text[resume] if resume < n else "\n"):
