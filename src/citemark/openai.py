@@ -60,6 +60,7 @@ import contextlib
 import dataclasses
 import importlib
 import inspect
+import json
 import sys
 from collections import deque
 from collections.abc import (
@@ -118,6 +119,12 @@ _CHAT_TEXT_FIELDS = frozenset({"content", "annotations"})
 # (Azure's content_filter_results), which then go out in a chunk with empty content.  `text`
 # is the copy of the delta's content that some OpenAI-compatible servers add (Together).
 _CHOICE_FIELDS = frozenset({"index", "delta", "finish_reason", "logprobs", "text"})
+# The events of the SDK's `client.chat.completions.stream()` helper made of a choice's text:
+# the helper sends each chunk as a "chunk" event (with `snapshot`, the completion so far),
+# then these.  The cleaner sends each clean chunk the same way, makes the text and token
+# deltas of it itself, and sets the clean text in the done events (see ChatCleaner._helper).
+_HELPER_DELTAS = frozenset({"content.delta", "logprobs.content.delta"})
+_HELPER_DONE = frozenset({"content.done", "logprobs.content.done"})
 
 
 # --- SDK objects and dicts alike --------------------------------------------------------------
@@ -778,8 +785,10 @@ class ResponsesCleaner(_Cleaner):
         part = self._text_part(event)
         out = self._finish(part, event, _get(event, "text"))
         changes: dict[str, Any] = {"text": part.text()}
-        if part.changed() and _get(event, "logprobs"):
-            changes["logprobs"] = list(part.logprobs_kept)  # what the deltas carried
+        if part.changed():
+            if _get(event, "logprobs"):
+                changes["logprobs"] = list(part.logprobs_kept)  # what the deltas carried
+            _reparse(event, changes)
         out.append(_with(event, changes))
         return out
 
@@ -978,8 +987,10 @@ class ResponsesCleaner(_Cleaner):
         annotations = _get(content, "annotations")
         if isinstance(annotations, list) and annotations:
             changes["annotations"] = [_moved(one, part.place) for one in annotations]
-        if part.changed() and _get(content, "logprobs"):
-            changes["logprobs"] = list(part.logprobs_kept) if part.stream is not None else []
+        if part.changed():
+            if _get(content, "logprobs"):
+                changes["logprobs"] = list(part.logprobs_kept) if part.stream is not None else []
+            _reparse(content, changes)
         return out, _with(content, changes)
 
     def _item(self, output_index: int, item: Any, trigger: Any, out: list[Any]) -> Any:
@@ -1045,6 +1056,11 @@ def _made_delta(trigger: Any, part: _Part) -> Any:
     }
     if trigger is None or _is_mapping(trigger):
         return fields
+    if type(trigger).__module__.startswith("openai.lib."):
+        # The SDK's `responses.stream()` helper, whose deltas carry the text so far: the
+        # made one does too (_carrying fills it in).
+        helper = importlib.import_module("openai.lib.streaming.responses")
+        return helper.ResponseTextDeltaEvent.model_construct(**fields, snapshot="")
     responses = importlib.import_module("openai.types.responses")
     return responses.ResponseTextDeltaEvent.model_construct(**fields)
 
@@ -1070,11 +1086,19 @@ class ChatCleaner(_Cleaner):
         super().__init__(
             _Options(lenient, skip_code, widgets, max_hold, offsets, on_marks, implementation)
         )
+        # In a stream of the SDK's helper (see _helper): its last "chunk" event, and the
+        # choices whose done events its next events may be, in order.
+        self._helper_event: Any = None
+        self._helper_done: dict[str, deque[int]] = {kind: deque() for kind in _HELPER_DONE}
 
     def feed(self, chunk: T) -> list[T]:
         if self._closed:
             self._check_open()  # raises
         choices = None if _shape(chunk) == _OTHER else _get(chunk, "choices")
+        if choices is None and _shape(chunk) != _OTHER:
+            kind = _get(chunk, "type")
+            if kind == "chunk" or kind in _HELPER_DELTAS or kind in _HELPER_DONE:
+                return self._helper(chunk, kind)
         if type(choices) is list and len(choices) == 1:
             # The common chunk, one choice: the loop below without its lists.
             choice = choices[0]
@@ -1122,14 +1146,123 @@ class ChatCleaner(_Cleaner):
                 if annotations:
                     delta = _with(delta, {"annotations": annotations})
                 logprobs = _chat_logprobs(part, part.logprobs_out()) if part.logprobs else None
-                choice = _with(
-                    choice, {"delta": delta, "finish_reason": None, "logprobs": logprobs}
-                )
+                choice_changes: dict[str, Any] = {
+                    "delta": delta,
+                    "finish_reason": None,
+                    "logprobs": logprobs,
+                }
+                if isinstance(_get(choice, "text"), str):
+                    choice_changes["text"] = released  # (as _choice keeps it)
+                choice = _with(choice, choice_changes)
                 changes: dict[str, Any] = {"choices": [choice]}
                 if _get(chunk, "usage") is not None:
                     changes["usage"] = None
                 out.append(_with(chunk, changes))
+        if self._helper_event is not None:
+            return self._helper_chunks(self._helper_event, out)
         return out
+
+    def _helper(self, event: Any, kind: str) -> list[Any]:
+        """An event of the SDK's `chat.completions.stream()` helper: a "chunk" event is sent
+        as its clean chunks, each followed by the text and token deltas made of it; the
+        helper's own deltas (raw text) go; a done event gets the choice's clean text (and
+        its `parsed` read again from it).  A done event names no choice: it is taken to be
+        the next choice that finished or began a tool call in the last chunk (the helper
+        sends them in that order), or the only one."""
+        if kind == "chunk":
+            chunk = _get(event, "chunk")
+            self._helper_event = event
+            choices = _get(chunk, "choices")
+            for position, choice in enumerate(choices if isinstance(choices, list) else []):
+                delta = _get(choice, "delta")
+                if _get(choice, "finish_reason") is not None or _get(delta, "tool_calls"):
+                    for waiting in self._helper_done.values():
+                        waiting.append(_choice_index(choice, position))
+            return self._helper_chunks(event, self.feed(chunk))
+        if kind in _HELPER_DELTAS:
+            return []
+        waiting = self._helper_done[kind]
+        if waiting:
+            key = (waiting.popleft(), 0)
+        elif len(self._parts) == 1:
+            key = next(iter(self._parts))
+        else:
+            return [event]
+        part = self._parts.get(key)
+        if part is None:
+            return [event]
+        if kind == "logprobs.content.done":
+            return [_with(event, {"content": list(part.logprobs_kept)})]
+        changes: dict[str, Any] = {"content": part.text()}
+        if part.changed():
+            _reparse(event, changes, "content")
+        return [_with(event, changes)]
+
+    def _helper_chunks(self, event: Any, chunks: list[Any]) -> list[Any]:
+        """Clean chunks as the helper's "chunk" events (like `event`, with the completion so
+        far made clean), each followed by the helper's deltas of its text and tokens."""
+        if not chunks:
+            return []
+        snapshot = self._snapshot(_get(event, "snapshot"))
+        out = []
+        for chunk in chunks:
+            out.append(_with(event, {"chunk": chunk, "snapshot": snapshot}))
+            choices = _get(chunk, "choices")
+            for position, choice in enumerate(choices if isinstance(choices, list) else []):
+                part = self._parts.get((_choice_index(choice, position), 0))
+                if part is None:
+                    continue
+                content = _get(_get(choice, "delta"), "content")
+                if isinstance(content, list):
+                    content = _parts_text(content)
+                if isinstance(content, str) and content:
+                    message = _snapshot_message(snapshot, part)
+                    parsed = _get(message, "parsed") if message is not None else None
+                    out.append(
+                        _helper_made(
+                            event,
+                            "ContentDeltaEvent",
+                            type="content.delta",
+                            delta=content,
+                            snapshot=part.text(),
+                            parsed=parsed,
+                        )
+                    )
+                tokens = _get(_get(choice, "logprobs"), "content")
+                if isinstance(tokens, list) and tokens:
+                    out.append(
+                        _helper_made(
+                            event,
+                            "LogprobsContentDeltaEvent",
+                            type="logprobs.content.delta",
+                            content=tokens,
+                            snapshot=list(part.logprobs_kept),
+                        )
+                    )
+        return out
+
+    def _snapshot(self, snapshot: Any) -> Any:
+        """The helper's completion so far with each choice's clean text (its `parsed` read
+        again from it) and the tokens sent."""
+        choices = _get(snapshot, "choices")
+        if not isinstance(choices, list):
+            return snapshot
+        cleaned = []
+        for position, choice in enumerate(choices):
+            part = self._parts.get((_choice_index(choice, position), 0))
+            message = _get(choice, "message")
+            if part is None or not isinstance(_get(message, "content"), str):
+                cleaned.append(choice)
+                continue
+            changes: dict[str, Any] = {"content": part.text()}
+            if part.changed():
+                _reparse(message, changes, "content", partial=not part.closed)
+            choice_changes: dict[str, Any] = {"message": _with(message, changes)}
+            logprobs = _get(choice, "logprobs")
+            if isinstance(_get(logprobs, "content"), list):
+                choice_changes["logprobs"] = _with(logprobs, {"content": list(part.logprobs_kept)})
+            cleaned.append(_with(choice, choice_changes))
+        return _with(snapshot, {"choices": cleaned})
 
     def _choice(self, chunk: Any, choice: Any, position: int) -> tuple[Any, bool]:
         """choice (at `position` in its chunk's list) made clean, and whether it carries
@@ -1228,7 +1361,7 @@ class ChatCleaner(_Cleaner):
             new_delta = _without(new_delta, "annotations")
         choice_changes: dict[str, Any] = {"delta": new_delta}
         # (`text` is no field of the SDK's Choice: an extra, which its __dict__ leaves out)
-        if isinstance(content, str) and content and _get(choice, "text") == content:
+        if _get(choice, "text") == (content if isinstance(content, str) else ""):
             choice_changes["text"] = released  # the server's copy of the content, clean too
         if kept is not None and kept is not tokens:
             choice_changes["logprobs"] = _chat_logprobs(part, kept)
@@ -1290,6 +1423,46 @@ def _with_text(parts: list[Any], text: str) -> list[Any]:
     if not placed:
         out.append(_text_part(text))
     return out
+
+
+def _reparse(obj: Any, changes: dict[str, Any], field: str = "text", partial: bool = False) -> None:
+    """A structured output's `parsed` (what the SDK's `parse` and `stream` helpers read from the
+    raw text) read again from the clean text in `changes[field]`, as the SDK reads it: a
+    pydantic model or other type through pydantic, plain JSON values with `json` (`partial`:
+    the text so far of a stream, read as the helper reads it, with `jiter`).  Where the clean
+    text no longer reads as that type, the raw one's `parsed` stays."""
+    parsed = _get(obj, "parsed")
+    if parsed is None:
+        return
+    text = changes[field]
+    try:
+        if not isinstance(parsed, dict | list | str | int | float):
+            pydantic = importlib.import_module("pydantic")
+            changes["parsed"] = pydantic.TypeAdapter(type(parsed)).validate_json(text)
+        elif partial:
+            jiter = importlib.import_module("jiter")
+            changes["parsed"] = jiter.from_json(text.encode(), partial_mode=True)
+        else:
+            changes["parsed"] = json.loads(text)
+    except (ValueError, TypeError, ImportError):  # (pydantic's ValidationError is a ValueError)
+        pass
+
+
+def _snapshot_message(snapshot: Any, part: _Part) -> Any:
+    """The message of part's choice in the helper's completion so far (None for none)."""
+    choices = _get(snapshot, "choices")
+    for position, choice in enumerate(choices if isinstance(choices, list) else []):
+        if _choice_index(choice, position) == part.key[0]:
+            return _get(choice, "message")
+    return None
+
+
+def _helper_made(event: Any, name: str, **fields: Any) -> Any:
+    """An event of the chat helper's kind `name` (a dict beside a dict `event`)."""
+    if _is_mapping(event):
+        return fields
+    helper = importlib.import_module("openai.lib.streaming.chat")
+    return getattr(helper, name).model_construct(**fields)
 
 
 def _blank(obj: Any) -> Any:
@@ -1375,6 +1548,8 @@ def clean_completion(
         annotations = _get(message, "annotations")
         if isinstance(annotations, list) and annotations:
             changes["annotations"] = [_moved(one, part.place) for one in annotations]
+        if part.changed() and listed is None:
+            _reparse(message, changes, "content")
         choice_changes: dict[str, Any] = {"message": _with(message, changes)}
         if part.changed() and _get(choice, "logprobs") is not None:
             choice_changes["logprobs"] = None

@@ -453,6 +453,28 @@ def test_a_chat_stream_without_finish_releases_at_the_end() -> None:
     assert out[-1]["choices"][0]["finish_reason"] is None
 
 
+@pytest.mark.parametrize("finish", [True, False])
+def test_a_choice_text_beside_the_delta_carries_the_text_released_at_the_end(
+    implementation: str, finish: bool
+) -> None:
+    """Together's `choices[].text` repeats the delta's content: the held text released by its
+    finish chunk (whose text and content are empty) or at the stream's end goes in both."""
+
+    def chunk(piece: str, finish_reason: str | None = None) -> Event:
+        choice = {"index": 0, "text": piece, "delta": {"content": piece}}
+        return {"id": "c", "choices": [{**choice, "finish_reason": finish_reason}]}
+
+    upstream = [chunk(piece) for piece in ["See", " the ", "[docs"]]
+    if finish:
+        upstream.append(chunk("", "stop"))
+    out = list(clean_chat(upstream, implementation=implementation))
+    choices = [c["choices"][0] for c in out]
+    assert [choice["text"] for choice in choices] == [
+        choice["delta"]["content"] for choice in choices
+    ]
+    assert "".join(choice["text"] for choice in choices) == clean("See the [docs")
+
+
 def test_a_chat_stream_cut_after_a_tool_call_sends_only_the_held_text() -> None:
     """The text released at the end goes out in a chunk of its own: the last delta's tool
     call (or role) went out already, and a client that appends arguments would double it."""

@@ -394,3 +394,211 @@ def test_closing_closes_a_generator_read_from() -> None:
 
     asyncio.run(run())
     assert len(list(clean_responses(events))) > 1  # a list: nothing to close
+
+
+# --- the SDK's stream helpers and structured outputs ------------------------------------------
+
+
+class City(BaseModel):
+    city: str
+    note: str
+
+
+STRUCTURED = json.dumps(
+    {"city": "Kyoto " + MARKER, "note": "old " + MARKER + "."}, ensure_ascii=False
+)
+
+
+def _replaying(events: list[dict[str, Any]], done: bool) -> Any:
+    def answer(request: Any) -> Any:
+        body = b"".join(sse(events, named=False)) + (b"data: [DONE]\n\n" if done else b"")
+        return http.Response(200, headers={"content-type": "text/event-stream"}, content=body)
+
+    return answer
+
+
+def _chat_chunks(raw: str, size: int) -> list[dict[str, Any]]:
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def token(text: str) -> dict[str, Any]:
+        return {"token": text, "logprob": -0.1, "bytes": list(text.encode()), "top_logprobs": []}
+
+    chunks = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}]
+    for at in range(0, len(raw), size):
+        piece = raw[at : at + size]
+        choice = {
+            "index": 0,
+            "delta": {"content": piece},
+            "logprobs": {"content": [token(piece)], "refusal": None},
+            "finish_reason": None,
+        }
+        chunks.append({**base, "choices": [choice]})
+    chunks.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    return chunks
+
+
+@pytest.mark.parametrize("structured", [False, True])
+def test_the_chat_stream_helper_events_are_clean(implementation: str, structured: bool) -> None:
+    """`client.chat.completions.stream()` sends each chunk as a "chunk" event with the
+    completion so far, then the events it makes of it: all of them carry the clean text,
+    sync and async alike, and a structured output's `parsed` is read from it."""
+    raw = STRUCTURED if structured else "Kyoto " + MARKER + " was the capital " + MARKER + ".\n"
+    upstream = _chat_chunks(raw, 5)
+    expected = clean(raw)
+    messages: Any = [{"role": "user", "content": "hi"}]
+    options: dict[str, Any] = {"response_format": City} if structured else {}
+
+    def read() -> list[Any]:
+        client = OpenAI(
+            base_url="http://upstream.test/v1",
+            api_key="unused",
+            http_client=http.Client(transport=http.MockTransport(_replaying(upstream, True))),
+        )
+        with client.chat.completions.stream(model="m", messages=messages, **options) as stream:
+            return list(clean_chat(stream, implementation=implementation))  # type: ignore[arg-type]
+
+    async def aread() -> list[Any]:
+        client = AsyncOpenAI(
+            base_url="http://upstream.test/v1",
+            api_key="unused",
+            http_client=http.AsyncClient(transport=http.MockTransport(_replaying(upstream, True))),
+        )
+        async with client.chat.completions.stream(
+            model="m", messages=messages, **options
+        ) as stream:
+            return [event async for event in aclean_chat(stream, implementation=implementation)]  # type: ignore[arg-type]
+
+    events = read()
+    # (warnings=False: the SDK's snapshot types declare no `parsed`, and pydantic says so)
+    dicts = [event.to_dict(warnings=False) for event in events]
+    assert [event.to_dict(warnings=False) for event in asyncio.run(aread())] == dicts
+    assert not any(MARKER[0] in json.dumps(event, ensure_ascii=False) for event in dicts)
+    chunks = [event for event in events if event.type == "chunk"]
+    assert "".join(e.chunk.choices[0].delta.content or "" for e in chunks) == expected
+    assert chunks[-1].snapshot.choices[0].message.content == expected
+    sent = ""
+    for event in events:
+        if event.type == "content.delta":
+            sent += event.delta
+            assert event.snapshot == sent
+    assert sent == expected
+    (done,) = [event for event in events if event.type == "content.done"]
+    assert done.content == expected
+    tokens = [t.token for e in events if e.type == "logprobs.content.delta" for t in e.content]
+    # The tokens of the deltas whose text went out as it came, in order.
+    raw_tokens = iter(c["choices"][0]["logprobs"]["content"][0]["token"] for c in upstream[1:-1])
+    assert tokens
+    assert all(token in raw_tokens for token in tokens)
+    (tokens_done,) = [event for event in events if event.type == "logprobs.content.done"]
+    assert [t.token for t in tokens_done.content] == tokens
+    if structured:
+        assert done.parsed == City.model_validate_json(expected)
+        assert chunks[-1].snapshot.choices[0].message.parsed == done.parsed
+
+
+def test_a_parsed_structured_output_is_read_again_from_the_clean_text(implementation: str) -> None:
+    from openai._types import NOT_GIVEN
+    from openai.lib._parsing._completions import parse_chat_completion
+    from openai.lib._parsing._responses import parse_response
+
+    message = {
+        "id": "m",
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": STRUCTURED, "annotations": []}],
+    }
+    final = load("several_parts")[-1]["response"]
+    response = construct_type(type_=Response, value={**final, "output": [message]})
+    parsed = parse_response(text_format=City, input_tools=NOT_GIVEN, response=response)
+    cleaned = clean_response(parsed, implementation=implementation)  # type: ignore[arg-type]
+    assert cleaned.output_text == clean(STRUCTURED)
+    assert cleaned.output_parsed == City.model_validate_json(clean(STRUCTURED))
+    completion = construct_type(
+        type_=ChatCompletion,
+        value={
+            "id": "c",
+            "object": "chat.completion",
+            "created": 1,
+            "model": "m",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {"role": "assistant", "content": STRUCTURED},
+                }
+            ],
+        },
+    )
+    chat = parse_chat_completion(
+        response_format=City, input_tools=NOT_GIVEN, chat_completion=completion
+    )
+    done = clean_completion(chat, implementation=implementation)  # type: ignore[arg-type]
+    assert done.choices[0].message.parsed == City.model_validate_json(clean(STRUCTURED))
+    # A plain JSON value (a dict's `parsed`) is read with json; text that no longer reads as
+    # the type keeps the raw parse.
+    as_dict = {"choices": [{"index": 0, "message": {"content": STRUCTURED, "parsed": {"x": 1}}}]}
+    dict_done: Any = clean_completion(as_dict)
+    assert dict_done["choices"][0]["message"]["parsed"] == json.loads(clean(STRUCTURED))
+    broken = {"choices": [{"index": 0, "message": {"content": "not json " + MARKER, "parsed": 1}}]}
+    broken_done: Any = clean_completion(broken)
+    assert broken_done["choices"][0]["message"]["parsed"] == 1
+
+
+def test_the_responses_stream_helper_gets_snapshots_in_made_deltas_and_clean_parsed() -> None:
+    """A part whose text comes in its done event only: the delta made for it is the helper's
+    kind, with its snapshot; the done events' `parsed` is the clean text's."""
+    raw = STRUCTURED
+    item = {
+        "id": "m1",
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": raw, "annotations": []}],
+    }
+    response = {
+        "id": "r",
+        "object": "response",
+        "created_at": 1,
+        "status": "in_progress",
+        "model": "m",
+        "output": [],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+    }
+    where = {"item_id": "m1", "output_index": 0, "content_index": 0}
+    upstream = [
+        {"type": "response.created", "response": response},
+        {
+            "type": "response.output_item.added",
+            "output_index": 0,
+            "item": {**item, "content": [], "status": "in_progress"},
+        },
+        {
+            "type": "response.content_part.added",
+            **where,
+            "part": {"type": "output_text", "text": "", "annotations": []},
+        },
+        {"type": "response.output_text.done", **where, "text": raw, "logprobs": []},
+        {"type": "response.content_part.done", **where, "part": item["content"][0]},
+        {"type": "response.output_item.done", "output_index": 0, "item": item},
+        {
+            "type": "response.completed",
+            "response": {**response, "status": "completed", "output": [item]},
+        },
+    ]
+    for number, event in enumerate(upstream):
+        event["sequence_number"] = number
+    client = OpenAI(
+        base_url="http://upstream.test/v1",
+        api_key="unused",
+        http_client=http.Client(transport=http.MockTransport(_replaying(upstream, False))),
+    )
+    with client.responses.stream(model="m", input="hi", text_format=City) as stream:
+        events = list(clean_responses(stream))
+    (delta,) = [event for event in events if event.type == "response.output_text.delta"]
+    assert delta.delta == delta.snapshot == clean(raw)
+    (done,) = [event for event in events if event.type == "response.output_text.done"]
+    assert done.parsed == City.model_validate_json(clean(raw))
+    assert events[-1].response.output_parsed == done.parsed
