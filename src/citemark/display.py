@@ -560,12 +560,13 @@ _BLANK = f"[{BLANKS}]"
 
 def _json_array(excluded: str) -> str:
     """An entity body that lost its marker characters: a JSON array on one line, a string
-    first, then a string (the display name), then any JSON values but arrays and objects;
+    first, then a string (the display name, which an entity always has: `entity["id"]` is a
+    subscript in code), then any JSON values but arrays and objects;
     `excluded` the characters its strings never hold."""
     string = f'"(?:[^"\\\\\r\n{excluded}]|\\\\[^\r\n{excluded}])*"'
     scalar = f"(?:{string}|-?[0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?|true|false|null)"
     item = "[ \t]*{}[ \t]*"
-    rest = f"(?:,{item.format(string)}(?:,{item.format(scalar)}){{0,6}})?"
+    rest = f",{item.format(string)}(?:,{item.format(scalar)}){{0,6}}"
     return f"\\[{item.format(string)}{rest}\\]"
 
 
@@ -577,7 +578,8 @@ _DEGRADED = re.compile(
     f"|(?:(?<={_BLANK}){_BLANK})?(?<![A-Za-z0-9])(?P<spaced>filecite|cite|i){_BLANK}"
     f"(?P<spaced_ids>{TURN_ID}(?:{_BLANK}{TURN_ID})*)(?:{_BLANK}(?P<spaced_locator>{_LOCATOR}))?"
     f"(?![A-Za-z0-9])(?:{_BLANK}(?=[{re.escape(BLANKS + CLOSING)}\r\n]|\\Z))?"
-    f"|entity(?P<entity>{_json_array('')})"
+    # (after no word or dot: `identity["sub"]` and `row.entity["a", "b"]` are code)
+    f"|(?<![A-Za-z0-9_.])entity(?P<entity>{_json_array('')})"
     # (ChatGPT's copy button writes one colon before it, or two at a line's start)
     r"|:{0,2}contentReference\[oaicite:(?P<index>[0-9]+)\](?:\{index=[0-9]+\})?"
     # The Assistants API's file citations, 【4:0†source】 (message 4, result 0, the file's
@@ -586,6 +588,8 @@ _DEGRADED = re.compile(
     # constant at each place it is tried.
     f"|\u3010(?P<ref>[0-9]+(?::[0-9]+)?|F:[^\u2020\u3011\r\n{PRIVATE_RANGE}]{{1,300}})\u2020"
     f"(?P<source>[^\u3011\r\n{PRIVATE_RANGE}]{{0,200}})\u3011"
+    # ChatGPT's ids in those brackets, 【turn0search16】 (on one line after it lost its markers)
+    f"|\u3010(?P<lenticular_ids>{TURN_ID}(?:,?{TURN_ID})*)\u3011"
     # A titled marker or a navlist that lost its characters, its title glued to the family
     # name and its ids to the title ("urlMDN Web Docsturn6search0" shows "MDN Web Docs";
     # "navlistRecent newsturn0news40,turn0news42" goes), on one line, the title bounded.  A
@@ -626,6 +630,8 @@ def _rebuild(match: re.Match[str]) -> str:
     if match["ref"] is not None:
         source = f"{DELIM}{match['source']}" if match["source"] else ""
         return f"{START}cite{DELIM}{match['ref']}{source}{STOP}"
+    if match["lenticular_ids"] is not None:
+        return f"{START}cite{DELIM}{DELIM.join(_ONE_ID.findall(match['lenticular_ids']))}{STOP}"
     if match["titled"] is not None:
         ids = DELIM.join(_ONE_ID.findall(match["titled_ids"]))
         return f"{START}{match['titled']}{DELIM}{match['heading']}{DELIM}{ids}{STOP}"
@@ -700,6 +706,7 @@ _DEGRADED_SIGNS = (
     "entity[",
     "contentReference[oaicite:",
     "\u2020",
+    "\u3010turn",
     "[oai_citation",
     "image_group{",
     "products{",

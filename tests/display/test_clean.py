@@ -60,6 +60,14 @@ CASES = {
     "indentation-kept": ("- a\n  " + cite("turn0search0") + " b", "- a\n  b"),
     "table-cell": ("| x " + cite("turn0search0") + " | y |", "| x | y |"),
     "cjk-full-stop": ("東京 " + cite("turn0search0") + "。", "東京。"),
+    "arabic-comma": (
+        "\u0627\u0644\u0646\u0635 " + cite("turn0search0") + "\u060c \u0648",
+        "\u0627\u0644\u0646\u0635\u060c \u0648",
+    ),
+    "devanagari-danda": (
+        "\u092f\u0939 \u0938\u091a \u0939\u0948 " + cite("turn0search0") + "\u0964",
+        "\u092f\u0939 \u0938\u091a \u0939\u0948\u0964",
+    ),
     "opening-quote-not-closing": ("said " + cite("turn0search0") + ' "yes"', 'said "yes"'),
     # families
     "filecite-with-locator": (
@@ -236,6 +244,12 @@ LENIENT = {
     "copied-chip-old": ("N [oai_citation:2,Class: A](https://a.io/x_(y)) inherit.", "N inherit."),
     "lenticular-prose": ("a 【重要】 b 【1:2:3†x】 【1†", "a 【重要】 b 【1:2:3†x】 【1†"),
     "prose-cite": ("I cite the citation; they recite it.", "I cite the citation; they recite it."),
+    # Subscripts in code pasted as prose: an entity has a display name, after no word or dot.
+    "entity-subscripts-stay": (
+        'identity["sub"], {entity["id"]: f(entity["n"])}, a_entity["a", "b"], x.entity["a", "b"]',
+        'identity["sub"], {entity["id"]: f(entity["n"])}, a_entity["a", "b"], x.entity["a", "b"]',
+    ),
+    "lenticular-turn-id": ("价格档次【turn0search16】。见【turn2view0】 here", "价格档次。见 here"),
     "prose-turn": ("turn0 and turn0search0 alone stay", "turn0 and turn0search0 alone stay"),
     "citeturnip": ("a citeturnip salad", "a citeturnip salad"),
     "i-inside-word": ("Hawaiiturn0image0", "Hawaiiturn0image0"),

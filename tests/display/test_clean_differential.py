@@ -28,7 +28,7 @@ MAX_MARKER = 4096
 BLANKS = " \t\u00a0\u200b\u202f\u3000"
 CLOSING = (
     ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
-    "\u3011\uff3d"
+    "\u3011\uff3d\u060c\u061b\u061f\u06d4\u0964\u0965"
 )
 PAIRS = {")": "(", "]": "[", "\uff09": "\uff08", "\u3011": "\u3010", "\uff3d": "\uff3b"}
 SEPARATORS = ",;\uff0c\uff1b\u3001"
@@ -242,6 +242,7 @@ ATOMS = [
     "\u304b",
     "\uff08",
     "\ud55c",
+    "\u060c",  # Arabic's comma: closing punctuation outside ASCII and CJK
 ]
 texts = st.lists(st.sampled_from(ATOMS), max_size=40).map("".join)
 

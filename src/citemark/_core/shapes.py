@@ -51,6 +51,8 @@ BLANKS = " \t\u00a0\u200b\u202f\u3000"
 CLOSING = (
     ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
     "\u3011\uff3d"
+    # Arabic's comma, semicolon, question mark and full stop; Devanagari's danda and double danda
+    "\u060c\u061b\u061f\u06d4\u0964\u0965"
 )
 # Brackets and separators that removals may leave with nothing in them: "(<marker>)" and
 # "(<marker>, <marker>)" leave no "()" or "(,)".  OPENERS[k] is closed by CLOSERS[k]; every
