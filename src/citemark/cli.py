@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import stat
 import sys
 from collections.abc import Sequence
 from importlib import import_module
@@ -29,6 +30,7 @@ from ._cli.common import (
     EXIT_SKIPPED,
     add_family,
     guarded,
+    report,
 )
 from ._core.grammar import DEFAULT_FAMILIES
 from ._kernels import loader
@@ -58,8 +60,9 @@ exit codes:
   0    success: every input row was written
   1    success with --skip-bad, but some rows were skipped (each one named on stderr)
   2    bad usage; an input that cannot be read (named; the other inputs are still done);
-       a write error (a full disk); or a bad row (invalid JSON, not UTF-8, missing or
-       non-string field) without --skip-bad: the run stops there, naming file and line
+       a write error (a full disk); a bad row (invalid JSON, not UTF-8, missing or
+       non-string field) without --skip-bad: the run stops there, naming file and line;
+       an input that shrank while it was read, or a worker process that died
   130  interrupted (the output holds whole lines: those of the rows done before)
   143  stopped by SIGTERM (kill, timeout, a service manager), as Ctrl-C stops a run
   141  the reader of standard output went away (`citemark ... | head`): the run stops
@@ -264,6 +267,34 @@ def _is_terminal(stream: Any) -> bool:
         return False
 
 
+def _clobbered_input(files: list[str], output: str | None) -> str | None:
+    """Why the output is one of the inputs (None when it is none of them): `-o log.jsonl`
+    would truncate an input before it is read, `< log.jsonl -o log.jsonl` too, and
+    `>> log.jsonl` would read its own rows back for ever (as `cat` refuses to)."""
+    try:
+        if output in (None, "-"):
+            written = os.fstat(sys.stdout.fileno())
+            if not stat.S_ISREG(written.st_mode):
+                return None  # a terminal or a pipe is never an input file
+            where = "standard output"
+        elif os.path.exists(output):
+            written = os.stat(output)
+            where = f"--output {output}"
+        else:
+            return None
+    except (OSError, ValueError, AttributeError):  # (stdout closed, or not a real file)
+        return None
+    for file in files:
+        try:
+            read = os.fstat(sys.stdin.fileno()) if file == "-" else os.stat(file)
+        except (OSError, ValueError, AttributeError):
+            continue  # reported when it is opened
+        if os.path.samestat(read, written):
+            name = "standard input" if file == "-" else file
+            return f"{where} is also an input ({name}): it would be overwritten while it is read"
+    return None
+
+
 def _looks_like_parquet(file: str) -> bool:
     if file == "-":
         return False
@@ -280,7 +311,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv)
     except KeyboardInterrupt:  # Ctrl-C before the run takes it (the imports, the arguments)
-        print("citemark: interrupted", file=sys.stderr)
+        report("citemark: interrupted")
         return EXIT_INTERRUPTED
 
 
@@ -341,10 +372,9 @@ def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             if _looks_like_parquet(file):
                 parser.error(f"{file} is a Parquet file: name the text column with --column NAME")
     input_format, output_format = _formats(args, parser)
-    if args.output not in (None, "-") and os.path.exists(args.output):
-        for file in args.files:
-            if file != "-" and os.path.exists(file) and os.path.samefile(file, args.output):
-                parser.error(f"--output {args.output} is also an input: it would be truncated")
+    clobbered = _clobbered_input(args.files, args.output)
+    if clobbered is not None:
+        parser.error(clobbered)
     if "parquet" in (input_format, output_format):
         try:
             import pyarrow  # noqa: F401
@@ -367,9 +397,6 @@ def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         skip_bad=args.skip_bad,
         options=options,
     )
-
-    def report(message: str) -> None:
-        print(message, file=sys.stderr, flush=True)
 
     inputs = Inputs(job, list(args.files), args.chunk_rows or CHUNK_ROWS, report)
     schema = None
@@ -423,12 +450,12 @@ def _parquet_schema(args: argparse.Namespace) -> object:
         try:
             found = pq.read_schema(file)
         except (pa.ArrowException, OSError) as error:
-            print(f"citemark: cannot read {file}: {error}", file=sys.stderr)
+            report(f"citemark: cannot read {file}: {error}")
             return None
         if schema is None:
             schema = found
         elif not found.equals(schema):
-            print(f"citemark: {file}: its columns differ from {args.files[0]}'s", file=sys.stderr)
+            report(f"citemark: {file}: its columns differ from {args.files[0]}'s")
             return None
     return schema
 

@@ -31,7 +31,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from ._cli.common import add_family, guarded
+from ._cli.common import add_family, guarded, report
 from ._cli.jsonl import BadRow, any_value_at, parse_path, value_at
 from ._core.grammar import DEFAULT_FAMILIES, LINE_BREAK_RE
 from .parser import Parser
@@ -125,7 +125,7 @@ def run(arguments: argparse.ArgumentParser, argv: Sequence[str]) -> int:
     code = guarded(
         lambda: _check(args, field_path, sources_path),
         None,
-        lambda message: print(message, file=sys.stderr, flush=True),
+        report,
     )
     return code[0] if code[0] is not None else code[1]
 
@@ -171,7 +171,7 @@ def _check(
 
 
 def _complain(message: str) -> None:
-    print(f"citemark lint: {message}", file=sys.stderr, flush=True)
+    report(f"citemark lint: {message}")
 
 
 def _read(file: str) -> bytes:

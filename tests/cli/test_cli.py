@@ -434,6 +434,33 @@ def test_output_may_not_overwrite_an_input(tmp_path: Path) -> None:
     assert path.read_text(encoding="utf-8") == '{"t": "x"}\n'
 
 
+def test_an_input_read_from_standard_input_or_appended_to_is_refused(tmp_path: Path) -> None:
+    """`< log -o log` would truncate the input it reads; `>> log` would read its own rows
+    back for ever (as `cat` refuses to)."""
+    path = tmp_path / "log.jsonl"
+    row = '{"t": "x"}\n'
+    path.write_text(row, encoding="utf-8")
+    command = [sys.executable, "-m", "citemark", "strip", "--field", "t"]
+    with path.open("rb") as stdin:
+        result = subprocess.run(
+            [*command, "-o", str(path)], stdin=stdin, capture_output=True, timeout=60
+        )
+    assert result.returncode == 2
+    assert b"is also an input (standard input)" in result.stderr
+    with path.open("ab") as stdout:
+        result = subprocess.run(
+            [*command, str(path)], stdout=stdout, stderr=subprocess.PIPE, timeout=60
+        )
+    assert result.returncode == 2
+    assert b"standard output is also an input" in result.stderr
+    assert path.read_text(encoding="utf-8") == row
+    # Another regular file as standard output is no input.
+    with (tmp_path / "out.jsonl").open("wb") as stdout:
+        result = subprocess.run([*command, str(path)], stdout=stdout, timeout=60)
+    assert result.returncode == 0
+    assert (tmp_path / "out.jsonl").read_text(encoding="utf-8") == row
+
+
 def test_console_script_is_installed() -> None:
     script = shutil.which("citemark") or str(Path(sys.executable).parent / "citemark")
     checkout = str(Path(citemark_package.__file__).parent.parent)

@@ -199,6 +199,19 @@ def test_the_last_line_ending_is_kept(tmp_path: Path, ending: bytes) -> None:
     assert result.stdout == stripped(0) + b"\n" + stripped(1) + ending
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_file_without_its_last_line_feed_does_not_run_into_the_next(
+    tmp_path: Path, jobs: str
+) -> None:
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    first.write_bytes(row(0) + b"\n" + row(1))
+    second.write_bytes(row(2) + b"\n" + row(3))
+    result = citemark("strip", str(first), str(second), "--field", "r.t", "-j", jobs)
+    assert result.returncode == 0, result.err
+    # The line feed the first file lacked goes between the two; the last file's stays absent.
+    assert result.stdout == b"\n".join(stripped(i) for i in range(4))
+
+
 def test_a_lone_surrogate_result_keeps_every_other_byte(tmp_path: Path) -> None:
     line = b'{"n": 1.50, "r": {"t": "\\ud800 x\xc3\xa9 ' + MARK.encode() + b'"}, "n": 2}'
     path = tmp_path / "lone.jsonl"
@@ -228,6 +241,51 @@ def test_a_null_answer_is_a_row_without_text_in_every_command(tmp_path: Path) ->
     lint = citemark("lint", str(path), "--field", "r.t", "--json")
     assert lint.returncode == 0, lint.err
     assert json.loads(lint.stdout)["not_answers"]["null"] == 1
+
+
+def test_with_standard_error_closed_reports_stay_out_of_the_results(tmp_path: Path) -> None:
+    """`2>&-`: Python's print(file=None) writes to standard output; the skipped rows' reports
+    must not land among the rows."""
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(row(0) + b"\nnot json\n" + row(2) + b"\n")
+    result = subprocess.run(
+        [sys.executable, "-m", "citemark", "strip", str(path), "--field", "r.t", "--skip-bad"],
+        stdout=subprocess.PIPE,
+        preexec_fn=lambda: os.close(2),  # (the child's own descriptor)
+        check=False,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stdout == stripped(0) + b"\n" + stripped(2) + b"\n"
+
+
+def test_a_worker_killed_outright_or_a_shrunk_input_stop_the_run_named() -> None:
+    """A worker process that dies (the OOM killer, `kill -9`) and a file another program
+    truncated while it was read end the run with exit 2 and a line that says so, not a
+    traceback and the exit code of success with skipped rows."""
+    from concurrent.futures.process import BrokenProcessPool
+
+    from citemark._cli.common import InputChanged, guarded
+    from citemark._cli.work import FileSlice
+
+    said: list[str] = []
+
+    def broken() -> None:
+        raise BrokenProcessPool("A process in the process pool was terminated abruptly")
+
+    assert guarded(broken, "out.jsonl", said.append) == (None, 2)
+    assert said == [
+        "citemark: a worker process died (killed by a signal or out of memory); stopped"
+    ]
+    with pytest.raises(InputChanged) as raised:
+        FileSlice(__file__, 0, Path(__file__).stat().st_size + 1).read()
+    said.clear()
+
+    def shrunk() -> None:
+        raise raised.value
+
+    assert guarded(shrunk, "out.jsonl", said.append) == (None, 2)
+    assert said == [f"citemark: cannot read {__file__}: it shrank while it was being read"]
 
 
 # --- write errors ---------------------------------------------------------------------------
@@ -418,6 +476,19 @@ def test_invalid_utf8_in_parquet_is_a_named_bad_row(tmp_path: Path, command) -> 
     else:
         stats = json.loads(skipped.stdout)
         assert (stats["rows"], stats["skipped_rows"]) == (5, 1)
+
+
+@pytest.mark.needs("pyarrow")
+def test_two_parquet_columns_of_the_name_are_a_named_error(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "twice.parquet"
+    pq.write_table(pa.Table.from_arrays([pa.array(["a"]), pa.array(["b"])], names=["t", "t"]), path)
+    result = citemark("strip", str(path), "--column", "t")
+    assert result.returncode == 2
+    assert "2 columns are named 't'" in result.err
+    assert "Traceback" not in result.err
 
 
 @pytest.mark.needs("pyarrow")

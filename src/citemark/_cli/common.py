@@ -8,6 +8,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
+from concurrent.futures import BrokenExecutor
 from typing import Any
 
 EXIT_OK = 0
@@ -19,6 +20,11 @@ EXIT_TERMINATED = 143
 # A closed pipe (`| head`): the status a shell reports for a filter killed by SIGPIPE, as
 # `cat` and `grep` give it, so that `set -o pipefail` sees it and it is never success.
 EXIT_CLOSED_PIPE = 141
+
+
+class InputChanged(Exception):
+    """A regular file that shrank while the run read it (another program truncated it): the
+    rows it held are gone, so the run stops, naming it (raised in a worker too)."""
 
 
 class Terminated(KeyboardInterrupt):
@@ -56,6 +62,14 @@ def guarded(
     except KeyboardInterrupt:
         report("citemark: interrupted")
         return None, EXIT_INTERRUPTED
+    except InputChanged as error:
+        report(f"citemark: cannot read {error}")
+        return None, EXIT_BAD_INPUT
+    except BrokenExecutor:
+        # A worker process killed outright (the kernel's OOM killer, `kill -9`): the rows
+        # of its task are lost to the run, which stops; the output holds those before it.
+        report("citemark: a worker process died (killed by a signal or out of memory); stopped")
+        return None, EXIT_BAD_INPUT
     except BrokenPipeError:
         # The reader went away: no message (it would go to a reader that is gone, or clutter
         # the terminal), and Python must stay quiet at exit.
@@ -65,6 +79,14 @@ def guarded(
         report(f"citemark: cannot write {output or 'standard output'}: {error}")
         quiet_stdout()
         return None, EXIT_BAD_INPUT
+
+
+def report(message: str) -> None:
+    """A line to standard error, the run's own channel for what it skipped or why it stopped;
+    none when standard error is closed (`2>&-`: Python's print would write it to standard
+    output instead, into the results)."""
+    if sys.stderr is not None:
+        print(message, file=sys.stderr, flush=True)
 
 
 def quiet_stdout() -> None:

@@ -184,7 +184,13 @@ class Inputs:
             raise InputError(
                 f"{file}: no column {self.job.column!r} (columns: {', '.join(schema.names)})"
             )
-        kind = schema.field(self.job.column).type
+        named = schema.get_all_field_indices(self.job.column)
+        if len(named) > 1:
+            raise InputError(
+                f"{file}: {len(named)} columns are named {self.job.column!r}: which one holds "
+                "the texts is not known (rename them)"
+            )
+        kind = schema.field(named[0]).type
         if pa.types.is_dictionary(kind):  # pandas' category: its values are the texts
             kind = kind.value_type
         if not (

@@ -21,6 +21,9 @@ class Output:
         self._handle: BinaryIO | None = None
         self._writer: Any = None
         self._own = False
+        # JSONL written so far ends inside a line: the last line of an input that had no line
+        # feed, which the next input's rows must not continue.
+        self._open_line = False
 
     def open(self) -> None:
         if self._handle is not None:
@@ -48,7 +51,12 @@ class Output:
                 self._writer.write_batch(output)
         else:
             assert self._handle is not None
+            if not output:
+                return
+            if self._open_line:
+                _write_all(self._handle, b"\n")
             _write_all(self._handle, output)
+            self._open_line = self.format == "jsonl" and bytes(output[-1:]) != b"\n"
 
     def close(self) -> None:
         if self._writer is not None:

@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 
 from .. import extract_many
 from .commands import TEXT_COMMANDS, Job, cleans_in_pass
+from .common import InputChanged
 from .jsonl import why
 from .stats import Stats
 
@@ -68,7 +69,7 @@ class FileSlice(NamedTuple):
             handle.seek(self.offset)
             data = handle.read(self.length)
         if len(data) != self.length:
-            raise OSError(f"{self.path} changed while it was being read")
+            raise InputChanged(f"{self.path}: it shrank while it was being read")
         return data
 
 
