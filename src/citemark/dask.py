@@ -1,6 +1,7 @@
 """Strip or extract the citation markers of a Dask DataFrame column (`pip install citemark[dask]`).
 
     import dask.dataframe as dd
+    from dask.dataframe.utils import clear_known_categories
     import citemark.dask
 
     logs = dd.read_json("logs/*.jsonl", lines=True, blocksize="64MB")
@@ -31,6 +32,7 @@ try:
     import dask.dataframe as dd
     import pandas as pd
     import pyarrow as pa
+    from dask.dataframe.utils import clear_known_categories
 except ImportError as error:  # the optional extra is missing: say what to install
     raise ImportError(
         f"citemark.dask needs dask's DataFrame and pyarrow ({error}): "
@@ -54,12 +56,20 @@ def strip(
     """`frame` with the valid citations of `column` stripped (see the module's doc)."""
     checked = check_families(families) if families else ()
     if isinstance(frame, dd.Series):
-        return frame.map_partitions(_strip_series, checked, meta=frame._meta)
+        return frame.map_partitions(_strip_series, checked, meta=_stripped_meta(frame._meta))
     _check_column(frame, column)
     assert column is not None
     target = into or column
-    meta = frame._meta.assign(**{target: frame._meta[column]})
+    meta = frame._meta.assign(**{target: _stripped_meta(frame._meta[column])})
     return frame.map_partitions(strip_partition, column, checked, target, meta=meta)
+
+
+def _stripped_meta(meta: pd.Series) -> pd.Series:
+    """What a stripped column holds: the column's type; for a categorical one, its categories
+    unknown (stripping may merge two of them, and each partition finds its own)."""
+    if isinstance(meta.dtype, pd.CategoricalDtype):
+        return clear_known_categories(meta)
+    return meta
 
 
 def extract(
@@ -98,6 +108,12 @@ def _strip_series(series: pd.Series, families: tuple[str, ...]) -> pd.Series:
     cleaned = arrow.strip(_to_arrow(series), families=families)
     if isinstance(series.dtype, (pd.StringDtype, pd.ArrowDtype)):
         values: Any = pd.array(cleaned, dtype=series.dtype)
+    elif isinstance(series.dtype, pd.CategoricalDtype):
+        # (a category whose texts stripping made equal is one: pandas wants them unique)
+        decoded = cleaned.dictionary_decode() if pa.types.is_dictionary(cleaned.type) else cleaned
+        values = pd.Categorical(
+            decoded.to_pandas().to_numpy(dtype=object), ordered=series.dtype.ordered
+        )
     else:  # object: str values, None for nulls
         values = cleaned.to_pandas().to_numpy(dtype=object)
     return pd.Series(values, index=series.index, name=series.name)

@@ -119,3 +119,26 @@ def test_bad_arguments() -> None:
         citemark.dask.strip(frame, "k").compute(scheduler="sync")
     empty = dd.from_pandas(pd.DataFrame({"t": pd.Series([None, None], dtype=object)}), 1)
     assert citemark.dask.extract(empty, "t").compute(scheduler="sync")["citations"].isna().all()
+
+
+def test_a_categorical_column_stays_categorical_with_its_categories_unknown() -> None:
+    """Stripping may make two categories one ("a<marker>" and "a"), and each partition finds
+    its own: the result is categorical, its meta says its categories are unknown, as dask
+    says of a column whose categories it has not read."""
+    texts = [
+        "a" + S + "cite" + D + "turn0search0" + E,
+        None,
+        "b" + S + "cite" + D + "turn1news2" + E,
+        "a",
+    ]
+    frame = dd.from_pandas(pd.DataFrame({"t": pd.Categorical(texts), "k": [1, 2, 3, 4]}), 2)
+    for result in (citemark.dask.strip(frame, "t"), citemark.dask.strip(frame["t"])):
+        done = result.compute(scheduler="sync")
+        column = done["t"] if isinstance(done, pd.DataFrame) else done
+        meta = result._meta["t"] if isinstance(done, pd.DataFrame) else result._meta
+        assert isinstance(column.dtype, pd.CategoricalDtype)
+        assert isinstance(meta.dtype, pd.CategoricalDtype)
+        assert column.tolist()[0::2] == ["a", "b"]
+        assert pd.isna(column.tolist()[1])
+        assert sorted(column.cat.categories) == ["a", "b"]
+        assert not (result["t"] if isinstance(done, pd.DataFrame) else result).cat.known
