@@ -133,6 +133,11 @@ def _to_arrow(series: pd.Series) -> Any:
         values = pa.array(series, from_pandas=True)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as error:
         raise TypeError(f"column {series.name!r} does not hold strings: {error}") from None
+    except UnicodeEncodeError as error:  # a lone surrogate, which UTF-8 cannot hold
+        raise ValueError(
+            f"column {series.name!r} holds a text that is not valid Unicode ({error.reason} at "
+            f"{error.start}: {error.object[error.start : error.end]!r})"
+        ) from None
     if pa.types.is_null(values.type):  # all missing (or empty): no type to infer
         values = pa.array([None] * len(series), pa.large_string())
     return values

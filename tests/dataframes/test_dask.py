@@ -117,6 +117,11 @@ def test_bad_arguments() -> None:
         citemark.dask.extract(pd.DataFrame({"t": ["x"]}), "t")
     with pytest.raises(TypeError, match="must hold string"):
         citemark.dask.strip(frame, "k").compute(scheduler="sync")
+    with dask.config.set({"dataframe.convert-string": False}):  # (else dask's own cast fails)
+        texts = pd.Series(["ok", "x\ud800"], dtype=object)
+        lone = dd.from_pandas(pd.DataFrame({"t": texts}), 1)
+        with pytest.raises(ValueError, match="column 't' holds a text that is not valid Unicode"):
+            citemark.dask.strip(lone, "t").compute(scheduler="sync")
     empty = dd.from_pandas(pd.DataFrame({"t": pd.Series([None, None], dtype=object)}), 1)
     assert citemark.dask.extract(empty, "t").compute(scheduler="sync")["citations"].isna().all()
 
