@@ -274,6 +274,22 @@ def test_parquet_strip_writes_parquet_with_the_column_cleaned(parquet_log, tmp_p
 
 
 @pytest.mark.needs("pyarrow")
+def test_parquet_to_jsonl_writes_strict_json(tmp_path: Path) -> None:
+    """JSON has no NaN nor infinity: a float column's are null, as JSON.stringify writes them
+    (json.dumps would write `NaN`, which strict parsers refuse)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = tmp_path / "floats.parquet"
+    floats = [1.5, float("nan"), float("inf"), -float("inf")]
+    pq.write_table(pa.table({"text": ["a"] * 4, "x": floats}), path)
+    result = citemark("strip", str(path), "--column", "text", "--format", "jsonl")
+    assert result.returncode == 0, result.err
+    rows = [json.loads(line, parse_constant=pytest.fail) for line in result.stdout.splitlines()]
+    assert [row["x"] for row in rows] == [1.5, None, None, None]
+
+
+@pytest.mark.needs("pyarrow")
 @pytest.mark.parametrize("jobs", ["1", "2"])
 def test_a_dictionary_encoded_column_is_read_as_its_texts(tmp_path: Path, jobs: str) -> None:
     """pandas writes a `category` column dictionary-encoded: its values are the texts, and

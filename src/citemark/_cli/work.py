@@ -10,6 +10,7 @@ rows out = rows in - rows reported as skipped.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import partial
@@ -335,6 +336,8 @@ def _json_rows(batch: Any) -> Iterator[dict[str, Any]]:
 
 
 def _jsonable(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # JSON has no NaN or infinity (json.dumps would write them all the same)
     if value is None or isinstance(value, (str, int, float, bool)):
         return value
     if isinstance(value, dict):
