@@ -411,6 +411,7 @@ def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
         output = Output(args.output, output_format, schema)
     total = inputs.total_bytes()
     progress = _progress.Progress(total, enabled=_progress.wanted(args.quiet, to_stdout))
+    inputs.report = progress.say  # (above the bar while it is drawn)
 
     def work() -> Any:
         return run(
@@ -419,7 +420,7 @@ def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
             output,
             jobs=args.jobs or default_jobs(),
             progress=progress,
-            report=report,
+            report=progress.say,
         )
 
     outcome, code = guarded(work, args.output, report)

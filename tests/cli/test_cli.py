@@ -743,3 +743,25 @@ def test_clean_reports_bad_rows_as_strip_does(tmp_path: Path) -> None:
     skipped = citemark("clean", str(log), "--field", "t", "--skip-bad")
     assert skipped.returncode == 1
     assert skipped.stdout.count(b"\n") == 2
+
+
+@pytest.mark.parametrize("with_rich", [True, False])
+def test_reports_never_share_a_line_with_the_progress_bar(
+    monkeypatch, capsys, with_rich: bool
+) -> None:
+    """A skipped row's report while the bar is drawn: above rich's bar, or after the plain
+    line is wiped (it was glued to the bar's end on a terminal)."""
+    import io
+
+    from citemark._cli.progress import Progress
+
+    if not with_rich:
+        monkeypatch.setitem(sys.modules, "rich.progress", None)
+    stream = io.StringIO()
+    with Progress(2_000_000, enabled=True, stream=stream) as progress:
+        progress.advance(10, 1_000_000)
+        progress.say("citemark: skipped a.jsonl:3: not JSON")
+        progress.advance(10, 1_000_000)
+    shown = stream.getvalue() + capsys.readouterr().err
+    (line,) = [line for line in re.split(r"[\r\n]", shown) if "skipped" in line]
+    assert line.replace("\x1b[K", "") == "citemark: skipped a.jsonl:3: not JSON"

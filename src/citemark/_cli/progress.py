@@ -12,6 +12,8 @@ import sys
 import time
 from typing import Any, TextIO
 
+from .common import report
+
 
 class Progress:
     """`advance(rows, nbytes)` after each chunk; use as a context manager."""
@@ -71,6 +73,17 @@ class Progress:
         if now - self._drawn >= 0.2:
             self._drawn = now
             self._plain(now)
+
+    def say(self, message: str) -> None:
+        """A line of the run's own (a skipped row, why it stopped) on standard error: above
+        the bar while one is drawn, so the two never share a line."""
+        if self._bar is not None and self._bar.live.is_started:
+            self._bar.console.print(message, markup=False, highlight=False, soft_wrap=True)
+            return
+        if self.enabled and self._drawn:
+            self.stream.write("\r\x1b[K")  # the plain line drawn so far goes; it is drawn again
+            self._drawn = 0.0
+        report(message)
 
     def _rate(self, now: float) -> tuple[str, str]:
         rate = self.bytes / max(now - self._began, 1e-6)
