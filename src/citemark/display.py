@@ -46,8 +46,10 @@ Spacing rule: a removal never doubles a space or leaves one before punctuation. 
 of removed markers ends, the blanks just before it are dropped when what follows is a line
 end, the end of the text, a blank, or closing punctuation (`.,;:!?)]}%` and their CJK
 forms), and the blanks between it and closing punctuation go too ("a <m> ." is "a."); at
-the start of a line, the indentation stays and the blanks after the run are dropped instead.
-So "sentence. <marker>" is "sentence." and "a <marker> b" is "a b".
+the start of a line, the indentation stays and the blanks after the run are dropped instead,
+and a line the run empties goes with its line feed ("x\n<m>\ny" is "x\ny", not a blank line
+that would end the paragraph).  So "sentence. <marker>" is "sentence." and "a <marker> b" is
+"a b".
 What the removals leave empty goes first: a bracket holding only blanks ("(<marker>)",
 "[<marker>]", their full-width forms; not the "[]" of a link), and a separator (`,;` and
 their CJK forms) with nothing on one side, so "The article (<m>, <m>) says" is "The article
@@ -341,7 +343,7 @@ def _clean(
     widgets: Widgets | None,
     destination: Destination | None = None,
 ) -> tuple[str, list[Mark]]:
-    result, marks, _, _ = _joined(
+    result, marks, _, _, _ = _joined(
         kernel, plain, kernel.scan(plain, code_ranges), widgets, destination
     )
     return result, marks
@@ -353,8 +355,9 @@ def _joined(
     tokens: list[tuple[int, ...]],
     widgets: Widgets | None,
     destination: Destination | None = None,
-) -> tuple[str, list[Mark], list[int], list[int]]:
-    """The clean text, the marks, and where each token's replacement starts and ends in it."""
+) -> tuple[str, list[Mark], list[int], list[int], list[int]]:
+    """The clean text, the marks, where each token's replacement starts and ends in it, and
+    where the text resumes after each token (see the kernels' `join`)."""
     markers: list[Marker | None] = []
     replacements: list[str] = []
     for token in tokens:
@@ -366,7 +369,7 @@ def _joined(
         if shown is None:
             shown = "" if marker is None else _replacement(marker, widgets)
         replacements.append(shown)
-    result, positions = kernel.join(plain, tokens, replacements)
+    result, positions, resumes = kernel.join(plain, tokens, replacements)
     ends = [
         _replaced_end(result, replacement, position, following) if replacement else position
         for replacement, position, following in zip(
@@ -378,7 +381,7 @@ def _joined(
         for marker, position, end in zip(markers, positions, ends, strict=True)
         if marker is not None
     ]
-    return result, marks, positions, ends
+    return result, marks, positions, ends, resumes
 
 
 def _replaced_end(result: str, replacement: str, position: int, following: int) -> int:
@@ -413,11 +416,13 @@ def _clean_mapped(
     if not kernel.has_markers(plain):
         return Mapped(plain, [], rewritten)
     tokens = kernel.scan(plain, code_ranges)
-    result, marks, positions, ends = _joined(kernel, plain, tokens, widgets)
+    result, marks, positions, ends, resumes = _joined(kernel, plain, tokens, widgets)
     back = [Cut(c, d, a, b) for a, b, c, d in rewritten]
     spans = []
-    for token, position, clean_end in zip(tokens, positions, ends, strict=True):
-        start, end = token[1], token[2]
+    for token, position, clean_end, end in zip(tokens, positions, ends, resumes, strict=True):
+        # (what the spacing rule took after a run goes with its last marker: matched as a
+        # gap, a line feed it took would be one of two alike, told apart only by chance)
+        start = token[1]
         if back:
             start, end = clean_position(back, start), clean_position(back, end, end=True)
         spans.append(Cut(start, end, position, clean_end))
@@ -1105,7 +1110,12 @@ class CleanStream:
     @property
     def held(self) -> str:
         """The raw text not released yet."""
-        return ("".join(self._lines) + "".join(self._f.pending))[self._f.line_from + self._f.raw :]
+        front = self._f
+        front.enter()  # (see close)
+        try:
+            return ("".join(self._lines) + "".join(front.pending))[front.line_from + front.raw :]
+        finally:
+            front.leave()
 
     @property
     def work(self) -> int:
@@ -1169,9 +1179,13 @@ class CleanStream:
             )
         text = str.__str__(text)
         added = text[len(previous) :]
-        self._sync()
-        self._snapshot = text if text else None
-        return self._feed(added)
+        self._f.enter()  # (see close)
+        try:
+            self._sync()
+            self._snapshot = text if text else None
+            return self._feed(added)
+        finally:
+            self._f.leave()
 
     def _feed(self, chunk: str) -> str:
         if self._closed:
@@ -1210,21 +1224,28 @@ class CleanStream:
             return ""
         front = self._f
         whole = self._released + front.pending_length  # the stream's length, all released
-        # The compiled front ends a line it owns itself, and closes: no scan, no join.
+        # The compiled front ends a line it owns itself, and closes: no scan, no join.  (Like
+        # every call of the stream, finish is refused while another runs.)
         out: str | None = front.finish()
         self._closed = True
         if out is not None:
             self._released = whole
             return out
-        self._sync()
-        data = "".join(front.pending)
-        front.work += len(data)
-        front.on = front.waiting = front.own = False
-        front.owner = CLOSED_OWNER
-        front.pending = []
-        front.pending_length = front.line_from = 0
-        self._scan(data, final=True)
-        return self._release(final=True)
+        # The stream's calls run one at a time (another thread's, or a widget's on this
+        # stream, is refused while one runs), so its state is never torn.
+        front.enter()
+        try:
+            self._sync()
+            data = "".join(front.pending)
+            front.work += len(data)
+            front.on = front.waiting = front.own = False
+            front.owner = CLOSED_OWNER
+            front.pending = []
+            front.pending_length = front.line_from = 0
+            self._scan(data, final=True)
+            return self._release(final=True)
+        finally:
+            front.leave()
 
     def _sync(self) -> None:
         """Give the scanner the lines the compiled front ended itself (they held no code: the

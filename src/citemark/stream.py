@@ -98,14 +98,12 @@ class StreamParser:
         return self._f.feed(chunk)  # type: ignore[no-any-return]
 
     def _slow(self, chunk: str) -> StreamUpdate:
-        """`feed` where the front leaves the chunk to the stream: not a str, after close, a
-        str subclass, or skip_code."""
+        """`feed` where the front leaves the chunk to the stream: not a str, after close, or
+        skip_code (a str subclass comes as its plain copy)."""
         check_chunk(chunk)
         if self._closed:
             raise ValueError("feed() after close()")
         front = self._f
-        if front.open:  # a str subclass: the front takes its plain copy
-            return front.feed(str.__str__(chunk))  # type: ignore[no-any-return]
         front.pieces.append(chunk)
         front.held_length += len(chunk)
         if front.held_length < 2 * front.looked_at:
@@ -121,6 +119,16 @@ class StreamParser:
         """Release what is held: a START still open at the end is plain text."""
         if self._closed:
             return StreamUpdate("", [])
+        # One call of the stream at a time (see display.CleanStream.close).
+        self._f.enter()
+        try:
+            return self._close()
+        finally:
+            self._f.leave()
+
+    def _close(self) -> StreamUpdate:
+        if self._closed:
+            return StreamUpdate("", [])
         self._closed = True
         front = self._f
         front.open = False
@@ -132,9 +140,13 @@ class StreamParser:
     @property
     def held(self) -> str:
         """The raw text held back, waiting for the chunks that decide it."""
-        data = self._take()
-        self._hold(data, self._f.looked_at)
-        return data
+        self._f.enter()  # (see close)
+        try:
+            data = self._take()
+            self._hold(data, self._f.looked_at)
+            return data
+        finally:
+            self._f.leave()
 
     @property
     def work(self) -> int:

@@ -95,8 +95,14 @@ CASES = {
         + "turn0news2"
         + E
         + "\nEnd",
-        "News:\n\nEnd",
+        "News:\nEnd",
     ),
+    # a line the removals emptied goes with its line feed (a blank line would end a paragraph)
+    "emptied-line": ("a\n" + cite("turn0search0") + "\nb", "a\nb"),
+    "emptied-line-blanks": ("a\n" + cite("turn0search0") + " \t\nb", "a\nb"),
+    "emptied-lines": ("a\n" + cite("turn0search0") + "\n" + cite("turn1news2") + "\n\nb", "a\n\nb"),
+    "indented-emptied-line": ("- a\n  " + cite("turn0search0") + "\n- b", "- a\n- b"),
+    "emptied-crlf-line-stays": ("a\r\n" + cite("turn0search0") + "\r\nb", "a\r\n\r\nb"),
     "finance": ("Apple " + S + "finance" + D + '{"ticker":"AAPL"}' + E + " is up.", "Apple is up."),
     "unknown-family": ("x " + S + "forecast" + D + "Tokyo" + E + " y", "x y"),
     "family-without-body": ("x " + S + "cite" + E + " y", "x y"),
@@ -230,7 +236,7 @@ LENIENT = {
         "are urlMDN Web Docsturn6search0, urlSVG 2turn2search3.",
         "are MDN Web Docs, SVG 2.",
     ),
-    "navlist-lost": ("News:\nnavlistRecent newsturn0news40,turn0news42\n", "News:\n\n"),
+    "navlist-lost": ("News:\nnavlistRecent newsturn0news40,turn0news42\n", "News:\n"),
     "image-group-lost": (
         'image_group{"query":["a","b"],"n":1}**Meal** – promo',
         "**Meal** – promo",

@@ -134,18 +134,23 @@ def test_stream_front_names_a_wrong_argument(scanner, argument, bad) -> None:
 
 
 def test_stream_front_leaves_the_rest_to_its_owner(scanner) -> None:
-    """Not a str, or a front that is not open: `owner._slow(chunk)`, whatever the chunk."""
+    """Not a str, or a front that is not open: `owner._slow(chunk)`, whatever the chunk (a
+    str subclass is fed as its plain copy)."""
     from citemark.stream import StreamUpdate
 
     owner = Owner()
     grammar = scanner.Grammar(**GRAMMAR_ARGS, max_marker_length=64)
     front = scanner.StreamFront(owner, grammar, CitationSpan, StreamUpdate, 0)
     text = type("Text", (str,), {})("x")
-    for chunk in (None, b"x", 3, text):
+    for chunk in (None, b"x", 3):
         assert front.feed(chunk) == "slow"
+    assert front.feed(text) == StreamUpdate("x", [])
+    front.raw_units = front.clean_units = 0  # (the counts below start from here)
     front.open = False
     assert front.feed("plain") == "slow"
-    assert owner.slow == [None, b"x", 3, text, "plain"]
+    assert front.feed(text) == "slow"
+    assert owner.slow == [None, b"x", 3, "plain", "x"]
+    assert type(owner.slow[-1]) is str
     front.open = True
     front.pieces = None  # a stream never does this: the front must not read it then
     assert front.feed("x") == "slow"

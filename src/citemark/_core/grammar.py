@@ -133,6 +133,15 @@ def check_text(text: object) -> str:
     return str.__str__(text)
 
 
+# A stream's calls run one at a time: one made while another runs (another thread's, or a
+# callback's on the stream that called it) is refused with this, as a generator refuses to
+# run while it runs, and the stream's state is never torn.
+STREAM_BUSY = (
+    "the stream is in use by another of its calls: feed and close a stream from one thread "
+    "at a time, and not from a callback it made"
+)
+
+
 def check_chunk(chunk: object) -> None:
     """What a stream's `feed` takes: a str."""
     if not isinstance(chunk, str):

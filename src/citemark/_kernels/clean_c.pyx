@@ -26,7 +26,7 @@ from cpython.mem cimport PyMem_Free, PyMem_Malloc
 from cpython.unicode cimport PyUnicode_FromKindAndData
 from libc.string cimport memcpy
 
-from citemark._core.grammar import OWNER_TYPES as _OWNER_TYPES, check_owner
+from citemark._core.grammar import OWNER_TYPES as _OWNER_TYPES, STREAM_BUSY, check_owner
 from citemark._core.protocols import CLOSED_OWNER
 
 cdef extern from "Python.h":
@@ -154,8 +154,10 @@ cdef int join_units(Join* state, const unit_t* data, Py_ssize_t n, Tokens* token
     return 0
 
 
-cdef object join_tokens(str text, Tokens* tokens, list replacements, list positions):
-    """text with each token replaced; appends each replacement's place to positions."""
+cdef object join_tokens(str text, Tokens* tokens, list replacements, list positions,
+                        list resumes=None):
+    """text with each token replaced; appends each replacement's place to positions, and
+    where the text resumes after each token to resumes (with positions only)."""
     cdef int kind = PyUnicode_KIND(text), out_kind = kind
     cdef const void* data = PyUnicode_DATA(text)
     cdef Py_ssize_t n = len(text), size = n, index, count = tokens.count
@@ -172,17 +174,23 @@ cdef object join_tokens(str text, Tokens* tokens, list replacements, list positi
     if count == 0:
         return text
     buffer = PyMem_Malloc(size * out_kind + 1)
-    places.at = places.groups = NULL
+    places.at = places.groups = places.resume = NULL
     places.count = 0
     if positions is not None:
         places.at = <Py_ssize_t*>PyMem_Malloc(count * sizeof(Py_ssize_t))
         places.groups = <Py_ssize_t*>PyMem_Malloc(count * sizeof(Py_ssize_t))
+        places.resume = <Py_ssize_t*>PyMem_Malloc(count * sizeof(Py_ssize_t))
         wanted = &places
-    if buffer == NULL or (positions is not None and (places.at == NULL or places.groups == NULL)):
+    if buffer == NULL or (positions is not None and (
+            places.at == NULL or places.groups == NULL or places.resume == NULL)):
         PyMem_Free(buffer)
         PyMem_Free(places.at)
         PyMem_Free(places.groups)
+        PyMem_Free(places.resume)
         raise MemoryError()
+    if wanted != NULL:
+        for index in range(count):
+            places.resume[index] = tokens.items[index].end
     start_join(&state, buffer, out_kind, False)
     try:
         if kind == 1:
@@ -195,11 +203,14 @@ cdef object join_tokens(str text, Tokens* tokens, list replacements, list positi
             fill_places(&places, count)
             for index in range(count):
                 positions.append(places.at[index])
+                if resumes is not None:
+                    resumes.append(places.resume[index])
         return PyUnicode_FromKindAndData(state.out.kind, state.out.data, state.out.length)
     finally:
         PyMem_Free(buffer)
         PyMem_Free(places.at)
         PyMem_Free(places.groups)
+        PyMem_Free(places.resume)
 
 
 def join(str text not None, tokens, replacements):
@@ -211,7 +222,7 @@ def join(str text not None, tokens, replacements):
         raise TypeError("replacements must be None or a list as long as tokens")
     cdef Tokens array
     cdef Py_ssize_t pos = 0, n = len(text), start, end
-    cdef list positions = []
+    cdef list positions = [], resumes = []
     init_tokens(&array)
     try:
         for index, token in enumerate(tokens):
@@ -227,7 +238,7 @@ def join(str text not None, tokens, replacements):
                 raise TypeError("replacements must hold str")
             push_token(&array, 0, start, end, 0, 0, 0, 0)
             pos = end
-        return join_tokens(text, &array, replacements, positions), positions
+        return join_tokens(text, &array, replacements, positions, resumes), positions, resumes
     finally:
         free_tokens(&array)
 
@@ -766,13 +777,18 @@ cdef str joined_prefix(str head, str text, Py_ssize_t kept):
     return <str>out
 
 
+@cython.final  # (its methods are called directly, not through a table)
 cdef class StreamFront:
     """The common delta of a `CleanStream` in one C call (see clean_py.StreamFront); with `own`
     (set by a plain stream) also the deltas that end a line or decide a marker, in a line that
     cannot be code (see `own_feed`)."""
 
     cdef public object owner, entity
+    # (An append to one of these holds the list in a local first: the attribute may be set
+    # from Python, and without the GIL an append that waits for the list's lock would find
+    # the list it borrowed freed.)
     cdef public list pending, parts
+    cdef bint busy  # a call of the stream runs (see `enter`)
     cdef public bint on, waiting, own, mixed
     cdef public int state
     cdef public Py_ssize_t parts_length, looked, pending_length, line_from
@@ -817,11 +833,18 @@ cdef class StreamFront:
     @cython.always_allow_keywords(False)
     @cython.critical_section  # one delta at a time per stream, with or without the GIL
     def feed(self, chunk):
+        # The common delta runs no Python code and waits for no lock but its own lists' (which
+        # only a claimed call reads), so the critical section keeps it whole; the paths that
+        # run Python code claim the stream (`own_or_slow`, `slow`), and a delta that comes
+        # while a claim holds is refused.
         cdef Py_ssize_t n, kept
         cdef int kind
         cdef const void* data
         cdef str text, out
+        cdef list pending, parts  # (held here: see `pending`)
         cdef bint started = False
+        if self.busy:
+            raise ValueError(STREAM_BUSY)
         if (type(chunk) is not str or self.tail is None or self.parts is None
                 or self.pending is None):
             return self.slow(chunk)  # (the lists may be set from Python; None is not one)
@@ -833,9 +856,10 @@ cdef class StreamFront:
         if self.waiting:
             if find_decides(kind, data, 0, n) >= 0:
                 return self.own_or_slow(text)
-            self.pending.append(text)
+            pending, parts = self.pending, self.parts
+            pending.append(text)
             self.pending_length += n
-            self.parts.append(text)
+            parts.append(text)
             self.parts_length += n
             self.work += n
             return ""
@@ -850,7 +874,8 @@ cdef class StreamFront:
             kept = n
         while kept and in_set(&NOT_PLAIN_SET, read_unit(kind, data, kept - 1)):
             kept -= 1
-        self.pending.append(text)
+        pending = self.pending
+        pending.append(text)
         self.pending_length += n
         self.work += n
         if started:
@@ -862,7 +887,8 @@ cdef class StreamFront:
             else:
                 # A long run with nothing to release (blanks, brackets): kept in parts, which
                 # the stream looks at by its doubling rule, so the run costs its length once.
-                self.parts.append(text)
+                parts = self.parts
+                parts.append(text)
                 self.parts_length += n
                 self.on = False
             return ""
@@ -877,11 +903,35 @@ cdef class StreamFront:
         return out
 
     @cython.critical_section
+    def enter(self):
+        """Claim the stream for a call other than feed (its close, feed_snapshot, held): the
+        stream's calls run one at a time, and one made while another runs (in another
+        thread, or from a callback of the running one) is refused, so that the stream's
+        state is never torn.  A critical section alone would not do: the slow path runs
+        Python code, during which a thread without the GIL lets it go."""
+        if self.busy:
+            raise ValueError(STREAM_BUSY)
+        self.busy = True
+
+    def leave(self):
+        self.busy = False
+
+    @cython.critical_section
     def finish(self):
         """`CleanStream.close()` of a line the front owns: its held text cleaned by the rules
         of the end of the text, and the front closed as the stream's close leaves it (its
         owner CLOSED_OWNER, so that a later feed raises, and nothing held).  None, and nothing
-        changed, when the stream must close it itself."""
+        changed, when the stream must close it itself.  Claimed as feed's slow paths are (an
+        entity's name may run Python code)."""
+        if self.busy:
+            raise ValueError(STREAM_BUSY)
+        self.busy = True
+        try:
+            return self.finish_line()
+        finally:
+            self.busy = False
+
+    cdef object finish_line(self):
         cdef str text
         cdef object shown
         cdef int start_kind
@@ -908,15 +958,23 @@ cdef class StreamFront:
         return shown
 
     cdef object slow(self, chunk):
-        return self.owner._slow(chunk)
+        self.busy = True  # (see feed)
+        try:
+            return self.owner._slow(chunk)
+        finally:
+            self.busy = False
 
     cdef object own_or_slow(self, str chunk):
         cdef object out
-        if self.own and self.state != FRONT_OFF:
-            out = self.own_feed(chunk)
-            if out is not None:
-                return out
-        return self.slow(chunk)
+        self.busy = True  # (see feed: own_feed may run the stream's Python code too)
+        try:
+            if self.own and self.state != FRONT_OFF:
+                out = self.own_feed(chunk)
+                if out is not None:
+                    return out
+            return self.owner._slow(chunk)
+        finally:
+            self.busy = False
 
     cdef str joined(self, str chunk):
         """The line's undecided text: the tail, the parts, then chunk (None: none)."""
@@ -993,10 +1051,12 @@ cdef class StreamFront:
         cdef int state = self.state
         cdef str text
         cdef object shown
+        cdef list pending, parts  # (held here: see `pending`)
         if SHORT_HOLD < len(self.tail) + self.parts_length + n < 2 * self.looked:
-            self.pending.append(chunk)
+            pending, parts = self.pending, self.parts
+            pending.append(chunk)
             self.pending_length += n
-            self.parts.append(chunk)
+            parts.append(chunk)
             self.parts_length += n
             self.work += n
             self.on = self.waiting = False  # held parts: the next delta comes here too
@@ -1005,7 +1065,8 @@ cdef class StreamFront:
         shown = self.look(text, &state, &cut, self.context_unit)
         if shown is None:
             return None
-        self.pending.append(chunk)
+        pending = self.pending
+        pending.append(chunk)
         self.pending_length += n
         self.work += n + len(text)
         self.parts = []
@@ -1139,7 +1200,8 @@ cdef class StreamFront:
         join is the stream since the last sync; `line_from` is where the line being written
         starts in it), and the next line starts, empty, in `state`."""
         cdef Py_ssize_t n = len(chunk)
-        self.pending.append(chunk)
+        cdef list pending = self.pending  # (held here: see `pending`)
+        pending.append(chunk)
         self.pending_length += n
         self.line_from = self.pending_length - (n - last - 1)
         self.work += work

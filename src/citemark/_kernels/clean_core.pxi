@@ -1065,11 +1065,16 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
     at_line_start = in_set(&LINE_BREAK_SET, out.before)
     if in_set(&LINE_BREAK_SET, following):
         drop_trail(out)
+        if at_line_start and following == c'\n' and end < n:
+            end += 1  # the run emptied its line: the line goes (the twin's)
     elif in_set(&BLANK_SET, following):
         if end != start:
             resume = blanks_end(data, n, end, &beyond)
         if at_line_start:
             end = resume
+            if resume < n and beyond == c'\n':
+                drop_trail(out)
+                end = resume + 1  # (as above)
         elif unspaced_join(out.before, beyond):
             drop_trail(out)
             end = resume
@@ -1088,6 +1093,9 @@ cdef struct Places:
     Py_ssize_t* at
     Py_ssize_t* groups
     Py_ssize_t count  # groups on the stack
+    # resume[k]: where the text resumes after token k (its end, or past what the spacing
+    # rule took after the run it ends), for the cuts of a mapped clean
+    Py_ssize_t* resume
 
 
 cdef inline void put_place(Places* places, Py_ssize_t index, Py_ssize_t place) noexcept nogil:
@@ -1170,6 +1178,7 @@ cdef void join_one(Join* state, const unit_t* data, Py_ssize_t n, const Token* t
         return  # the spacing is decided at the run's end
     state.pos = space(data, n, token.end, &state.out)
     if places != NULL:
+        places.resume[index] = state.pos
         settle(places, &state.out)
         for run_index in range(state.run_first, index + 1):
             put_place(places, run_index, state.out.length)

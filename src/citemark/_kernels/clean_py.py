@@ -21,11 +21,11 @@ Linear: every START's body search ends at the next START, so bodies never overla
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Callable
 from typing import Any
 
-from .._core.grammar import FAMILY_CHAR, TURN_ID, check_owner
+from .._core.grammar import FAMILY_CHAR, STREAM_BUSY, TURN_ID, check_owner
+from .._core.protocols import StreamClaim
 from .._core.shapes import (
     BARE,
     BLANKS,
@@ -344,8 +344,13 @@ class Places:
         return at
 
 
-def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tuple[str, list[int]]:
-    """text with each token replaced, and the position of each replacement in the result."""
+def join(
+    text: str, tokens: list[Token], replacements: list[str] | None
+) -> tuple[str, list[int], list[int]]:
+    """text with each token replaced, the position of each replacement in the result, and
+    where the text resumes after each token (its end, or, for the last of a run of
+    removals, past what the spacing rule took after the run: the cuts of a mapped clean
+    need it where the characters it took have twins, as a line feed after an emptied line)."""
     if type(text) is not str:
         raise TypeError(f"text must be str, not {type(text).__name__}")
     if type(tokens) is not list:
@@ -357,6 +362,7 @@ def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tupl
     n = len(text)
     out = Output()
     places = Places(len(tokens))
+    resumes: list[int] = []
     pos = 0
     run_first = 0  # the first token of the current run of adjacent removals
     for index, token in enumerate(tokens):
@@ -374,6 +380,7 @@ def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tupl
             out.emit(text[pos:start])
             run_first = index
         pos = end
+        resumes.append(end)
         if replacement:
             places.put(index, out.length)
             out.emit(replacement)
@@ -386,7 +393,7 @@ def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tupl
             and (replacements is None or not replacements[index + 1])
         ):
             continue  # the run goes on: the spacing is decided at its end
-        pos = space(text, end, out)
+        pos = resumes[index] = space(text, end, out)
         places.settle(out)
         for run_index in range(run_first, index + 1):
             places.put(run_index, out.length)
@@ -394,8 +401,8 @@ def join(text: str, tokens: list[Token], replacements: list[str] | None) -> tupl
     out.emit(text[pos:])
     positions = places.places()
     if not positions and pos == 0:
-        return text, positions
-    return "".join(out.pieces), positions
+        return text, positions, resumes
+    return "".join(out.pieces), positions, resumes
 
 
 def _pair(opener: str, closer: str) -> bool:
@@ -471,11 +478,16 @@ def space(text: str, end: int, out: Output) -> int:
     at_line_start = out.before in LINE_BREAKS
     if following in LINE_BREAKS:
         out.drop_trail()
+        if at_line_start and following == "\n" and end < n:
+            end += 1  # the run emptied its line: the line goes (a blank one would end a paragraph)
     elif following in BLANKS:
         if end != start:
             resume = _blanks_end(text, end)
         if at_line_start:
             end = resume
+            if resume < n and text[resume] == "\n":
+                out.drop_trail()
+                end += 1  # (as above)
         elif unspaced_join(out.before, text[resume] if resume < n else "\n"):
             out.drop_trail()
             end = resume
@@ -577,7 +589,7 @@ _FRONT_STOP = re.compile(f"[{re.escape(FRONT_STOPS)}{PRIVATE_RANGE}]")
 _DECIDES = re.compile(f"[{START}{STOP}{re.escape(FRONT_STOPS)}]")
 
 
-class StreamFront:
+class StreamFront(StreamClaim):
     """The common delta of a `CleanStream` in one call.  While `on` (the stream's line cannot
     be code and holds nothing undecided but blanks, brackets or separators in `tail`), a
     delta with none of `_FRONT_STOP` goes out up to its last character not in NOT_PLAIN, the
@@ -608,7 +620,7 @@ class StreamFront:
         if entity is not None and not callable(entity):
             raise TypeError(f"entity must be None or callable, not {type(entity).__name__}")
         self.owner = owner
-        self._lock = threading.RLock()  # the stream may hand a delta back (a str subclass)
+        StreamClaim.__init__(self)
         self.pending = pending
         self.on = False
         self.waiting = False
@@ -628,13 +640,17 @@ class StreamFront:
         self.raw = 0
 
     def finish(self) -> str | None:
+        if self._lock.locked():  # (refused while another call runs, as the compiled front's)
+            raise ValueError(STREAM_BUSY)
         return None
 
     def feed(self, chunk: str) -> str:
-        # One delta at a time per stream, as the compiled front's critical section: threads
-        # that share a stream by mistake must not tear its state, with or without the GIL.
-        with self._lock:
+        # The stream's calls run one at a time, as the compiled front's claim (see StreamClaim).
+        self.enter()
+        try:
             return self._feed(chunk)
+        finally:
+            self.leave()
 
     def _feed(self, chunk: str) -> str:
         if type(chunk) is not str:

@@ -72,6 +72,7 @@ from libc.string cimport memcmp, memset
 from citemark._core.dropin import CITATION_TEMPLATE as _CITATION_TEMPLATE
 from citemark._core.grammar import (
     OWNER_TYPES as _OWNER_TYPES,
+    STREAM_BUSY,
     check_owner,
     check_rules,
     stop_in_family,
@@ -1054,18 +1055,21 @@ cdef inline bint has_mark(int kind, const void* data, Py_ssize_t n,
     return find_mark(<const Py_UCS4*>data, 0, n, mark) >= 0
 
 
+@cython.final  # (its methods are called directly, not through a table)
 cdef class StreamFront:
     """The common delta of a `StreamParser` in one C call (see scan_py.StreamFront, which
     says what each path does)."""
 
     cdef public object owner
-    cdef public list pieces
+    cdef public list pieces  # (an append holds it in a local first: see clean_c's `pending`)
+    cdef bint busy  # a call of the stream runs (see clean_c's StreamFront.enter)
     cdef public Py_ssize_t held_length, looked_at, raw_units, clean_units, work
     cdef public bint open
     cdef readonly Grammar grammar
     cdef readonly object cls, update
     cdef readonly int units
     cdef object recent, earlier  # the last two empty updates given (see `empty`)
+    cdef object dropped  # the update `empty` let go of, freed once feed gave the stream back
 
     def __init__(self, owner, Grammar grammar not None, cls, update, units):
         if type(owner) not in _OWNER_TYPES:  # (the call costs more than the lookup)
@@ -1086,11 +1090,37 @@ cdef class StreamFront:
     # default (a cyfunction that parses keywords) costs as much as the common delta's work.
     @cython.binding(False)
     @cython.always_allow_keywords(False)
-    @cython.critical_section  # one delta at a time per stream, with or without the GIL
+    @cython.critical_section  # the claim below is one step, with or without the GIL
     def feed(self, chunk):
+        if type(chunk) is not str and isinstance(chunk, str):
+            chunk = str.__str__(chunk)  # a str subclass: its plain copy is fed
+        if self.busy:
+            raise ValueError(STREAM_BUSY)
+        self.busy = True
+        try:
+            return self.feed_one(chunk)
+        finally:
+            self.busy = False
+            # What the caller put in that update may run code when it is freed, and that
+            # code may feed the stream: freed here, after the claim, when this call returns.
+            _dropped, self.dropped = self.dropped, None
+
+    @cython.critical_section
+    def enter(self):
+        """Claim the stream for a call other than feed (see clean_c's StreamFront.enter)."""
+        if self.busy:
+            raise ValueError(STREAM_BUSY)
+        self.busy = True
+
+    def leave(self):
+        self.busy = False
+
+    cdef inline object feed_one(self, chunk):
+        """feed once the stream is claimed."""
         cdef Py_ssize_t n, length
         cdef int kind
         cdef const void* data
+        cdef list pieces
         if type(chunk) is not str or not self.open or self.pieces is None:
             return self.owner._slow(chunk)
         n = len(<str>chunk)
@@ -1108,7 +1138,8 @@ cdef class StreamFront:
             return self.look(chunk)
         if not 0 <= self.held_length <= PY_SSIZE_T_MAX - n:
             raise OverflowError("held_length must stay within 0..PY_SSIZE_T_MAX")
-        self.pieces.append(chunk)
+        pieces = self.pieces  # (held here, as clean_c's front holds its lists: see `appended`)
+        pieces.append(chunk)
         self.held_length += n
         # Held text is looked at again once it has doubled, or when a STOP comes (it
         # usually decides the STARTs before it): each look is linear, and so is their sum.  The
@@ -1126,7 +1157,7 @@ cdef class StreamFront:
         # (The checks read the attributes without a reference of their own, which would
         # count as a holder.)
         cdef PyObject* earlier = <PyObject*>self.earlier
-        cdef object update, _dropped
+        cdef object update
         if self.earlier is not None and cm_refilled(earlier, <PyObject*>text) != NULL:
             update = self.earlier
             self.earlier = self.recent
@@ -1135,9 +1166,8 @@ cdef class StreamFront:
             return self.recent
         else:
             update = empty_update(self.update, text)
-            # The update let go of is freed only when this call returns: what the caller put
-            # in its list may run code then, which must find the front as it is left here.
-            _dropped = self.earlier
+            # The update let go of is freed once feed returns (see feed).
+            self.dropped = self.earlier
             self.earlier = self.recent
         self.recent = update
         return update

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import re
 import sys
-import threading
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -43,6 +42,7 @@ from .._core.grammar import (
     check_rules,
     stop_in_family,
 )
+from .._core.protocols import StreamClaim
 
 if TYPE_CHECKING:
     from .._core.protocols import Matcher
@@ -387,7 +387,7 @@ def undecided_from(text: str, grammar: Grammar) -> int:
     return first_undecided(text, grammar, scan(text, grammar, True))
 
 
-class StreamFront:
+class StreamFront(StreamClaim):
     """The common delta of a `citemark.stream.StreamParser` in one call.  While `open` (a
     parser without skip_code, a stream not closed), the held text is `pieces` (the chunks
     as they came, `held_length` long; `looked_at`: its length after the last look):
@@ -412,7 +412,7 @@ class StreamFront:
         if not (isinstance(update, type) and issubclass(update, tuple)):
             raise TypeError("update must be a tuple subclass")
         self.owner = owner
-        self._lock = threading.RLock()  # the stream may hand a delta back (a str subclass)
+        StreamClaim.__init__(self)
         self.grammar = grammar
         self.cls = cls
         self.update = update
@@ -422,10 +422,14 @@ class StreamFront:
         self.open = True
 
     def feed(self, chunk: str) -> Any:
-        # One delta at a time per stream, as the compiled front's critical section: threads
-        # that share a stream by mistake must not tear its state, with or without the GIL.
-        with self._lock:
+        # The stream's calls run one at a time, as the compiled front's claim (see StreamClaim).
+        if type(chunk) is not str and isinstance(chunk, str):
+            chunk = str.__str__(chunk)  # a str subclass: its plain copy, as the compiled front
+        self.enter()
+        try:
             return self._feed(chunk)
+        finally:
+            self.leave()
 
     def _feed(self, chunk: str) -> Any:
         if type(chunk) is not str or not self.open or self.pieces is None:
