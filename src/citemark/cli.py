@@ -63,7 +63,8 @@ exit codes:
        a write error (a full disk); a bad row (invalid JSON, not UTF-8, missing or
        non-string field) without --skip-bad: the run stops there, naming file and line;
        an input that shrank while it was read, or a worker process that died
-  130  interrupted (the output holds whole lines: those of the rows done before)
+  130  interrupted (the output holds whole lines: those of the rows done before; a
+       Parquet output is not written)
   143  stopped by SIGTERM (kill, timeout, a service manager), as Ctrl-C stops a run
   141  the reader of standard output went away (`citemark ... | head`): the run stops
        quietly, with the status of a filter that SIGPIPE ended (as `cat` and `grep`)

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,12 +47,21 @@ def stripped(i: int) -> bytes:
 
 
 def stop_midway(
-    tmp_path: Path, args: list[str], stop: int, *, group: bool
+    tmp_path: Path,
+    args: list[str],
+    stop: int,
+    *,
+    group: bool,
+    out: Path | None = None,
+    written: Callable[[], bool] | None = None,
 ) -> tuple[int, str, bytes, float, int]:
     """Run `citemark ARGS -o OUT` in its own process group (as a shell job), feed it rows
-    until it has written some, then send `stop` to the group or to the main process alone:
-    (exit code, stderr, the output, seconds from the signal to the exit, the group's id)."""
-    out = tmp_path / "out.jsonl"
+    until it has written some (`written()`: OUT is not empty), then send `stop` to the group
+    or to the main process alone: (exit code, stderr, the output (b"" if none), seconds from
+    the signal to the exit, the group's id)."""
+    out = out or tmp_path / "out.jsonl"
+    if written is None:
+        written = lambda: out.exists() and out.stat().st_size > 0  # noqa: E731
     process = subprocess.Popen(
         [sys.executable, "-m", "citemark", *args, "-q", "--chunk-rows", "500", "-o", str(out)],
         stdin=subprocess.PIPE,
@@ -62,12 +72,12 @@ def stop_midway(
     assert process.stderr is not None
     sent = 0
     began = time.monotonic()
-    while (not out.exists() or out.stat().st_size == 0) and time.monotonic() - began < 120:
+    while not written() and time.monotonic() - began < 120:
         block = b"\n".join(row(i) for i in range(sent, sent + 2000)) + b"\n"
         process.stdin.write(block)
         process.stdin.flush()
         sent += 2000
-    assert out.stat().st_size > 0, "no output before the signal"
+    assert written(), "no output before the signal"
     if group:
         os.killpg(process.pid, stop)
     else:
@@ -82,7 +92,8 @@ def stop_midway(
         raise AssertionError(f"no end 30 s after the signal; stderr: {err.decode()}") from None
     elapsed = time.monotonic() - stopped
     code = process.returncode
-    return code, err.decode(), out.read_bytes(), elapsed, process.pid
+    data = out.read_bytes() if out.exists() else b""
+    return code, err.decode(), data, elapsed, process.pid
 
 
 def live_processes_of_group(group: int) -> list[int]:
@@ -141,6 +152,68 @@ def test_sigterm_stops_worker_processes_with_143_and_whole_lines(
         time.sleep(0.1)
         left = live_processes_of_group(pid)
     assert not left, f"processes left behind: {left}"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads processes in /proc")
+def test_kill_9_of_the_main_process_leaves_no_process_behind(tmp_path: Path) -> None:
+    """SIGKILL to the main process alone while worker processes (clean --lenient) are busy
+    and more input is pending: nothing can stop them but themselves, and every process of the
+    run (the forkserver, the workers, the resource tracker) ends within seconds. (They used to
+    wait for each other for ever: the forkserver for its pipe from the main process, which
+    the workers hold copies of, and the workers for the forkserver to end.)"""
+    args = ["clean", "--lenient", "--field", "r.t", "-j", "2"]
+    # (stop_midway waits for standard error's end, which every process of the run holds)
+    code, _, _, elapsed, pid = stop_midway(tmp_path, args, signal.SIGKILL, group=False)
+    assert code == -signal.SIGKILL
+    deadline = time.monotonic() + 10
+    left = live_processes_of_group(pid)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = live_processes_of_group(pid)
+    if left:
+        os.killpg(pid, signal.SIGKILL)
+    assert not left, f"processes left behind: {left}"
+    assert elapsed < 10
+
+
+@pytest.mark.needs("pyarrow")
+def test_an_interrupted_parquet_output_is_never_a_whole_looking_file(tmp_path: Path) -> None:
+    """Ctrl-C while Parquet is written: exit 130, and no Parquet file at the output's name
+    (a file already there is left as it was), where the footer written on the way out used
+    to make a prefix of the rows a valid file; nor one from a run stopped at a bad row. The
+    rows go to a temporary file beside the output, renamed to it when the run is whole."""
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "out.parquet"
+    out.write_bytes(b"an earlier output")
+
+    def partial() -> list[Path]:
+        return list(tmp_path.glob(".out.parquet.*"))
+
+    def written() -> bool:  # (at the output's name itself, before the fix)
+        with out.open("rb") as file:
+            rewritten = file.read(4) == b"PAR1"
+        return rewritten or any(path.stat().st_size > 0 for path in partial())
+
+    args = ["extract", "--field", "r.t", "-j", "2"]
+    code, err, data, _, _ = stop_midway(
+        tmp_path, args, signal.SIGINT, group=True, out=out, written=written
+    )
+    assert code == 130, err
+    assert "Traceback" not in err
+    assert data == b"an earlier output"
+    assert not partial()
+    # a run stopped by a bad row: no file either
+    stopped = citemark("extract", "-", "--field", "r.t", "-o", str(out), stdin=row(0) + b"\n{\n")
+    assert stopped.returncode == 2, stopped.err
+    assert out.read_bytes() == b"an earlier output"
+    assert not partial()
+    # a whole run replaces it
+    rows = b"".join(row(i) + b"\n" for i in range(3))
+    whole = citemark("extract", "-", "--field", "r.t", "-o", str(out), "-j", "2", stdin=rows)
+    assert whole.returncode == 0, whole.err
+    assert pq.read_table(out).column("row").to_pylist() == [0, 1, 2]
+    assert not partial()
 
 
 # --- depth, surrogates, blank lines, line endings ------------------------------------------

@@ -53,7 +53,8 @@ def run(
 ) -> Outcome:
     """Every task's result written in order.  Ctrl-C (KeyboardInterrupt, raised from here) or
     SIGTERM (common.Terminated) never cuts a write: the output is always a prefix of whole
-    results, so of whole lines."""
+    results, so of whole lines; a Parquet output is finished only by a run that reached its
+    end (`Output.close`)."""
     outcome = Outcome(stats=Stats() if job.command == "stats" else None)
     keep_freed_memory()
     threads = (
@@ -75,6 +76,7 @@ def run(
             raise stop_for(signum)
 
     previous = _install(on_stop)
+    complete = False  # the run reached its end: a Parquet output is finished
     try:
         tasks = iter(inputs)
         results = ordered_results(job, tasks, jobs, threads)
@@ -109,10 +111,13 @@ def run(
                     break
         if not inputs.problems and not outcome.stopped:
             output.open()  # every input read: an empty result is still a file
+        complete = not outcome.stopped
     finally:
         writing = True  # a second Ctrl-C while the output is closed waits for it
         try:
-            output.close()
+            # Interrupted, stopped at a bad row or by an error: a Parquet output is not
+            # finished (no footer, or no file), so that it cannot pass for a whole one.
+            output.close(complete=complete and pending is None)
         finally:
             _restore(previous)
     if pending is not None:

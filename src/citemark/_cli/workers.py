@@ -9,9 +9,10 @@ import os
 import signal
 from collections import deque
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from itertools import chain
 from typing import TYPE_CHECKING, Any
+from weakref import WeakKeyDictionary
 
 from .commands import Job
 from .work import Result, Task, process
@@ -49,8 +50,9 @@ def ordered_results(job: Job, tasks: Iterator[Task], jobs: int, threads: bool) -
         while window:
             yield window.popleft().result()
     finally:
-        for future in window:
-            future.cancel()
+        # (_stop cancels the tasks not started through the pool's own shutdown: a future
+        # cancelled here, under the pool's manager thread, made that thread fail on 3.11
+        # when it then marked the tasks of the killed workers broken, with a traceback)
         _stop(pool)
 
 
@@ -62,7 +64,21 @@ def _pool(jobs: int, threads: bool) -> Executor:
         return ThreadPoolExecutor(max_workers=jobs)
     from concurrent.futures import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=_context(), initializer=_worker_init)
+    context = _context()
+    # The workers' lifeline (_die_with_main): only this process holds the write end (a pipe
+    # is not inherited: the forkserver and the resource tracker start with the descriptors
+    # they are given); each worker is given a copy of the read end, which reads its end of
+    # file when this process ends, however it ends.  _stop closes both ends.
+    reader, writer = context.Pipe(duplex=False)
+    pool = ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_worker_init, initargs=(reader,)
+    )
+    _lifelines[pool] = (reader, writer)
+    return pool
+
+
+# Each process pool's lifeline, both ends.
+_lifelines: WeakKeyDictionary[Executor, tuple[Any, Any]] = WeakKeyDictionary()
 
 
 # The signals that stop a run: the main process alone handles them (batch.run).
@@ -124,19 +140,22 @@ def _stop(pool: Executor) -> None:
     feeder = getattr(call_queue, "_thread", None)  # started by the queue's first task
     if feeder is not None:
         feeder.join(5)
+    for end in _lifelines.pop(pool, ()):
+        end.close()
 
 
-def _worker_init() -> None:
+def _worker_init(lifeline: Any = None) -> None:
     for stop in STOPS:
         signal.signal(stop, signal.SIG_IGN)
     _die_with_parent()
+    if lifeline is not None:
+        _die_with_main(lifeline)
     keep_freed_memory()
 
 
 def _die_with_parent() -> None:
-    """Linux: the worker is killed when its parent ends (the forkserver, which ends with the
-    main process, or the main process itself), so a main process killed outright leaves no
-    worker behind waiting for tasks."""
+    """Linux: the worker is killed when its parent ends (the forkserver, or the main process
+    itself where there is no forkserver)."""
     import ctypes
 
     try:
@@ -147,6 +166,27 @@ def _die_with_parent() -> None:
     prctl(pr_set_pdeathsig, signal.SIGKILL)
     if os.getppid() == 1:  # the parent ended before the call: nothing would signal it
         os._exit(1)
+
+
+def _die_with_main(lifeline: Any) -> None:
+    """The worker ends when the main process does, however it ends (`kill -9` included): a
+    thread waits on `lifeline`, the read end of a pipe whose write end the main process
+    alone holds and never writes to, and ends the worker at its end of file.
+
+    The parent's death signal alone is not enough: a worker's parent is the forkserver, which
+    ends when the pipe that the main process keeps open to it reads its end of file, but
+    every worker is given a copy of that pipe's write end (to start processes of its own),
+    so after a `kill -9` of the main process the forkserver and the workers waited on each
+    other for ever, and the resource tracker, whose pipe the workers hold too, with them.
+    With the workers gone, both end."""
+    import threading
+
+    def watch() -> None:
+        with suppress(EOFError, OSError):
+            lifeline.recv_bytes()  # nothing is ever sent: returns at the end of file
+        os._exit(1)
+
+    threading.Thread(target=watch, name="citemark-lifeline", daemon=True).start()
 
 
 def _context() -> Any:
