@@ -167,6 +167,9 @@ cdef object join_tokens(str text, Tokens* tokens, list replacements, list positi
     cdef void* buffer
     cdef str replacement
     if replacements is not None:
+        # A copy of its own: the buffer is sized from it and filled from it, and the
+        # caller's list may change in between (another thread, or an entity's code).
+        replacements = list(replacements)
         for replacement in replacements:
             size += len(replacement)
             if PyUnicode_KIND(replacement) > out_kind:

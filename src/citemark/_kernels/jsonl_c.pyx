@@ -1377,15 +1377,18 @@ def citation_lines(str file not None, list rows not None, list citations not Non
     surrogate in ASCII JSON (json.dumps(..., ensure_ascii=True))."""
     cdef Out out
     cdef Py_ssize_t i
-    if len(rows) != len(citations):
+    # Tuples of its own, indexed below without bounds checks: the caller's lists may change
+    # while a line is written (another thread's code, or a citation's).
+    cdef tuple row_numbers = tuple(rows), found = tuple(citations)
+    if len(row_numbers) != len(found):
         raise ValueError("rows and citations must be as long")
-    for row in rows:
+    for row in row_numbers:
         if type(row) is not int:
             raise TypeError(f"rows must hold int, not {type(row).__name__}")
     out = Out(NULL, 0, 0, False)
     try:
-        for i in range(len(rows)):
-            _put_line(&out, file, rows[i], citations[i])
+        for i in range(len(row_numbers)):
+            _put_line(&out, file, row_numbers[i], found[i])
         return PyBytes_FromStringAndSize(out.data, out.size)
     finally:
         free(out.data)
