@@ -45,7 +45,9 @@ prose, and never touches Markdown code:
 Spacing rule: a removal never doubles a space or leaves one before punctuation.  Where a run
 of removed markers ends, the blanks just before it are dropped when what follows is a line
 end, the end of the text, a blank, or closing punctuation (`.,;:!?)]}%` and their CJK
-forms), and the blanks between it and closing punctuation go too ("a <m> ." is "a."); at
+forms; a run of a straight quote or emphasis mark that no letter or digit follows, as in
+'"yes <m>"' or "**fact <m>**"), and the blanks between it and closing punctuation go too
+("a <m> ." is "a."); at
 the start of a line, the indentation stays and the blanks after the run are dropped instead,
 and a line the run empties goes with its line feed ("x\n<m>\ny" is "x\ny", not a blank line
 that would end the paragraph).  So "sentence. <marker>" is "sentence." and "a <marker> b" is

@@ -69,6 +69,13 @@ CASES = {
         "\u092f\u0939 \u0938\u091a \u0939\u0948\u0964",
     ),
     "opening-quote-not-closing": ("said " + cite("turn0search0") + ' "yes"', 'said "yes"'),
+    # a straight quote or emphasis mark closes when no letter or digit follows its run
+    "closing-quote": ('"yes ' + cite("turn0search0") + '" now', '"yes" now'),
+    "json-string-value": ('{"city": "Kyoto ' + cite("turn0search0") + '"}', '{"city": "Kyoto"}'),
+    "closing-bold": ("**fact " + cite("turn0search0") + "** here", "**fact** here"),
+    "closing-bold-spaced": ("**fact " + cite("turn0search0") + " **.", "**fact**."),
+    "opening-emphasis": ("see " + cite("turn0search0") + " *word*", "see *word*"),
+    "separator-before-quote": ('"Paris, ' + cite("turn0search0") + '"', '"Paris"'),
     # families
     "filecite-with-locator": (
         "See " + cite("turn1file0", "L8-L13", family="filecite") + ".",

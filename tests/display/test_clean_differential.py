@@ -126,7 +126,7 @@ def oracle_clean(text: str, code_ranges: list[tuple[int, int]]) -> str:
         blanks_end = pos
         while blanks_end < len(text) and text[blanks_end] in BLANKS:
             blanks_end += 1
-        if pos < blanks_end < len(text) and text[blanks_end] in CLOSING:
+        if pos < blanks_end < len(text) and closing(text, blanks_end):
             pos = blanks_end  # blanks between the removals and closing punctuation go
         unwrapped = False
         while True:  # what the removals emptied: brackets, separators
@@ -149,7 +149,7 @@ def oracle_clean(text: str, code_ranges: list[tuple[int, int]]) -> str:
                 out = kept[:-1]
                 pos += 1
                 continue
-            if last in SEPARATORS and following in CLOSING + "\n\r":
+            if last in SEPARATORS and (following in "\n\r" or closing(text, pos)):
                 out = kept[:-1]
                 continue
             break
@@ -173,9 +173,20 @@ def oracle_clean(text: str, code_ranges: list[tuple[int, int]]) -> str:
                 out, pos = kept, resume
             elif len(kept) < len(out):
                 out = kept
-        elif not line_start and (following in CLOSING or unspaced(kept[-1], following)):
+        elif not line_start and (closing(text, pos) or unspaced(kept[-1], following)):
             out = kept
     return out + text[pos:]
+
+
+def closing(text: str, at: int) -> bool:
+    """Closing punctuation at text[at], or a straight quote or emphasis mark whose run
+    (`"`, `'`, `*`, `_`) no letter or digit follows."""
+    if at >= len(text):
+        return False
+    if text[at] in CLOSING:
+        return True
+    run = re.match(r"(\"+|'+|\*+|_+)(.?)", text[at:], re.DOTALL)
+    return run is not None and not run[2].isalnum()
 
 
 def _unwrap(out: str) -> str | None:
@@ -247,6 +258,9 @@ ATOMS = [
     "\uff08",
     "\ud55c",
     "\u060c",  # Arabic's comma: closing punctuation outside ASCII and CJK
+    '"',  # quotes and emphasis marks: closing only before no letter or digit
+    "'",
+    "**",
 ]
 texts = st.lists(st.sampled_from(ATOMS), max_size=40).map("".join)
 

@@ -135,6 +135,9 @@ fragments = st.lists(
             "\u4e2d",
             "\u3002",
             "\ud55c",
+            '"',
+            "**",
+            "'",
         ]
     ),
     max_size=40,

@@ -20,6 +20,10 @@ ENTITY = S + "entity" + D + '["k","Name"]' + E
 pieces = st.sampled_from(
     [
         "\u4e2d",
+        '"',
+        "**",
+        "'",
+        "a",
         "\u3002",
         MARKER,
         TITLED,
@@ -412,6 +416,10 @@ def test_a_front_owner_is_checked_by_its_class(implementation: str) -> None:
 own_pieces = st.sampled_from(
     [
         "\u4e2d",
+        '"',
+        "**",
+        "'",
+        "a",
         "\u3002",
         MARKER,
         TITLED,

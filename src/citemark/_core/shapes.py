@@ -54,6 +54,11 @@ CLOSING = (
     # Arabic's comma, semicolon, question mark and full stop; Devanagari's danda and double danda
     "\u060c\u061b\u061f\u06d4\u0964\u0965"
 )
+# Straight quotes and Markdown's emphasis marks open as well as close: after a removal, a run
+# of one of them counts as closing punctuation when no letter or digit follows the run
+# ('"yes <marker>"' is '"yes"', "**fact <marker>** here" keeps its bold; 'said <marker> "yes"'
+# and "<marker> *word*" keep their blank).
+QUOTES = "\"'*_"
 # Brackets and separators that removals may leave with nothing in them: "(<marker>)" and
 # "(<marker>, <marker>)" leave no "()" or "(,)".  OPENERS[k] is closed by CLOSERS[k]; every
 # closer is CLOSING too.  A separator goes when nothing stands on one side of it (an opener,
@@ -103,9 +108,9 @@ FRONT_ON = 2  # it goes out as far as it is decided
 # link text that a marker as its destination unwraps).
 FRONT_STOPS = "\n\r`~["
 # What a removal may take away before it (the spacing rule: blanks, a bracket or separator it
-# empties) or read after it, and line breaks: the front never ends a piece on one of these,
-# nor on a private-use character.
-NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + LINE_BREAKS
+# empties) or read after it (a quote, closing only before no letter or digit), and line
+# breaks: the front never ends a piece on one of these, nor on a private-use character.
+NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + LINE_BREAKS + QUOTES
 # What may start a line before its kind is known: blanks and container marks (an indented
 # code line's code comes after them).
 LINE_ZONE = " \t>-+*.)0123456789"

@@ -23,6 +23,7 @@ from citemark._core import shapes as clean_rules
 
 cdef extern from "Python.h":
     void write_unit "PyUnicode_WRITE"(int kind, void* data, Py_ssize_t index, Py_UCS4 ch) nogil
+    bint Py_UNICODE_ISALNUM(Py_UCS4 ch) nogil
 
 cdef extern from "simd.h" nogil:
     # An alias, so that a module declaring cm_count_points itself can include this file.
@@ -220,7 +221,7 @@ cdef struct CharSet:
     # once: the loop over the set was a tenth of the kernel's work on web answers).
     unsigned long long ascii[2]
 
-cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET, ENTITY_NAME
+cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET, ENTITY_NAME, QUOTE_SET
 cdef CharSet OPENER_SET, CLOSER_SET, SEPARATOR_SET  # OPENER_SET.chars[k] pairs CLOSER_SET's
 cdef CharSet TITLED_NAMES[MAX_TITLED]
 cdef Py_ssize_t TITLED_COUNT = len(clean_rules.TITLED_FAMILIES)
@@ -241,6 +242,7 @@ cdef void fill(CharSet* target, str chars) except *:
 
 fill(&BLANK_SET, clean_rules.BLANKS)
 fill(&CLOSING_SET, clean_rules.CLOSING)
+fill(&QUOTE_SET, clean_rules.QUOTES)
 fill(&LINE_BREAK_SET, clean_rules.LINE_BREAKS)
 fill(&OPENER_SET, clean_rules.OPENERS)
 fill(&CLOSER_SET, clean_rules.CLOSERS)
@@ -1014,6 +1016,22 @@ cdef inline Py_ssize_t blanks_end(const unit_t* data, Py_ssize_t n, Py_ssize_t a
     return at
 
 
+cdef inline bint closes(const unit_t* data, Py_ssize_t n, Py_ssize_t at,
+                        Py_UCS4 first) noexcept nogil:
+    """Whether `first`, the character at data[at], closes after a removal: closing
+    punctuation, or a run of a quote that no letter or digit follows (the twin's `_closes`)."""
+    cdef Py_UCS4 ch = 0
+    if in_set(&CLOSING_SET, first):
+        return True
+    if not in_set(&QUOTE_SET, first):
+        return False
+    while at < n:  # (a quote is ASCII: one unit in every kind, and in UTF-8)
+        at = read_point(data, at, n, &ch)
+        if ch != first:
+            return not Py_UNICODE_ISALNUM(ch)
+    return True
+
+
 cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* out) noexcept nogil:
     """The spacing rule where a run of removals ended at `end`; returns where the text
     resumes (see the twin)."""
@@ -1026,7 +1044,7 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
     # below needs them too, when the loop leaves `end` where it was).
     start = end
     resume = blanks_end(data, n, end, &beyond)
-    if end < resume < n and in_set(&CLOSING_SET, beyond):
+    if end < resume < n and closes(data, n, resume, beyond):
         end = resume  # the blanks before closing punctuation go (the twin's)
     while True:
         following = c'\n'
@@ -1056,7 +1074,7 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
             end = next_end
             continue
         if in_set(&SEPARATOR_SET, last) and (
-            in_set(&CLOSING_SET, following) or in_set(&LINE_BREAK_SET, following)
+            closes(data, n, end, following) or in_set(&LINE_BREAK_SET, following)
         ):
             drop_trail(out)  # a separator with nothing after it
             drop_last(out)
@@ -1080,7 +1098,7 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
             end = resume
         elif out.trail:
             drop_trail(out)
-    elif in_set(&CLOSING_SET, following) and not at_line_start:
+    elif not at_line_start and closes(data, n, end, following):
         drop_trail(out)
     elif out.trail and not at_line_start and unspaced_join(out.before, following):
         drop_trail(out)

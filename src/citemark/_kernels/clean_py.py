@@ -47,6 +47,7 @@ from .._core.shapes import (
     NOT_PLAIN,
     OPENERS,
     PRIVATE_RANGE,
+    QUOTES,
     SEPARATORS,
     SHORT_HOLD,
     START,
@@ -446,7 +447,7 @@ def space(text: str, end: int, out: Output) -> int:
     # loop leaves `end` where it was).
     start = end
     resume = _blanks_end(text, end)
-    if end < resume < n and text[resume] in CLOSING:
+    if end < resume < n and _closes(text, resume):
         end = resume  # "word <m> ." is "word <m>.": the blanks before the punctuation go
     while True:
         following = text[end] if end < n else "\n"
@@ -470,7 +471,7 @@ def space(text: str, end: int, out: Output) -> int:
             out.drop_last()
             end += 1
             continue
-        if last in SEPARATORS and (following in CLOSING or following in LINE_BREAKS):
+        if last in SEPARATORS and (_closes(text, end) or following in LINE_BREAKS):
             out.drop_trail()  # a separator with nothing after it
             out.drop_last()
             continue
@@ -493,9 +494,24 @@ def space(text: str, end: int, out: Output) -> int:
             end = resume
         elif out.trail:
             out.drop_trail()
-    elif not at_line_start and (following in CLOSING or unspaced_join(out.before, following)):
+    elif not at_line_start and (_closes(text, end) or unspaced_join(out.before, following)):
         out.drop_trail()
     return end
+
+
+def _closes(text: str, at: int) -> bool:
+    """Whether text[at] closes after a removal: closing punctuation, or a run of a quote
+    (QUOTES) that no letter or digit follows (the end of the text: nothing follows)."""
+    if at >= len(text):
+        return False
+    first = text[at]
+    if first in CLOSING:
+        return True
+    if first not in QUOTES:
+        return False
+    while at < len(text) and text[at] == first:
+        at += 1
+    return at == len(text) or not text[at].isalnum()
 
 
 def plain_name(text: str, start: int, end: int) -> str | None:
