@@ -577,6 +577,7 @@ def _json_array(excluded: str) -> str:
     return f"\\[{item.format(string)}{rest}\\]"
 
 
+_TITLE_PART = f"[^\\[\\]\r\n{PRIVATE_RANGE}]"  # a character of a copied chip's title
 _DEGRADED = re.compile(
     # An id glued to a family name, or after it with one blank where the marker characters
     # were: the family alone, or an id alone, is prose.
@@ -613,7 +614,9 @@ _DEGRADED = re.compile(
     # ChatGPT's copy of a citation chip as a Markdown link, [oai_citation:0‡Title](url) (a
     # comma for the ‡ in older copies): a citation of the url, titled.
     "|\\[oai_citation(?:_attribution)?:[0-9]+[\u2021,]"
-    f"(?P<title>[^\\]\r\n{PRIVATE_RANGE}]{{0,300}})\\]"
+    # (a title may hold a few brackets of its own, one level deep: "Python [docs]"; each
+    # part bounded, so that an attempt reads at most about 1,500 characters)
+    f"(?P<title>{_TITLE_PART}{{0,300}}(?:\\[{_TITLE_PART}{{0,100}}\\]{_TITLE_PART}{{0,300}}){{0,3}})\\]"
     r"\((?P<url>(?:[^\s()]|\([^\s()]*\)){1,2000})\)"
 )
 _ONE_ID = re.compile(TURN_ID)

@@ -254,6 +254,10 @@ LENIENT = {
     ),
     "url-words-stay": ("Use urllib or urls citeturn0search0.", "Use urllib or urls."),
     "copied-chip": ("Red #841617  [oai_citation:0‡OU](https://ou.edu/c)\n", "Red #841617\n"),
+    "copied-chip-brackets": (
+        "See [oai_citation:0‡Python [docs]](https://docs.python.org/3/) now",
+        "See now",
+    ),
     "copied-chip-old": ("N [oai_citation:2,Class: A](https://a.io/x_(y)) inherit.", "N inherit."),
     "lenticular-prose": ("a 【重要】 b 【1:2:3†x】 【1†", "a 【重要】 b 【1:2:3†x】 【1†"),
     "prose-cite": ("I cite the citation; they recite it.", "I cite the citation; they recite it."),
