@@ -45,8 +45,9 @@ prose, and never touches Markdown code:
 Spacing rule: a removal never doubles a space or leaves one before punctuation.  Where a run
 of removed markers ends, the blanks just before it are dropped when what follows is a line
 end, the end of the text, a blank, or closing punctuation (`.,;:!?)]}%` and their CJK
-forms; a run of a straight quote or emphasis mark that no letter or digit follows, as in
-'"yes <m>"' or "**fact <m>**"), and the blanks between it and closing punctuation go too
+forms; right after the run, a run of a straight quote or emphasis mark that a blank, a line
+end or closing punctuation follows, as in '"yes <m>" now' or "**fact <m>** here"), and the
+blanks between it and closing punctuation go too
 ("a <m> ." is "a."); at
 the start of a line, the indentation stays and the blanks after the run are dropped instead,
 and a line the run empties goes with its line feed ("x\n<m>\ny" is "x\ny", not a blank line
@@ -1340,7 +1341,12 @@ class CleanStream:
         self.marks += [
             mark._replace(start=mark.start + clean, end=mark.end + clean) for mark in mapped.marks
         ]
-        self.cuts += [Cut(a + raw, b + raw, c + clean, d + clean) for a, b, c, d in mapped.cuts]
+        cuts = [Cut(a + raw, b + raw, c + clean, d + clean) for a, b, c, d in mapped.cuts]
+        if cuts:
+            # (a removal that touches the last piece's, after a line that went whole, is one
+            # cut with it, as in the whole text)
+            _add(self.cuts, cuts[0])
+            self.cuts += cuts[1:]
 
     # -- the front: the line being written, out before its end ----------------------------
 

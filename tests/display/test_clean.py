@@ -73,8 +73,21 @@ CASES = {
     "closing-quote": ('"yes ' + cite("turn0search0") + '" now', '"yes" now'),
     "json-string-value": ('{"city": "Kyoto ' + cite("turn0search0") + '"}', '{"city": "Kyoto"}'),
     "closing-bold": ("**fact " + cite("turn0search0") + "** here", "**fact** here"),
-    "closing-bold-spaced": ("**fact " + cite("turn0search0") + " **.", "**fact**."),
     "opening-emphasis": ("see " + cite("turn0search0") + " *word*", "see *word*"),
+    "opening-bold-symbol": (
+        "capital " + cite("turn0search0") + "**(794)** of",
+        "capital **(794)** of",
+    ),
+    "opening-quote-symbol": ("said " + cite("turn0search0") + '"¿Qué?" y', 'said "¿Qué?" y'),
+    "spaced-opening-bold": (
+        "capital " + cite("turn0search0") + " **(794)** of",
+        "capital **(794)** of",
+    ),
+    "lone-star-stays": ("width " + cite("turn0search0") + " * height", "width * height"),
+    "separator-before-opening-quote": (
+        '"red", ' + cite("turn0search0") + ' "#fff"',
+        '"red", "#fff"',
+    ),
     "separator-before-quote": ('"Paris, ' + cite("turn0search0") + '"', '"Paris"'),
     # families
     "filecite-with-locator": (

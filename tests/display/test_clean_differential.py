@@ -126,7 +126,7 @@ def oracle_clean(text: str, code_ranges: list[tuple[int, int]]) -> str:
         blanks_end = pos
         while blanks_end < len(text) and text[blanks_end] in BLANKS:
             blanks_end += 1
-        if pos < blanks_end < len(text) and closing(text, blanks_end):
+        if pos < blanks_end < len(text) and text[blanks_end] in CLOSING:
             pos = blanks_end  # blanks between the removals and closing punctuation go
         unwrapped = False
         while True:  # what the removals emptied: brackets, separators
@@ -180,13 +180,13 @@ def oracle_clean(text: str, code_ranges: list[tuple[int, int]]) -> str:
 
 def closing(text: str, at: int) -> bool:
     """Closing punctuation at text[at], or a straight quote or emphasis mark whose run
-    (`"`, `'`, `*`, `_`) no letter or digit follows."""
+    (`"`, `'`, `*`, `_`) a blank, a line end, closing punctuation or the end follows."""
     if at >= len(text):
         return False
     if text[at] in CLOSING:
         return True
     run = re.match(r"(\"+|'+|\*+|_+)(.?)", text[at:], re.DOTALL)
-    return run is not None and not run[2].isalnum()
+    return run is not None and (run[2] == "" or run[2] in BLANKS + CLOSING + "\n\r")
 
 
 def _unwrap(out: str) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import operator
 import re
+import threading
 from collections.abc import Iterable
 from typing import Literal, TypedDict
 
@@ -140,6 +141,25 @@ STREAM_BUSY = (
     "the stream is in use by another of its calls: feed and close a stream from one thread "
     "at a time, and not from a callback it made"
 )
+
+
+class StreamClaim:
+    """The pure fronts' claim on their stream (the compiled fronts' `busy` flag): `enter`
+    takes it or refuses (STREAM_BUSY) while another call holds it, atomically with or
+    without the GIL (a lock tried without waiting), `leave` gives it back."""
+
+    __slots__ = ("_lock",)
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def enter(self) -> None:
+        if not self._lock.acquire(blocking=False):
+            raise ValueError(STREAM_BUSY)
+
+    def leave(self) -> None:
+        if self._lock.locked():
+            self._lock.release()
 
 
 def check_chunk(chunk: object) -> None:

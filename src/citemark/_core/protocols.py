@@ -17,11 +17,10 @@ for the twin: neither is part of the Protocol.
 from __future__ import annotations
 
 import re
-import threading
 from collections.abc import Iterable
 from typing import Any, NoReturn, Protocol, TypeVar, runtime_checkable
 
-from .grammar import STREAM_BUSY, Citation, check_chunk
+from .grammar import Citation, check_chunk
 
 _Record = TypeVar("_Record", bound=tuple[Any, ...])
 
@@ -79,25 +78,6 @@ class Scanner(Protocol):
     ) -> Any:
         """The front of a `StreamParser`: its `feed` takes a delta, calling `owner._slow`
         for what it leaves to the stream."""
-
-
-class StreamClaim:
-    """The pure fronts' claim on their stream (the compiled fronts' `busy` flag): `enter`
-    takes it or refuses (STREAM_BUSY) while another call holds it, atomically with or
-    without the GIL (a lock tried without waiting), `leave` gives it back."""
-
-    __slots__ = ("_lock",)
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-
-    def enter(self) -> None:
-        if not self._lock.acquire(blocking=False):
-            raise ValueError(STREAM_BUSY)
-
-    def leave(self) -> None:
-        if self._lock.locked():
-            self._lock.release()
 
 
 class ClosedOwner:

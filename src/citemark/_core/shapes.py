@@ -54,10 +54,11 @@ CLOSING = (
     # Arabic's comma, semicolon, question mark and full stop; Devanagari's danda and double danda
     "\u060c\u061b\u061f\u06d4\u0964\u0965"
 )
-# Straight quotes and Markdown's emphasis marks open as well as close: after a removal, a run
-# of one of them counts as closing punctuation when no letter or digit follows the run
-# ('"yes <marker>"' is '"yes"', "**fact <marker>** here" keeps its bold; 'said <marker> "yes"'
-# and "<marker> *word*" keep their blank).
+# Straight quotes and Markdown's emphasis marks open as well as close: right after a removal,
+# a run of one of them counts as closing punctuation when a blank, a line end, closing
+# punctuation or the end of the text follows it ('"yes <marker>"' is '"yes"', "**fact
+# <marker>** here" keeps its bold); after a blank, or before a word, a digit or a symbol, it
+# opens ('said <marker> "yes"', "<marker> **(1868)**" and "a <marker> * b" keep their blank).
 QUOTES = "\"'*_"
 # Brackets and separators that removals may leave with nothing in them: "(<marker>)" and
 # "(<marker>, <marker>)" leave no "()" or "(,)".  OPENERS[k] is closed by CLOSERS[k]; every

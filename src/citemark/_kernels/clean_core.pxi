@@ -1018,8 +1018,9 @@ cdef inline Py_ssize_t blanks_end(const unit_t* data, Py_ssize_t n, Py_ssize_t a
 
 cdef inline bint closes(const unit_t* data, Py_ssize_t n, Py_ssize_t at,
                         Py_UCS4 first) noexcept nogil:
-    """Whether `first`, the character at data[at], closes after a removal: closing
-    punctuation, or a run of a quote that no letter or digit follows (the twin's `_closes`)."""
+    """Whether `first`, the character at data[at] right after a run of removals, closes:
+    closing punctuation, or a run of a quote that a blank, a line end, closing punctuation or
+    the end of the text follows (the twin's `_closes`)."""
     cdef Py_UCS4 ch = 0
     if in_set(&CLOSING_SET, first):
         return True
@@ -1028,7 +1029,8 @@ cdef inline bint closes(const unit_t* data, Py_ssize_t n, Py_ssize_t at,
     while at < n:  # (a quote is ASCII: one unit in every kind, and in UTF-8)
         at = read_point(data, at, n, &ch)
         if ch != first:
-            return not Py_UNICODE_ISALNUM(ch)
+            return (in_set(&BLANK_SET, ch) or in_set(&LINE_BREAK_SET, ch)
+                    or in_set(&CLOSING_SET, ch))
     return True
 
 
@@ -1044,7 +1046,7 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
     # below needs them too, when the loop leaves `end` where it was).
     start = end
     resume = blanks_end(data, n, end, &beyond)
-    if end < resume < n and closes(data, n, resume, beyond):
+    if end < resume < n and in_set(&CLOSING_SET, beyond):
         end = resume  # the blanks before closing punctuation go (the twin's)
     while True:
         following = c'\n'

@@ -24,8 +24,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from .._core.grammar import FAMILY_CHAR, STREAM_BUSY, TURN_ID, check_owner
-from .._core.protocols import StreamClaim
+from .._core.grammar import FAMILY_CHAR, STREAM_BUSY, TURN_ID, StreamClaim, check_owner
 from .._core.shapes import (
     BARE,
     BLANKS,
@@ -447,7 +446,7 @@ def space(text: str, end: int, out: Output) -> int:
     # loop leaves `end` where it was).
     start = end
     resume = _blanks_end(text, end)
-    if end < resume < n and _closes(text, resume):
+    if end < resume < n and text[resume] in CLOSING:
         end = resume  # "word <m> ." is "word <m>.": the blanks before the punctuation go
     while True:
         following = text[end] if end < n else "\n"
@@ -500,8 +499,9 @@ def space(text: str, end: int, out: Output) -> int:
 
 
 def _closes(text: str, at: int) -> bool:
-    """Whether text[at] closes after a removal: closing punctuation, or a run of a quote
-    (QUOTES) that no letter or digit follows (the end of the text: nothing follows)."""
+    """Whether text[at], right after a run of removals, closes: closing punctuation, or a
+    run of a quote (QUOTES) that a blank, a line end, closing punctuation or the end of the
+    text follows (a quote that a word, a digit or a symbol follows opens: '**(1868)**')."""
     if at >= len(text):
         return False
     first = text[at]
@@ -511,7 +511,7 @@ def _closes(text: str, at: int) -> bool:
         return False
     while at < len(text) and text[at] == first:
         at += 1
-    return at == len(text) or not text[at].isalnum()
+    return at == len(text) or text[at] in BLANKS or text[at] in LINE_BREAKS or text[at] in CLOSING
 
 
 def plain_name(text: str, start: int, end: int) -> str | None:

@@ -38,11 +38,11 @@ from .._core.grammar import (
     UNITS_UTF8,
     UNITS_UTF16,
     Citation,
+    StreamClaim,
     check_owner,
     check_rules,
     stop_in_family,
 )
-from .._core.protocols import StreamClaim
 
 if TYPE_CHECKING:
     from .._core.protocols import Matcher
