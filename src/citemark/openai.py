@@ -535,11 +535,15 @@ class _Part:
                 ]
             on_marks(self.key, new)
 
-    def continued_by(self, text: str) -> bool:
-        """Whether `text` (a done event's) starts with the raw text fed."""
+    def raw_text(self) -> str:
+        """The raw text fed so far."""
         if len(self.fed) > 1:
             self.fed = ["".join(self.fed)]
-        return text.startswith(self.fed[0]) if self.fed else True
+        return self.fed[0] if self.fed else ""
+
+    def continued_by(self, text: str) -> bool:
+        """Whether `text` (a done event's) starts with the raw text fed."""
+        return text.startswith(self.raw_text())
 
     def rebase(self, text: str) -> None:
         """The part's text is `text`, a done event's that its deltas did not start (a stream
@@ -1086,10 +1090,8 @@ class ChatCleaner(_Cleaner):
         super().__init__(
             _Options(lenient, skip_code, widgets, max_hold, offsets, on_marks, implementation)
         )
-        # In a stream of the SDK's helper (see _helper): its last "chunk" event, and the
-        # choices whose done events its next events may be, in order.
+        # In a stream of the SDK's helper (see _helper): its last "chunk" event.
         self._helper_event: Any = None
-        self._helper_done: dict[str, deque[int]] = {kind: deque() for kind in _HELPER_DONE}
 
     def feed(self, chunk: T) -> list[T]:
         if self._closed:
@@ -1165,38 +1167,45 @@ class ChatCleaner(_Cleaner):
     def _helper(self, event: Any, kind: str) -> list[Any]:
         """An event of the SDK's `chat.completions.stream()` helper: a "chunk" event is sent
         as its clean chunks, each followed by the text and token deltas made of it; the
-        helper's own deltas (raw text) go; a done event gets the choice's clean text (and
-        its `parsed` read again from it).  A done event names no choice: it is taken to be
-        the next choice that finished or began a tool call in the last chunk (the helper
-        sends them in that order), or the only one."""
+        helper's own deltas (raw text) go; a done event gets its choice's clean text (and its
+        `parsed` read again from it)."""
         if kind == "chunk":
-            chunk = _get(event, "chunk")
             self._helper_event = event
-            choices = _get(chunk, "choices")
-            for position, choice in enumerate(choices if isinstance(choices, list) else []):
-                delta = _get(choice, "delta")
-                if _get(choice, "finish_reason") is not None or _get(delta, "tool_calls"):
-                    for waiting in self._helper_done.values():
-                        waiting.append(_choice_index(choice, position))
-            return self._helper_chunks(event, self.feed(chunk))
+            return self._helper_chunks(event, self.feed(_get(event, "chunk")))
         if kind in _HELPER_DELTAS:
             return []
-        waiting = self._helper_done[kind]
-        if waiting:
-            key = (waiting.popleft(), 0)
-        elif len(self._parts) == 1:
-            key = next(iter(self._parts))
-        else:
-            return [event]
-        part = self._parts.get(key)
+        part = self._helper_part(event, kind)
         if part is None:
             return [event]
         if kind == "logprobs.content.done":
             return [_with(event, {"content": list(part.logprobs_kept)})]
-        changes: dict[str, Any] = {"content": part.text()}
-        if part.changed():
+        # The helper sends it at the choice's finish, or where a tool call starts: then the
+        # stream may still hold the end of the text, which this carries all the same (the
+        # deltas give it when the choice finishes).
+        text = part.text() if part.closed else self._options.whole(part.key, part.raw_text()).text()
+        changes: dict[str, Any] = {"content": text}
+        if text != part.raw_text():
             _reparse(event, changes, "content")
         return [_with(event, changes)]
+
+    def _helper_part(self, event: Any, kind: str) -> _Part | None:
+        """The part of the choice a done event is about: it names none, but carries the
+        choice's raw content (or token list) as the helper's completion so far holds it."""
+        choices = _get(_get(self._helper_event, "snapshot"), "choices")
+        if not isinstance(choices, list):
+            return None
+        done = _get(event, "content")
+        found = None
+        for position, choice in enumerate(choices):
+            if kind == "logprobs.content.done":
+                held = _get(_get(choice, "logprobs"), "content")
+            else:
+                held = _get(_get(choice, "message"), "content")
+            if held is done or (found is None and held == done):
+                found = _choice_index(choice, position)
+                if held is done:
+                    break
+        return None if found is None else self._parts.get((found, 0))
 
     def _helper_chunks(self, event: Any, chunks: list[Any]) -> list[Any]:
         """Clean chunks as the helper's "chunk" events (like `event`, with the completion so

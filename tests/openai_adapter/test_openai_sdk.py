@@ -602,3 +602,62 @@ def test_the_responses_stream_helper_gets_snapshots_in_made_deltas_and_clean_par
     (done,) = [event for event in events if event.type == "response.output_text.done"]
     assert done.parsed == City.model_validate_json(clean(raw))
     assert events[-1].response.output_parsed == done.parsed
+
+
+def test_the_chat_stream_helper_done_events_find_their_choice() -> None:
+    """Done events name no choice: with two choices, one of which says a sentence that ends
+    in a held blank and then calls a tool (the helper sends its content.done where the call
+    starts), each choice's content.done and logprobs.content.done carry its own clean text
+    and tokens."""
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def choice(index: int, content: str | None = None, **more: Any) -> dict[str, Any]:
+        delta: dict[str, Any] = {} if content is None else {"content": content}
+        delta.update(more.pop("delta", {}))
+        out: dict[str, Any] = {"index": index, "delta": delta, "finish_reason": None, **more}
+        if content:
+            token = {"token": content, "logprob": -0.1, "bytes": [1], "top_logprobs": []}
+            out["logprobs"] = {"content": [token], "refusal": None}
+        return out
+
+    def call(arguments: str, first: bool = False) -> dict[str, Any]:
+        head = {"id": "call_1", "type": "function"} if first else {}
+        function = {"name": "f", "arguments": arguments} if first else {"arguments": arguments}
+        return {"delta": {"tool_calls": [{"index": 0, **head, "function": function}]}}
+
+    chunks = [
+        {**base, "choices": [choice(0, "Let me look " + MARKER + ". "), choice(1, "Osaka ")]},
+        {**base, "choices": [choice(0, **call("", True)), choice(1, MARKER + " is big.")]},
+        {**base, "choices": [choice(0, **call("{}")), choice(1, " Very.")]},
+        {
+            **base,
+            "choices": [
+                {"index": 0, "delta": {}, "finish_reason": "tool_calls"},
+                {"index": 1, "delta": {}, "finish_reason": "stop"},
+            ],
+        },
+    ]
+    tools: Any = [{"type": "function", "function": {"name": "f", "parameters": {}}}]
+    client = OpenAI(
+        base_url="http://upstream.test/v1",
+        api_key="unused",
+        http_client=http.Client(transport=http.MockTransport(_replaying(chunks, True))),
+    )
+    messages: Any = [{"role": "user", "content": "hi"}]
+    with client.chat.completions.stream(
+        model="m", messages=messages, n=2, tools=tools, logprobs=True
+    ) as stream:
+        events = list(clean_chat(stream))
+    done = [event.content for event in events if event.type == "content.done"]
+    assert done == [
+        clean("Let me look " + MARKER + ". "),
+        clean("Osaka " + MARKER + " is big. Very."),
+    ]
+    tokens = [
+        [token.token for token in event.content]
+        for event in events
+        if event.type == "logprobs.content.done"
+    ]
+    assert tokens == [[], [" Very."]]  # (the others' text was changed by cleaning)
+    last = [event for event in events if event.type == "chunk"][-1].snapshot
+    assert [c.message.content for c in last.choices] == done
