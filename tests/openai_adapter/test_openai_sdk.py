@@ -187,6 +187,18 @@ def test_chat_logprobs_move_as_for_dicts() -> None:
     assert [t.token for t in out[1].choices[0].logprobs.content] == ["Hello ", "world"]
 
 
+def completion_of(message: dict[str, Any]) -> Any:
+    """A ChatCompletion with one choice, finished, holding `message`, as the SDK reads it."""
+    value = {
+        "id": "c",
+        "object": "chat.completion",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": message}],
+    }
+    return construct_type(type_=ChatCompletion, value=value)
+
+
 def test_whole_results(implementation: str) -> None:
     final = load("several_parts")[-1]["response"]
     response = construct_type(type_=Response, value=final)
@@ -195,36 +207,9 @@ def test_whole_results(implementation: str) -> None:
     assert cleaned.to_dict() == clean_response(final, implementation=implementation)  # type: ignore[arg-type]
     assert "\ue200" not in cleaned.output_text.replace("\ue200cite\ue202turn0file1\ue201", "")
     raw = "Pizza comes from Naples " + MARKER + "."
-    completion = construct_type(
-        type_=ChatCompletion,
-        value={
-            "id": "c",
-            "object": "chat.completion",
-            "created": 1,
-            "model": "m",
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "stop",
-                    "message": {
-                        "role": "assistant",
-                        "content": raw,
-                        "annotations": [
-                            {
-                                "type": "url_citation",
-                                "url_citation": {
-                                    "start_index": raw.index("Naples"),
-                                    "end_index": len(raw),
-                                    "title": "t",
-                                    "url": "u",
-                                },
-                            }
-                        ],
-                    },
-                }
-            ],
-        },
-    )
+    citation = {"start_index": raw.index("Naples"), "end_index": len(raw), "title": "t", "url": "u"}
+    annotations = [{"type": "url_citation", "url_citation": citation}]
+    completion = completion_of({"role": "assistant", "content": raw, "annotations": annotations})
     done = clean_completion(completion, implementation=implementation)  # type: ignore[arg-type]
     assert isinstance(done, ChatCompletion)
     message = done.choices[0].message
@@ -514,22 +499,7 @@ def test_a_parsed_structured_output_is_read_again_from_the_clean_text(implementa
     cleaned = clean_response(parsed, implementation=implementation)  # type: ignore[arg-type]
     assert cleaned.output_text == clean(STRUCTURED)
     assert cleaned.output_parsed == City.model_validate_json(clean(STRUCTURED))
-    completion = construct_type(
-        type_=ChatCompletion,
-        value={
-            "id": "c",
-            "object": "chat.completion",
-            "created": 1,
-            "model": "m",
-            "choices": [
-                {
-                    "index": 0,
-                    "finish_reason": "stop",
-                    "message": {"role": "assistant", "content": STRUCTURED},
-                }
-            ],
-        },
-    )
+    completion = completion_of({"role": "assistant", "content": STRUCTURED})
     chat = parse_chat_completion(
         response_format=City, input_tools=NOT_GIVEN, chat_completion=completion
     )
@@ -556,17 +526,7 @@ def test_the_responses_stream_helper_gets_snapshots_in_made_deltas_and_clean_par
         "status": "completed",
         "content": [{"type": "output_text", "text": raw, "annotations": []}],
     }
-    response = {
-        "id": "r",
-        "object": "response",
-        "created_at": 1,
-        "status": "in_progress",
-        "model": "m",
-        "output": [],
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-    }
+    response = load("several_parts")[0]["response"]  # a response.created's, in progress
     where = {"item_id": "m1", "output_index": 0, "content_index": 0}
     upstream = [
         {"type": "response.created", "response": response},
