@@ -1,9 +1,9 @@
 from collections.abc import Callable
-from typing import Any
-
-from typing_extensions import disjoint_base
+from typing import Any, final
 
 _Token = tuple[int, int, int, int, int, int, int]
+
+STREAM_BUSY: str
 
 def marker_state(text: str) -> int: ...
 def has_markers(text: str) -> bool: ...
@@ -25,7 +25,7 @@ def clean_texts(
     plain_names: bool,
 ) -> list[str | None]: ...
 
-@disjoint_base
+@final
 class StreamFront:
     owner: Any
     entity: Any
@@ -57,4 +57,6 @@ class StreamFront:
         own: bool = False,
     ) -> None: ...
     def feed(self, chunk: str) -> str: ...
+    def enter(self) -> None: ...
+    def leave(self) -> None: ...
     def finish(self) -> str | None: ...

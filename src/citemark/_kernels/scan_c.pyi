@@ -1,6 +1,6 @@
 """Typed face of the compiled kernel (`scan_c.pyx`); the twin `scan_py` has the same names."""
 
-from typing import Any, TypeVar
+from typing import Any, TypeVar, final
 
 from typing_extensions import Self, disjoint_base
 
@@ -10,6 +10,7 @@ from .._core.protocols import Matcher
 _Record = TypeVar("_Record", bound=tuple[Any, ...])
 
 SIMD: str
+STREAM_BUSY: str
 
 @disjoint_base
 class Grammar:
@@ -45,7 +46,7 @@ def spans_records(
 def cut(text: object, citations: object) -> str | None: ...
 def undecided_from(text: str, grammar: Grammar) -> int: ...
 
-@disjoint_base
+@final
 class StreamFront:
     """The common delta of a `StreamParser` in one C call (see scan_py.StreamFront, which
     says what each path does)."""
@@ -75,3 +76,5 @@ class StreamFront:
         units: int,
     ) -> None: ...
     def feed(self, chunk: str, /) -> Any: ...
+    def enter(self) -> None: ...
+    def leave(self) -> None: ...
