@@ -765,3 +765,18 @@ def test_reports_never_share_a_line_with_the_progress_bar(
     shown = stream.getvalue() + capsys.readouterr().err
     (line,) = [line for line in re.split(r"[\r\n]", shown) if "skipped" in line]
     assert line.replace("\x1b[K", "") == "citemark: skipped a.jsonl:3: not JSON"
+
+
+def test_the_command_line_starts_without_the_pools() -> None:
+    """concurrent.futures (6 ms of a 35 ms start) loads only where a run makes a pool: the
+    command's module and a one-job run never import it."""
+    code = (
+        "import sys, citemark.cli\n"
+        "assert 'concurrent.futures' not in sys.modules\n"
+        "citemark.cli.main(['strip', sys.argv[1], '-j', '1', '-q'])\n"
+        "assert 'concurrent.futures' not in sys.modules\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, __file__], capture_output=True, timeout=60, check=False
+    )
+    assert result.returncode == 0, result.stderr.decode()

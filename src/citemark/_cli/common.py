@@ -8,7 +8,6 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from concurrent.futures import BrokenExecutor
 from typing import Any
 
 EXIT_OK = 0
@@ -65,11 +64,6 @@ def guarded(
     except InputChanged as error:
         report(f"citemark: cannot read {error}")
         return None, EXIT_BAD_INPUT
-    except BrokenExecutor:
-        # A worker process killed outright (the kernel's OOM killer, `kill -9`): the rows
-        # of its task are lost to the run, which stops; the output holds those before it.
-        report("citemark: a worker process died (killed by a signal or out of memory); stopped")
-        return None, EXIT_BAD_INPUT
     except BrokenPipeError:
         # The reader went away: no message (it would go to a reader that is gone, or clutter
         # the terminal), and Python must stay quiet at exit.
@@ -78,6 +72,15 @@ def guarded(
     except OSError as error:
         report(f"citemark: cannot write {output or 'standard output'}: {error}")
         quiet_stdout()
+        return None, EXIT_BAD_INPUT
+    except Exception as error:
+        # A worker process killed outright (the kernel's OOM killer, `kill -9`): the rows
+        # of its task are lost to the run, which stops; the output holds those before it.
+        # (concurrent.futures is looked up, not imported: a run without a pool never loads it.)
+        futures = sys.modules.get("concurrent.futures")
+        if futures is None or not isinstance(error, futures.BrokenExecutor):
+            raise
+        report("citemark: a worker process died (killed by a signal or out of memory); stopped")
         return None, EXIT_BAD_INPUT
 
 
