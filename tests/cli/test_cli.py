@@ -768,8 +768,8 @@ def test_reports_never_share_a_line_with_the_progress_bar(
 
 
 def test_the_command_line_starts_without_the_pools() -> None:
-    """concurrent.futures (6 ms of a 35 ms start) loads only where a run makes a pool: the
-    command's module and a one-job run never import it."""
+    """concurrent.futures loads only where a run makes a pool: the command's module and a
+    one-job run never import it (its import is a good part of the command's start)."""
     code = (
         "import sys, citemark.cli\n"
         "assert 'concurrent.futures' not in sys.modules\n"

@@ -51,8 +51,8 @@ def ordered_results(job: Job, tasks: Iterator[Task], jobs: int, threads: bool) -
             yield window.popleft().result()
     finally:
         # (_stop cancels the tasks not started through the pool's own shutdown: a future
-        # cancelled here, under the pool's manager thread, made that thread fail on 3.11
-        # when it then marked the tasks of the killed workers broken, with a traceback)
+        # cancelled here, under the pool's manager thread, makes that thread fail on 3.11
+        # when it marks the tasks of the killed workers broken)
         _stop(pool)
 
 
@@ -176,9 +176,9 @@ def _die_with_main(lifeline: Any) -> None:
     The parent's death signal alone is not enough: a worker's parent is the forkserver, which
     ends when the pipe that the main process keeps open to it reads its end of file, but
     every worker is given a copy of that pipe's write end (to start processes of its own),
-    so after a `kill -9` of the main process the forkserver and the workers waited on each
-    other for ever, and the resource tracker, whose pipe the workers hold too, with them.
-    With the workers gone, both end."""
+    so after a `kill -9` of the main process the forkserver and the workers would wait on
+    each other for ever, and the resource tracker, whose pipe the workers hold too, with
+    them.  With the workers gone, both end."""
     import threading
 
     def watch() -> None:

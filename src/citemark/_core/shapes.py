@@ -46,7 +46,7 @@ TITLED_FAMILIES = ("url", "link_title")
 # Spacing around a removed marker.  BLANKS are the horizontal white space that a removal may
 # double up (U+3000 is the ideographic space of CJK text); CLOSING the punctuation that never
 # follows a space ("sentence \ue200..\ue201." and "sentence \ue200..\ue201 ." are "sentence.").
-# Quotes are missing on purpose: a straight quote may open as well as close.
+# Straight quotes are not in it: one may open as well as close (see QUOTES).
 BLANKS = " \t\u00a0\u200b\u202f\u3000"
 CLOSING = (
     ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
@@ -109,7 +109,7 @@ FRONT_ON = 2  # it goes out as far as it is decided
 # link text that a marker as its destination unwraps).
 FRONT_STOPS = "\n\r`~["
 # What a removal may take away before it (the spacing rule: blanks, a bracket or separator it
-# empties) or read after it (a quote, closing only before no letter or digit), and line
+# empties) or read after it (a quote, which closes or opens by what follows it), and line
 # breaks: the front never ends a piece on one of these, nor on a private-use character.
 NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + LINE_BREAKS + QUOTES
 # What may start a line before its kind is known: blanks and container marks (an indented
