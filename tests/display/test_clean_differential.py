@@ -159,16 +159,16 @@ def oracle_clean(text: str, code_ranges: list[tuple[int, int]]) -> str:
         line_start = kept == "" or kept[-1] in "\n\r"
         if following in "\n\r":
             out = kept
-            if line_start and text[pos : pos + 1] == "\n":
-                pos += 1  # a line the removals emptied goes
+            if line_start and pos < len(text):
+                pos += 2 if text[pos : pos + 2] == "\r\n" else 1  # a line the removals emptied goes
         elif following in BLANKS:
             resume = pos
             while resume < len(text) and text[resume] in BLANKS:
                 resume += 1
             if line_start:
                 pos = resume
-                if text[pos : pos + 1] == "\n":
-                    out, pos = kept, pos + 1
+                if text[pos : pos + 1] in ("\n", "\r"):
+                    out, pos = kept, pos + (2 if text[pos : pos + 2] == "\r\n" else 1)
             elif unspaced(kept[-1], text[resume] if resume < len(text) else "\n"):
                 out, pos = kept, resume
             elif len(kept) < len(out):

@@ -1016,6 +1016,13 @@ cdef inline Py_ssize_t blanks_end(const unit_t* data, Py_ssize_t n, Py_ssize_t a
     return at
 
 
+cdef inline Py_ssize_t line_end(const unit_t* data, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
+    """Past the line break at data[i] (i < n; a CR LF pair is one)."""
+    if at(data, i) == c'\r' and i + 1 < n and at(data, i + 1) == c'\n':
+        return i + 2
+    return i + 1
+
+
 cdef inline bint closes(const unit_t* data, Py_ssize_t n, Py_ssize_t at,
                         Py_UCS4 first) noexcept nogil:
     """Whether `first`, the character at data[at] right after a run of removals, closes:
@@ -1085,16 +1092,16 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
     at_line_start = in_set(&LINE_BREAK_SET, out.before)
     if in_set(&LINE_BREAK_SET, following):
         drop_trail(out)
-        if at_line_start and following == c'\n' and end < n:
-            end += 1  # the run emptied its line: the line goes (the twin's)
+        if at_line_start and end < n:
+            end = line_end(data, n, end)  # the run emptied its line: the line goes (the twin's)
     elif in_set(&BLANK_SET, following):
         if end != start:
             resume = blanks_end(data, n, end, &beyond)
         if at_line_start:
             end = resume
-            if resume < n and beyond == c'\n':
+            if resume < n and in_set(&LINE_BREAK_SET, beyond):
                 drop_trail(out)
-                end = resume + 1  # (as above)
+                end = line_end(data, n, resume)  # (as above)
         elif unspaced_join(out.before, beyond):
             drop_trail(out)
             end = resume

@@ -430,6 +430,11 @@ def _blanks_end(text: str, at: int) -> int:
     return at
 
 
+def _line_end(text: str, at: int) -> int:
+    """Past the line break at `at` (a CR LF pair is one)."""
+    return at + 2 if text.startswith("\r\n", at) else at + 1
+
+
 def space(text: str, end: int, out: Output) -> int:
     """The spacing rule where a run of removals ended at `end`; returns where the text
     resumes.  Blanks between the run and closing punctuation go first; then what the
@@ -478,16 +483,17 @@ def space(text: str, end: int, out: Output) -> int:
     at_line_start = out.before in LINE_BREAKS
     if following in LINE_BREAKS:
         out.drop_trail()
-        if at_line_start and following == "\n" and end < n:
-            end += 1  # the run emptied its line: the line goes (a blank one would end a paragraph)
+        if at_line_start and end < n:
+            # The run emptied its line: the line goes (a blank one would end a paragraph).
+            end = _line_end(text, end)
     elif following in BLANKS:
         if end != start:
             resume = _blanks_end(text, end)
         if at_line_start:
             end = resume
-            if resume < n and text[resume] == "\n":
+            if resume < n and text[resume] in LINE_BREAKS:
                 out.drop_trail()
-                end += 1  # (as above)
+                end = _line_end(text, resume)  # (as above)
         elif unspaced_join(out.before, text[resume] if resume < n else "\n"):
             out.drop_trail()
             end = resume
