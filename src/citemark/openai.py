@@ -99,6 +99,10 @@ __all__ = [
 
 T = TypeVar("T")
 Part = tuple[int, int]  # (output_index, content_index); (a choice's index, 0) for chat
+# A chat choice's fields, checked (ChatCleaner._read): index, delta, content (its text), the
+# delta's annotations, finish_reason, logprobs, their tokens, and the content parts the text
+# came in (None: a string).  A plain tuple: every chunk makes one.
+_ChoiceFields = tuple[int, Any, Any, Any, Any, Any, Any, Any]
 OnMarks = Callable[[Part, list[Mark]], object]
 
 # The fields of an annotation that are positions in its part's text, by annotation type, each
@@ -837,11 +841,22 @@ class ResponsesCleaner(_Cleaner):
         response = _get(event, "response")
         output = _get(response, "output")
         if isinstance(output, list):
-            items = [self._item(index, item, event, out) for index, item in enumerate(output)]
+            items = [
+                self._item(self._place_of(index, item), item, event, out)
+                for index, item in enumerate(output)
+            ]
             if any(new is not old for new, old in zip(items, output, strict=True)):
                 event = _with(event, {"response": _with(response, {"output": items})})
         out.append(event)
         return out
+
+    def _place_of(self, position: int, item: Any) -> int:
+        """The output_index of an item of a final response's output, at `position` in it: the
+        one its events gave its id, else its position (a trimmed or proxied output may leave
+        items out, which moves the later ones)."""
+        item_id = _get(item, "id")
+        place = self._places.get(item_id) if isinstance(item_id, str) else None
+        return place if type(place) is int else position
 
     def _error(self, event: Any) -> list[Any]:
         return [*self._finish_all(event), event]
@@ -1104,7 +1119,7 @@ class ChatCleaner(_Cleaner):
         if type(choices) is list and len(choices) == 1:
             # The common chunk, one choice: the loop below without its lists.
             choice = choices[0]
-            new, emptied = self._choice(chunk, choice, 0)
+            new, emptied = self._choice(chunk, choice, self._read(choice, 0))
             if new is choice:
                 return [chunk]
             if not emptied:
@@ -1114,10 +1129,13 @@ class ChatCleaner(_Cleaner):
             return [_with(chunk, {"choices": [_emptied(choice)]})]
         if not isinstance(choices, list) or not choices:
             return [chunk]
+        # Every choice is checked before any is fed: a bad one leaves the others' parts as
+        # they were, and the chunk can be sent again without it.
+        fields = [self._read(choice, position) for position, choice in enumerate(choices)]
         cleaned = []
         dropped = 0
-        for position, choice in enumerate(choices):
-            new, drop = self._choice(chunk, choice, position)
+        for choice, read in zip(choices, fields, strict=True):
+            new, drop = self._choice(chunk, choice, read)
             cleaned.append(new)
             dropped += drop
         if dropped == len(choices) and _get(chunk, "usage") is None:
@@ -1266,6 +1284,12 @@ class ChatCleaner(_Cleaner):
             changes: dict[str, Any] = {"content": part.text()}
             if part.changed():
                 _reparse(message, changes, "content", partial=not part.closed)
+            annotations = _get(message, "annotations")
+            if isinstance(annotations, list) and annotations:
+                # The SDK's copy of the deltas' annotations, in raw offsets: the ones sent so
+                # far (the held ones are the last), placed as they went out.
+                sent = max(len(annotations) - len(part.held), 0)
+                changes["annotations"] = [_moved(one, part.place) for one in annotations[:sent]]
             choice_changes: dict[str, Any] = {"message": _with(message, changes)}
             logprobs = _get(choice, "logprobs")
             if isinstance(_get(logprobs, "content"), list):
@@ -1273,17 +1297,17 @@ class ChatCleaner(_Cleaner):
             cleaned.append(_with(choice, choice_changes))
         return _with(snapshot, {"choices": cleaned})
 
-    def _choice(self, chunk: Any, choice: Any, position: int) -> tuple[Any, bool]:
-        """choice (at `position` in its chunk's list) made clean, and whether it carries
-        nothing any more."""
+    def _read(self, choice: Any, position: int) -> _ChoiceFields | None:
+        """The fields of a chat choice (at `position` in its chunk's list), checked: a
+        ValueError here changes nothing, so a chunk is checked whole before any of its choices
+        is fed.  None for a choice that carries no text and is no template."""
         # (The lookup first: a known dict or model, every chunk's, costs no call.)
         if _SHAPES.get(type(choice), _OTHER) == _OTHER and _fieldless(choice):
-            return choice, False  # it carries no text, and is no template
+            return None
         fields = _view(choice)
         index = fields.get("index")
         if type(index) is not int:
             index = _choice_index(choice, position)
-        part = self._parts.get((index, 0)) or self._open((index, 0))
         delta = fields.get("delta")
         if delta is not None and _SHAPES.get(type(delta), _OTHER) == _OTHER and _fieldless(delta):
             delta = None  # it carries no text
@@ -1292,7 +1316,6 @@ class ChatCleaner(_Cleaner):
         else:
             content = _view(delta).get("content")
             annotations = _get(delta, "annotations")
-        finish = fields.get("finish_reason")
         logprobs = fields.get("logprobs")
         tokens = None
         if logprobs is not None:
@@ -1303,9 +1326,7 @@ class ChatCleaner(_Cleaner):
                     f"or None, not {type(logprobs).__name__}"
                 )
         listed = None
-        if isinstance(content, str):
-            part.listed = False  # text released at the end goes out as this text came
-        elif content is not None:
+        if content is not None and not isinstance(content, str):
             if not isinstance(content, list):
                 raise ValueError(
                     "a chat delta needs content as a str, a list of parts or None, not "
@@ -1314,10 +1335,23 @@ class ChatCleaner(_Cleaner):
             # Content parts (`[{"type": "text", "text": ...}, ...]`), as some OpenAI-compatible
             # servers send them: their text is the part's, and goes back as one text part.
             listed, content = content, _parts_text(content)
-            if content is not None:
-                part.listed = True
+        part = self._parts.get((index, 0))
+        if content and part is not None and part.closed:
+            raise ValueError(f"a chat delta for choice {index} came after its finish_reason")
+        finish = fields.get("finish_reason")
+        return index, delta, content, annotations, finish, logprobs, tokens, listed
+
+    def _choice(self, chunk: Any, choice: Any, read: _ChoiceFields | None) -> tuple[Any, bool]:
+        """choice made clean (its fields `read`), and whether it carries nothing any more."""
+        if read is None:
+            return choice, False
+        index, delta, content, annotations, finish, logprobs, tokens, listed = read
+        part = self._parts.get((index, 0)) or self._open((index, 0))
+        if isinstance(content, str):
+            # Text released at the end goes out as this text came: a string, or one text part.
+            part.listed = listed is not None
         if part.closed:
-            if content:
+            if content:  # (a second choice of the same index in one chunk; see _read)
                 raise ValueError(f"a chat delta for choice {index} came after its finish_reason")
             if not (isinstance(annotations, list) and annotations):
                 return choice, False

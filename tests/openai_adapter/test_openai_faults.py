@@ -11,6 +11,7 @@ import copy
 import random
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -46,6 +47,7 @@ PART_EVENTS = (
 )
 # Where a malformed event lands: parts of their own, which the stream never uses.
 FAR = 900
+MARKER = "\ue200cite\ue202turn0search0\ue201"
 
 
 def is_chat(events: list[Any]) -> bool:
@@ -176,3 +178,80 @@ def test_a_damaged_stream_raises_nothing_but_value_and_type_errors(
         with contextlib.suppress(ValueError, TypeError):
             cleaner.feed(event)
     cleaner.close()  # what it holds goes out whatever came before
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"logprobs": 7},
+        {"index": "1"},
+        {"delta": {"content": 5}},
+    ],
+)
+def test_a_bad_choice_is_refused_before_its_chunk_feeds_any(
+    implementation: str, bad: dict[str, Any]
+) -> None:
+    """A chunk of two choices whose second cannot be read is a ValueError that leaves the
+    first choice's part as it was: it had been fed, and its text, counted as sent, was lost
+    (each choice used to be checked as it was fed)."""
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+
+    def chunk(*choices: dict[str, Any]) -> dict[str, Any]:
+        return {**base, "choices": list(choices)}
+
+    def choice(index: int, content: str, finish: str | None = None) -> dict[str, Any]:
+        return {"index": index, "delta": {"content": content}, "finish_reason": finish}
+
+    cleaner = ChatCleaner(implementation=implementation)  # type: ignore[arg-type]
+    sent = ""
+    good = [chunk(choice(0, "Kyoto "), choice(1, "Nara"))]
+    broken = chunk(choice(0, "was the capital " + MARKER), {**choice(1, "x"), **bad})
+    good.append(chunk(choice(0, "for a thousand years.", "stop"), choice(1, ".", "stop")))
+    for event in [good[0], broken, good[1]]:
+        try:
+            out = cleaner.feed(event)
+        except ValueError:
+            assert event is broken
+            continue
+        for each in out:
+            for part in each["choices"]:
+                if part["index"] == 0:
+                    sent += part["delta"].get("content") or ""
+    for each in cleaner.close():
+        for part in each["choices"]:
+            if part["index"] == 0:
+                sent += part["delta"].get("content") or ""
+    assert sent == "Kyoto for a thousand years."
+    assert cleaner.marks(0) == []  # the refused chunk's marker was never fed
+
+
+def test_a_final_output_with_an_item_left_out_keeps_each_item_its_text(
+    implementation: str,
+) -> None:
+    """A proxy or a trimmed recording may leave an item out of `response.completed`'s output:
+    each message there is found by its id, as its events placed it, not by its place in the
+    list (the second message was given the first's text)."""
+
+    def message(index: int, item_id: str, text: str) -> list[dict[str, Any]]:
+        at = {"output_index": index, "item_id": item_id, "content_index": 0}
+        item = {"type": "message", "id": item_id, "role": "assistant", "content": []}
+        part = {"type": "output_text", "text": "", "annotations": []}
+        return [
+            {"type": "response.output_item.added", "output_index": index, "item": item},
+            {"type": "response.content_part.added", **at, "part": part},
+            {"type": "response.output_text.delta", **at, "delta": text},
+            {"type": "response.output_text.done", **at, "text": text},
+        ]
+
+    first, second = "First " + MARKER + " here.", "Second " + MARKER + " one."
+    kept = {"type": "output_text", "text": second, "annotations": []}
+    response = {"id": "r", "output": [{"type": "message", "id": "m2", "content": [kept]}]}
+    events = [
+        *message(0, "m0", first),
+        *message(2, "m2", second),
+        {"type": "response.completed", "response": response},
+    ]
+    cleaner = ResponsesCleaner(implementation=implementation)  # type: ignore[arg-type]
+    out = [one for event in events for one in cleaner.feed(event)] + cleaner.close()
+    (item,) = out[-1]["response"]["output"]
+    assert item["content"][0]["text"] == "Second one."

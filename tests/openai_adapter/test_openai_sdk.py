@@ -621,3 +621,42 @@ def test_the_chat_stream_helper_done_events_find_their_choice() -> None:
     assert tokens == [[], [" Very."]]  # (the others' text was changed by cleaning)
     last = [event for event in events if event.type == "chunk"][-1].snapshot
     assert [c.message.content for c in last.choices] == done
+
+
+def test_the_chat_stream_helper_snapshot_places_its_annotations(implementation: str) -> None:
+    """A search model's `url_citation`s come in a chunk's delta (gpt-4o-mini-search-preview
+    sends them with the finish): the helper copies them into the snapshot's message, whose
+    annotations then cover the same words in the clean text as the chunk's own do, and only
+    the ones sent so far are there."""
+    base = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    raw = "Legoland opened in 2025" + MARKER + ". It is in Jinshan" + MARKER + "."
+    start, end = raw.index("It"), raw.index("Jinshan") + len("Jinshan")
+    cited = {"url": "https://example.com/", "title": "J", "start_index": start, "end_index": end}
+    annotation = {"type": "url_citation", "url_citation": cited}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    chunks = [
+        chunk({"role": "assistant", "content": ""}),
+        chunk({"content": raw[:30], "annotations": [annotation]}),  # before the words it cites
+        chunk({"content": raw[30:-1]}),
+        chunk({"content": raw[-1:]}, "stop"),
+    ]
+    client = OpenAI(
+        base_url="http://upstream.test/v1",
+        api_key="unused",
+        http_client=http.Client(transport=http.MockTransport(_replaying(chunks, True))),
+    )
+    messages: Any = [{"role": "user", "content": "hi"}]
+    with client.chat.completions.stream(model="m", messages=messages) as stream:
+        events = [event for event in clean_chat(stream, implementation=implementation)]  # type: ignore[arg-type]
+    snapshots = [event.snapshot.choices[0].message for event in events if event.type == "chunk"]
+    assert [len(message.annotations or []) for message in snapshots] == [0, 0, 1, 1]
+    message = snapshots[-1]
+    (placed,) = message.annotations
+    text = message.content
+    assert text == clean(raw)
+    assert text[placed.url_citation.start_index : placed.url_citation.end_index] == (
+        "It is in Jinshan"
+    )
