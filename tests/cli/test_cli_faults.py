@@ -420,6 +420,25 @@ def test_a_closed_pipe_ends_quietly_with_141(tmp_path: Path, command: str) -> No
     assert err == ""
 
 
+@pytest.mark.parametrize("command", ["strip", "clean", "extract"])
+def test_a_run_that_stops_at_its_first_row_leaves_the_output_as_it_was(
+    tmp_path: Path, command: str
+) -> None:
+    """No row was written: an output file already there keeps its bytes (the first write,
+    empty, opened it for writing and emptied it), and none is made where there was none."""
+    path = tmp_path / "x.jsonl"
+    path.write_bytes(b"not json\n" + row(1) + b"\n")
+    kept = tmp_path / "out.jsonl"
+    kept.write_bytes(b"what was there\n")
+    made = tmp_path / "new.jsonl"
+    for target in (kept, made):
+        result = citemark(command, str(path), "--field", "r.t", "-q", "-o", str(target))
+        assert result.returncode == 2, result.stderr
+        assert b":1: invalid JSON" in result.stderr
+    assert kept.read_bytes() == b"what was there\n"
+    assert not made.exists()
+
+
 # --- memory ---------------------------------------------------------------------------------
 
 

@@ -13,6 +13,7 @@ import pytest
 from citemark import cli
 from citemark._cli import inputs as _inputs
 from citemark._cli.commands import Job
+from citemark._cli.common import InputChanged
 from citemark._cli.inputs import Inputs
 from citemark._cli.work import FileSlice
 
@@ -119,3 +120,35 @@ def test_a_good_log_is_copied_but_its_markers(
     assert whole.count(b"\n") == data.count(b"\n")  # blank lines kept
     monkeypatch.setattr(_inputs, "SLICE_BYTES", 64)
     assert run(tmp_path, capsys, data, "strip", "-j", "2") == (code, whole, reported)
+
+
+@pytest.mark.parametrize("command", ["strip", "extract"])
+@pytest.mark.parametrize("change", ["replaced", "emptied", "cut"])
+def test_a_log_replaced_or_shrunk_while_it_is_read_stops_the_run_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, change: str
+) -> None:
+    """The workers read their slices by the file's name: a log replaced under that name
+    (`mv`, `sed -i`, a rotation) or emptied in place (`copytruncate`) while the run reads it
+    is an InputChanged naming it, from the reader or the worker, never rows of two files or
+    an early end taken for the file's (both ended with exit 0 and rows missing or mixed)."""
+    monkeypatch.setattr(_inputs, "SLICE_BYTES", 150)
+    monkeypatch.setattr(_inputs, "CHUNK_BYTES", 150)
+    data = log(True, bad=False)
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(data)
+    job = Job(command, "jsonl", "jsonl", ("cite",), tuple(FIELD.split(".")))
+    tasks = iter(Inputs(job, [str(path)], 1, print))
+    first = next(tasks)
+    if change == "replaced":
+        (tmp_path / "new.jsonl").write_bytes(data.replace(b"a", b"b"))
+        (tmp_path / "new.jsonl").replace(path)
+    else:
+        with path.open("r+b") as handle:
+            handle.truncate(0 if change == "emptied" else len(data) // 2)
+    said = "was replaced" if change == "replaced" else "shrank"
+    if isinstance(first.payload, FileSlice):
+        with pytest.raises(InputChanged, match=rf"log\.jsonl: it {said} while"):
+            first.payload.read()
+    if change != "replaced":  # (the reader reads the file it opened: only the workers see it)
+        with pytest.raises(InputChanged, match=r"log\.jsonl: it shrank while"):
+            list(tasks)

@@ -1,5 +1,6 @@
-"""What every command shares: the exit codes, the --family option and the guard around the
-work that writes (interrupts, closed pipes, full disks)."""
+"""What every command shares: the exit codes, the --family option, the guard around the
+work that writes (interrupts, closed pipes, full disks) and the check that an input file is
+still the one the run opened."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import signal
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, BinaryIO, NamedTuple
 
 EXIT_OK = 0
 EXIT_SKIPPED = 1
@@ -22,8 +23,32 @@ EXIT_CLOSED_PIPE = 141
 
 
 class InputChanged(Exception):
-    """A regular file that shrank while the run read it (another program truncated it): the
+    """A regular file that shrank or was replaced while the run read it (see Origin): the
     rows it held are gone, so the run stops, naming it (raised in a worker too)."""
+
+
+class Origin(NamedTuple):
+    """A regular file as the run opened it: which file it is, and its size then.  A worker
+    reads its slice by the file's name, so it checks that the name still leads to that file
+    (a log replaced under its name, as `mv`, `sed -i` or a log rotation do it, would mix the
+    two files' rows) and that it did not shrink (`copytruncate` empties it in place)."""
+
+    device: int
+    inode: int
+    size: int
+
+    @classmethod
+    def of(cls, handle: BinaryIO) -> Origin:
+        found = os.fstat(handle.fileno())
+        return cls(found.st_dev, found.st_ino, found.st_size)
+
+    def check(self, path: str, handle: BinaryIO) -> None:
+        """InputChanged when `handle`, open on `path`, is not this file as it was."""
+        found = os.fstat(handle.fileno())
+        if (found.st_dev, found.st_ino) != (self.device, self.inode):
+            raise InputChanged(f"{path}: it was replaced while it was being read")
+        if found.st_size < self.size:
+            raise InputChanged(f"{path}: it shrank while it was being read")
 
 
 class Terminated(KeyboardInterrupt):

@@ -10,6 +10,7 @@ from collections.abc import Callable, Generator, Iterator
 from typing import Any, BinaryIO
 
 from .commands import TEXT_COMMANDS, Job
+from .common import Origin
 from .work import FileSlice, Task, jsonl_kernel
 
 CHUNK_ROWS = 4096
@@ -73,8 +74,9 @@ class Inputs:
         handle: BinaryIO = sys.stdin.buffer if file == "-" else open(file, "rb")  # noqa: SIM115
         try:
             seekable = file != "-" and handle.seekable()
-            if seekable and self.job.command in TEXT_COMMANDS:
-                yield from self._slices(file, handle)
+            origin = Origin.of(handle) if seekable else None
+            if origin is not None and self.job.command in TEXT_COMMANDS:
+                yield from self._slices(file, handle, origin)
                 return
             first = 0  # index of the first line not yet handed out
             offset = 0  # file offset of the first byte not yet handed out
@@ -90,8 +92,11 @@ class Inputs:
                         block = block[len(_BOM) :]
                         offset = len(_BOM)
                 if not block:  # end of input: the last line may have no newline
+                    if origin is not None:
+                        origin.check(file, handle)  # (an end that came early)
                     if seekable and lead:
-                        yield Task(file, first, FileSlice(file, offset, lead), lead)
+                        payload = FileSlice(file, offset, lead, origin=origin)
+                        yield Task(file, first, payload, lead)
                         return
                     data = b"".join(parts)
                     if data:
@@ -105,7 +110,7 @@ class Inputs:
                         parts.append(block)
                     continue
                 if seekable:  # the block itself, up to `cut`: no copy, workers read the file
-                    tasks, first = self._lines(file, first, block, offset + lead, lead, cut)
+                    tasks, first = self._lines(file, first, block, offset + lead, lead, cut, origin)
                     offset += lead + cut
                     lead = len(block) - cut
                     del block  # a long line is not held here while a worker reads it
@@ -121,7 +126,7 @@ class Inputs:
             if handle is not sys.stdin.buffer:
                 handle.close()
 
-    def _slices(self, file: str, handle: BinaryIO) -> Iterator[Task]:
+    def _slices(self, file: str, handle: BinaryIO, origin: Origin) -> Iterator[Task]:
         """A regular file's lines for a text command, in tasks of about SLICE_BYTES that
         only name their bytes: here only a window where each ends is read, to find its last
         newline, and the worker reads, counts and cuts its lines (FileSlice.most), so the
@@ -133,8 +138,9 @@ class Inputs:
         while True:
             end = _line_end(handle, offset + SLICE_BYTES - 1)
             if end <= offset:
+                origin.check(file, handle)  # (an end that came early)
                 return
-            payload = FileSlice(file, offset, end - offset, self.chunk_rows)
+            payload = FileSlice(file, offset, end - offset, self.chunk_rows, origin)
             yield Task(file, first, payload, end - offset)
             first = None
             offset = end
@@ -147,6 +153,7 @@ class Inputs:
         base: int | None,
         lead: int = 0,
         size: int | None = None,
+        origin: Origin | None = None,
     ) -> tuple[list[Task], int]:
         """`data` (whole lines, at file offset `base` when it is a regular file) cut into tasks
         of at most chunk_rows lines; and the index of the line after them.  `lead`: bytes of
@@ -160,7 +167,7 @@ class Inputs:
             payload: Any = (
                 data[start:end]
                 if base is None
-                else FileSlice(file, base + start - before, end - start + before)
+                else FileSlice(file, base + start - before, end - start + before, origin=origin)
             )
             tasks.append(Task(file, first, payload, end - start + before))
             first += lines

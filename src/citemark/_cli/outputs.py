@@ -85,18 +85,17 @@ class Output:
         return os.fdopen(fd, "wb")
 
     def write(self, output: Any) -> None:
-        if output is None:
+        # Nothing to write opens nothing: a run that stops at its first row leaves no file
+        # (and one already there as it was); a run that ends well opens its output anyway.
+        if output is None or not (output.num_rows if self.format == "parquet" else output):
             return
         self.open()
         if self._writer is not None:
-            if output.num_rows:
-                if output.schema != self.schema:
-                    output = output.cast(self.schema)
-                self._writer.write_batch(output)
+            if output.schema != self.schema:
+                output = output.cast(self.schema)
+            self._writer.write_batch(output)
         else:
             assert self._handle is not None
-            if not output:
-                return
             if self._open_line:
                 _write_all(self._handle, b"\n")
             _write_all(self._handle, output)

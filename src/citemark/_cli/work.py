@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 from .. import extract_many
 from .commands import TEXT_COMMANDS, Job, cleans_in_pass
-from .common import InputChanged
+from .common import InputChanged, Origin
 from .jsonl import why
 from .stats import Stats
 
@@ -64,9 +64,12 @@ class FileSlice(NamedTuple):
     # 0: whole lines the reader counted and cut; else uncounted lines, which the worker cuts
     # in pieces of at most this many (`_uncounted`), as the reader would have
     most: int = 0
+    origin: Origin | None = None  # the file the reader opened (None: not checked)
 
     def read(self) -> bytes:
         with open(self.path, "rb") as handle:
+            if self.origin is not None:
+                self.origin.check(self.path, handle)
             handle.seek(self.offset)
             data = handle.read(self.length)
         if len(data) != self.length:
