@@ -214,7 +214,10 @@ def _parsers(
 
 
 def _positive(value: str) -> int:
-    number = int(value)
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a whole number is needed, not {value!r}") from None
     if number < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1, not {number}")
     return number
@@ -338,8 +341,15 @@ def _main(argv: Sequence[str] | None) -> int:
         from .lint import run
 
         return run(sub, rest)
-    # intermixed: options may come between the file names (`stats --json log.jsonl`)
-    args = sub.parse_intermixed_args(rest)
+    # intermixed: options may come between the file names (`stats --json log.jsonl`); what
+    # follows `--` is all files, which parse_intermixed_args mishandles (3.11, 3.12)
+    if "--" in rest:
+        at = rest.index("--")
+        args = sub.parse_intermixed_args(rest[:at])
+        given = args.files is not sub.get_default("files")  # (not the default, standard input)
+        args.files = [*(args.files if given else []), *rest[at + 1 :]] or args.files
+    else:
+        args = sub.parse_intermixed_args(rest)
     args.command = command
     return _run_rows(args, sub)
 
@@ -376,6 +386,11 @@ def _run_rows(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     clobbered = _clobbered_input(args.files, args.output)
     if clobbered is not None:
         parser.error(clobbered)
+    if args.output not in (None, "-"):
+        # (stats writes at the end: a missing folder would be found after the whole log)
+        folder = os.path.dirname(os.path.abspath(args.output))
+        if not os.path.isdir(folder):
+            parser.error(f"cannot write {args.output}: there is no folder {folder}")
     if "parquet" in (input_format, output_format):
         try:
             import pyarrow  # noqa: F401
@@ -449,6 +464,13 @@ def _parquet_schema(args: argparse.Namespace) -> object:
 
     schema = None
     for file in args.files:
+        if file == "-":
+            # (its schema is needed before the rows are read, and standard input reads once)
+            report(
+                f"citemark: {args.command} writes Parquet from a named file, not standard "
+                "input (name the file, or write JSONL with --format jsonl)"
+            )
+            return None
         try:
             found = pq.read_schema(file)
         except (pa.ArrowException, OSError) as error:

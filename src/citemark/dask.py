@@ -32,7 +32,7 @@ try:
     import dask.dataframe as dd
     import pandas as pd
     import pyarrow as pa
-    from dask.dataframe.utils import clear_known_categories
+    from dask.dataframe.utils import UNKNOWN_CATEGORIES
 except ImportError as error:  # the optional extra is missing: say what to install
     raise ImportError(
         f"citemark.dask needs dask's DataFrame and pyarrow ({error}): "
@@ -66,9 +66,12 @@ def strip(
 
 def _stripped_meta(meta: pd.Series) -> pd.Series:
     """What a stripped column holds: the column's type; for a categorical one, its categories
-    unknown (stripping may merge two of them, and each partition finds its own)."""
+    unknown (stripping may merge two of them, and each partition finds its own), of the type
+    its categories have."""
     if isinstance(meta.dtype, pd.CategoricalDtype):
-        return clear_known_categories(meta)
+        # (dask's clear_known_categories would make them str, whatever they were)
+        unknown = pd.Index([UNKNOWN_CATEGORIES], dtype=meta.dtype.categories.dtype)
+        return meta.cat.set_categories(unknown)
     return meta
 
 
@@ -105,18 +108,28 @@ def extract_partition(
 
 
 def _strip_series(series: pd.Series, families: tuple[str, ...]) -> pd.Series:
+    """`series` stripped, of its dtype (a categorical one: of its categories' dtype)."""
     cleaned = arrow.strip(_to_arrow(series), families=families)
-    if isinstance(series.dtype, (pd.StringDtype, pd.ArrowDtype)):
-        values: Any = pd.array(cleaned, dtype=series.dtype)
-    elif isinstance(series.dtype, pd.CategoricalDtype):
+    kind = series.dtype
+    if isinstance(kind, pd.CategoricalDtype):
         # (a category whose texts stripping made equal is one: pandas wants them unique)
         decoded = cleaned.dictionary_decode() if pa.types.is_dictionary(cleaned.type) else cleaned
-        values = pd.Categorical(
-            decoded.to_pandas().to_numpy(dtype=object), ordered=series.dtype.ordered
-        )
-    else:  # object: str values, None for nulls
-        values = cleaned.to_pandas().to_numpy(dtype=object)
-    return pd.Series(values, index=series.index, name=series.name)
+        texts = _texts(decoded, kind.categories.dtype)
+        # Given, not inferred: a partition of missing texts alone has none to infer them from.
+        categories = pd.Index(texts, dtype=kind.categories.dtype).dropna().unique().sort_values()
+        values: Any = pd.Categorical(texts, categories=categories, ordered=kind.ordered)
+    else:
+        values = _texts(cleaned, kind)
+    # (the dtype is given: pandas 3 would infer str from an object array of texts)
+    return pd.Series(values, index=series.index, name=series.name, dtype=values.dtype)
+
+
+def _texts(values: Any, kind: Any) -> Any:
+    """The pyarrow string array `values` as a pandas array of dtype `kind` (object: str values,
+    None for nulls)."""
+    if isinstance(kind, (pd.StringDtype, pd.ArrowDtype)):
+        return pd.array(values, dtype=kind)
+    return values.to_numpy(zero_copy_only=False)
 
 
 def _extract_series(series: pd.Series, families: tuple[str, ...]) -> pd.Series:

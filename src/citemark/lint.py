@@ -26,6 +26,7 @@ import argparse
 import json
 import sys
 from bisect import bisect_right
+from codecs import BOM_UTF8
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -200,8 +201,11 @@ def _load_sources(file: str) -> Registry:
 
 
 def _rows(file: str, report: Report) -> Iterator[tuple[int, bytes]]:
-    """(line number, the line) for each non-blank line; blank lines are counted."""
+    """(line number, the line) for each non-blank line; blank lines are counted.  A UTF-8
+    byte order mark that starts the input is skipped, as the other commands skip it."""
     data = _read(file)
+    if data.startswith(BOM_UTF8):
+        data = data[len(BOM_UTF8) :]
     lines = data.split(b"\n")
     if data.endswith(b"\n") or not data:
         lines.pop()  # what follows the last newline is no line

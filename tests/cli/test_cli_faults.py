@@ -571,6 +571,55 @@ def test_invalid_utf8_in_parquet_is_a_named_bad_row(tmp_path: Path, command) -> 
 
 
 @pytest.mark.needs("pyarrow")
+@pytest.mark.parametrize("kind", ["string", "string_view"])
+def test_rows_not_utf8_in_any_column_written_as_json_are_named_bad_rows(
+    tmp_path: Path, kind: str
+) -> None:
+    """JSON holds no string that is not UTF-8: a row whose other column (or, as a string_view
+    text column, whose text) is not, is a named bad row, stopped at or skipped, where it was a
+    traceback (`to_pylist`, and a filter with no string_view kernel) and exit 1."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    def strings(values: list[bytes | None]) -> Any:
+        if kind == "string":
+            return pa.array(values, pa.binary()).view(pa.string())
+        return pa.array(values, pa.binary_view()).view(pa.string_view())
+
+    texts = ["a " + MARK, "b " + MARK, None, "d"]
+    path = tmp_path / "bad.parquet"
+    for bad_column in ("other", "text"):
+        columns = {
+            "text": strings([None if t is None else t.encode() for t in texts]),
+            "other": strings([b"x", b"y", b"z", b"w"]),
+            "nested": pa.array([{"n": 1}, {"n": 2}, {"n": 3}, {"n": 4}]),
+        }
+        values = (
+            [b"x", b"\xff", b"z", b"w"]
+            if bad_column == "other"
+            else [None if t is None else t.encode() for t in texts]
+        )
+        if bad_column == "text":
+            values[1] = b"b \xff"
+        columns[bad_column] = strings(values)
+        pq.write_table(pa.table(columns), path)
+        for command in ("strip", "clean"):
+            stopped = citemark(command, str(path), "--column", "text", "--format", "jsonl")
+            assert stopped.returncode == 2, stopped.err
+            assert f"{path}:2: column {bad_column!r} is not UTF-8" in stopped.err
+            assert "Traceback" not in stopped.err
+            first = "a " if command == "strip" else "a"  # (strip keeps the blank)
+            assert [json.loads(line)["text"] for line in stopped.stdout.splitlines()] == [first]
+            skipped = citemark(
+                command, str(path), "--column", "text", "--format", "jsonl", "--skip-bad"
+            )
+            assert skipped.returncode == 1, skipped.err
+            rows = [json.loads(line) for line in skipped.stdout.splitlines()]
+            assert [row["text"] for row in rows] == [first, None, "d"]
+            assert [row["nested"]["n"] for row in rows] == [1, 3, 4]
+
+
+@pytest.mark.needs("pyarrow")
 def test_two_parquet_columns_of_the_name_are_a_named_error(tmp_path: Path) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq

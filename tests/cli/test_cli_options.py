@@ -101,3 +101,51 @@ def test_row_commands_read_parquet_from_standard_input(tmp_path: Path) -> None:
     assert piped.returncode == 0, piped.stderr
     rows = [json.loads(line) for line in piped.stdout.splitlines()]
     assert rows == [{"answer": "Panels last long. "}, {"answer": None}]
+
+
+def test_what_follows_a_double_dash_is_files(tmp_path: Path, monkeypatch, capsys) -> None:
+    """`--` ends the options, as in every command line tool: a file whose name starts with
+    a dash can be named after it, options may still come before it (it was refused:
+    parse_intermixed_args mishandles `--`)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-dash.txt").write_text("x " + GOOD[-19:] + "\n", encoding="utf-8")
+    (tmp_path / "a.txt").write_text("a\n", encoding="utf-8")
+    assert cli.main(["strip", "--", "-dash.txt"]) == 0
+    assert capsys.readouterr().out == "x \n"
+    assert cli.main(["strip", "a.txt", "-q", "--", "-dash.txt"]) == 0
+    assert capsys.readouterr().out == "a\nx \n"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["-j", "abc"], "argument -j/--jobs: a whole number is needed, not 'abc'"),
+        (["-j", "0"], "argument -j/--jobs: must be at least 1, not 0"),
+        (["-o", "no/such/folder/out.jsonl"], "cannot write no/such/folder/out.jsonl: there is"),
+    ],
+)
+def test_bad_options_are_named_before_any_row_is_read(
+    tmp_path: Path, monkeypatch, capsys, args: list[str], said: str
+) -> None:
+    """`-j abc` said "invalid _positive value"; an output in a folder that does not exist
+    was found by `stats` only once the whole log was read."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "log.jsonl").write_text('{"t": "x"}\n', encoding="utf-8")
+    with pytest.raises(SystemExit) as stopped:
+        cli.main(["stats", "log.jsonl", "--field", "t", *args])
+    assert stopped.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+def test_strip_to_parquet_from_standard_input_is_a_named_refusal(tmp_path: Path) -> None:
+    """A Parquet output needs its schema before the rows, and standard input reads once: the
+    refusal says what to do (it was "Failed to open local file '-'")."""
+    log = parquet(tmp_path / "log.parquet", [GOOD])
+    result = run("strip", "--column", "answer", "-o", str(tmp_path / "o.parquet"),
+                 stdin=log.read_bytes())  # fmt: skip
+    assert result.returncode == 2
+    assert b"writes Parquet from a named file, not standard input" in result.stderr
+    assert not (tmp_path / "o.parquet").exists()
+    as_jsonl = run("strip", "--column", "answer", "--format", "jsonl", stdin=log.read_bytes())
+    assert as_jsonl.returncode == 0, as_jsonl.stderr
+    assert json.loads(as_jsonl.stdout) == {"answer": "Panels last long. "}

@@ -13,6 +13,7 @@ import dask
 import dask.dataframe as dd  # a missing dask fails these tests, it does not skip them
 import distributed
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
@@ -147,3 +148,92 @@ def test_a_categorical_column_stays_categorical_with_its_categories_unknown() ->
         assert pd.isna(column.tolist()[1])
         assert sorted(column.cat.categories) == ["a", "b"]
         assert not (result["t"] if isinstance(done, pd.DataFrame) else result).cat.known
+
+
+# The dtypes a text column may have: object (dask's convert-string off), pandas' StringDtype
+# variants (pandas 3's default "str" among them), and Arrow's strings.
+TEXT_DTYPES = [
+    pytest.param(object, id="object"),
+    pytest.param("string[python]", id="string[python]"),
+    pytest.param("string[pyarrow]", id="string[pyarrow]"),
+    pytest.param("str", id="str"),
+    pytest.param(pd.ArrowDtype(pa.string()), id="arrow-string"),
+    pytest.param(pd.ArrowDtype(pa.large_string()), id="arrow-large_string"),
+]
+CITED = "a" + S + "cite" + D + "turn0search3" + E
+
+
+def kind_of(dtype: Any) -> Any:
+    """What must be kept of a column's dtype: all of it; of a categorical one, its categories'
+    dtype and order (its categories are each partition's own)."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return ("category", dtype.categories.dtype, dtype.ordered)
+    return dtype
+
+
+def partition_dtypes(result: Any) -> list[Any]:
+    """The dtype of the text in each computed partition of `result` (a frame's column "t")."""
+    parts = [part.compute(scheduler="sync") for part in result.to_delayed()]
+    return [
+        kind_of((part["t"] if isinstance(part, pd.DataFrame) else part).dtype) for part in parts
+    ]
+
+
+def frame_of(dtype: Any) -> Any:
+    """Three partitions of a column of `dtype`: texts, only missing texts, and none."""
+    texts = pd.Series([CITED, "b", None, None, "c", "d"], dtype=dtype)
+    frame = dd.from_pandas(pd.DataFrame({"t": texts, "k": [1, 1, 2, 2, 3, 3]}), npartitions=3)
+    kept = frame[frame["k"] != 3]
+    assert kept.map_partitions(len).compute(scheduler="sync").tolist() == [2, 2, 0]
+    return kept
+
+
+@pytest.mark.parametrize("dtype", TEXT_DTYPES)
+def test_a_stripped_text_column_keeps_its_dtype_in_its_meta_and_in_every_partition(
+    dtype: Any,
+) -> None:
+    with dask.config.set({"dataframe.convert-string": False}):  # (else object becomes str)
+        frame = frame_of(dtype)
+        assert frame["t"].dtype == pd.Series([], dtype=dtype).dtype
+        for result in (
+            citemark.dask.strip(frame, "t"),
+            citemark.dask.strip(frame, "t", into="u").assign(t=lambda f: f["u"]),
+            citemark.dask.strip(frame["t"]),
+        ):
+            meta = result._meta["t"] if isinstance(result, dd.DataFrame) else result._meta
+            assert meta.dtype == frame["t"].dtype
+            assert partition_dtypes(result) == [frame["t"].dtype] * 3
+            done = result.compute(scheduler="sync")
+            column = done["t"] if isinstance(done, pd.DataFrame) else done
+            assert column.dtype == frame["t"].dtype
+            assert [None if pd.isna(t) else t for t in column] == ["a", "b", None, None]
+
+
+@pytest.mark.parametrize("dtype", TEXT_DTYPES)
+def test_strip_partition_keeps_the_dtype_of_a_pandas_column(dtype: Any) -> None:
+    part = pd.DataFrame({"t": pd.Series([CITED, None], dtype=dtype)})
+    for rows in (part, part.iloc[1:], part.iloc[:0]):
+        done = citemark.dask.strip_partition(rows, "t", ("cite",), "t")
+        assert done["t"].dtype == part["t"].dtype
+
+
+@pytest.mark.parametrize("dtype", TEXT_DTYPES)
+@pytest.mark.parametrize("ordered", [False, True], ids=["unordered", "ordered"])
+def test_a_categorical_column_with_a_partition_of_missing_texts_alone_is_stripped(
+    dtype: Any, ordered: bool
+) -> None:
+    """Every partition's categories have the dtype of the input's categories, which the meta
+    says too, though a partition of missing texts alone (or of none) has none to infer it
+    from: dask concatenates the partitions only if their categories have one dtype."""
+    categories = pd.Index([CITED, "b", "c", "d"], dtype=dtype)
+    with dask.config.set({"dataframe.convert-string": False}):
+        frame = frame_of(pd.CategoricalDtype(categories, ordered=ordered))
+        wanted = ("category", categories.dtype, ordered)
+        for result in (citemark.dask.strip(frame, "t"), citemark.dask.strip(frame["t"])):
+            meta = result._meta["t"] if isinstance(result, dd.DataFrame) else result._meta
+            assert kind_of(meta.dtype) == wanted
+            assert partition_dtypes(result) == [wanted] * 3
+            if not ordered:  # (pandas unites ordered categoricals only if their categories match)
+                done = result.compute(scheduler="sync")
+                column = done["t"] if isinstance(done, pd.DataFrame) else done
+                assert [None if pd.isna(t) else t for t in column] == ["a", "b", None, None]

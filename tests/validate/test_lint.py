@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from codecs import BOM_UTF8
 from pathlib import Path
 from typing import Any
 
@@ -268,6 +269,56 @@ def test_through_the_citemark_command(work: Path, implementation: str) -> None:
         capture_output=True, cwd=work, env=env, check=False, timeout=120,
     )  # fmt: skip
     assert (clean.returncode, clean.stderr) == (0, b"")
+
+
+# A JSONL log that starts with a UTF-8 byte order mark, as some Windows editors write it.
+FLAWED_ROW = json.dumps({"t": "Claim" + S + "cite" + D + "turn0search3" + E + "."})
+BOM_ROWS = BOM_UTF8 + f'{FLAWED_ROW}\n{{"t": "ok"}}\n'.encode()
+
+
+def test_a_jsonl_file_that_starts_with_a_byte_order_mark_is_linted_from_its_first_row(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = tmp_path / "bom.jsonl"
+    rows.write_bytes(BOM_ROWS)
+    only = tmp_path / "only_bom.jsonl"
+    only.write_bytes(BOM_UTF8)  # no row at all, as the other commands read it
+    code, out, err = lint(capsys, rows, only, "--field", "t")
+    assert (code, err) == (0, "")
+    assert out.startswith(f"{rows}:1 (answer 1:6): warning citation-before-punctuation")
+    assert out.endswith("\n2 answers, 1 citation: 0 errors, 1 warning\n")
+
+
+def test_a_jsonl_stream_that_starts_with_a_byte_order_mark_is_linted_from_its_first_row(
+    implementation: str,
+) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "citemark", "lint", "-", "--field", "t"],
+        input=BOM_ROWS, capture_output=True, check=False, timeout=120,
+        env={**os.environ, "CITEMARK_IMPLEMENTATION": implementation},
+    )  # fmt: skip
+    assert (result.returncode, result.stderr) == (0, b""), result.stderr
+    out = result.stdout.decode()
+    assert out.startswith("-:1 (answer 1:6): warning citation-before-punctuation")
+    assert out.endswith("\n2 answers, 1 citation: 0 errors, 1 warning\n")
+
+
+def test_a_byte_order_mark_that_starts_a_later_row_is_invalid_json_as_for_the_other_commands(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = tmp_path / "late_bom.jsonl"
+    rows.write_bytes(b'{"t": "ok"}\n' + BOM_UTF8 + b'{"t": "ok"}\n')
+    code, out, err = lint(capsys, rows, "--field", "t")
+    assert code == 2
+    assert out.endswith("1 answer, 0 citations: 0 errors, 0 warnings; 1 unreadable input\n")
+    assert err.startswith(f"citemark lint: {rows}:2: invalid JSON: ")
+    extract = subprocess.run(
+        [sys.executable, "-m", "citemark", "extract", str(rows), "--field", "t"],
+        capture_output=True, text=True, check=False, timeout=120,
+    )  # fmt: skip
+    assert extract.returncode == 2
+    message = err.splitlines()[0].removeprefix("citemark lint: ")
+    assert extract.stderr.splitlines()[0] == f"citemark: {message}"
 
 
 @given(

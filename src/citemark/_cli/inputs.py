@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import sys
+from codecs import BOM_UTF8  # skipped at the start of a JSONL input
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, BinaryIO
 
@@ -20,7 +21,6 @@ CHUNK_BYTES = 8 << 20
 # the worker does it in one piece.
 SLICE_BYTES = 4 << 20
 _WINDOW = 64 << 10  # bytes read at a time where a slice ends, looking for its last newline
-_BOM = b"\xef\xbb\xbf"  # a UTF-8 byte order mark: skipped at the start of a JSONL file
 
 
 class Inputs:
@@ -88,9 +88,9 @@ class Inputs:
                 block = read(CHUNK_BYTES)
                 if at_start and block:
                     at_start = False
-                    if block.startswith(_BOM):
-                        block = block[len(_BOM) :]
-                        offset = len(_BOM)
+                    if block.startswith(BOM_UTF8):
+                        block = block[len(BOM_UTF8) :]
+                        offset = len(BOM_UTF8)
                 if not block:  # end of input: the last line may have no newline
                     if origin is not None:
                         origin.check(file, handle)  # (an end that came early)
@@ -132,8 +132,8 @@ class Inputs:
         newline, and the worker reads, counts and cuts its lines (FileSlice.most), so the
         file is read once, in the workers (this loop does no work per byte).  `run` numbers
         the rows of every task but the first (first_row None): the first starts the file."""
-        at_start = handle.read(len(_BOM)) == _BOM
-        offset = len(_BOM) if at_start else 0
+        at_start = handle.read(len(BOM_UTF8)) == BOM_UTF8
+        offset = len(BOM_UTF8) if at_start else 0
         first: int | None = 0
         while True:
             end = _line_end(handle, offset + SLICE_BYTES - 1)

@@ -250,19 +250,19 @@ def _parquet(job: Job, task: Task, result: Result) -> None:
         decoded = batch.column(index).dictionary_decode()
         batch = batch.set_column(index, batch.schema.field(index).with_type(decoded.type), decoded)
     done = _arrow_first(job, batch.column(index))
-    bad = [] if done is not None else _not_utf8(batch.column(index))
+    bad = _bad_rows(job, batch, index, done is None)
     if bad:
         # A named bad row, as in JSONL: stop before it, or leave it out with --skip-bad.
-        for row in bad:
-            problem = (task.file, first + row + 1, f"column {job.column!r} is not UTF-8")
+        done = None  # (it has a row for every row of the batch)
+        for row in sorted(bad):
+            problem = (task.file, first + row + 1, f"column {bad[row]!r} is not UTF-8")
             if not job.skip_bad:
                 result.error = problem
                 batch = batch.slice(0, row)
                 break
             result.skips.append(problem)
         else:
-            dropped = set(bad)
-            batch = batch.filter(pa.array([row not in dropped for row in range(batch.num_rows)]))
+            batch = _without_rows(batch, sorted(bad))
     result.rows = batch.num_rows + len(result.skips)
     column = batch.column(index)
     if job.command == "stats":
@@ -314,9 +314,44 @@ def _arrow_first(job: Job, column: Any) -> Any:
         return None
 
 
+def _bad_rows(job: Job, batch: Any, index: int, text_column: bool) -> dict[int, str]:
+    """The rows of a batch that cannot be read, each with the first column that says so: the
+    text column's that are not UTF-8 (when `text_column`: none when a kernel read them all)
+    and, where rows are written as JSON, any other column's (strings that are not UTF-8, at
+    any depth), which JSON cannot hold."""
+    bad: dict[int, str] = {}
+    names = batch.schema.names
+    columns = [index] if text_column else []
+    if job.command in TEXT_COMMANDS and job.output_format != "parquet":
+        columns += [other for other in range(batch.num_columns) if other != index]
+    for at in sorted(columns):
+        for row in _not_utf8(batch.column(at)):
+            bad.setdefault(row, names[at])
+    return bad
+
+
+def _without_rows(batch: Any, rows: list[int]) -> Any:
+    """batch without `rows` (ascending): its other rows' slices put together, as a filter
+    would (which has no kernel for string_view columns)."""
+    import pyarrow as pa
+
+    pieces, start = [], 0
+    for row in rows:
+        if row > start:
+            pieces.append(batch.slice(start, row - start))
+        start = row + 1
+    if start < batch.num_rows:
+        pieces.append(batch.slice(start))
+    if not pieces:
+        return batch.slice(0, 0)
+    # (pa.concat_batches would do, from pyarrow 19 on; one batch back from a table, before)
+    (whole,) = pa.Table.from_batches(pieces, schema=batch.schema).combine_chunks().to_batches()
+    return whole
+
+
 def _not_utf8(column: Any) -> list[int]:
-    """The rows of a string column that are not UTF-8 (Arrow's rule, which a file written by
-    another tool may break): none, after one check in C, in the common case."""
+    """The rows of a column whose strings are not UTF-8 (Arrow's rule, which a file written
+    by another tool may break): none, after one check in C, in the common case."""
     import pyarrow as pa
 
     try:
