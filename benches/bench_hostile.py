@@ -40,6 +40,18 @@ def hostile_markdown(scale: int) -> str:
     return (chunk + S + "cite" + D + "turn0file0" + E + "\n") * (1000 * scale)
 
 
+def replacement_characters(scale: int) -> str:
+    # What a binary file read with errors="replace" is made of: U+FFFD, which lenient cleaning
+    # reads as marker characters that were lost.
+    return "\ufffd" * (250_000 * scale) + " x\ufffd\ufffd" * (25_000 * scale)
+
+
+def _clean_lenient(text: str) -> Any:
+    from citemark.display import clean
+
+    return clean(text, lenient=True)
+
+
 def _arrow(array: Any) -> Any:
     import citemark.arrow
 
@@ -62,6 +74,7 @@ CASES: dict[str, tuple[Callable[[int], Any], Callable[[Any], Any]]] = {
     "arrow_unclosed_starts": (arrow_rows, _arrow),
     "find_code_ranges_backticks": (backticks, _find_code_ranges),
     "validate_hostile_markdown": (hostile_markdown, _validate),
+    "clean_lenient_replacements": (replacement_characters, _clean_lenient),
 }
 
 

@@ -622,9 +622,14 @@ _DEGRADED = re.compile(
 )
 _ONE_ID = re.compile(TURN_ID)
 # U+FFFD where the marker characters were: one or more for each (a decoder replaces each
-# broken piece of a character's UTF-8 bytes).
+# broken piece of a character's UTF-8 bytes: at most three for a marker character).  Each
+# run is taken whole (`(?=(?P<r>...))(?P=r)` is an atomic group, which Python 3.10 lacks)
+# and bounded: read as two runs split at every place, from every place, one long run made
+# an attempt cubic in its length.  A family-less marker is START's and DELIM's runs in one.
+_RUN = "\ufffd{1,8}"
 _REPLACED = re.compile(
-    f"\ufffd+(?P<family>{FAMILY_CHAR}*)\ufffd+"
+    f"(?:(?=(?P<start>{_RUN}))(?P=start)(?P<family>{FAMILY_CHAR}+)(?=(?P<delim>{_RUN}))(?P=delim)"
+    "|(?=(?P<both>\ufffd{2,16}))(?P=both))"
     f"(?P<body>(?:{TURN_ID}|{_LOCATOR})(?:\ufffd+(?:{TURN_ID}|{_LOCATOR}))*"
     f"|{_json_array(chr(0xFFFD))})"
     "\ufffd"
@@ -677,7 +682,7 @@ def _unreplace(line: str, cuts: list[Cut] | None = None) -> str:
 
 def _rebuild_replaced(match: re.Match[str]) -> str:
     body = _REPLACEMENTS.sub(DELIM, match["body"])
-    return f"{START}{match['family']}{DELIM}{body}{STOP}"
+    return f"{START}{match['family'] or ''}{DELIM}{body}{STOP}"
 
 
 def _unescape(match: re.Match[str]) -> str:

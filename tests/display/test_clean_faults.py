@@ -344,6 +344,12 @@ DEGRADED = {
         "| Kyoto | b |",
     ),
     "replaced-filecite": (f"| a {F}filecite{F}turn1file2{F}L1-L12{F} | b |", "| a | b |"),
+    "replaced-adjacent": (f"a {F}cite{F}turn0search0{F}{F}cite{F}turn0search1{F} b", "a b"),
+    "replaced-no-family": (f"a {F}{F}turn0search0{F} b", "a b"),
+    "replaced-one-is-no-marker": (f"a {F}turn0search0{F} b", f"a {F}turn0search0{F} b"),
+    # (a run longer than a decoder makes of two characters: the marker takes its end, and
+    # what is left goes as the line's other U+FFFD do, anchors that lost their characters)
+    "replaced-long-run": (f"a{F * 20}turn0search0{F}b", "ab"),
     "entity-spaces": ('in entity["city", "Paris", "capital"] now', "in Paris now"),
     "entity-number": ('in entity["city","Paris",3] now', "in Paris now"),
     "entity-two": ('in entity["city","Paris"] now', "in Paris now"),
@@ -371,6 +377,14 @@ def test_lenient_degraded_forms(text: str, expected: str, implementation: str) -
         stream = CleanStream(lenient=True, implementation=implementation)  # type: ignore[arg-type]
         chunks = [text[k : k + size] for k in range(0, len(text), size)]
         assert "".join(stream.feed(chunk) for chunk in chunks) + stream.close() == expected
+
+
+def test_lenient_replacement_characters_take_linear_time(implementation: str) -> None:
+    """A binary file read with errors="replace" is runs of U+FFFD, which lenient cleaning
+    reads as lost marker characters: each run is read once (it was read as two runs split at
+    every place, from every place: 2,000 took a minute; benches/bench_hostile.py times it)."""
+    text = F * 200_000 + "\n" + f" x{F}{F}cite{F}turn0search0{F}" * 20_000
+    assert _clean(text, implementation, lenient=True) == F * 200_000 + "\n" + " x" * 20_000
 
 
 # --- cumulative snapshots --------------------------------------------------------------------
