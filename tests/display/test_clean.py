@@ -64,6 +64,14 @@ CASES = {
         "\u0627\u0644\u0646\u0635 " + cite("turn0search0") + "\u060c \u0648",
         "\u0627\u0644\u0646\u0635\u060c \u0648",
     ),
+    "armenian-full-stop": (
+        "\u0561\u0575\u0578 " + cite("turn0search0") + "\u0589",
+        "\u0561\u0575\u0578\u0589",
+    ),
+    "ethiopic-full-stop": (
+        "\u121d\u1233\u120c " + cite("turn0search0") + "\u1362 \u1240",
+        "\u121d\u1233\u120c\u1362 \u1240",
+    ),
     "devanagari-danda": (
         "\u092f\u0939 \u0938\u091a \u0939\u0948 " + cite("turn0search0") + "\u0964",
         "\u092f\u0939 \u0938\u091a \u0939\u0948\u0964",
@@ -73,6 +81,24 @@ CASES = {
     "closing-quote": ('"yes ' + cite("turn0search0") + '" now', '"yes" now'),
     "json-string-value": ('{"city": "Kyoto ' + cite("turn0search0") + '"}', '{"city": "Kyoto"}'),
     "closing-bold": ("**fact " + cite("turn0search0") + "** here", "**fact** here"),
+    "closing-bold-dash": (
+        "**Kyoto " + cite("turn0search0") + "**\u2014the capital",
+        "**Kyoto**\u2014the capital",
+    ),
+    "closing-bold-possessive": ("**Kyoto " + cite("turn0search0") + "**'s", "**Kyoto**'s"),
+    "closing-bold-cjk": ("**東京 " + cite("turn0search0") + "**は首都", "**東京**は首都"),
+    "closing-low-quote": (
+        "Er sagte \u201eJa " + cite("turn0search0") + "\u201c und",
+        "Er sagte \u201eJa\u201c und",
+    ),
+    "closing-single-guillemet": (
+        "\u2039oui " + cite("turn0search0") + "\u203a et",
+        "\u2039oui\u203a et",
+    ),
+    "opening-curly-quote": (
+        "said " + cite("turn0search0") + "\u201cyes\u201d",
+        "said \u201cyes\u201d",
+    ),
     "opening-emphasis": ("see " + cite("turn0search0") + " *word*", "see *word*"),
     "opening-bold-symbol": (
         "capital " + cite("turn0search0") + "**(794)** of",

@@ -28,7 +28,7 @@ MAX_MARKER = 4096
 BLANKS = " \t\u00a0\u200b\u202f\u3000"
 CLOSING = (
     ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
-    "\u3011\uff3d\u060c\u061b\u061f\u06d4\u0964\u0965"
+    "\u3011\uff3d\u060c\u061b\u061f\u06d4\u0964\u0965\u0589\u1362\u1363\u1364\u104a\u104b"
 )
 PAIRS = {")": "(", "]": "[", "\uff09": "\uff08", "\u3011": "\u3010", "\uff3d": "\uff3b"}
 SEPARATORS = ",;\uff0c\uff1b\u3001"
@@ -178,15 +178,27 @@ def oracle_clean(text: str, code_ranges: list[tuple[int, int]]) -> str:
     return out + text[pos:]
 
 
+QUOTE_MARKS = "\"'*_\u201c\u2018\u2039\u203a"  # straight quotes, emphasis, „…“ ‚…‘ ‹…›
+DASH_MARKS = "\u2013\u2014"
+
+
 def closing(text: str, at: int) -> bool:
-    """Closing punctuation at text[at], or a straight quote or emphasis mark whose run
-    (`"`, `'`, `*`, `_`) a blank, a line end, closing punctuation or the end follows."""
+    """Closing punctuation at text[at], or a quote or emphasis mark whose run a blank, a line
+    end, closing punctuation, a dash, another quote, a Han or kana character or the end
+    follows."""
     if at >= len(text):
         return False
     if text[at] in CLOSING:
         return True
-    run = re.match(r"(\"+|'+|\*+|_+)(.?)", text[at:], re.DOTALL)
-    return run is not None and (run[2] == "" or run[2] in BLANKS + CLOSING + "\n\r")
+    run = re.match(r"(.)\1*(.?)", text[at:], re.DOTALL)
+    if run is None or run[1] not in QUOTE_MARKS:
+        return False
+    after = run[2]
+    return (
+        after == ""
+        or after in BLANKS + CLOSING + "\n\r" + DASH_MARKS + QUOTE_MARKS
+        or re.fullmatch(f"[{UNSPACED}]", after) is not None
+    )
 
 
 def _unwrap(out: str) -> str | None:

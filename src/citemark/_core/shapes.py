@@ -51,15 +51,21 @@ BLANKS = " \t\u00a0\u200b\u202f\u3000"
 CLOSING = (
     ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
     "\u3011\uff3d"
-    # Arabic's comma, semicolon, question mark and full stop; Devanagari's danda and double danda
-    "\u060c\u061b\u061f\u06d4\u0964\u0965"
+    # Arabic's comma, semicolon, question mark and full stop; Devanagari's danda and double
+    # danda; Armenian's full stop; Ethiopic's full stop, comma and semicolon; Myanmar's
+    # little section and section
+    "\u060c\u061b\u061f\u06d4\u0964\u0965\u0589\u1362\u1363\u1364\u104a\u104b"
 )
 # Straight quotes and Markdown's emphasis marks open as well as close: right after a removal,
 # a run of one of them counts as closing punctuation when a blank, a line end, closing
-# punctuation or the end of the text follows it ('"yes <marker>"' is '"yes"', "**fact
-# <marker>** here" keeps its bold); after a blank, or before a word, a digit or a symbol, it
-# opens ('said <marker> "yes"', "<marker> **(1868)**" and "a <marker> * b" keep their blank).
-QUOTES = "\"'*_"
+# punctuation, a dash, another of them, a character of a script written without blanks
+# (UNSPACED) or the end of the text follows it ('"yes <marker>"' is '"yes"', "**fact
+# <marker>** here" and "**Kyoto <marker>**—the capital" keep their bold); after a blank, or
+# before a word, a digit or another symbol, it opens ('said <marker> "yes"', "<marker>
+# **(1868)**" and "a <marker> * b" keep their blank).  Quotes that open in one language and
+# close in another („Ja“ and “yes”, ‹oui› and ›ja‹) are read as the straight ones.
+QUOTES = "\"'*_\u201c\u2018\u2039\u203a"
+DASHES = "\u2013\u2014"
 # Brackets and separators that removals may leave with nothing in them: "(<marker>)" and
 # "(<marker>, <marker>)" leave no "()" or "(,)".  OPENERS[k] is closed by CLOSERS[k]; every
 # closer is CLOSING too.  A separator goes when nothing stands on one side of it (an opener,

@@ -210,7 +210,7 @@ cdef Py_ssize_t BARE = clean_rules.BARE
 
 
 cdef enum:
-    SET_SIZE = 32
+    SET_SIZE = 48
     MAX_TITLED = 8
 
 # A set of characters, or a family name (its characters in order).
@@ -221,7 +221,7 @@ cdef struct CharSet:
     # once: the loop over the set was a tenth of the kernel's work on web answers).
     unsigned long long ascii[2]
 
-cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET, ENTITY_NAME, QUOTE_SET
+cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET, ENTITY_NAME, QUOTE_SET, DASH_SET
 cdef CharSet OPENER_SET, CLOSER_SET, SEPARATOR_SET  # OPENER_SET.chars[k] pairs CLOSER_SET's
 cdef CharSet TITLED_NAMES[MAX_TITLED]
 cdef Py_ssize_t TITLED_COUNT = len(clean_rules.TITLED_FAMILIES)
@@ -243,6 +243,7 @@ cdef void fill(CharSet* target, str chars) except *:
 fill(&BLANK_SET, clean_rules.BLANKS)
 fill(&CLOSING_SET, clean_rules.CLOSING)
 fill(&QUOTE_SET, clean_rules.QUOTES)
+fill(&DASH_SET, clean_rules.DASHES)
 fill(&LINE_BREAK_SET, clean_rules.LINE_BREAKS)
 fill(&OPENER_SET, clean_rules.OPENERS)
 fill(&CLOSER_SET, clean_rules.CLOSERS)
@@ -1026,18 +1027,20 @@ cdef inline Py_ssize_t line_end(const unit_t* data, Py_ssize_t n, Py_ssize_t i) 
 cdef inline bint closes(const unit_t* data, Py_ssize_t n, Py_ssize_t at,
                         Py_UCS4 first) noexcept nogil:
     """Whether `first`, the character at data[at] right after a run of removals, closes:
-    closing punctuation, or a run of a quote that a blank, a line end, closing punctuation or
-    the end of the text follows (the twin's `_closes`)."""
+    closing punctuation, or a run of a quote that a blank, a line end, closing punctuation, a
+    dash, another quote, a character of a script written without blanks or the end of the
+    text follows (the twin's `_closes`)."""
     cdef Py_UCS4 ch = 0
     if in_set(&CLOSING_SET, first):
         return True
     if not in_set(&QUOTE_SET, first):
         return False
-    while at < n:  # (a quote is ASCII: one unit in every kind, and in UTF-8)
+    while at < n:
         at = read_point(data, at, n, &ch)
         if ch != first:
             return (in_set(&BLANK_SET, ch) or in_set(&LINE_BREAK_SET, ch)
-                    or in_set(&CLOSING_SET, ch))
+                    or in_set(&CLOSING_SET, ch) or in_set(&DASH_SET, ch)
+                    or in_set(&QUOTE_SET, ch) or in_ranges(&UNSPACED_RANGES, ch))
     return True
 
 

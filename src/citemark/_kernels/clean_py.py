@@ -31,6 +31,7 @@ from .._core.shapes import (
     BROKEN,
     CLOSERS,
     CLOSING,
+    DASHES,
     DELIM,
     ENTITY,
     ENTITY_FAMILY,
@@ -506,8 +507,9 @@ def space(text: str, end: int, out: Output) -> int:
 
 def _closes(text: str, at: int) -> bool:
     """Whether text[at], right after a run of removals, closes: closing punctuation, or a
-    run of a quote (QUOTES) that a blank, a line end, closing punctuation or the end of the
-    text follows (a quote that a word, a digit or a symbol follows opens: '**(1868)**')."""
+    run of a quote (QUOTES) that a blank, a line end, closing punctuation, a dash, another
+    quote, a character of a script written without blanks or the end of the text follows (a
+    quote that a word, a digit or another symbol follows opens: '**(1868)**')."""
     if at >= len(text):
         return False
     first = text[at]
@@ -517,7 +519,17 @@ def _closes(text: str, at: int) -> bool:
         return False
     while at < len(text) and text[at] == first:
         at += 1
-    return at == len(text) or text[at] in BLANKS or text[at] in LINE_BREAKS or text[at] in CLOSING
+    if at == len(text):
+        return True
+    after = text[at]
+    return (
+        after in BLANKS
+        or after in LINE_BREAKS
+        or after in CLOSING
+        or after in DASHES
+        or after in QUOTES
+        or _within(UNSPACED, after)
+    )
 
 
 def plain_name(text: str, start: int, end: int) -> str | None:
