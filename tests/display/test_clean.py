@@ -81,6 +81,18 @@ CASES = {
     "closing-quote": ('"yes ' + cite("turn0search0") + '" now', '"yes" now'),
     "json-string-value": ('{"city": "Kyoto ' + cite("turn0search0") + '"}', '{"city": "Kyoto"}'),
     "closing-bold": ("**fact " + cite("turn0search0") + "** here", "**fact** here"),
+    "french-no-break-space-stays": (
+        "\u00e9lev\u00e9 "
+        + cite("turn0search0")
+        + "\u202f; il baisse "
+        + cite("turn0search1")
+        + "\u202f!",
+        "\u00e9lev\u00e9\u202f; il baisse\u202f!",
+    ),
+    "french-guillemets": (
+        "\u00ab\u00a0oui " + cite("turn0search0") + "\u00a0\u00bb puis",
+        "\u00ab\u00a0oui\u00a0\u00bb puis",
+    ),
     "closing-bold-dash": (
         "**Kyoto " + cite("turn0search0") + "**\u2014the capital",
         "**Kyoto**\u2014the capital",

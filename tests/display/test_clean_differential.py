@@ -126,7 +126,8 @@ def oracle_clean(text: str, code_ranges: list[tuple[int, int]]) -> str:
         blanks_end = pos
         while blanks_end < len(text) and text[blanks_end] in BLANKS:
             blanks_end += 1
-        if pos < blanks_end < len(text) and text[blanks_end] in CLOSING:
+        glued = any(char in "\u00a0\u202f" for char in text[pos:blanks_end])  # (no-break)
+        if pos < blanks_end < len(text) and text[blanks_end] in CLOSING and not glued:
             pos = blanks_end  # blanks between the removals and closing punctuation go
         unwrapped = False
         while True:  # what the removals emptied: brackets, separators

@@ -48,6 +48,9 @@ TITLED_FAMILIES = ("url", "link_title")
 # follows a space ("sentence \ue200..\ue201." and "sentence \ue200..\ue201 ." are "sentence.").
 # Straight quotes are not in it: one may open as well as close (see QUOTES).
 BLANKS = " \t\u00a0\u200b\u202f\u3000"
+# The no-break spaces, which French typesetting puts before ; : ! ? and inside « »: between
+# the markers and closing punctuation they stay ("élevé <marker>\u202f;" is "élevé\u202f;").
+NO_BREAK = "\u00a0\u202f"
 CLOSING = (
     ".,;:!?)]}%\u2026\u201d\u2019\u00bb\u3001\u3002\uff0c\uff0e\uff1a\uff1b\uff01\uff1f\uff09"
     "\u3011\uff3d"

@@ -222,6 +222,7 @@ cdef struct CharSet:
     unsigned long long ascii[2]
 
 cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET, ENTITY_NAME, QUOTE_SET, DASH_SET
+cdef CharSet NO_BREAK_SET
 cdef CharSet OPENER_SET, CLOSER_SET, SEPARATOR_SET  # OPENER_SET.chars[k] pairs CLOSER_SET's
 cdef CharSet TITLED_NAMES[MAX_TITLED]
 cdef Py_ssize_t TITLED_COUNT = len(clean_rules.TITLED_FAMILIES)
@@ -241,6 +242,7 @@ cdef void fill(CharSet* target, str chars) except *:
 
 
 fill(&BLANK_SET, clean_rules.BLANKS)
+fill(&NO_BREAK_SET, clean_rules.NO_BREAK)
 fill(&CLOSING_SET, clean_rules.CLOSING)
 fill(&QUOTE_SET, clean_rules.QUOTES)
 fill(&DASH_SET, clean_rules.DASHES)
@@ -1017,6 +1019,17 @@ cdef inline Py_ssize_t blanks_end(const unit_t* data, Py_ssize_t n, Py_ssize_t a
     return at
 
 
+cdef inline bint no_break(const unit_t* data, Py_ssize_t n, Py_ssize_t start,
+                          Py_ssize_t end) noexcept nogil:
+    """Whether data[start:end] (end <= n) holds a no-break space (the twin's `_no_break`)."""
+    cdef Py_UCS4 ch
+    while start < end:
+        start = read_point(data, start, n, &ch)
+        if in_set(&NO_BREAK_SET, ch):
+            return True
+    return False
+
+
 cdef inline Py_ssize_t line_end(const unit_t* data, Py_ssize_t n, Py_ssize_t i) noexcept nogil:
     """Past the line break at data[i] (i < n; a CR LF pair is one)."""
     if at(data, i) == c'\r' and i + 1 < n and at(data, i + 1) == c'\n':
@@ -1056,7 +1069,7 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
     # below needs them too, when the loop leaves `end` where it was).
     start = end
     resume = blanks_end(data, n, end, &beyond)
-    if end < resume < n and in_set(&CLOSING_SET, beyond):
+    if end < resume < n and in_set(&CLOSING_SET, beyond) and not no_break(data, n, end, resume):
         end = resume  # the blanks before closing punctuation go (the twin's)
     while True:
         following = c'\n'

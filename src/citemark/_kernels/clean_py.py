@@ -43,6 +43,7 @@ from .._core.shapes import (
     MARKERS_MAYBE_IN_CODE,
     MARKERS_OUTSIDE_CODE,
     MAX_MARKER,
+    NO_BREAK,
     NO_MARKERS,
     NOT_PLAIN,
     OPENERS,
@@ -423,6 +424,11 @@ def unspaced_join(before: str, after: str) -> bool:
     )
 
 
+def _no_break(text: str, start: int, end: int) -> bool:
+    """Whether text[start:end] holds a no-break space (NO_BREAK)."""
+    return any(char in NO_BREAK for char in text[start:end])
+
+
 def _blanks_end(text: str, at: int) -> int:
     """The end of the blanks from `at` (at itself when none)."""
     n = len(text)
@@ -452,7 +458,7 @@ def space(text: str, end: int, out: Output) -> int:
     # loop leaves `end` where it was).
     start = end
     resume = _blanks_end(text, end)
-    if end < resume < n and text[resume] in CLOSING:
+    if end < resume < n and text[resume] in CLOSING and not _no_break(text, end, resume):
         end = resume  # "word <m> ." is "word <m>.": the blanks before the punctuation go
     while True:
         following = text[end] if end < n else "\n"
