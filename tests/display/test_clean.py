@@ -81,6 +81,11 @@ CASES = {
     "closing-quote": ('"yes ' + cite("turn0search0") + '" now', '"yes" now'),
     "json-string-value": ('{"city": "Kyoto ' + cite("turn0search0") + '"}', '{"city": "Kyoto"}'),
     "closing-bold": ("**fact " + cite("turn0search0") + "** here", "**fact** here"),
+    # an emphasis around nothing but markers goes, as an emptied bracket does
+    "emptied-bold": ("- **" + cite("turn0search0") + "** for video", "- for video"),
+    "emptied-strikethrough-line": ("a\n~~" + cite("turn0search0") + "~~\nb", "a\nb"),
+    "emptied-bold-in-brackets": ("x (**" + cite("turn0search0") + "**).", "x."),
+    "glued-bold-stays": ("a**" + cite("turn0search0") + "** b", "a**** b"),
     "french-no-break-space-stays": (
         "\u00e9lev\u00e9 "
         + cite("turn0search0")

@@ -144,6 +144,16 @@ def oracle_clean(text: str, code_ranges: list[tuple[int, int]]) -> str:
                 while last in PAIRS.values() and pos < len(text) and text[pos] in BLANKS:
                     pos += 1
                 continue
+            run = re.match(r"\*+|~+", text[pos:])
+            if run and kept.endswith(run[0]):
+                after = text[pos + len(run[0]) : pos + len(run[0]) + 1]
+                before = kept[: len(kept) - len(run[0])][-1:]
+                if (after == "" or after in BLANKS + CLOSING + "\n\r") and (
+                    before == "" or before in BLANKS + "\n\r" + "".join(PAIRS.values())
+                ):
+                    out = kept[: len(kept) - len(run[0])]  # an emphasis left empty
+                    pos += len(run[0])
+                    continue
             if PAIRS.get(following) == last and not (
                 following == "]" and text[pos + 1 : pos + 2] == "("
             ):

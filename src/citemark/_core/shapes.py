@@ -69,6 +69,10 @@ CLOSING = (
 # close in another („Ja“ and “yes”, ‹oui› and ›ja‹) are read as the straight ones.
 QUOTES = "\"'*_\u201c\u2018\u2039\u203a"
 DASHES = "\u2013\u2014"
+# Markdown's emphasis and strikethrough marks: a pair of runs around nothing but markers (and
+# blanks) goes with them, as an emptied bracket does ("**<marker>** for" is " for", where a
+# literal "****" was left).  Not `_`, which also joins words ("snake_<marker>_case").
+EMPHASIS = "*~"
 # Brackets and separators that removals may leave with nothing in them: "(<marker>)" and
 # "(<marker>, <marker>)" leave no "()" or "(,)".  OPENERS[k] is closed by CLOSERS[k]; every
 # closer is CLOSING too.  A separator goes when nothing stands on one side of it (an opener,

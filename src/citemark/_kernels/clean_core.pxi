@@ -222,7 +222,7 @@ cdef struct CharSet:
     unsigned long long ascii[2]
 
 cdef CharSet BLANK_SET, CLOSING_SET, LINE_BREAK_SET, ENTITY_NAME, QUOTE_SET, DASH_SET
-cdef CharSet NO_BREAK_SET
+cdef CharSet NO_BREAK_SET, EMPHASIS_SET
 cdef CharSet OPENER_SET, CLOSER_SET, SEPARATOR_SET  # OPENER_SET.chars[k] pairs CLOSER_SET's
 cdef CharSet TITLED_NAMES[MAX_TITLED]
 cdef Py_ssize_t TITLED_COUNT = len(clean_rules.TITLED_FAMILIES)
@@ -243,6 +243,7 @@ cdef void fill(CharSet* target, str chars) except *:
 
 fill(&BLANK_SET, clean_rules.BLANKS)
 fill(&NO_BREAK_SET, clean_rules.NO_BREAK)
+fill(&EMPHASIS_SET, clean_rules.EMPHASIS)
 fill(&CLOSING_SET, clean_rules.CLOSING)
 fill(&QUOTE_SET, clean_rules.QUOTES)
 fill(&DASH_SET, clean_rules.DASHES)
@@ -1057,11 +1058,41 @@ cdef inline bint closes(const unit_t* data, Py_ssize_t n, Py_ssize_t at,
     return True
 
 
+cdef Py_ssize_t emptied_run(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* out,
+                            Py_UCS4 mark) noexcept nogil:
+    """The length of the run of `mark` (an emphasis mark) at data[end] that closes the run of
+    the same mark and length the output ends with, before its trailing blanks; 0 for none
+    (the twin's `_emptied_run`).  Every read is below n, or inside the output's length."""
+    cdef Py_ssize_t after = end, count, i, k
+    cdef Py_UCS4 ch = 0
+    while after < n and at(data, after) == mark:
+        after += 1
+    count = after - end
+    if after < n:
+        read_point(data, after, n, &ch)
+        if not (in_set(&BLANK_SET, ch) or in_set(&LINE_BREAK_SET, ch)
+                or in_set(&CLOSING_SET, ch)):
+            return 0
+    i = out.length - out.trail
+    for k in range(count):
+        if i <= 0:
+            return 0
+        i = out_before(out, 0, i, &ch)
+        if ch != mark:
+            return 0
+    if i > 0:
+        out_before(out, 0, i, &ch)
+        if not (in_set(&BLANK_SET, ch) or in_set(&LINE_BREAK_SET, ch)
+                or in_set(&OPENER_SET, ch)):
+            return 0
+    return count
+
+
 cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* out) noexcept nogil:
     """The spacing rule where a run of removals ended at `end`; returns where the text
     resumes (see the twin)."""
     cdef Py_UCS4 following, ch, last, beyond
-    cdef Py_ssize_t after, next_end, resume, start
+    cdef Py_ssize_t after, next_end, resume, start, count
     cdef bint at_line_start
     out.low = out.length
     out.moved = -1
@@ -1098,6 +1129,14 @@ cdef Py_ssize_t space(const unit_t* data, Py_ssize_t n, Py_ssize_t end, Output* 
             drop_last(out)
             end = next_end
             continue
+        if in_set(&EMPHASIS_SET, following) and last == following:
+            count = emptied_run(data, n, end, out, following)
+            if count:
+                drop_trail(out)  # an emphasis left empty (the twin's)
+                for _ in range(count):
+                    drop_last(out)
+                end += count  # (the marks are ASCII: one unit each, in UTF-8 too)
+                continue
         if in_set(&SEPARATOR_SET, last) and (
             closes(data, n, end, following) or in_set(&LINE_BREAK_SET, following)
         ):

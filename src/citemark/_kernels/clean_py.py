@@ -33,6 +33,7 @@ from .._core.shapes import (
     CLOSING,
     DASHES,
     DELIM,
+    EMPHASIS,
     ENTITY,
     ENTITY_FAMILY,
     FRONT_OFF,
@@ -258,6 +259,17 @@ class Output:
         else:
             self.before = " "
 
+    def peek(self, wanted: int) -> str:
+        """The last `wanted` characters (fewer at the start), left in place."""
+        taken: list[str] = []
+        size = 0
+        for piece in reversed(self.pieces):
+            if size >= wanted:
+                break
+            taken.append(piece)
+            size += len(piece)
+        return "".join(reversed(taken))[-wanted:] if wanted else ""
+
     def tail(self, wanted: int) -> str:
         """The last `wanted` characters (fewer at the start), taken out of the pieces."""
         taken: list[str] = []
@@ -424,6 +436,31 @@ def unspaced_join(before: str, after: str) -> bool:
     )
 
 
+def _emptied_run(text: str, end: int, out: Output) -> int:
+    """The length of the run of an emphasis mark at text[end] that closes the run of the
+    same mark and length the output ends with (before its trailing blanks), so that only the
+    removals and blanks stood between them; 0 for none.  The output's run opens (a blank, a
+    line start or an opener before it) and the text's closes (a blank, a line end, closing
+    punctuation or the end after it)."""
+    mark = text[end]
+    after = end
+    while after < len(text) and text[after] == mark:
+        after += 1
+    count = after - end
+    if after < len(text) and not (
+        text[after] in BLANKS or text[after] in LINE_BREAKS or text[after] in CLOSING
+    ):
+        return 0
+    tail = out.peek(out.trail + count + 1)
+    body = tail[: len(tail) - out.trail]
+    if len(body) < count or body[len(body) - count :] != mark * count:
+        return 0
+    before = body[: len(body) - count][-1:]
+    if before and not (before in BLANKS or before in LINE_BREAKS or before in OPENERS):
+        return 0
+    return count
+
+
 def _no_break(text: str, start: int, end: int) -> bool:
     """Whether text[start:end] holds a no-break space (NO_BREAK)."""
     return any(char in NO_BREAK for char in text[start:end])
@@ -482,6 +519,14 @@ def space(text: str, end: int, out: Output) -> int:
             out.drop_last()
             end += 1
             continue
+        if following in EMPHASIS and last == following:
+            count = _emptied_run(text, end, out)
+            if count:
+                out.drop_trail()  # an emphasis left empty ("**" and "**" around nothing)
+                for _ in range(count):
+                    out.drop_last()
+                end += count
+                continue
         if last in SEPARATORS and (_closes(text, end) or following in LINE_BREAKS):
             out.drop_trail()  # a separator with nothing after it
             out.drop_last()
