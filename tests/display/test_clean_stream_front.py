@@ -19,6 +19,7 @@ ENTITY = S + "entity" + D + '["k","Name"]' + E
 
 pieces = st.sampled_from(
     [
+        "\x00",  # (a character like any other: the compiled front took it for "none")
         "\u4e2d",
         '"',
         "**",
@@ -130,6 +131,23 @@ def test_mapped_marks_and_cuts(
     assert stream.marks == whole.marks
     assert stream.cuts == whole.cuts
     assert stream.marks == clean_with_marks(text, **options).marks
+
+
+@pytest.mark.parametrize("mapped", [False, True])
+@pytest.mark.parametrize(
+    "text",
+    ["\x00" + MARKER + " b", "\u4e2d\x00" + MARKER + " x", "\x00\ue202turn0search1 x"],
+)
+def test_a_released_nul_is_the_context_of_what_follows(
+    implementation: str, text: str, mapped: bool
+) -> None:
+    """U+0000 released before a marker is the character the marker follows, not a line
+    start: the compiled front's "no character released" was 0, and the blank after the
+    marker went ("\x00b")."""
+    got, stream = run(list(text), implementation=implementation, mapped=mapped)
+    assert got == clean(text)
+    if mapped:
+        assert stream.cuts == clean_mapped(text).cuts
 
 
 def test_a_mapped_stream_records_marks_as_their_text_goes_out(implementation: str) -> None:
@@ -415,6 +433,7 @@ def test_a_front_owner_is_checked_by_its_class(implementation: str) -> None:
 # Lines a plain stream's compiled front ends itself, and the ones it leaves to the stream.
 own_pieces = st.sampled_from(
     [
+        "\x00",  # (a character like any other: the compiled front took it for "none")
         "\u4e2d",
         '"',
         "**",

@@ -441,6 +441,8 @@ cdef int LINE_START = clean_rules.LINE_START
 cdef int FRONT_ON = clean_rules.FRONT_ON
 cdef Py_ssize_t SHORT_HOLD = clean_rules.SHORT_HOLD
 cdef Py_ssize_t SCAN_BEHIND = clean_rules.SCAN_BEHIND
+# No character released yet (a line start): beyond Unicode, since U+0000 is a character too.
+cdef Py_UCS4 NO_CONTEXT = 0x110000
 # What a line's first characters say (`line_start_kind`): nothing yet, or that its text may be
 # code because a tab or four spaces lead it, or because a backtick or tilde may open a fence.
 cdef enum:
@@ -796,7 +798,7 @@ cdef class StreamFront:
     cdef public int state
     cdef public Py_ssize_t parts_length, looked, pending_length, line_from
     cdef public str tail
-    cdef Py_UCS4 context_unit  # the last character released (0: none), `context` to Python
+    cdef Py_UCS4 context_unit  # the last character released (NO_CONTEXT: none), `context`
     cdef public Py_ssize_t work, skip, raw
 
     def __init__(self, owner, list pending not None, int state=FRONT_OFF, entity=None,
@@ -817,18 +819,18 @@ cdef class StreamFront:
         for piece in pending:  # (a loop here: `sum` of a list costs a stream more)
             self.pending_length += len(piece)
         self.tail = ""
-        self.context_unit = 0
+        self.context_unit = NO_CONTEXT
         self.work = self.skip = self.raw = 0
 
     @property
     def context(self):
-        return chr(self.context_unit) if self.context_unit else ""
+        return "" if self.context_unit == NO_CONTEXT else chr(self.context_unit)
 
     @context.setter
     def context(self, str value not None):
         if len(value) > 1:
             raise ValueError("context must be one character or empty")
-        self.context_unit = ord(value) if value else 0
+        self.context_unit = ord(value) if value else NO_CONTEXT
 
     # A builtin method taking one argument (METH_O): a server calls it once per delta, so the
     # calling convention is part of every delta's cost.
@@ -996,7 +998,7 @@ cdef class StreamFront:
         cdef str piece = text if end == len(text) else text[:end]
         if not has_private(PyUnicode_KIND(text), PyUnicode_DATA(text), 0, end):
             return piece
-        if not context:
+        if context == NO_CONTEXT:
             return clean_one(piece, None, self.entity, True)
         return clean_after(context, piece, self.entity)
 
@@ -1142,14 +1144,14 @@ cdef class StreamFront:
             start_kind = line_start_kind(kind, data, a, b)
             if may_be_code(start_kind):
                 return None
-            shown = self.shown(0, chunk[a:b + 1], b + 1 - a)
+            shown = self.shown(NO_CONTEXT, chunk[a:b + 1], b + 1 - a)
             if shown is None:
                 return None
             out += <str>shown
             a = b + 1
         if last + 1 < n:
             rest = chunk[last + 1:]
-            shown = self.look(rest, &state, &cut, 0)
+            shown = self.look(rest, &state, &cut, NO_CONTEXT)
             if shown is None:
                 return None
         self.next_line(chunk, last, n + len(text), state)
@@ -1212,7 +1214,7 @@ cdef class StreamFront:
             self.parts = []
         self.parts_length = 0
         self.tail = ""
-        self.context_unit = 0
+        self.context_unit = NO_CONTEXT
         self.skip = self.raw = 0
         self.mixed = False
         self.state = state
