@@ -46,6 +46,21 @@ def replacement_characters(scale: int) -> str:
     return "\ufffd" * (250_000 * scale) + " x\ufffd\ufffd" * (25_000 * scale)
 
 
+def bare_ids(scale: int) -> list[str]:
+    # One line of bare ids (DELIM, then an id) in 64-character deltas: the stream's front
+    # walks back over each DELIM.
+    line = D + "turn0search0"
+    text = line * (25_000 * scale)
+    return [text[at : at + 64] for at in range(0, len(text), 64)]
+
+
+def _mapped_stream(chunks: list[str]) -> Any:
+    from citemark.display import CleanStream
+
+    stream = CleanStream(mapped=True)
+    return [stream.feed(chunk) for chunk in chunks] + [stream.close()]
+
+
 def _clean_lenient(text: str) -> Any:
     from citemark.display import clean
 
@@ -75,6 +90,7 @@ CASES: dict[str, tuple[Callable[[int], Any], Callable[[Any], Any]]] = {
     "find_code_ranges_backticks": (backticks, _find_code_ranges),
     "validate_hostile_markdown": (hostile_markdown, _validate),
     "clean_lenient_replacements": (replacement_characters, _clean_lenient),
+    "clean_stream_mapped_bare_ids": (bare_ids, _mapped_stream),
 }
 
 

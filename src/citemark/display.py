@@ -1007,6 +1007,21 @@ _FRONT_STOPS = re.compile(f"[{re.escape(FRONT_STOPS)}{PRIVATE_RANGE}]")
 _ID_CHARS = re.compile("[0-9A-Za-z_-]*")
 
 
+def _last_chars(groups: tuple[list[str], ...], wanted: int) -> str:
+    """The last `wanted` characters of the pieces of `groups` put together, the last group
+    first; only the pieces that hold them are read."""
+    taken: list[str] = []
+    size = 0
+    for group in groups:
+        for piece in reversed(group):
+            if size >= wanted:
+                break
+            taken.append(piece)
+            size += len(piece)
+    text = "".join(reversed(taken))
+    return text[len(text) - wanted :] if wanted > 0 else ""
+
+
 class CleanStream:
     """`clean` over an answer that arrives in chunks: the concatenated output of `feed` and
     `close` is exactly `clean(whole)` for every chunking.
@@ -1124,7 +1139,10 @@ class CleanStream:
         front = self._f
         front.enter()  # (see close)
         try:
-            return ("".join(self._lines) + "".join(front.pending))[front.line_from + front.raw :]
+            # The end of the lines and pending pieces, read from their end: a server that
+            # reads it after every delta pays for what is held, not for the whole line.
+            wanted = self._held_length + front.pending_length - front.line_from - front.raw
+            return _last_chars((front.pending, self._lines), wanted)
         finally:
             front.leave()
 
@@ -1427,13 +1445,22 @@ class CleanStream:
             cut = tick
             self._f.state = FRONT_OFF
         cut = _link_end(tail, cut, self._shown if self._widgets else None)
+        # The last START, STOP and DELIM below the cut, kept while the cut, which only goes
+        # down, stays above them (len(tail): not looked for yet): each character is read
+        # once, where a search per DELIM made a line of bare ids quadratic.
+        start = stop = delim = len(tail)
         while True:
             cut = _plain_end(tail, cut)
-            start = tail.rfind(START, 0, cut)
-            if start >= 0 and tail.find(STOP, start, cut) < 0:
-                cut = start  # a START its STOP may still close
-                continue
-            delim = tail.rfind(DELIM, 0, cut)
+            if start >= cut:
+                start = tail.rfind(START, 0, cut)
+            if start >= 0:
+                if stop >= cut:
+                    stop = tail.rfind(STOP, 0, cut)
+                if stop < start:
+                    cut = start  # a START its STOP may still close
+                    continue
+            if delim >= cut:
+                delim = tail.rfind(DELIM, 0, cut)
             if delim >= 0 and _ID_CHARS.fullmatch(tail, delim + 1, cut) is not None:
                 cut = delim  # ids that may go on
                 continue

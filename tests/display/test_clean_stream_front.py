@@ -133,6 +133,21 @@ def test_mapped_marks_and_cuts(
     assert stream.marks == clean_with_marks(text, **options).marks
 
 
+@settings(max_examples=150)
+@given(texts, st.lists(st.integers(0, 300), max_size=15), st.booleans())
+def test_held_is_what_was_fed_past_what_was_released(
+    implementation: str, text: str, cuts: list[int], lenient: bool
+) -> None:
+    """After every delta, `held` is the text fed after `released` (it is read from the end of
+    the held pieces, so that reading it after each delta costs what is held)."""
+    stream = CleanStream(lenient=lenient, implementation=implementation)  # type: ignore[arg-type]
+    fed = ""
+    for chunk in split(text, cuts):
+        stream.feed(chunk)
+        fed += chunk
+        assert stream.held == fed[stream.released :]
+
+
 @pytest.mark.parametrize("mapped", [False, True])
 @pytest.mark.parametrize(
     "text",
