@@ -123,7 +123,17 @@ SHAPES: dict[str, Callable[[int], str]] = {
     "items_then_fence": lambda size: (
         _repeat("- ", size // 2) + "```" + _repeat("\n" + _marker(), size - size // 2 - 3)
     ),
+    # each line an item one level deeper than the last (its indentation once read again for
+    # each container it continues)
+    "staircase": lambda size: _staircase(size),
 }
+
+
+def _staircase(size: int) -> str:
+    lines: list[str] = []
+    while sum(map(len, lines)) < size:
+        lines.append("  " * len(lines) + "- x `" + _marker() + "`\n")
+    return "".join(lines)[:size]
 
 
 # -- the APIs, each a function of the text (setup outside the timing) --------------------

@@ -105,11 +105,19 @@ CONTAINER_SHAPES = {
     "items-then-inline-code": ("- ", "\n`a`"),
     "items-then-setext": ("- ", "\n==="),
     "items-then-fenced-lines": ("- ", "\n" + S + "x"),
+    # each line an item one level deeper than the last: its indentation is read once, not
+    # once for each container it continues
+    "staircase": ("  ", "- x `" + S + "\n"),
 }
 
 
 def container_shape(shape: str, size: int) -> str:
     unit, follow = CONTAINER_SHAPES[shape]
+    if shape == "staircase":
+        lines: list[str] = []
+        while sum(map(len, lines)) < size:
+            lines.append(unit * len(lines) + follow)
+        return "".join(lines)
     line = (unit * (size // len(unit)))[: size // 2 if follow else size] + "x"
     if shape == "items-then-fenced-lines":
         line = line[:-1] + "```"

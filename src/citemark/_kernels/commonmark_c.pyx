@@ -962,10 +962,15 @@ cdef class _Walker:
         cdef bint started, interrupts, is_block
         cdef int ordered
         cdef Py_UCS4 fence_unit
+        cdef Py_ssize_t known = -1, known_col = 0  # the blank run's end, once read (the twin's)
         self.rule_from = self.rule_stop = 0  # nothing of this line scanned yet
         while matched < depth:
             container = self.containers[matched]
-            self.indent(pos, end, col, extra, &columns, &first, &first_col)
+            if pos <= known:
+                columns, first, first_col = extra + known_col - col, known, known_col
+            else:
+                self.indent(pos, end, col, extra, &columns, &first, &first_col)
+                known, known_col = first, first_col
             if container < 0:
                 if columns <= 3 and first < end and self.at(first) == GREATER:
                     self.after_marker(first + 1, end, first_col + 1, &pos, &col, &extra)

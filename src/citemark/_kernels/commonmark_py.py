@@ -317,9 +317,17 @@ class CodeScanner:
         matched = 0
         depth = len(self.containers)
         self._rule = (0, 0, -1)  # nothing of this line scanned yet
+        # The end of the blank run at pos and its column, once read: the containers consume
+        # the line's indentation a few columns each, and reading the rest of it again for
+        # each made a line nested d deep cost d squared.
+        known, known_col = -1, 0
         while matched < depth:
             container = self.containers[matched]
-            columns, first, first_col = _indent(text, pos, end, col, extra)
+            if pos <= known:
+                columns, first, first_col = extra + known_col - col, known, known_col
+            else:
+                columns, first, first_col = _indent(text, pos, end, col, extra)
+                known, known_col = first, first_col
             if container < 0:
                 if columns <= 3 and first < end and text[first] == ">":
                     pos, col, extra = _after_marker(text, first + 1, end, first_col + 1)
