@@ -98,6 +98,8 @@ CASES = {
         "\u00ab\u00a0oui " + cite("turn0search0") + "\u00a0\u00bb puis",
         "\u00ab\u00a0oui\u00a0\u00bb puis",
     ),
+    "closing-math": ("Energy $E=mc^2 " + cite("turn0search0") + "$ holds", "Energy $E=mc^2$ holds"),
+    "opening-dollar": ("costs " + cite("turn0search0") + "$5 now", "costs $5 now"),
     "closing-bold-dash": (
         "**Kyoto " + cite("turn0search0") + "**\u2014the capital",
         "**Kyoto**\u2014the capital",

@@ -189,7 +189,7 @@ def oracle_clean(text: str, code_ranges: list[tuple[int, int]]) -> str:
     return out + text[pos:]
 
 
-QUOTE_MARKS = "\"'*_\u201c\u2018\u2039\u203a"  # straight quotes, emphasis, „…“ ‚…‘ ‹…›
+QUOTE_MARKS = "\"'*_\u201c\u2018\u2039\u203a$"  # quotes, emphasis, „…“ ‚…‘ ‹…›, math
 DASH_MARKS = "\u2013\u2014"
 
 

@@ -20,6 +20,8 @@ ENTITY = S + "entity" + D + '["k","Name"]' + E
 pieces = st.sampled_from(
     [
         "\x00",  # (a character like any other: the compiled front took it for "none")
+        "~~",  # (an emphasis a removal may empty: the front never ends a piece on one)
+        "$",
         "\u4e2d",
         '"',
         "**",
@@ -146,6 +148,19 @@ def test_held_is_what_was_fed_past_what_was_released(
         stream.feed(chunk)
         fed += chunk
         assert stream.held == fed[stream.released :]
+
+
+@pytest.mark.parametrize(
+    "text", ["x ~~ " + MARKER + "~~ y", "x **" + MARKER + "** y", "$E " + MARKER + "$ ok"]
+)
+def test_an_emptied_emphasis_goes_at_every_chunking(implementation: str, text: str) -> None:
+    """The pair of runs around nothing but markers goes in a stream too: the front holds a
+    tilde as it holds blanks (it released the first of "~~", and the pair was not seen)."""
+    for cut in range(len(text) + 1):
+        for mapped in (False, True):
+            chunks = [text[:cut], text[cut:]]
+            assert run(chunks, implementation=implementation, mapped=mapped)[0] == clean(text)
+    assert run(list(text), implementation=implementation)[0] == clean(text)
 
 
 @pytest.mark.parametrize("mapped", [False, True])
@@ -449,6 +464,8 @@ def test_a_front_owner_is_checked_by_its_class(implementation: str) -> None:
 own_pieces = st.sampled_from(
     [
         "\x00",  # (a character like any other: the compiled front took it for "none")
+        "~~",  # (an emphasis a removal may empty: the front never ends a piece on one)
+        "$",
         "\u4e2d",
         '"',
         "**",

@@ -66,8 +66,9 @@ CLOSING = (
 # <marker>** here" and "**Kyoto <marker>**—the capital" keep their bold); after a blank, or
 # before a word, a digit or another symbol, it opens ('said <marker> "yes"', "<marker>
 # **(1868)**" and "a <marker> * b" keep their blank).  Quotes that open in one language and
-# close in another („Ja“ and “yes”, ‹oui› and ›ja‹) are read as the straight ones.
-QUOTES = "\"'*_\u201c\u2018\u2039\u203a"
+# close in another („Ja“ and “yes”, ‹oui› and ›ja‹) are read as the straight ones, and so is
+# the dollar that delimits inline math ("$E=mc^2 <marker>$" is "$E=mc^2$"; "<marker>$5" opens).
+QUOTES = "\"'*_\u201c\u2018\u2039\u203a$"
 DASHES = "\u2013\u2014"
 # Markdown's emphasis and strikethrough marks: a pair of runs around nothing but markers (and
 # blanks) goes with them, as an emptied bracket does ("**<marker>** for" is " for", where a
@@ -121,10 +122,11 @@ FRONT_ON = 2  # it goes out as far as it is decided
 # a line break, a backtick (inline code), a tilde (a fence, at a line's start) and a `[` (a
 # link text that a marker as its destination unwraps).
 FRONT_STOPS = "\n\r`~["
-# What a removal may take away before it (the spacing rule: blanks, a bracket or separator it
-# empties) or read after it (a quote, which closes or opens by what follows it), and line
-# breaks: the front never ends a piece on one of these, nor on a private-use character.
-NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + LINE_BREAKS + QUOTES
+# What a removal may take away before it (the spacing rule: blanks, a bracket, separator or
+# emphasis it empties) or read after it (a quote, which closes or opens by what follows it),
+# and line breaks: the front never ends a piece on one of these, nor on a private-use
+# character.
+NOT_PLAIN = BLANKS + OPENERS + CLOSERS + SEPARATORS + LINE_BREAKS + QUOTES + EMPHASIS
 # What may start a line before its kind is known: blanks and container marks (an indented
 # code line's code comes after them).
 LINE_ZONE = " \t>-+*.)0123456789"
