@@ -624,8 +624,8 @@ _ONE_ID = re.compile(TURN_ID)
 # U+FFFD where the marker characters were: one or more for each (a decoder replaces each
 # broken piece of a character's UTF-8 bytes: at most three for a marker character).  Each
 # run is taken whole (`(?=(?P<r>...))(?P=r)` is an atomic group, which Python 3.10 lacks)
-# and bounded: read as two runs split at every place, from every place, one long run made
-# an attempt cubic in its length.  A family-less marker is START's and DELIM's runs in one.
+# and bounded: read as two runs split at every place, from every place, one long run would
+# cost an attempt cubic in its length.  A family-less marker is START's and DELIM's runs in one.
 _RUN = "\ufffd{1,8}"
 _REPLACED = re.compile(
     f"(?:(?=(?P<start>{_RUN}))(?P=start)(?P<family>{FAMILY_CHAR}+)(?=(?P<delim>{_RUN}))(?P=delim)"
@@ -1447,7 +1447,7 @@ class CleanStream:
         cut = _link_end(tail, cut, self._shown if self._widgets else None)
         # The last START, STOP and DELIM below the cut, kept while the cut, which only goes
         # down, stays above them (len(tail): not looked for yet): each character is read
-        # once, where a search per DELIM made a line of bare ids quadratic.
+        # once (a search per DELIM would make a line of bare ids quadratic).
         start = stop = delim = len(tail)
         while True:
             cut = _plain_end(tail, cut)

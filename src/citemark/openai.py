@@ -81,6 +81,7 @@ from .display import (
     Mapped,
     Mark,
     Widgets,
+    _last_chars,
     clean_mapped,
     clean_position,
 )
@@ -567,15 +568,7 @@ class _Part:
 
     def _last(self, count: int) -> str:
         """The last `count` code points of the clean text released."""
-        if count <= 0:
-            return ""
-        taken, size = [], 0
-        for piece in reversed(self.pieces):
-            taken.append(piece)
-            size += len(piece)
-            if size >= count:
-                break
-        return "".join(reversed(taken))[-count:]
+        return _last_chars((self.pieces,), count)
 
     def text(self) -> str:
         if len(self.pieces) > 1:

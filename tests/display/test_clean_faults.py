@@ -382,7 +382,7 @@ def test_lenient_degraded_forms(text: str, expected: str, implementation: str) -
 def test_lenient_replacement_characters_take_linear_time(implementation: str) -> None:
     """A binary file read with errors="replace" is runs of U+FFFD, which lenient cleaning
     reads as lost marker characters: each run is read once (it was read as two runs split at
-    every place, from every place: 2,000 took a minute; benches/bench_hostile.py times it)."""
+    every place, from every place, in cubic time; benches/bench_hostile.py times it)."""
     text = F * 200_000 + "\n" + f" x{F}{F}cite{F}turn0search0{F}" * 20_000
     assert _clean(text, implementation, lenient=True) == F * 200_000 + "\n" + " x" * 20_000
 

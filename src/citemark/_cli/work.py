@@ -236,6 +236,17 @@ def citation_schema() -> Any:
 
 
 def _parquet(job: Job, task: Task, result: Result) -> None:
+    try:
+        _parquet_rows(job, task, result, every_column=False)
+    except UnicodeDecodeError:
+        # A column written as JSON holds a string that is not UTF-8: its rows are found, and
+        # the batch is done again without them (looked for only then: a check of every
+        # column would cost every batch a pass over it).
+        result.skips, result.error, result.output = [], None, None
+        _parquet_rows(job, task, result, every_column=True)
+
+
+def _parquet_rows(job: Job, task: Task, result: Result, every_column: bool) -> None:
     import pyarrow as pa
 
     from .. import arrow
@@ -250,7 +261,7 @@ def _parquet(job: Job, task: Task, result: Result) -> None:
         decoded = batch.column(index).dictionary_decode()
         batch = batch.set_column(index, batch.schema.field(index).with_type(decoded.type), decoded)
     done = _arrow_first(job, batch.column(index))
-    bad = _bad_rows(job, batch, index, done is None)
+    bad = _bad_rows(batch, index, done is None, every_column)
     if bad:
         # A named bad row, as in JSONL: stop before it, or leave it out with --skip-bad.
         done = None  # (it has a row for every row of the batch)
@@ -314,15 +325,15 @@ def _arrow_first(job: Job, column: Any) -> Any:
         return None
 
 
-def _bad_rows(job: Job, batch: Any, index: int, text_column: bool) -> dict[int, str]:
+def _bad_rows(batch: Any, index: int, text_column: bool, others: bool) -> dict[int, str]:
     """The rows of a batch that cannot be read, each with the first column that says so: the
     text column's that are not UTF-8 (when `text_column`: none when a kernel read them all)
-    and, where rows are written as JSON, any other column's (strings that are not UTF-8, at
-    any depth), which JSON cannot hold."""
+    and, with `others` (rows written as JSON), any other column's (strings that are not
+    UTF-8, at any depth), which JSON cannot hold."""
     bad: dict[int, str] = {}
     names = batch.schema.names
     columns = [index] if text_column else []
-    if job.command in TEXT_COMMANDS and job.output_format != "parquet":
+    if others:
         columns += [other for other in range(batch.num_columns) if other != index]
     for at in sorted(columns):
         for row in _not_utf8(batch.column(at)):

@@ -71,8 +71,8 @@ CLOSING = (
 QUOTES = "\"'*_\u201c\u2018\u2039\u203a$"
 DASHES = "\u2013\u2014"
 # Markdown's emphasis and strikethrough marks: a pair of runs around nothing but markers (and
-# blanks) goes with them, as an emptied bracket does ("**<marker>** for" is " for", where a
-# literal "****" was left).  Not `_`, which also joins words ("snake_<marker>_case").
+# blanks) goes with them, as an emptied bracket does ("**<marker>** for" is " for", not a
+# literal "****").  Not `_`, which also joins words ("snake_<marker>_case").
 EMPHASIS = "*~"
 # Brackets and separators that removals may leave with nothing in them: "(<marker>)" and
 # "(<marker>, <marker>)" leave no "()" or "(,)".  OPENERS[k] is closed by CLOSERS[k]; every

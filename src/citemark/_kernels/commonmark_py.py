@@ -319,7 +319,7 @@ class CodeScanner:
         self._rule = (0, 0, -1)  # nothing of this line scanned yet
         # The end of the blank run at pos and its column, once read: the containers consume
         # the line's indentation a few columns each, and reading the rest of it again for
-        # each made a line nested d deep cost d squared.
+        # each would cost a line nested d deep d squared.
         known, known_col = -1, 0
         while matched < depth:
             container = self.containers[matched]
